@@ -1,0 +1,55 @@
+"""The ``wirelab`` command. Each subcommand is one module in this package with
+``add_parser(subparsers)`` and ``run(args) -> int``; add its name to COMMANDS.
+
+Errors from wirelab become one line on stderr and exit status 2, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import WirelabError
+
+__all__ = ["main", "COMMANDS"]
+
+#: Subcommand modules, in the order ``wirelab --help`` lists them.
+COMMANDS = ["predict", "report"]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's signature
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="wirelab", description="Predict, run, capture and explain "
+                           "TCP, UDP and UDPR transfers.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    for name in COMMANDS:
+        module = importlib.import_module(f".{name}", __name__)
+        sub = module.add_parser(subparsers)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except WirelabError as err:
+        print(f"wirelab {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"wirelab {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""What each layer adds to a packet, in bytes.
+
+Sources: IEEE 802.3 clause 3-4 (Ethernet framing: preamble+SFD 8, header 14,
+FCS 4, inter-frame gap 12 → 38 B per frame on a real wire); IEEE 802.1Q
+(VLAN tag, 4 B); RFC 2516 (PPPoE, 6 B + 2 B PPP protocol, MTU 1492);
+RFC 791 / RFC 8200 (IPv4 20 B, IPv6 40 B, IPv6 fragment header 8 B);
+RFC 9293 (TCP 20 B + options; RFC 7323 timestamps use 10 B padded to 12);
+RFC 768 (UDP 8 B); ../shared/ppcb.md (PPCB packets, 9..21 B).
+
+Two ways to count the link layer (``wire``):
+  * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame.
+  * ``"emulated"``: what a Linux qdisc such as tbf charges, the skb length:
+    the 14 B Ethernet header only, no preamble, FCS or gap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ModelError, UsageError
+
+__all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead",
+           "ip_header", "transport_header"]
+
+#: IEEE 802.3 framing, bytes per frame.
+ETHERNET = {"preamble_sfd": 8, "header": 14, "fcs": 4, "ifg": 12}
+VLAN_TAG = 4
+PPPOE = 8          # RFC 2516: PPPoE header 6 + PPP protocol field 2
+PPPOE_MTU = 1492   # 1500 − 8
+IP_HEADER = {4: 20, 6: 40}
+IPV6_FRAGMENT_HEADER = 8
+TCP_HEADER = 20
+TCP_TIMESTAMPS = 12
+UDP_HEADER = 8
+#: PPCB packet sizes without data (../shared/ppcb.md, "Packets").
+PPCB_HEADER = {"CONN": 18, "CONACC": 9, "CONRJT": 9, "DATA": 21, "ACC": 17, "RJT": 17, "RCVD": 9}
+
+PROTOCOLS = ("tcp", "udp", "udpr")
+WIRES = ("real", "emulated")
+
+
+def ethernet_overhead(wire: str = "real", *, vlan: bool = False, pppoe: bool = False) -> int:
+    """Bytes per frame outside the IP packet (802.3: 38 real, 14 as a qdisc counts)."""
+    if wire not in WIRES:
+        raise UsageError(f"unknown wire {wire!r}", "use 'real' (38 B/frame) or 'emulated' (14 B/frame)")
+    base = sum(ETHERNET.values()) if wire == "real" else ETHERNET["header"]
+    return base + (VLAN_TAG if vlan else 0) + (PPPOE if pppoe else 0)
+
+
+def ip_header(version: int = 4) -> int:
+    """IPv4 20 B (RFC 791), IPv6 40 B (RFC 8200), without options."""
+    if version not in IP_HEADER:
+        raise UsageError(f"unknown IP version {version!r}", "use 4 or 6")
+    return IP_HEADER[version]
+
+
+def transport_header(proto: str, tcp_options: int = 0) -> int:
+    """Transport bytes before the application data: TCP 20 + options (RFC 9293),
+    UDP 8 (RFC 768), UDPR = UDP 8 + PPCB DATA 21 (ppcb.md)."""
+    if proto == "tcp":
+        if not 0 <= tcp_options <= 40 or tcp_options % 4:
+            raise ModelError(f"TCP options of {tcp_options} B are impossible",
+                             "options are a multiple of 4 bytes, at most 40 (timestamps: 12)")
+        return TCP_HEADER + tcp_options
+    if tcp_options:
+        raise UsageError(f"{proto} has no TCP options", "drop --tcp-options/--timestamps or use --proto tcp")
+    if proto == "udp":
+        return UDP_HEADER
+    if proto == "udpr":
+        return UDP_HEADER + PPCB_HEADER["DATA"]
+    raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
+
+
+@dataclass(frozen=True)
+class HeaderStack:
+    """One protocol over one link: everything needed to count overhead.
+
+    ``mtu`` is the IP MTU (largest IP packet); with ``pppoe`` it defaults to 1492.
+    """
+    proto: str = "tcp"
+    mtu: int | None = None
+    ip_version: int = 4
+    tcp_options: int = 0
+    vlan: bool = False
+    pppoe: bool = False
+    wire: str = "real"
+
+    def __post_init__(self):
+        if self.mtu is None:
+            object.__setattr__(self, "mtu", PPPOE_MTU if self.pppoe else 1500)
+        if isinstance(self.mtu, bool) or not isinstance(self.mtu, int):
+            raise UsageError(f"MTU must be a whole number of bytes, not {self.mtu!r}", "e.g. 1500")
+        if self.ip_version == 6 and self.mtu < 1280:
+            raise ModelError(f"MTU {self.mtu} B is below IPv6's minimum of 1280 B (RFC 8200)",
+                             "use --mtu 1280 or more, or --ip 4")
+        smallest = self.l3 + self.l4 + (8 if self.proto == "tcp" else 1)
+        if self.mtu < smallest:
+            raise ModelError(f"MTU {self.mtu} B is smaller than the {self.l3 + self.l4} B of "
+                             f"{self.proto.upper()}/IPv{self.ip_version} headers",
+                             f"use an MTU of at least {smallest} B (Ethernet: 1500)")
+        if self.mtu > 65535:
+            raise ModelError(f"MTU {self.mtu} B exceeds the 65535 B IP packet limit", "use at most 65535")
+        ethernet_overhead(self.wire)
+
+    @property
+    def l2(self) -> int:
+        """Link-layer bytes per frame (see ``ethernet_overhead``)."""
+        return ethernet_overhead(self.wire, vlan=self.vlan, pppoe=self.pppoe)
+
+    @property
+    def l3(self) -> int:
+        return ip_header(self.ip_version)
+
+    @property
+    def l4(self) -> int:
+        return transport_header(self.proto, self.tcp_options)
+
+    def layers(self) -> dict[str, int]:
+        """Header bytes per full packet by layer, for a stacked bar."""
+        l2 = {"ethernet": ETHERNET["header"]}
+        if self.wire == "real":
+            l2 = {"preamble+SFD": ETHERNET["preamble_sfd"], **l2,
+                  "FCS": ETHERNET["fcs"], "inter-frame gap": ETHERNET["ifg"]}
+        if self.vlan:
+            l2["802.1Q"] = VLAN_TAG
+        if self.pppoe:
+            l2["PPPoE"] = PPPOE
+        l4 = {"tcp": {"TCP": TCP_HEADER}, "udp": {"UDP": UDP_HEADER},
+              "udpr": {"UDP": UDP_HEADER, "PPCB DATA": PPCB_HEADER["DATA"]}}[self.proto]
+        if self.tcp_options:
+            l4 = {**l4, "TCP options": self.tcp_options}
+        return {**l2, f"IPv{self.ip_version}": self.l3, **l4}

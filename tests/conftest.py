@@ -1,0 +1,28 @@
+"""Shared fixtures: root detection and the project root."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+@pytest.fixture
+def project_root() -> Path:
+    return ROOT
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``root`` are skipped, with the reason, when not root."""
+    if is_root():
+        return
+    skip = pytest.mark.skip(reason="needs root (namespaces, qdiscs): run the suite with sudo")
+    for item in items:
+        if "root" in item.keywords:
+            item.add_marker(skip)

@@ -1,5 +1,6 @@
 """The ``wirelab`` command. Each subcommand is one module in this package with
-``add_parser(subparsers)`` and ``run(args) -> int``; add its name to COMMANDS.
+``add_parser(subparsers)`` and ``run(args) -> int``; it is found by itself
+(COMMANDS only fixes the order ``wirelab --help`` lists them in).
 
 Errors from wirelab become one line on stderr and exit status 2, never a traceback.
 """
@@ -7,14 +8,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
 from ..errors import WirelabError
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "build_parser"]
 
-#: Subcommand modules, in the order ``wirelab --help`` lists them.
-COMMANDS = ["predict", "report"]
+#: The order of subcommands in ``wirelab --help``; others follow alphabetically.
+COMMANDS = ["predict", "serve", "send", "testbed", "capture", "analyze", "run", "report"]
+#: Modules of this package that are helpers, not subcommands.
+HELPERS = {"args"}
+
+
+def command_modules() -> list[str]:
+    found = {m.name for m in pkgutil.iter_modules(__path__)} - HELPERS
+    return [c for c in COMMANDS if c in found] + sorted(found - set(COMMANDS))
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -28,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="wirelab", description="Predict, run, capture and explain "
                            "TCP, UDP and UDPR transfers.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name in COMMANDS:
+    for name in command_modules():
         module = importlib.import_module(f".{name}", __name__)
         sub = module.add_parser(subparsers)
         sub.set_defaults(_run=module.run)

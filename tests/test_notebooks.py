@@ -1,0 +1,33 @@
+"""Every lab runs headlessly in quick mode (papermill), as CI and `make demo` run it."""
+import json
+from pathlib import Path
+
+import pytest
+
+from wirelab.report import execute_notebook
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "notebooks/NN-topic.ipynb expected"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_is_committed_clean_and_parameterised(path):
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "strip outputs"
+    tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1 and "QUICK" in "".join(tagged[0]["source"]), "one parameters cell with QUICK"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_in_quick_mode(path, tmp_path):
+    out = execute_notebook(path, tmp_path / path.name, quick=True)
+    nb = json.loads(out.read_text())
+    errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
+    images = [o for c in nb["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images, "a lab shows at least one figure"

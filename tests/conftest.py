@@ -5,6 +5,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI shares two cores with the link emulator: judge properties, not speed.
+settings.register_profile("wirelab", deadline=None, max_examples=100)
+settings.load_profile("wirelab")
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,100 @@
+"""The seam between a sweep and the programs that move the bytes.
+
+An *engine* runs one setting once and returns the measurement as a flat dict
+of Result columns. The runner does not care who moved the bytes::
+
+    class Engine(Protocol):
+        name: str
+        def run(self, setting, *, deadline, seed, workdir) -> dict: ...
+
+``deadline`` is a ``time.monotonic()`` value the engine must not overrun
+(pass what is left as timeouts to every wait); ``workdir`` is where a run may
+leave files (a pcapng, raw tool output). An engine may also have
+``describe(setting) -> dict`` (backend, wire accounting, tc commands: shown to
+students and stored in the row), ``open()`` / ``close()`` for resources kept
+across a sweep (a testbed), and ``unsupported(setting) -> str | None``, the
+reason it cannot run a setting (such a run is recorded as ``skipped``).
+
+Every engine returns at least ``goodput_bps`` (at the receiver: the figure to
+trust) and, where it knows them, the columns in :data:`MEASURED`.
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from ..errors import UsageError
+
+__all__ = ["Engine", "MEASURED", "get_engine", "ENGINES", "flatten"]
+
+#: Measurement columns every engine fills when it can (NaN otherwise).
+MEASURED = {
+    "goodput_bps": "application bytes delivered in order × 8 ÷ receiver time (trust this)",
+    "sender_goodput_bps": "bytes offered × 8 ÷ sender time (what the sender believes)",
+    "bytes_sent": "application bytes the sender handed to the kernel",
+    "bytes_received": "application bytes the receiver got",
+    "bytes_delivered": "application bytes delivered in order, exactly once",
+    "receiver_duration_s": "receiver's transfer time",
+    "sender_duration_s": "sender's transfer time",
+    "packets_sent": "datagrams/segments/writes sent",
+    "lost": "datagrams lost (UDP), where known",
+    "retransmissions": "TCP or UDPR retransmissions",
+    "rtt_mean_s": "mean round-trip time measured",
+    "congestion_control": "TCP congestion control the sender used",
+}
+
+
+@runtime_checkable
+class Engine(Protocol):
+    name: str
+
+    def run(self, setting, *, deadline: float, seed: int, workdir) -> dict:  # pragma: no cover
+        ...
+
+
+def flatten(record: dict, prefix: str = "") -> dict:
+    """Nested dicts → ``a_b`` columns; lists of numbers → count, mean, min and max.
+
+    Keeps a results table flat (one value per cell) so parquet and csv agree;
+    the full record is kept beside it as JSON by the store.
+    """
+    out: dict = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, f"{name}_"))
+        elif isinstance(value, (list, tuple)):
+            numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if len(numbers) == len(value):
+                out[f"{name}_n"] = len(numbers)
+                if numbers:
+                    out[f"{name}_mean"] = sum(numbers) / len(numbers)
+                    out[f"{name}_min"] = min(numbers)
+                    out[f"{name}_max"] = max(numbers)
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            out[name] = value
+        else:
+            out[name] = str(value)
+    return out
+
+
+def _wirelab(**options):
+    from .wirelab_engine import WirelabEngine
+    return WirelabEngine(**options)
+
+
+def _iperf3(**options):
+    from .iperf3 import Iperf3Engine
+    return Iperf3Engine(**options)
+
+
+#: Engine name → factory. Tests may add their own.
+ENGINES = {"wirelab": _wirelab, "iperf3": _iperf3}
+
+
+def get_engine(name_or_engine, **options):
+    """An engine by name (``"wirelab"``, ``"iperf3"``) or an engine object itself."""
+    if not isinstance(name_or_engine, str):
+        return name_or_engine
+    if name_or_engine not in ENGINES:
+        raise UsageError(f"unknown engine {name_or_engine!r}", f"use one of {', '.join(ENGINES)}")
+    return ENGINES[name_or_engine](**options)

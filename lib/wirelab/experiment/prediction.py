@@ -1,0 +1,81 @@
+"""The model's prediction for exactly the parameters of one run.
+
+Predictions live in their own columns, all named ``pred_*``, so they can never
+be mistaken for measurements: ``pred_goodput_bps``, ``pred_binding`` (which
+limit binds: link, window, mathis, padhye, stop_and_wait, offered),
+``pred_efficiency``, ``pred_limit_<name>_bps`` for every limit, and
+``pred_note`` saying what the prediction assumed.
+
+``wire`` is how the link in use counts bytes: ``"emulated"`` (tbf and the
+userspace link charge the IP packet + 14 B Ethernet header), ``"real"`` (a
+cable: 38 B per frame) or ``"payload"`` (a relay that paces application bytes:
+η = 1). The engine or backend says which.
+"""
+from __future__ import annotations
+
+import math
+
+from ..errors import WirelabError
+from ..model import predict
+
+__all__ = ["predict_columns", "PRED_COLUMNS", "WIRES"]
+
+WIRES = ("emulated", "real", "payload")
+#: Columns always present (NaN when there is nothing to predict).
+PRED_COLUMNS = ["pred_goodput_bps", "pred_binding", "pred_efficiency", "pred_payload_bytes",
+                "pred_wire_bytes", "pred_rtt_s", "pred_wire", "pred_note"]
+
+
+def _get(params: dict, name: str, default=None):
+    value = params.get(name)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return default
+    return value
+
+
+def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True) -> dict:
+    """``pred_*`` columns for one setting's parameters (SI values, results column names).
+
+    ``timestamps``: whether TCP segments carry the 12 B timestamp option (Linux
+    does by default: ``net.ipv4.tcp_timestamps = 1``).
+    """
+    out: dict = {c: math.nan for c in PRED_COLUMNS}
+    out.update(pred_binding=None, pred_wire=wire, pred_note=None)
+    proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
+    if rate is None:
+        out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
+        return out
+    delay = _get(params, "delay_s", 0.0)
+    rtt = 2.0 * delay if delay > 0 else None
+    notes = []
+    try:
+        p = predict(proto, rate, mtu=_get(params, "mtu"), payload=_get(params, "packet_bytes"),
+                    timestamps=timestamps and proto == "tcp", rtt_s=rtt,
+                    loss=_get(params, "loss", 0.0),
+                    wire="real" if wire == "real" else "emulated",
+                    max_wait_s=_get(params, "max_wait_s", 5.0),
+                    max_retransmits=int(_get(params, "max_retransmits", 5)))
+    except WirelabError as err:
+        out["pred_note"] = f"no prediction: {err}"
+        return out
+    limits = dict(p.limits)
+    if wire == "payload":
+        limits["link"] = rate * p.delivery_probability if proto == "udp" else rate
+        notes.append("the relay paces application bytes, so η = 1")
+    elif proto == "udp":
+        limits["link"] = p.goodput_bps
+    offered = _get(params, "offered_bps")
+    if offered is not None and proto == "udp":
+        limits["offered"] = offered * p.delivery_probability
+    binding = min(limits, key=limits.get)
+    notes.extend(p.notes)
+    if rtt is None and proto == "tcp":
+        notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
+    out.update(pred_goodput_bps=limits[binding], pred_binding=binding,
+               pred_efficiency=1.0 if wire == "payload" else p.efficiency,
+               pred_payload_bytes=p.payload_bytes, pred_wire_bytes=p.wire_bytes,
+               pred_rtt_s=rtt if rtt is not None else math.nan,
+               pred_note="; ".join(notes) or None)
+    for name, value in limits.items():
+        out[f"pred_limit_{name}_bps"] = value
+    return out

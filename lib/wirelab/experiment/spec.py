@@ -1,0 +1,237 @@
+"""A declarative experiment: what to vary, how often, with which engine.
+
+An :class:`Experiment` only *describes* a sweep (like Mininet's ``Topo``); the
+runner acts on it. Every axis is a list of values typed the way people type
+them (``"10mbit"``, ``"20ms"``, ``"1%"``), parsed once here into SI floats::
+
+    exp = Experiment("my-sweep", proto=["tcp", "udp", "udpr"], size="1MB",
+                     rate=["10mbit", "20mbit"], delay=["0", "20ms"], loss=["0", "1%"], reps=3)
+    len(exp.settings())   # 3 × 2 × 2 × 2 = 24 settings
+    len(exp.runs())       # × 3 repetitions = 72 runs
+
+A :class:`Setting` is one point of the grid: a dict of column → value using the
+column names of the results table (``rate_bps``, ``delay_s``, ``loss``, …) and
+a stable ``setting_id`` so a resumed sweep recognises what it already did.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .. import units
+from ..errors import UsageError
+
+__all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for"]
+
+PROTOCOLS = ("tcp", "udp", "udpr")
+#: file: send ``size`` bytes; time: bulk for ``time`` s; load: offered ``offered``
+#: bit/s in ``packet``-byte datagrams; echo: ``echo`` request/response round trips.
+WORKLOADS = ("file", "time", "load", "echo")
+
+
+def _text(value: object) -> str:
+    return str(value)
+
+
+def _int(value: object) -> int:
+    number = units.parse_size(value)
+    if number != int(number):
+        raise UsageError(f"{value!r} is not a whole number", "e.g. 1500")
+    return int(number)
+
+
+#: axis name → (results column, parser). Columns carry their unit in the name.
+AXES: dict[str, tuple[str, object]] = {
+    "proto": ("proto", _text),
+    # the workload
+    "size": ("size_bytes", units.parse_size),
+    "time": ("time_s", units.parse_time),
+    "offered": ("offered_bps", units.parse_rate),
+    "packet": ("packet_bytes", _int),
+    "echo": ("echo_count", _int),
+    # the link
+    "rate": ("rate_bps", units.parse_rate),
+    "delay": ("delay_s", units.parse_time),
+    "jitter": ("jitter_s", units.parse_time),
+    "loss": ("loss", units.parse_fraction),
+    "mtu": ("mtu", _int),
+    "queue": ("queue_packets", _int),
+    # socket options and protocol constants
+    "sndbuf": ("sndbuf_bytes", units.parse_size),
+    "rcvbuf": ("rcvbuf_bytes", units.parse_size),
+    "cc": ("cc", _text),
+    "max_wait": ("max_wait_s", units.parse_time),
+    "max_retransmits": ("max_retransmits", _int),
+}
+
+
+def column_for(axis: str) -> str:
+    """The results column of an axis: ``column_for("rate") == "rate_bps"``."""
+    if axis in AXES:
+        return AXES[axis][0]
+    if axis in {c for c, _ in AXES.values()}:
+        return axis
+    raise UsageError(f"unknown experiment parameter {axis!r}", f"use one of {', '.join(AXES)}")
+
+
+def _values(axis: str, value: object) -> tuple:
+    """One axis → a tuple of parsed values (None stays None: "not set")."""
+    if value is None:
+        return (None,)
+    if isinstance(value, str) and "," in value:
+        items: Iterable = [v.strip() for v in value.split(",")]
+    elif isinstance(value, (list, tuple, set, frozenset, range)):
+        items = list(value)
+    else:
+        items = [value]
+    parse = AXES[axis][1]
+    parsed = tuple(None if v is None else parse(v) for v in items)
+    if not parsed:
+        raise UsageError(f"{axis} has no values", f"give at least one, e.g. {axis}=[...]")
+    return parsed
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One point of the grid. ``params`` maps results columns to SI values."""
+    params: dict = field(hash=False, compare=True)
+    engine: str = "wirelab"
+    backend: str = "auto"
+    workload: str = "file"
+
+    def __getitem__(self, column: str):
+        return self.params.get(column)
+
+    def get(self, column: str, default=None):
+        value = self.params.get(column)
+        return default if value is None else value
+
+    @property
+    def proto(self) -> str:
+        return self.params["proto"]
+
+    @property
+    def setting_id(self) -> str:
+        """A short stable hash of everything that defines the setting."""
+        key = json.dumps({"params": self.params, "engine": self.engine, "backend": self.backend,
+                          "workload": self.workload}, sort_keys=True, default=str)
+        return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+    def columns(self) -> dict:
+        """The parameter columns of a results row."""
+        return {"setting_id": self.setting_id, "engine": self.engine, "backend": self.backend,
+                "workload": self.workload, **self.params}
+
+    def label(self) -> str:
+        """Short human text, e.g. ``tcp 10 Mbit/s 20 ms 1 %``."""
+        parts = [self.proto]
+        if self["rate_bps"] is not None:
+            parts.append(units.format_rate(self["rate_bps"], 3))
+        if self["delay_s"]:
+            parts.append(units.format_time(self["delay_s"], 3))
+        if self["loss"]:
+            parts.append(units.format_fraction(self["loss"]))
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A sweep: the grid of every axis × ``reps`` repetitions.
+
+    Axes take one value or a list (or a comma-separated string): ``proto``,
+    workload ``size`` / ``time`` / ``offered`` / ``packet`` / ``echo``, link
+    ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
+    options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
+    ``max_retransmits``. ``timeout`` is each run's deadline in seconds.
+    """
+    name: str
+    proto: object = "tcp"
+    workload: str = "file"
+    size: object = "1MB"
+    time: object = None
+    offered: object = None
+    packet: object = None
+    echo: object = None
+    rate: object = "10mbit"
+    delay: object = 0
+    jitter: object = None
+    loss: object = 0
+    mtu: object = None
+    queue: object = None
+    sndbuf: object = None
+    rcvbuf: object = None
+    cc: object = None
+    max_wait: object = None
+    max_retransmits: object = None
+    reps: int = 3
+    seed: int = 0
+    engine: str = "wirelab"
+    backend: str = "auto"
+    timeout: float = 60.0
+    capture: bool = False
+    shuffle: bool = False
+
+    def __post_init__(self):
+        if not self.name or any(c in self.name for c in "/\\\0") or self.name.startswith("."):
+            raise UsageError(f"experiment name {self.name!r} cannot be a folder name",
+                             "use letters, digits and dashes, e.g. 'rate-sweep'")
+        if self.workload not in WORKLOADS:
+            raise UsageError(f"unknown workload {self.workload!r}", f"use one of {', '.join(WORKLOADS)}")
+        if not isinstance(self.reps, int) or self.reps < 1:
+            raise UsageError(f"reps must be a whole number ≥ 1, not {self.reps!r}", "e.g. reps=3")
+        if not self.timeout > 0:
+            raise UsageError(f"timeout must be positive, not {self.timeout!r}", "e.g. timeout=60")
+        for proto in self.axis_values("proto"):
+            if proto not in PROTOCOLS:
+                raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
+        needs = {"time": "time", "load": "offered", "echo": "echo"}.get(self.workload)
+        if needs and self.axis_values(needs) == (None,):
+            raise UsageError(f"the {self.workload} workload needs {needs}=...",
+                             f"e.g. Experiment(..., workload={self.workload!r}, {needs}=...)")
+
+    def axis_values(self, axis: str) -> tuple:
+        return _values(axis, getattr(self, axis))
+
+    def swept(self) -> list[str]:
+        """The axes with more than one value (what a plot puts on its x axis)."""
+        return [a for a in AXES if len(self.axis_values(a)) > 1]
+
+    def settings(self) -> list[Setting]:
+        """Every combination of the axes, protocol first, in a stable order."""
+        names = list(AXES)
+        grids = [self.axis_values(a) for a in names]
+        out = []
+        for combo in itertools.product(*grids):
+            params = {AXES[a][0]: v for a, v in zip(names, combo)}
+            out.append(Setting(params, self.engine, self.backend, self.workload))
+        return out
+
+    def runs(self) -> list[tuple[Setting, int]]:
+        """(setting, repetition) pairs: every setting once before any twice,
+        so an interrupted sweep has covered the whole grid as early as possible.
+        With ``shuffle`` the order within each repetition is random (seeded)."""
+        settings = self.settings()
+        out = []
+        for rep in range(self.reps):
+            order = list(settings)
+            if self.shuffle:
+                random.Random(self.seed * 1000003 + rep).shuffle(order)
+            out.extend((s, rep) for s in order)
+        return out
+
+    def run_seed(self, setting: Setting, rep: int) -> int:
+        """A seed for one run (loss patterns): fixed by the experiment seed, setting and rep."""
+        digest = hashlib.sha1(f"{self.seed}:{setting.setting_id}:{rep}".encode()).hexdigest()
+        return int(digest[:8], 16)
+
+    def to_dict(self) -> dict:
+        """The experiment as written (for meta.json)."""
+        out = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, (tuple, set, frozenset, range)) else value
+        return out

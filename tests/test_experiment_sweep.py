@@ -1,0 +1,188 @@
+"""The sweep machinery with a fake engine: grid, failures, resume, reload, metadata."""
+import json
+import random
+
+import pandas as pd
+import pytest
+
+from wirelab.errors import ExperimentError, TransferError, UsageError
+from wirelab.experiment import Experiment, load, run, summarize
+from wirelab.experiment.store import ResultStore
+
+
+class FakeEngine:
+    """Goodput = 0.95 · rate · (1 − loss) ± 1 %, seeded; udpr with loss fails; counts calls."""
+    name = "fake"
+
+    def __init__(self, interrupt_after=None):
+        self.calls = []
+        self.interrupt_after = interrupt_after
+        self.opened = self.closed = 0
+
+    def open(self):
+        self.opened += 1
+
+    def close(self):
+        self.closed += 1
+
+    def describe(self, setting):
+        return {"backend": "fake-wire", "wire": "emulated",
+                "tc_commands": ["tc qdisc add dev a0 root tbf rate 10mbit burst 32kbit latency 50ms"]}
+
+    def unsupported(self, setting):
+        return "fake cannot echo" if setting.workload == "echo" else None
+
+    def run(self, setting, *, deadline, seed, workdir):
+        if self.interrupt_after is not None and len(self.calls) >= self.interrupt_after:
+            raise KeyboardInterrupt
+        self.calls.append((setting.setting_id, seed))
+        if setting.proto == "udpr" and setting["loss"]:
+            raise TransferError("retransmits exceeded", "raise MAX_RETRANSMITS")
+        noise = random.Random(seed).uniform(-0.01, 0.01)
+        goodput = 0.95 * setting["rate_bps"] * (1 - setting["loss"]) * (1 + noise)
+        return {"ok": True, "goodput_bps": goodput, "sender_goodput_bps": goodput * 1.1,
+                "bytes_delivered": int(setting["size_bytes"]), "proto": setting.proto,
+                "rtt": {"count": 3, "mean_s": 0.04}, "samples": [1.0, 2.0, 3.0]}
+
+
+def small(name="sweep", **kw):
+    args = dict(proto=["tcp", "udp", "udpr"], size="100KB", rate=["10mbit", "20mbit"],
+                delay=["0", "20ms"], loss=["0", "1%"], reps=3, engine="fake")
+    args.update(kw)
+    return Experiment(name, **args)
+
+
+def test_grid_has_every_combination_and_stable_ids():
+    exp = small()
+    settings = exp.settings()
+    assert len(settings) == 3 * 2 * 2 * 2
+    assert len({s.setting_id for s in settings}) == len(settings)
+    assert [s.setting_id for s in small().settings()] == [s.setting_id for s in settings]
+    assert len(exp.runs()) == 72
+    # every setting once before any setting twice
+    assert [r for _, r in exp.runs()[:24]] == [0] * 24
+    assert settings[0]["rate_bps"] == 10e6 and settings[-1]["loss"] == 0.01
+    assert exp.swept() == ["proto", "rate", "delay", "loss"]
+
+
+def test_bad_experiments_say_what_to_do():
+    with pytest.raises(UsageError, match="tcp, udp or udpr"):
+        small(proto="sctp")
+    with pytest.raises(UsageError):
+        small(reps=0)
+    with pytest.raises(UsageError, match="folder"):
+        small(name="../escape")
+    with pytest.raises(UsageError, match="time="):
+        small(workload="time")
+
+
+def test_sweep_records_every_run_with_parameters_results_and_predictions(tmp_path):
+    engine = FakeEngine()
+    df = run(small(), out=tmp_path / "s", engine=engine, progress=False)
+    assert len(df) == 72 and engine.opened == engine.closed == 1
+    assert set(df["status"]) == {"ok", "failed"}
+    failed = df[df["status"] == "failed"]
+    assert len(failed) == 2 * 2 * 3 and (failed["proto"] == "udpr").all()
+    assert failed["error"].str.contains("retransmits exceeded").all()
+    ok = df[df["status"] == "ok"]
+    assert ok["goodput_bps"].notna().all() and ok["pred_goodput_bps"].notna().all()
+    # the engine's own "proto" field does not overwrite the parameter column
+    assert "result_proto" in df and (df["proto"] == df["result_proto"].fillna(df["proto"])).all()
+    assert {"rtt_count", "rtt_mean_s", "samples_n", "samples_mean"} <= set(df.columns)
+    assert (df["backend"] == "fake-wire").all() and df["tc_commands"].str.startswith("tc qdisc").all()
+    # the prediction sees exactly the run's parameters
+    tcp = df[(df["proto"] == "tcp") & (df["rate_bps"] == 10e6) & (df["delay_s"] == 0)]
+    assert tcp["pred_goodput_bps"].round(0).eq(9564069).all() and set(tcp["pred_binding"]) == {"link"}
+
+
+def test_reload_gives_the_same_dataframe(tmp_path):
+    df = run(small(proto="tcp", reps=2), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    pd.testing.assert_frame_equal(df, load(tmp_path / "s"))
+    pd.testing.assert_frame_equal(df, load(tmp_path / "s" / "results.parquet"))
+    from_csv = pd.read_csv(tmp_path / "s" / "results.csv")
+    assert list(from_csv.columns) == list(df.columns) and len(from_csv) == len(df)
+    assert from_csv["goodput_bps"].sum() == pytest.approx(df["goodput_bps"].sum())
+
+
+def test_interrupted_sweep_resumes_only_the_missing_runs(tmp_path):
+    exp = small()
+    with pytest.raises(KeyboardInterrupt):
+        run(exp, out=tmp_path / "s", engine=FakeEngine(interrupt_after=20), progress=False)
+    saved = load(tmp_path / "s")
+    assert len(saved) == 20
+    second = FakeEngine()
+    df = run(exp, out=tmp_path / "s", engine=second, progress=False)
+    assert len(second.calls) == 72 - 20
+    assert len(df) == 72
+    assert not df.duplicated(["setting_id", "rep"]).any()
+    # a third run has nothing to do and returns the same table
+    third = FakeEngine()
+    again = run(exp, out=tmp_path / "s", engine=third, progress=False)
+    assert third.calls == [] and third.opened == 0
+    pd.testing.assert_frame_equal(again, df)
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    assert len(meta["sessions"]) == 2 and set(df["session"]) == {0, 1}
+
+
+def test_retry_failed_reruns_only_failures(tmp_path):
+    exp = small(proto=["tcp", "udpr"], rate="10mbit", delay="0", reps=1)
+    run(exp, out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    engine = FakeEngine()
+    df = run(exp, out=tmp_path / "s", engine=engine, progress=False, retry_failed=True)
+    assert len(engine.calls) == 1          # only the udpr 1 % run failed
+    assert len(df) == 5
+
+
+def test_unsupported_runs_are_skipped_with_the_reason(tmp_path):
+    exp = small(proto="tcp", workload="echo", echo=10, rate="10mbit", delay="0", loss="0", reps=2)
+    df = run(exp, out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    assert (df["status"] == "skipped").all() and (df["error"] == "fake cannot echo").all()
+
+
+def test_max_runs_and_seeds_are_reproducible(tmp_path):
+    a, b = FakeEngine(), FakeEngine()
+    run(small(), out=tmp_path / "a", engine=a, progress=False, max_runs=5)
+    run(small(), out=tmp_path / "b", engine=b, progress=False, max_runs=5)
+    assert a.calls == b.calls and len(a.calls) == 5
+    c = FakeEngine()
+    run(small(seed=1), out=tmp_path / "c", engine=c, progress=False, max_runs=5)
+    assert [s for s, _ in c.calls] == [s for s, _ in a.calls] and c.calls != a.calls
+
+
+def test_meta_json_records_machine_and_experiment(tmp_path):
+    run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    session = meta["sessions"][0]
+    assert meta["experiment"]["name"] == "sweep" and meta["experiment"]["engine"] == "fake"
+    for key in ("kernel", "sysctls", "qdiscs", "offloads", "wirelab_version", "git_revision"):
+        assert key in session
+    assert "net.core.rmem_max" in session["sysctls"]
+    assert "net.ipv4.tcp_congestion_control" in session["sysctls"]
+    runs = list((tmp_path / "s" / "runs").glob("*.json"))
+    assert len(runs) == 8 and "result" in json.loads(runs[0].read_text())
+
+
+def test_a_second_writer_is_refused(tmp_path):
+    with ResultStore(tmp_path / "s"):
+        with pytest.raises(ExperimentError, match="another sweep"):
+            run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+
+
+def test_summary_has_mean_std_and_t_interval_per_setting(tmp_path):
+    df = run(small(), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    table = summarize(df)
+    assert len(table) == 24
+    assert (table.loc[table["n"] > 0, "n"] == 3).all()
+    udpr_lossy = table[(table["proto"] == "udpr") & (table["loss"] > 0)]
+    assert (udpr_lossy["n"] == 0).all() and (udpr_lossy["n_failed"] == 3).all()
+    assert udpr_lossy["first_error"].str.contains("retransmits").all()
+    row = table[(table["proto"] == "tcp") & (table["loss"] == 0)].iloc[0]
+    assert row["goodput_bps_low"] < row["goodput_bps_mean"] < row["goodput_bps_high"]
+    runs = df[(df["proto"] == "tcp") & (df["loss"] == 0) & (df["rate_bps"] == row["rate_bps"])
+              & (df["delay_s"] == row["delay_s"])]["goodput_bps"]
+    assert row["goodput_bps_mean"] == pytest.approx(runs.mean())
+    assert row["goodput_bps_std"] == pytest.approx(runs.std())
+    assert row["goodput_bps_ci"] == pytest.approx(4.302653 * runs.std() / 3 ** 0.5, rel=1e-5)
+    assert "pred_goodput_bps" in table and "measured_over_predicted" in table
+    lossless = table[(table["loss"] == 0) & (table["delay_s"] == 0)]
+    assert lossless["measured_over_predicted"].between(0.9, 1.1).all()

@@ -1,0 +1,243 @@
+"""The sending side of wirelab's measurement modes (the wire is in ``measure.py``).
+
+    measure("udp", "127.0.0.1", 5000, mode="load", rate_bps=40e6, packet=1400, time_s=2)
+
+bulk: records back to back for ``time_s`` (the kernel's pace); load: paced
+at ``rate_bps`` (offered load); echo: ``count`` request/response rounds for
+RTT. At the end the receiver's REPORT is folded into the same Result.
+
+    python -m wirelab.transfer.measure_client udp 127.0.0.1 5000 load 5MB/s 1400 2
+"""
+from __future__ import annotations
+
+import socket
+import statistics
+import struct
+import sys
+import time
+
+from ..errors import ProtocolError, TransferError, UsageError
+from . import measure as wire
+from .pacing import Pacer
+from .result import Result
+from .sockets import Meter, buffer_sizes, congestion_control, open_socket
+from .tcp import StreamReader
+
+__all__ = ["measure"]
+
+#: Linux UDP_SEGMENT (GSO): one send() carries up to this many datagrams.
+GSO_SEGMENTS = 64
+
+
+def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: float = 1.0,
+            rate_bps: float | None = None, packet: int = 1400, count: int = 100,
+            max_wait: float = 5.0, max_retransmits: int = 5, sndbuf: int | None = None,
+            rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
+            offset_rounds: int = 16) -> Result:
+    """Run one measurement against a wirelab server (tcp or udp); return the joined Result."""
+    if proto not in ("tcp", "udp"):
+        raise UsageError(f"measurement modes run over tcp or udp, not {proto!r}", "use tcp or udp")
+    if mode not in ("bulk", "load", "echo"):
+        raise UsageError(f"unknown mode {mode!r}", "use bulk, load or echo")
+    if mode == "load" and not rate_bps:
+        raise UsageError("offered load needs a rate", "e.g. --rate 5MB/s")
+    if not wire.MIN_PACKET <= packet <= (65507 if proto == "udp" else 1 << 24):
+        raise UsageError(f"packet size {packet} B", f"use {wire.MIN_PACKET}..65507 B for udp")
+    if gso and (proto != "udp" or mode != "bulk"):
+        raise UsageError("GSO is for udp bulk only", "drop --gso")
+    result = Result(proto, mode=mode, packet_bytes=packet, max_wait_s=max_wait, max_retransmits=max_retransmits,
+                    sndbuf_requested_bytes=sndbuf, rcvbuf_requested_bytes=rcvbuf,
+                    metadata={"server": f"{host}:{port}", "gso": gso})
+    meter = Meter()
+    sock = open_socket(proto, sndbuf=sndbuf, rcvbuf=rcvbuf, congestion=congestion)
+    try:
+        sock.settimeout(max_wait)
+        sock.connect((host, port))
+        if proto == "tcp":
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            result.congestion_control = congestion_control(sock)
+        result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
+        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result)
+        end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso})
+        result.sender_start_time_s = time.time()
+        offset = None
+        if mode == "echo" or not wire.same_host(host):
+            offsets = end.echo(count if mode == "echo" else offset_rounds)
+            offset = statistics.median(offsets) if offsets else None
+        if mode != "echo":
+            pacer = Pacer(rate_bps, packet) if mode == "load" else None
+            end.records(time_s, pacer, gso)
+            result.bytes_offered = int(rate_bps * time_s / 8) if pacer else result.bytes_sent
+            if pacer:
+                result.metadata["late_packets"] = pacer.late
+        result.sender_end_time_s = time.time()
+        report = end.finish()
+        _fold(result, report, host, offset)
+    except (TransferError, ProtocolError) as err:
+        result.error = str(err)
+    except socket.timeout:
+        result.error = f"timeout: the server did not answer within {max_wait:g} s: is it running?"
+    except OSError as err:
+        result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
+    finally:
+        sock.close()
+    if result.sender_end_time_s is None:
+        result.sender_end_time_s = time.time()
+    result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
+    return result
+
+
+def _fold(result: Result, report: dict, host: str, offset: float | None) -> None:
+    """Put the receiver's REPORT into the Result; one-way delay with the clock method named."""
+    for key in ("bytes_received", "bytes_delivered", "packets_received", "duplicates", "out_of_order",
+                "receiver_start_time_s", "receiver_end_time_s", "receiver_cpu_s", "receiver_syscalls",
+                "rcvbuf_granted_bytes"):
+        setattr(result, key, report.get(key))
+    result.receiver_error = report.get("error")
+    result.lost = report.get("lost", 0 if result.proto == "tcp" else None)
+    raw = report.get("raw_delays_s") or []
+    if wire.same_host(host):
+        result.one_way_delays_s, result.delay_method = raw, "same host clock"
+    elif offset is not None:
+        result.clock_offset_s = offset
+        result.one_way_delays_s = [d - offset for d in raw]
+        result.delay_method = "ntp-style offset estimate ((t2-t1)+(t3-t4))/2, median of echo rounds"
+    if report.get("delays_sampled"):
+        result.metadata["delays_sampled"] = True
+    result.ok = result.error is None and result.receiver_error is None
+
+
+class _Session:
+    """The client's half of one measurement session over tcp or udp."""
+
+    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result):
+        self.sock, self.proto, self.packet = sock, proto, packet
+        self.max_wait, self.max_retransmits, self.meter, self.result = max_wait, max_retransmits, meter, result
+        self.reader = StreamReader(sock, meter) if proto == "tcp" else None
+
+    def send(self, raw) -> None:
+        (self.sock.sendall if self.proto == "tcp" else self.sock.send)(raw)
+        self.meter.call()
+
+    def request(self, raw: bytes, kind: int) -> bytes:
+        """udp: send, wait for a datagram of ``kind``; resend up to MAX_RETRANSMITS times."""
+        for _ in range(self.max_retransmits + 1):
+            self.send(raw)
+            deadline = time.monotonic() + self.max_wait
+            while (left := deadline - time.monotonic()) > 0:
+                self.sock.settimeout(left)
+                try:
+                    reply = self.sock.recv(65535)
+                except socket.timeout:
+                    break
+                self.meter.call()
+                if reply[:1] == bytes([kind]):
+                    return reply
+                if reply[:1] == b"\x03":
+                    raise TransferError("server is busy (CONRJT)", "try again when it is free")
+        raise TransferError(f"timeout: no answer after {self.max_retransmits} resends "
+                            f"{self.max_wait:g} s apart", "is a wirelab server running there?")
+
+    def hello(self, params: dict) -> None:
+        raw = wire.json_packet(wire.MAGIC, params)
+        if self.proto == "tcp":
+            self.send(raw)
+        else:
+            self.request(raw, wire.HELLO_ACK)
+
+    def echo(self, rounds: int) -> list[float]:
+        """``rounds`` ECHO exchanges: RTT samples into the Result; return clock-offset samples."""
+        pad = bytes(self.packet - wire.ECHO_HDR.size)
+        offsets = []
+        for seq in range(rounds):
+            t1 = time.time_ns()
+            self.send(wire.ECHO_HDR.pack(wire.ECHO, seq, t1, 0, 0) + pad)
+            reply = self._echo_reply(seq)
+            t4 = time.time_ns()
+            if reply is None:
+                self.result.lost = (self.result.lost or 0) + 1
+                continue
+            _, _, _, t2, t3 = reply
+            self.result.rtts_s.append(((t4 - t1) - (t3 - t2)) / 1e9)
+            offsets.append(((t2 - t1) + (t3 - t4)) / 2e9)
+        self.result.packets_sent += rounds
+        return offsets
+
+    def _echo_reply(self, seq: int):
+        if self.proto == "tcp":
+            raw = self.reader.read(self.packet)
+            if raw[0] != wire.ECHO_REPLY:
+                raise ProtocolError(f"expected ECHO_REPLY, got {raw[0]:#x}", "check both ends are wirelab")
+            return wire.ECHO_HDR.unpack_from(raw)
+        deadline = time.monotonic() + self.max_wait
+        while (left := deadline - time.monotonic()) > 0:
+            self.sock.settimeout(left)
+            try:
+                raw = self.sock.recv(65535)
+            except socket.timeout:
+                return None
+            self.meter.call()
+            if raw[0] == wire.ECHO_REPLY and len(raw) >= wire.ECHO_HDR.size:
+                fields = wire.ECHO_HDR.unpack_from(raw)
+                if fields[1] == seq:
+                    return fields
+        return None
+
+    def records(self, time_s: float, pacer: Pacer | None, gso: bool) -> None:
+        """Send RECORDs for ``time_s``: back to back, or when ``pacer`` says."""
+        segments = GSO_SEGMENTS if gso else 1
+        if gso:
+            segments = max(1, min(GSO_SEGMENTS, 65000 // self.packet))
+            self.sock.setsockopt(socket.IPPROTO_UDP, 103, self.packet)     # UDP_SEGMENT
+        buf = bytearray(self.packet * segments)
+        for i in range(segments):
+            buf[i * self.packet] = wire.RECORD
+        pack_into, now_ns, clock = wire.REC.pack_into, time.time_ns, time.monotonic
+        send = self.sock.sendall if self.proto == "tcp" else self.sock.send
+        self.sock.settimeout(self.max_wait)
+        seq, calls, end = 0, 0, clock() + time_s
+        while True:
+            if pacer is not None:
+                pacer.wait()
+                if clock() >= end:
+                    break
+            elif calls & 15 == 0 and clock() >= end:     # checking the clock costs; every 16 sends
+                break
+            stamp = now_ns()
+            for i in range(segments):
+                pack_into(buf, i * self.packet, wire.RECORD, seq + i, stamp)
+            send(buf)
+            seq += segments
+            calls += 1
+        self.meter.call(calls)
+        self.result.packets_sent += seq
+        self.result.bytes_sent = seq * self.packet
+        self._sent = seq
+
+    def finish(self) -> dict:
+        """END → the receiver's REPORT."""
+        end = wire.END_HDR.pack(wire.END, getattr(self, "_sent", 0))
+        if self.proto == "tcp":
+            self.send(end + bytes(self.packet - len(end)))
+            return wire.read_json(self.reader, wire.REPORT)
+        return wire.parse_json_packet(self.request(end, wire.REPORT), wire.REPORT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``tcp|udp HOST PORT bulk|load|echo [RATE] [PACKET] [SECONDS]`` → one JSON Result."""
+    from .. import units
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 4:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    proto, host, port, mode, *rest = argv
+    rate = units.parse_rate(rest.pop(0)) if mode == "load" and rest else None
+    packet = int(rest.pop(0)) if rest else 1400
+    seconds = float(rest.pop(0)) if rest else 1.0
+    result = measure(proto, host, int(port), mode=mode, rate_bps=rate, packet=packet, time_s=seconds)
+    print(result.to_json(indent=1))
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

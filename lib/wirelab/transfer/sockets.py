@@ -1,0 +1,82 @@
+"""Small socket helpers shared by the programs: open, size buffers, count calls.
+
+``Meter`` counts the socket calls a program makes (each ``send``, ``recv``,
+``select``... is one system call) and the CPU time of the calling thread, so
+a Result can say what a transfer cost.
+"""
+from __future__ import annotations
+
+import socket
+import time
+
+from ..errors import TransferError, UsageError
+
+__all__ = ["Meter", "open_socket", "buffer_sizes", "congestion_control", "DEFAULT_HOST"]
+
+#: Servers listen here unless the user names another address.
+DEFAULT_HOST = "127.0.0.1"
+
+
+class Meter:
+    """Counts socket calls and the CPU time this thread spends between start() and stop()."""
+
+    def __init__(self):
+        self.calls = 0
+        self.cpu_s = 0.0
+        self._cpu0 = time.thread_time()
+
+    def call(self, n: int = 1) -> None:
+        self.calls += n
+
+    def stop(self) -> float:
+        self.cpu_s = time.thread_time() - self._cpu0
+        return self.cpu_s
+
+
+def open_socket(kind: str, *, sndbuf: int | None = None, rcvbuf: int | None = None,
+                congestion: str | None = None) -> socket.socket:
+    """A TCP (``kind="tcp"``) or UDP socket with the requested buffer sizes set
+    *before* connect/listen (so TCP's window scaling can use them)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+    try:
+        if sndbuf:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, int(sndbuf))
+        if rcvbuf:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(rcvbuf))
+        if congestion and kind == "tcp":
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion.encode())
+            except OSError:
+                raise UsageError(f"congestion control {congestion!r} is not available here",
+                                 "see /proc/sys/net/ipv4/tcp_available_congestion_control") from None
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def buffer_sizes(sock: socket.socket) -> tuple[int, int]:
+    """(SO_SNDBUF, SO_RCVBUF) as the kernel granted them (Linux reports twice the request)."""
+    return (sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
+            sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
+
+
+def congestion_control(sock: socket.socket) -> str | None:
+    """The TCP congestion control algorithm of a TCP socket (e.g. "bbr", "cubic")."""
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    except (OSError, AttributeError):
+        return None
+    return raw.split(b"\0", 1)[0].decode() or None
+
+
+def bind(sock: socket.socket, host: str, port: int) -> None:
+    """Bind, turning "address in use" into an error that says what to do."""
+    if sock.type == socket.SOCK_STREAM:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise TransferError(f"cannot listen on {host}:{port} ({err.strerror})",
+                            "pick another port, or 0 for any free one") from None

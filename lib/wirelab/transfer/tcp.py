@@ -1,0 +1,240 @@
+"""PPCB over TCP: the server and the client (shared/ppcb.md, "tcp client/server").
+
+Client: connect → CONN(protocol 1) → wait CONACC → send every DATA without
+waiting → wait RCVD. Server: one connection at a time (others wait in the
+listen queue); each read is bounded by MAX_WAIT; a wrong DATA gets RJT and
+the connection is closed; a client's error never stops the server.
+
+    python -m wirelab.transfer.tcp serve 5000 > received.bin
+    python -m wirelab.transfer.tcp send 127.0.0.1 5000 < file.bin
+"""
+from __future__ import annotations
+
+import select
+import socket
+import sys
+import threading
+import time
+
+from ..errors import ProtocolError, TransferError
+from . import ppcb
+from .result import Result
+from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, open_socket
+
+__all__ = ["listen_tcp", "serve_tcp", "serve_tcp_connection", "send_tcp", "StreamReader", "read_packet"]
+
+
+class StreamReader:
+    """Reads exact byte counts from a TCP socket through one buffer (few recv calls)."""
+
+    def __init__(self, sock: socket.socket, meter: Meter, prefix: bytes = b""):
+        self.sock, self.meter, self.buf = sock, meter, bytearray(prefix)
+
+    def read(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            try:
+                chunk = self.sock.recv(max(262144, n - len(self.buf)))
+            except socket.timeout:
+                raise TransferError("timeout: nothing arrived within MAX_WAIT",
+                                    "the peer stalled; check it is running") from None
+            except OSError as err:
+                raise TransferError(f"connection closed ({err.strerror})", "the peer went away") from None
+            self.meter.call()
+            if not chunk:
+                raise TransferError("connection closed by the peer", "the peer went away mid-transfer")
+            self.buf += chunk
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+
+def read_packet(reader: StreamReader, *, header_only: bool = False) -> ppcb.Packet:
+    """One PPCB packet from the stream: the type byte says how much header follows.
+    With ``header_only`` a DATA's body is left unread (``packet.data`` is None)."""
+    first = reader.read(1)
+    raw = first + reader.read(ppcb.header_size(first[0]) - 1)
+    packet = ppcb.unpack(raw, stream=True)
+    if packet.kind == "DATA" and not header_only:
+        return ppcb.unpack(raw + reader.read(packet.data_len))
+    return packet
+
+
+# --------------------------------------------------------------------- server
+def listen_tcp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = None,
+               sndbuf: int | None = None, backlog: int = 8) -> socket.socket:
+    """A listening socket (port 0: any free port; read it with ``getsockname()``)."""
+    sock = open_socket("tcp", sndbuf=sndbuf, rcvbuf=rcvbuf)
+    bind(sock, host, port)
+    sock.listen(backlog)
+    return sock
+
+
+def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions: int | None = None,
+              stop: threading.Event | None = None, on_result=None, log=None) -> list[Result]:
+    """Serve clients one after another on a listening socket until ``stop`` is
+    set or ``sessions`` clients were served. ``out``: a binary file (or None to
+    discard) that receives each client's bytes. ``on_result(result)`` is called
+    after each client; ``log(line)`` gets one line per client error."""
+    from .measure import MAGIC, serve_measure_tcp   # wirelab's measurement modes, same port
+    results = []
+    while (sessions is None or len(results) < sessions) and not (stop and stop.is_set()):
+        ready, _, _ = select.select([sock], [], [], 0.1)   # wake up to notice `stop`
+        if not ready:
+            continue
+        conn, addr = sock.accept()
+        with conn:
+            conn.settimeout(max_wait)
+            meter = Meter()
+            reader = StreamReader(conn, meter)
+            try:
+                first = reader.read(1)
+                reader.buf[:0] = first
+                if first[0] == MAGIC:
+                    result = serve_measure_tcp(conn, reader, meter, max_wait=max_wait)
+                else:
+                    result = serve_tcp_connection(conn, reader, meter, out=out, max_wait=max_wait)
+            except TransferError as err:   # nothing at all arrived, or closed before CONN
+                result = Result("tcp", receiver_error=str(err), max_wait_s=max_wait)
+        result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
+        if result.receiver_error and log:
+            log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
+
+
+def serve_tcp_connection(conn: socket.socket, reader: StreamReader, meter: Meter, *, out=None,
+                         max_wait: float = 5.0) -> Result:
+    """One client, from CONN to RCVD. Never raises for the client's mistakes:
+    they end up in ``result.receiver_error``."""
+    result = Result("tcp", max_wait_s=max_wait, bytes_received=0, bytes_delivered=0,
+                    packets_received=0, duplicates=0, out_of_order=0)
+    result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(conn)
+    session, received = None, 0      # bytes so far (never allocate CONN's total_length)
+    try:
+        conn_packet = read_packet(reader)
+        result.receiver_start_time_s = time.time()
+        if conn_packet.kind != "CONN":
+            raise ProtocolError(f"expected CONN, got {conn_packet.kind}", "start with CONN")
+        session, total = conn_packet.session_id, conn_packet.total_length
+        result.metadata["session_id"] = session.hex()
+        if conn_packet.protocol_id != ppcb.PROTOCOL_IDS["tcp"]:
+            conn.sendall(ppcb.pack("CONRJT", session))
+            meter.call()
+            raise ProtocolError(f"protocol_id {conn_packet.protocol_id} on a tcp server",
+                                "use protocol_id 1 over TCP")
+        conn.sendall(ppcb.pack("CONACC", session))
+        meter.call()
+        expected = 0                     # the next packet_no
+        while received < total:
+            header = read_packet(reader, header_only=True)
+            if (header.kind != "DATA" or header.session_id != session or header.packet_no != expected
+                    or header.data_len > total - received):
+                number = header.packet_no if header.packet_no is not None else expected
+                conn.sendall(ppcb.pack("RJT", session, packet_no=number))
+                meter.call()
+                raise ProtocolError(f"bad DATA (kind {header.kind}, packet {header.packet_no}, "
+                                    f"expected {expected}, {header.data_len} B with "
+                                    f"{total - received} B left)", "the client sent RJT")
+            data = reader.read(header.data_len)
+            now = time.time()
+            if out is not None:
+                out.write(data)
+            received += len(data)
+            expected += 1
+            result.receive_times_s.append(now)
+        result.receiver_end_time_s = time.time()
+        if out is not None and hasattr(out, "flush"):
+            out.flush()
+        conn.sendall(ppcb.pack("RCVD", session))
+        meter.call()
+        result.ok = True
+    except (TransferError, ProtocolError) as err:
+        result.receiver_error = str(err)
+    except OSError as err:
+        result.receiver_error = f"connection closed ({err.strerror})"
+    meter.stop()
+    result.packets_received = len(result.receive_times_s)
+    result.bytes_received = result.bytes_delivered = received
+    result.receiver_cpu_s, result.receiver_syscalls = meter.cpu_s, meter.calls
+    if result.receiver_end_time_s is None:
+        result.receiver_end_time_s = time.time()
+    return result
+
+
+# --------------------------------------------------------------------- client
+def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk: int = 1000,
+             sndbuf: int | None = None, rcvbuf: int | None = None, congestion: str | None = None,
+             session_id: bytes | None = None) -> Result:
+    """Send ``data`` to a PPCB tcp server; return the sender's Result (``ok`` after RCVD)."""
+    if not 1 <= chunk <= ppcb.MAX_DATA:
+        raise ProtocolError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
+    session = session_id or ppcb.new_session_id()
+    view = memoryview(data)
+    result = Result("tcp", bytes_offered=len(data), packet_bytes=chunk, max_wait_s=max_wait,
+                    sndbuf_requested_bytes=sndbuf, rcvbuf_requested_bytes=rcvbuf,
+                    metadata={"session_id": session.hex(), "server": f"{host}:{port}"})
+    meter = Meter()
+    sock = open_socket("tcp", sndbuf=sndbuf, rcvbuf=rcvbuf, congestion=congestion)
+    try:
+        sock.settimeout(max_wait)
+        result.sender_start_time_s = time.time()
+        sock.connect((host, port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # no Nagle delay on the last bytes
+        result.congestion_control = congestion_control(sock)
+        result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
+        reader = StreamReader(sock, meter)
+        sock.sendall(ppcb.pack("CONN", session, protocol_id=1, total_length=len(data)))
+        meter.call()
+        reply = read_packet(reader)
+        if reply.kind != "CONACC" or reply.session_id != session:
+            raise ProtocolError(f"expected CONACC, got {reply.kind}", "the server refused the connection")
+        for number, offset in enumerate(range(0, len(data), chunk)):
+            piece = view[offset:offset + chunk]
+            result.send_times_s.append(time.time())
+            sock.sendall(ppcb.data_header(session, number, len(piece)) + piece)
+            meter.call()
+            result.bytes_sent += len(piece)
+            result.packets_sent += 1
+        reply = read_packet(reader)
+        if reply.kind != "RCVD" or reply.session_id != session:
+            raise ProtocolError(f"expected RCVD, got {reply.kind}"
+                                + (f" for packet {reply.packet_no}" if reply.packet_no is not None else ""),
+                                "the server rejected the transfer")
+        result.ok = True
+    except TransferError as err:
+        result.error = str(err)
+    except socket.timeout:
+        result.error = "timeout: the server did not answer within MAX_WAIT: is it running and free?"
+    except OSError as err:
+        result.error = f"connection failed ({err.strerror}): is the server running on {host}:{port}?"
+    finally:
+        sock.close()
+    result.sender_end_time_s = time.time()
+    result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``serve PORT`` or ``send HOST PORT`` (stdin → server → stdout), as the assignment's programs."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"] and len(argv) == 2:
+        sock = listen_tcp(DEFAULT_HOST, int(argv[1]))
+        try:
+            serve_tcp(sock, out=sys.stdout.buffer, log=lambda line: print(line, file=sys.stderr))
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            sock.close()
+    if argv[:1] == ["send"] and len(argv) == 3:
+        result = send_tcp(argv[1], int(argv[2]), sys.stdin.buffer.read())
+        if not result.ok:
+            print(f"ERROR: {result.error}", file=sys.stderr)
+        return 0 if result.ok else 1
+    print("usage: python -m wirelab.transfer.tcp serve PORT | send HOST PORT < file", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""PPCB over UDP: one server for udp and udpr (shared/ppcb.md, "udp server").
+
+The server is a small state machine on one socket:
+
+    idle ──CONN(2|3)──▶ CONACC, expect packet 0
+    busy ──right next DATA──▶ deliver (udpr: ACC); after the last: RCVD, once → idle
+         ──CONN, other session──▶ CONRJT(that session)      (served client goes on)
+         ──DATA, other session──▶ RJT(that session)         (served client goes on)
+         ──DATA out of order / invalid──▶ RJT; udp: the session ends, udpr: dropped
+         ──duplicate (CONN again, lower DATA)──▶ ignored
+         ──MAX_WAIT silence──▶ udpr: resend last CONACC/ACC (≤ MAX_RETRANSMITS), udp: drop
+
+One wirelab addition (like TCP's TIME_WAIT): for a while after a udpr
+session ends, a repeat of its last DATA (its ACC or RCVD was lost) is
+answered with ACC and RCVD again instead of being ignored.
+
+    python -m wirelab.transfer.udp_server 5000 > received.bin
+"""
+from __future__ import annotations
+
+import select
+import socket
+import sys
+import threading
+import time
+
+from ..errors import ProtocolError
+from . import ppcb
+from .result import Result
+from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, open_socket
+
+__all__ = ["listen_udp", "serve_udp", "MAX_DATAGRAM"]
+
+#: Receive buffer for one datagram: the largest UDP payload.
+MAX_DATAGRAM = 65535
+
+
+def listen_udp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = None,
+               sndbuf: int | None = None) -> socket.socket:
+    """A bound UDP socket for ``serve_udp`` (port 0: any free port)."""
+    sock = open_socket("udp", sndbuf=sndbuf, rcvbuf=rcvbuf)
+    bind(sock, host, port)
+    return sock
+
+
+def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retransmits: int = 5,
+              sessions: int | None = None, stop: threading.Event | None = None,
+              on_result=None, log=None) -> list[Result]:
+    """Serve udp and udpr clients one after another until ``stop`` is set or
+    ``sessions`` sessions ended (see ``tcp.serve_tcp`` for the arguments)."""
+    from .measure import END, MAGIC, serve_measure_udp   # wirelab's measurement modes, same port
+    results: list[Result] = []
+    linger = None      # (session id, address, last packet_no, until): a finished udpr session
+    last_report = None  # (address, REPORT datagram) of the last measurement session
+    while (sessions is None or len(results) < sessions) and not (stop and stop.is_set()):
+        ready, _, _ = select.select([sock], [], [], 0.1)   # idle: wait for CONN, no limit
+        if not ready:
+            continue
+        raw, addr = sock.recvfrom(MAX_DATAGRAM)
+        if raw[:1] == bytes([MAGIC]):
+            result, report = serve_measure_udp(sock, raw, addr, max_wait=max_wait, stop=stop)
+            last_report = (addr, report) if report else None
+        elif raw[:1] == bytes([END]) and last_report and last_report[0] == addr:
+            sock.sendto(last_report[1], addr)             # the REPORT was lost: send it again
+            continue
+        else:
+            try:
+                packet = ppcb.unpack(raw)
+            except ProtocolError:
+                continue                                   # idle: garbage is ignored
+            if packet.kind == "DATA" and linger and (packet.session_id, addr, packet.packet_no) == linger[:3] \
+                    and time.monotonic() < linger[3]:
+                sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=packet.packet_no), addr)
+                sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
+                continue
+            if packet.kind != "CONN":
+                continue                                   # idle: only CONN starts a session
+            if packet.protocol_id not in (2, 3):
+                sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
+                continue
+            result = serve_session(sock, packet, addr, out=out, max_wait=max_wait,
+                                   max_retransmits=max_retransmits, stop=stop)
+            if result.ok and result.proto == "udpr" and result.receive_times_s:
+                linger = (packet.session_id, addr, len(result.receive_times_s) - 1,
+                          time.monotonic() + max_wait * (max_retransmits + 1))
+        result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
+        if result.receiver_error and log:
+            log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
+
+
+def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wait: float,
+                  max_retransmits: int, stop=None) -> Result:
+    """One udp/udpr session, CONN already received from ``client``."""
+    proto = ppcb.PROTOCOL_NAMES[conn.protocol_id]
+    reliable = proto == "udpr"
+    session, total = conn.session_id, conn.total_length
+    result = Result(proto, max_wait_s=max_wait, max_retransmits=max_retransmits, bytes_received=0,
+                    bytes_delivered=0, packets_received=0, duplicates=0, out_of_order=0,
+                    receiver_start_time_s=time.time(), metadata={"session_id": session.hex()})
+    result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
+    meter = Meter()
+
+    def send(raw: bytes, to=client) -> None:
+        sock.sendto(raw, to)
+        meter.call()
+
+    last_reply = ppcb.pack("CONACC", session)
+    send(last_reply)
+    last_sent, resends = time.monotonic(), 0
+    expected, received = 0, 0          # next packet_no, bytes delivered (never allocate `total`)
+    while received < total:
+        left = last_sent + max_wait - time.monotonic()
+        if left <= 0:                                     # MAX_WAIT of silence
+            if reliable and resends < max_retransmits:
+                send(last_reply)
+                last_sent, resends = time.monotonic(), resends + 1
+                continue
+            result.receiver_error = (f"timeout: no packet {expected} within {max_wait:g} s"
+                                     + (f" and {resends} resends" if reliable else ""))
+            break
+        if stop is not None and stop.is_set():
+            result.receiver_error = "server stopped"
+            break
+        ready, _, _ = select.select([sock], [], [], min(left, 0.25))
+        meter.call()
+        if not ready:
+            continue
+        raw, sender = sock.recvfrom(MAX_DATAGRAM)
+        meter.call()
+        try:
+            packet = ppcb.unpack(raw)
+        except ProtocolError as err:
+            if sender == client and raw[1:9] == session:  # invalid DATA from our client → RJT
+                result.out_of_order += 1
+                send(ppcb.pack("RJT", session, packet_no=expected))
+                if not reliable:
+                    result.receiver_error = f"invalid packet: {err}"
+                    break
+            continue
+        if packet.kind == "CONN":
+            if packet.session_id != session:
+                send(ppcb.pack("CONRJT", packet.session_id), sender)   # busy: someone else
+            continue                                                   # our own CONN again: duplicate
+        if packet.kind != "DATA":
+            continue
+        if packet.session_id != session or sender != client:
+            send(ppcb.pack("RJT", packet.session_id, packet_no=packet.packet_no), sender)
+            continue
+        result.packets_received += 1
+        result.bytes_received += len(packet.data)
+        if packet.packet_no < expected:                   # a duplicate: ignore it
+            result.duplicates += 1
+            continue
+        if packet.packet_no > expected or len(packet.data) > total - received:
+            result.out_of_order += 1
+            send(ppcb.pack("RJT", session, packet_no=packet.packet_no))
+            if not reliable:                              # udp cannot recover from a gap
+                result.receiver_error = (f"packet {packet.packet_no} arrived, expected {expected} "
+                                         "(a datagram was lost or reordered)")
+                break
+            continue
+        if out is not None:
+            out.write(packet.data)
+        result.receive_times_s.append(time.time())
+        received += len(packet.data)
+        expected += 1
+        if reliable:
+            last_reply, resends = ppcb.pack("ACC", session, packet_no=packet.packet_no), 0
+            send(last_reply)
+        last_sent = time.monotonic()
+    else:
+        result.receiver_end_time_s = time.time()
+        if out is not None and hasattr(out, "flush"):
+            out.flush()
+        send(ppcb.pack("RCVD", session))
+        result.ok = True
+    result.bytes_delivered = received
+    if result.receiver_end_time_s is None:
+        result.receiver_end_time_s = time.time()
+    result.receiver_cpu_s, result.receiver_syscalls = meter.stop(), meter.calls
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``PORT``: serve udp and udpr clients, received bytes to stdout."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m wirelab.transfer.udp_server PORT > received", file=sys.stderr)
+        return 2
+    sock = listen_udp(DEFAULT_HOST, int(argv[0]))
+    try:
+        serve_udp(sock, out=sys.stdout.buffer, log=lambda line: print(line, file=sys.stderr))
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        sock.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

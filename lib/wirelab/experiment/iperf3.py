@@ -1,0 +1,242 @@
+"""iperf3 as a second engine: the tool everyone uses, in the same table as ours.
+
+iperf3 runs as a one-off server (``iperf3 -s -1``) and a client with ``-J
+--get-server-output``; its JSON is parsed into the same Result columns the
+wirelab programs fill, so both appear side by side.
+
+Payload-rate semantics (what iperf3's numbers mean):
+  * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
+    headers), like wirelab's goodput; compare it with ``pred_goodput_bps``.
+  * ``goodput_bps`` here is the *receiver's* figure (``end.sum_received``);
+    ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
+  * With ``-n SIZE`` the test ends when the sender has *written* the last
+    block, so the receiver may not have counted the last block still in
+    flight (``bytes_received`` < ``bytes_sent``); its rate is still right.
+  * ``-b RATE`` paces payload bits; iperf3 UDP defaults to 1 Mbit/s, so an
+    offered load (or the link rate) is always given for UDP.
+  * iperf3 has no udpr (stop-and-wait): such runs are ``skipped``.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import time
+
+from ..errors import MissingToolError, TransferError, UsageError
+
+__all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "SEMANTICS"]
+
+SEMANTICS = ("iperf3 counts application payload bits (no headers); goodput is the receiver's "
+             "end.sum_received; with -n the last in-flight block may be uncounted")
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def server_argv(port: int, bind: str = "127.0.0.1") -> list[str]:
+    """A one-off iperf3 server (JSON, so the client's --get-server-output is JSON too)."""
+    return ["iperf3", "-s", "-1", "-B", bind, "-p", str(port), "-J", "-i", "0.1"]
+
+
+def client_argv(setting, host: str, port: int, *, pace_rate: bool = False,
+                connect_timeout_s: float = 5.0) -> list[str]:
+    """The client's argv for one setting (pure: tested without running iperf3).
+
+    ``pace_rate``: no link enforces the rate, so iperf3 paces TCP to the
+    link rate itself (``-b``, payload bits).
+    """
+    proto = setting.proto
+    if proto == "udpr":
+        raise UsageError("iperf3 has no udpr (stop-and-wait)", "use engine='wirelab' for udpr")
+    argv = ["iperf3", "-c", host, "-p", str(port), "-J", "--get-server-output",
+            "--connect-timeout", str(int(connect_timeout_s * 1000))]
+    workload = setting.workload
+    if workload == "file":
+        argv += ["-n", _num(setting.get("size_bytes", 1e6))]
+    elif workload in ("time", "load"):
+        argv += ["-t", _num(setting.get("time_s", 10))]
+    else:
+        raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
+    rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
+    if proto == "udp":
+        mtu = setting.get("mtu", 1500)
+        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or mtu - 28)]
+    else:
+        if offered or (pace_rate and rate):
+            argv += ["-b", _num(offered or rate)]
+            packet = packet or 8192      # small writes: iperf3 paces per write (128 KB by default)
+        if packet:
+            argv += ["-l", _num(packet)]
+        if setting["cc"]:
+            argv += ["-C", setting["cc"]]
+    buffer = setting["sndbuf_bytes"] or setting["rcvbuf_bytes"]
+    if buffer:
+        argv += ["-w", _num(buffer)]
+    return argv
+
+
+def _get(d: dict, *path, default=None):
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return default
+        d = d[key]
+    return d
+
+
+def parse(doc: dict | str) -> dict:
+    """iperf3 ``-J`` output (client side, with ``--get-server-output``) → Result columns."""
+    if isinstance(doc, str):
+        try:
+            doc = json.loads(doc)
+        except json.JSONDecodeError as err:
+            raise TransferError(f"iperf3 printed no JSON ({err})", "run the same argv by hand to see why")
+    start, end = doc.get("start", {}), doc.get("end", {})
+    test = start.get("test_start", {})
+    proto = str(test.get("protocol", "")).lower() or None
+    out = {"proto": proto, "ok": "error" not in doc and bool(end), "error": doc.get("error"),
+           "tool": start.get("version"), "semantics": SEMANTICS}
+    if not out["ok"]:
+        out["error"] = out["error"] or "iperf3 reported no results"
+        out["goodput_bps"] = None
+        return out
+    if proto == "udp":
+        sent, received = end.get("sum_sent") or end.get("sum", {}), end.get("sum_received", {})
+        lost = received.get("lost_packets")
+        out.update(packets_sent=sent.get("packets"), lost=lost,
+                   packets_received=None if lost is None else received.get("packets", 0) - lost,
+                   out_of_order=_get(end, "streams", default=[{}])[0].get("udp", {}).get("out_of_order"),
+                   jitter_s=None if received.get("jitter_ms") is None else received["jitter_ms"] / 1e3,
+                   loss_fraction=None if received.get("lost_percent") is None
+                   else received["lost_percent"] / 100.0)
+    else:
+        sent, received = end.get("sum_sent", {}), end.get("sum_received", {})
+        stream = _get(end, "streams", default=[{}])[0].get("sender", {})
+        out.update(retransmissions=sent.get("retransmits"),
+                   congestion_control=end.get("sender_tcp_congestion"),
+                   rtt_mean_s=stream["mean_rtt"] / 1e6 if stream.get("mean_rtt") else None,
+                   mss_bytes=start.get("tcp_mss_default"))
+    out.update(bytes_offered=test.get("bytes") or sent.get("bytes"), bytes_sent=sent.get("bytes"),
+               bytes_received=received.get("bytes"),
+               bytes_delivered=received.get("bytes") if proto == "tcp" else None,
+               sender_duration_s=sent.get("seconds"), receiver_duration_s=received.get("seconds"),
+               goodput_bps=received.get("bits_per_second"),
+               sender_goodput_bps=sent.get("bits_per_second"),
+               packet_bytes=test.get("blksize"),
+               sndbuf_granted_bytes=start.get("sndbuf_actual"),
+               rcvbuf_granted_bytes=start.get("rcvbuf_actual"))
+    cpu = end.get("cpu_utilization_percent", {})
+    if cpu and out["sender_duration_s"]:
+        out["sender_cpu_s"] = cpu.get("host_total", 0) / 100.0 * out["sender_duration_s"]
+        out["receiver_cpu_s"] = cpu.get("remote_total", 0) / 100.0 * out["sender_duration_s"]
+    server_intervals = _get(doc, "server_output_json", "intervals", default=[])
+    out["receiver_series"] = [{"t_s": _get(i, "sum", "end"), "bps": _get(i, "sum", "bits_per_second")}
+                              for i in server_intervals if _get(i, "sum", "end") is not None]
+    return out
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def listening(pid: int, port: int) -> bool:
+    """Is a TCP socket in LISTEN on ``port`` in the network namespace of process ``pid``?
+    (``/proc/PID/net/tcp`` shows that process's namespace, so this works in a testbed too.)"""
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = open(f"/proc/{pid}/net/{name}").read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def wait_listening(proc: subprocess.Popen, port: int, deadline: float) -> None:
+    """Poll until the server listens (every 5 ms, bounded by ``deadline``)."""
+    while not listening(proc.pid, port):
+        if proc.poll() is not None:
+            output = proc.stdout.read().decode(errors="replace").strip() if proc.stdout else ""
+            raise TransferError(f"iperf3 server exited before listening ({output[:200] or 'no output'})",
+                                "check that the port is free and that iperf3 runs by hand")
+        if time.monotonic() > deadline:
+            raise TransferError(f"iperf3 server not listening on port {port} in time",
+                                "the machine may be overloaded; try again or raise the timeout")
+        time.sleep(0.005)
+
+
+class Iperf3Engine:
+    """Run a setting with iperf3 on loopback (or across a testbed when one is given).
+
+    ``testbed``: an object with ``argv(host, argv) -> argv`` (wraps a command
+    to run inside host ``"a"`` or ``"b"``) and ``address(host) -> str``; when
+    None, both ends run on 127.0.0.1 and the rate is paced by iperf3 itself
+    (``-b``, payload bits), so delay and loss cannot be emulated.
+    """
+    name = "iperf3"
+
+    def __init__(self, testbed=None, backend: str | None = None):
+        self.testbed = testbed
+        self.backend = backend or ("loopback" if testbed is None else getattr(testbed, "backend", "testbed"))
+
+    def info(self) -> dict:
+        exe = shutil.which("iperf3")
+        return {"iperf3": exe, "semantics": SEMANTICS}
+
+    def describe(self, setting) -> dict:
+        if self.testbed is None:
+            return {"backend": "loopback (iperf3 -b pacing)", "wire": "payload",
+                    "tc_commands": ["# no link: iperf3 paces the payload itself (-b)"]}
+        return {"backend": self.backend, "wire": "emulated"}
+
+    def unsupported(self, setting) -> str | None:
+        if not shutil.which("iperf3"):
+            return str(MissingToolError("iperf3"))
+        if setting.proto == "udpr":
+            return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
+        if setting.workload == "echo":
+            return "iperf3 has no echo workload; use engine='wirelab'"
+        if self.testbed is None:
+            if setting.get("delay_s", 0) or setting.get("loss", 0) or setting["jitter_s"]:
+                return ("loopback cannot add delay or loss without a link: run as root "
+                        "(namespaces backend) or use delay=0, loss=0")
+        return None
+
+    def run(self, setting, *, deadline: float, seed: int = 0, workdir=None) -> dict:
+        if self.testbed is None:
+            host, wrap = "127.0.0.1", (lambda _h, argv: argv)
+        else:
+            host, wrap = self.testbed.address("b"), self.testbed.argv
+        port = free_port() if self.testbed is None else 5201
+        server = subprocess.Popen(wrap("b", server_argv(port, host)), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+        try:
+            wait_listening(server, port, min(deadline, time.monotonic() + 10))
+            argv = wrap("a", client_argv(setting, host, port, pace_rate=self.testbed is None))
+            left = max(deadline - time.monotonic(), 0.1)
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=left)
+            except subprocess.TimeoutExpired:
+                raise TransferError(f"iperf3 did not finish within the {left:.0f} s left",
+                                    "give the experiment a longer timeout or a smaller size") from None
+            result = parse(done.stdout)
+            if done.returncode and result.get("ok"):
+                result.update(ok=False, error=f"iperf3 exited {done.returncode}: {done.stderr.strip()}")
+            result["argv"] = " ".join(argv)
+            return result
+        finally:
+            if server.poll() is None:
+                server.terminate()
+                try:
+                    server.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait(timeout=2)
+            server.stdout.close()
+

@@ -1,0 +1,83 @@
+"""iperf3 as an engine: argv built without running it, JSON parsed from recorded runs."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wirelab.errors import TransferError, UsageError
+from wirelab.experiment import Experiment, run, summarize
+from wirelab.experiment.iperf3 import Iperf3Engine, client_argv, parse, server_argv
+
+DATA = Path(__file__).parent / "data"
+needs_iperf3 = pytest.mark.skipif(not shutil.which("iperf3"), reason="iperf3 not installed: apt-get install iperf3")
+
+
+def setting(**kw):
+    args = dict(proto="tcp", size="1MB", rate="10mbit", reps=1, engine="iperf3")
+    args.update(kw)
+    return Experiment("x", **args).settings()[0]
+
+
+def test_client_argv_for_each_workload():
+    tcp = client_argv(setting(), "10.0.0.2", 5201)
+    assert tcp[:3] == ["iperf3", "-c", "10.0.0.2"] and "-J" in tcp and "--get-server-output" in tcp
+    assert tcp[tcp.index("-n") + 1] == "1000000" and "-b" not in tcp and "-u" not in tcp
+    paced = client_argv(setting(cc="cubic", sndbuf="64KB"), "127.0.0.1", 1, pace_rate=True)
+    assert paced[paced.index("-b") + 1] == "10000000" and paced[paced.index("-C") + 1] == "cubic"
+    assert paced[paced.index("-w") + 1] == "64000"
+    udp = client_argv(setting(proto="udp", mtu=1492), "127.0.0.1", 1)
+    assert "-u" in udp and udp[udp.index("-l") + 1] == "1464" and udp[udp.index("-b") + 1] == "10000000"
+    timed = client_argv(setting(proto="udp", workload="load", time="2s", offered="5MB/s", packet=1000),
+                        "127.0.0.1", 1)
+    assert timed[timed.index("-t") + 1] == "2" and timed[timed.index("-b") + 1] == "40000000"
+    with pytest.raises(UsageError, match="udpr"):
+        client_argv(setting(proto="udpr"), "127.0.0.1", 1)
+    assert server_argv(5201)[:3] == ["iperf3", "-s", "-1"]
+
+
+def test_parse_recorded_tcp_run():
+    r = parse((DATA / "iperf3_tcp_1MB_loopback.json").read_text())
+    assert r["ok"] and r["proto"] == "tcp" and r["error"] is None
+    assert r["bytes_sent"] == 1048576 and r["bytes_received"] == 917504   # -n: last block uncounted
+    assert r["goodput_bps"] == pytest.approx(9994733.04, rel=1e-6)         # the receiver's figure
+    assert r["sender_goodput_bps"] == pytest.approx(11425196.8, rel=1e-6)
+    assert r["congestion_control"] == "bbr" and r["retransmissions"] == 0
+    assert r["rtt_mean_s"] == pytest.approx(363e-6)
+    assert r["receiver_series"] and r["receiver_series"][-1]["t_s"] == pytest.approx(0.73439)
+    assert "payload" in r["semantics"]
+
+
+def test_parse_recorded_udp_run():
+    r = parse(json.loads((DATA / "iperf3_udp_1MB_10mbit_loopback.json").read_text()))
+    assert r["ok"] and r["proto"] == "udp"
+    assert r["packets_sent"] == 713 and r["lost"] == 0 and r["packets_received"] == 713
+    assert r["goodput_bps"] == pytest.approx(10004370.5, rel=1e-6) and r["packet_bytes"] == 1472
+    assert r["jitter_s"] == pytest.approx(7.56e-6, rel=1e-2) and r["loss_fraction"] == 0
+
+
+def test_parse_errors():
+    r = parse((DATA / "iperf3_refused.json").read_text())
+    assert not r["ok"] and "Connection refused" in r["error"] and r["goodput_bps"] is None
+    with pytest.raises(TransferError, match="no JSON"):
+        parse("iperf3: error - unable to connect")
+
+
+def test_unsupported_settings_have_reasons():
+    engine = Iperf3Engine()
+    assert "udpr" in engine.unsupported(setting(proto="udpr"))
+    assert "delay" in engine.unsupported(setting(delay="20ms"))
+    assert engine.describe(setting())["wire"] == "payload"
+
+
+@needs_iperf3
+def test_iperf3_sweep_on_loopback_is_in_the_same_table(tmp_path):
+    exp = Experiment("i", proto=["tcp", "udp", "udpr"], size="200KB", rate="20mbit", reps=1,
+                     engine="iperf3", timeout=20)
+    df = run(exp, out=tmp_path / "i", progress=False)
+    assert dict(zip(df["proto"], df["status"])) == {"tcp": "ok", "udp": "ok", "udpr": "skipped"}
+    ok = df[df["status"] == "ok"]
+    # iperf3 paces payload to 20 Mbit/s on loopback: the receiver sees about that
+    assert ok["goodput_bps"].between(10e6, 25e6).all(), ok["goodput_bps"].tolist()
+    assert (ok["pred_wire"] == "payload").all() and (ok["engine"] == "iperf3").all()
+    assert summarize(df)["measured_over_predicted"].dropna().between(0.5, 1.3).all()

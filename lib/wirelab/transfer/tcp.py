@@ -128,7 +128,12 @@ def serve_tcp_connection(conn: socket.socket, reader: StreamReader, meter: Meter
         meter.call()
         expected = 0                     # the next packet_no
         while received < total:
-            header = read_packet(reader, header_only=True)
+            try:
+                header = read_packet(reader, header_only=True)
+            except ProtocolError:                 # unknown type, data_len 0 or > 64000
+                conn.sendall(ppcb.pack("RJT", session, packet_no=expected))
+                meter.call()
+                raise
             if (header.kind != "DATA" or header.session_id != session or header.packet_no != expected
                     or header.data_len > total - received):
                 number = header.packet_no if header.packet_no is not None else expected

@@ -1,0 +1,21 @@
+"""Where the bytes travel: an emulated link, described then built, always torn down.
+
+Read in this order: ``spec`` (what a link does), ``commands`` (the `tc`/`ip`/
+`iptables` argv that do it, pure), ``emulator`` (the same rules packet by
+packet), ``topology`` (hosts and links), ``capabilities`` (what this machine
+can do), ``testbed`` (build it in namespaces), ``userspace`` (the link
+process used where the kernel has no netem), ``relay`` (loopback, no root),
+``cleanup`` (names, state, the reaper), ``probe`` and ``iperf`` (measure it).
+"""
+from .capabilities import BACKENDS, Capabilities, capabilities, choose_backend
+from .cleanup import reap, remove_all, testbeds
+from .emulator import Counters, Shaper
+from .spec import Direction, LinkSpec
+from .testbed import Testbed
+from .topology import Link, Topology, broker_network, two_hosts
+
+__all__ = [
+    "LinkSpec", "Direction", "Shaper", "Counters", "Topology", "Link", "two_hosts",
+    "broker_network", "Testbed", "capabilities", "Capabilities", "choose_backend", "BACKENDS",
+    "reap", "remove_all", "testbeds",
+]

@@ -1,0 +1,133 @@
+"""Pure builders: a spec in, the argv of `ip`, `tc`, `iptables`, `ethtool` out.
+
+Nothing here runs anything, so every command can be tested (and shown to a
+student) without root. ``shlex.join(argv)`` is exactly what wirelab typed::
+
+    >>> " ".join(tbf("wl-demo-1-a", "to-b", rate_bps=10e6, burst_bytes=3028, limit_bytes=125000))
+    'tc -n wl-demo-1-a qdisc replace dev to-b root tbf rate 10000000bit burst 3028b limit 125000b'
+
+Rates are written in bit/s and sizes in bytes ("b" is bytes to tc), so what
+tc reads is what the spec says, with no rounding through "mbit".
+"""
+from __future__ import annotations
+
+from .spec import Direction, LinkSpec
+
+__all__ = ["netns_add", "netns_del", "netns_exec", "veth_pair", "link_up", "link_mtu",
+           "addr_add", "neigh_permanent", "no_ipv6", "offloads_off", "tbf", "netem",
+           "qdisc_del", "iptables_loss", "shaping_commands", "link_show_json", "qdisc_show_json"]
+
+
+def netns_add(ns: str) -> list[str]:
+    return ["ip", "netns", "add", ns]
+
+
+def netns_del(ns: str) -> list[str]:
+    return ["ip", "netns", "del", ns]
+
+
+def netns_exec(ns: str, argv: list[str]) -> list[str]:
+    """Run ``argv`` inside namespace ``ns`` (how every tool reaches a host)."""
+    return ["ip", "netns", "exec", ns, *argv]
+
+
+def veth_pair(ns: str, name: str, peer_ns: str, peer: str) -> list[str]:
+    """A veth cable: ``name`` in ``ns``, its other end ``peer`` in ``peer_ns``."""
+    return ["ip", "-n", ns, "link", "add", name, "type", "veth", "peer", "name", peer, "netns", peer_ns]
+
+
+def link_up(ns: str, dev: str) -> list[str]:
+    return ["ip", "-n", ns, "link", "set", "dev", dev, "up"]
+
+
+def link_mtu(ns: str, dev: str, mtu: int) -> list[str]:
+    return ["ip", "-n", ns, "link", "set", "dev", dev, "mtu", str(mtu)]
+
+
+def addr_add(ns: str, dev: str, cidr: str) -> list[str]:
+    return ["ip", "-n", ns, "addr", "add", cidr, "dev", dev]
+
+
+def neigh_permanent(ns: str, dev: str, ip: str, mac: str) -> list[str]:
+    """A static ARP entry, so no ARP exchange delays the first packet or clutters captures."""
+    return ["ip", "-n", ns, "neigh", "replace", ip, "lladdr", mac, "dev", dev, "nud", "permanent"]
+
+
+def no_ipv6(ns: str) -> list[str]:
+    """IPv6 off inside a host: no router solicitations or MLD reports in the captures."""
+    return netns_exec(ns, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                           "net.ipv6.conf.default.disable_ipv6=1"])
+
+
+def offloads_off(ns: str, dev: str) -> list[str]:
+    """Segmentation offloads and checksum offload off, so every packet is wire-sized
+    (no 64 KB TSO/GSO super-frames, no GRO merging) and carries a real checksum."""
+    return netns_exec(ns, ["ethtool", "-K", dev, "tx", "off", "tso", "off", "gso", "off", "gro", "off"])
+
+
+def tbf(ns: str, dev: str, *, rate_bps: float, burst_bytes: int, limit_bytes: int,
+        parent: str | None = None, handle: str | None = None) -> list[str]:
+    """Token bucket filter: ``rate`` on what the qdisc sees (IP packet + 14 B Ethernet)."""
+    where = ["parent", parent] if parent else ["root"]
+    return (["tc", "-n", ns, "qdisc", "replace", "dev", dev, *where]
+            + (["handle", handle] if handle else [])
+            + ["tbf", "rate", f"{round(rate_bps)}bit", "burst", f"{burst_bytes}b", "limit", f"{limit_bytes}b"])
+
+
+def _us(seconds: float) -> str:
+    return f"{round(seconds * 1e6)}us"
+
+
+def netem(ns: str, dev: str, direction: Direction, *, limit_packets: int = 1000,
+          handle: str | None = "1:") -> list[str]:
+    """netem: delay (± jitter), loss, duplicate, reorder, on kernels that have it."""
+    argv = ["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root"] + (["handle", handle] if handle else [])
+    argv += ["netem", "limit", str(limit_packets)]
+    if direction.delay_s or direction.jitter_s:
+        argv += ["delay", _us(direction.delay_s)] + ([_us(direction.jitter_s)] if direction.jitter_s else [])
+    for name in ("loss", "duplicate", "reorder"):
+        value = getattr(direction, name)
+        if value:
+            argv += [name, f"{value * 100:.6g}%"]
+    return argv
+
+
+def qdisc_del(ns: str, dev: str) -> list[str]:
+    return ["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"]
+
+
+def iptables_loss(ns: str, dev: str, probability: float) -> list[str]:
+    """Random drop of packets arriving on ``dev`` (document 004's method). Document
+    004 used the INPUT chain on the receiver; raw PREROUTING drops the same packets
+    and works on routers too (forwarded packets never see INPUT)."""
+    return netns_exec(ns, ["iptables", "-t", "raw", "-A", "PREROUTING", "-i", dev, "-m", "statistic",
+                           "--mode", "random", "--probability", f"{probability:.6g}", "-j", "DROP"])
+
+
+def shaping_commands(spec: LinkSpec, direction: Direction, *, sender_ns: str, sender_dev: str,
+                     receiver_ns: str, receiver_dev: str, netem_available: bool) -> list[list[str]]:
+    """What the kernel backend runs for one direction of one link.
+
+    Rate: tbf on the sender's egress. Delay/jitter/dup/reorder (and loss): netem as the
+    root qdisc with tbf as its child, where the kernel has netem. Loss without netem:
+    iptables statistic on the receiver.
+    """
+    cmds: list[list[str]] = []
+    use_netem = netem_available and (direction.needs_delay_line or direction.loss)
+    if use_netem:
+        cmds.append(netem(sender_ns, sender_dev, direction))
+    if direction.rate_bps:
+        cmds.append(tbf(sender_ns, sender_dev, rate_bps=direction.rate_bps,
+                        burst_bytes=spec.burst_for(direction), limit_bytes=spec.queue_for(direction),
+                        parent="1:1" if use_netem else None, handle="2:" if use_netem else None))
+    if direction.loss and not use_netem:
+        cmds.append(iptables_loss(receiver_ns, receiver_dev, direction.loss))
+    return cmds
+
+
+def link_show_json(ns: str, dev: str) -> list[str]:
+    return ["ip", "-n", ns, "-j", "link", "show", "dev", dev]
+
+
+def qdisc_show_json(ns: str) -> list[str]:
+    return ["tc", "-n", ns, "-j", "qdisc", "show"]

@@ -1,0 +1,139 @@
+"""The userspace link: a wirelab process that *is* the cable, for kernels without netem.
+
+Each host keeps a real veth interface; its other end lives in the testbed's
+``wire`` namespace, where this process reads every Ethernet frame with a
+packet socket, asks a ``Shaper`` (``emulator.py``) when the frame should come
+out, and writes it to the far host's cable at that moment. The kernels on
+both hosts therefore see a real link with rate, queue, delay, jitter, loss,
+duplication and reordering, and their captures show ordinary 1514 B frames.
+
+Why packet sockets on veths rather than TUN devices: the hosts get the same
+Ethernet interface as with the kernel backend (same captures, same MTU and
+offload settings), and the bytes charged per frame are exactly the skb
+length a qdisc would charge (IP packet + 14 B), so ``wirelab.model``'s
+"emulated" wire predicts this link with no special case.
+
+Run by ``Testbed`` as ``ip netns exec <wire-ns> python -m wirelab.link.userspace CONFIG``;
+it prints ``ready`` when its sockets are open, exits when told (SIGTERM/SIGINT)
+or when its owner process is gone, and prints its counters as JSON on exit.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import random
+import select
+import signal
+import socket
+import sys
+import time
+
+from .emulator import Shaper
+from .spec import LinkSpec
+
+__all__ = ["open_port", "serve"]
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_IGNORE_OUTGOING = 23
+RCVBUF = 4 << 20
+OWNER_CHECK_S = 0.5
+
+
+def open_port(dev: str) -> socket.socket:
+    """A packet socket seeing every frame that arrives on ``dev`` (not the ones we send)."""
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+    for option in (getattr(socket, "SO_RCVBUFFORCE", 33), socket.SO_RCVBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, option, RCVBUF)
+            break
+        except OSError:
+            continue
+    sock.bind((dev, 0))
+    sock.setblocking(False)
+    return sock
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
+    """Forward frames between every cable pair in ``config`` until stopped; return counters."""
+    rng = random.Random(config.get("seed"))
+    routes = {}                      # receiving socket -> (sending socket, shaper, name)
+    for pair in config["pairs"]:
+        spec = LinkSpec.from_dict(pair["spec"])
+        a, b = open_port(pair["a_dev"]), open_port(pair["b_dev"])
+        routes[a] = (b, Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(rng.random())),
+                     f"{pair['a']}->{pair['b']}")
+        routes[b] = (a, Shaper(spec.reverse, spec.queue_for(spec.reverse), random.Random(rng.random())),
+                     f"{pair['b']}->{pair['a']}")
+    owner = config.get("owner")
+    stopping = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stopping.append(True))
+    print("ready", flush=True)
+
+    heap: list = []                  # (due, sequence, out socket, frame, shaper)
+    seq = 0
+    started = next_owner_check = time.monotonic()
+    readable = list(routes)
+    while not stopping:
+        now = time.monotonic()
+        if stop_after_s is not None and now - started > stop_after_s:
+            break
+        if now >= next_owner_check:
+            next_owner_check = now + OWNER_CHECK_S
+            if owner and not _alive(owner):
+                break
+        timeout = OWNER_CHECK_S if not heap else min(OWNER_CHECK_S, max(0.0, heap[0][0] - now))
+        try:
+            ready, _, _ = select.select(readable, [], [], timeout)
+        except InterruptedError:
+            continue
+        now = time.monotonic()
+        for sock in ready:
+            out, shaper, _ = routes[sock]
+            for _ in range(256):     # drain, but let the clock run
+                try:
+                    frame = sock.recv(65536)
+                except BlockingIOError:
+                    break
+                for due in shaper.admit(len(frame), now):
+                    seq += 1
+                    heapq.heappush(heap, (due, seq, out, frame, shaper))
+        now = time.monotonic()
+        while heap and heap[0][0] <= now:
+            due, _, out, frame, shaper = heapq.heappop(heap)
+            shaper.counters.late_s_max = max(shaper.counters.late_s_max, now - due)
+            try:
+                out.send(frame)
+            except OSError as err:   # ENOBUFS, or the far end went away
+                shaper.counters.extra[err.__class__.__name__] = shaper.counters.extra.get(
+                    err.__class__.__name__, 0) + 1
+    for sock in routes:
+        sock.close()
+    return {name: vars(shaper.counters) for _, shaper, name in routes.values()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m wirelab.link.userspace CONFIG_JSON", file=sys.stderr)
+        return 2
+    counters = serve(json.loads(argv[0]))
+    print(json.dumps(counters), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Real testbeds (root): the done-when figures of issue 4, checked with stable tolerances.
+
+The tight figures (2 % goodput, sub-millisecond RTT) are in bench/bench_link.py.
+"""
+import json
+import statistics
+
+import pytest
+
+from wirelab.link import LinkSpec, Testbed, broker_network, capabilities
+from wirelab.link.iperf import iperf3_run
+from wirelab.link.netns import list_namespaces, run
+from wirelab.link.probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+def test_capabilities_are_probed_with_reasons():
+    caps = capabilities()
+    assert caps.root and caps.netns and caps.tbf
+    assert set(caps.reasons) >= {"netem", "tbf", "tun", "iptables_statistic"}
+    assert caps.backends[-1] == "loopback"
+    assert not any(ns.startswith("wl-probe-") for ns in list_namespaces())
+
+
+def test_userspace_link_carries_tcp_at_the_emulated_wire_prediction():
+    spec = LinkSpec.parse(rate="10mbit", delay="20ms", loss=0)
+    with Testbed(spec, name="tgood", backend="userspace") as tb:
+        result = iperf3_run(tb, seconds=3, omit=1)
+    predicted = spec.predict("tcp", timestamps=True).goodput_bps
+    assert result["goodput_bps"] == pytest.approx(predicted, rel=0.05)
+    assert tb.link_counters["a->b"]["dropped_loss"] == 0
+
+
+def test_udp_echo_rtt_is_twice_the_delay():
+    spec = LinkSpec.parse(rate="10mbit", delay="20ms")
+    with Testbed(spec, name="trtt") as tb:
+        assert tb.backend == ("namespaces" if capabilities().netem else "userspace")
+        with UdpEcho((tb.address("b"), 0), netns=tb.namespace("b")) as echo:
+            rtts = udp_rtts(echo.address, 40, netns=tb.namespace("a"))
+    assert len(rtts) >= 38
+    assert min(rtts) >= 0.040
+    assert statistics.median(rtts) == pytest.approx(0.040, abs=0.001)
+
+
+@pytest.mark.parametrize("backend", ["userspace", "namespaces"])
+def test_configured_loss_shows_over_20000_datagrams(backend):
+    spec = LinkSpec.parse(loss="5%", loss_reverse=0)
+    with Testbed(spec, name=f"tloss{backend[0]}", backend=backend, seed=4) as tb:
+        with UdpCounter((tb.address("b"), 0), netns=tb.namespace("b")) as counter:
+            sent = udp_blast(counter.address, 20000, rate_pps=10000, netns=tb.namespace("a"))
+            received = counter.wait_quiet()
+        if backend == "namespaces":   # second path: the rule is really in the kernel
+            rules = run(["ip", "netns", "exec", tb.namespace("b"), "iptables", "-t", "raw", "-S"]).stdout
+            assert "--probability 0.0499" in rules and "statistic" in rules
+    assert sent == 20000
+    assert 1 - received / sent == pytest.approx(0.05, abs=0.01)
+
+
+def test_kernel_backend_shapes_with_tbf_and_turns_offloads_off():
+    spec = LinkSpec.parse(rate="10mbit")
+    with Testbed(spec, name="ttbf", backend="namespaces") as tb:
+        qdiscs = json.loads(run(["tc", "-n", tb.namespace("a"), "-j", "qdisc", "show", "dev", "to-b"]).stdout)
+        features = run(["ip", "netns", "exec", tb.namespace("a"), "ethtool", "-k", "to-b"]).stdout
+        result = iperf3_run(tb, seconds=3, omit=1)
+    assert qdiscs[0]["kind"] == "tbf" and qdiscs[0]["options"]["rate"] == 10e6 / 8
+    assert "tcp-segmentation-offload: off" in features and "generic-receive-offload: off" in features
+    assert result["goodput_bps"] == pytest.approx(spec.predict("tcp", timestamps=True).goodput_bps, rel=0.05)
+
+
+def test_broker_network_of_document_003():
+    delay = LinkSpec.parse(delay="5ms")
+    topo = broker_network(LinkSpec(), delay, delay)
+    with Testbed(topo, name="tbroker") as tb:
+        assert len(tb.describe()["hosts"]) == 5
+        for link in topo.links:
+            with UdpEcho((tb.address(link.b, link.a), 0), netns=tb.namespace(link.b)) as echo:
+                rtts = udp_rtts(echo.address, 3, netns=tb.namespace(link.a))
+            assert len(rtts) == 3
+            assert statistics.median(rtts) == pytest.approx(link.spec.rtt_s, abs=0.002)
+    assert not any(ns.startswith(tb.id) for ns in list_namespaces())

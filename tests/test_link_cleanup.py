@@ -1,0 +1,97 @@
+"""Cleanup is a guarantee: after Ctrl-C, SIGTERM or a crash nothing of ours remains."""
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wirelab.link import cleanup
+from wirelab.link.netns import list_namespaces
+
+HOLD = """
+import sys
+from wirelab.link import LinkSpec, Testbed
+with Testbed(LinkSpec.parse(rate="10mbit", delay="10ms", loss="1%"), name="hold") as tb:
+    server = tb.popen("b", ["iperf3", "-s"])
+    print(tb.id, server.pid, flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_names_carry_the_owner_pid():
+    assert cleanup.testbed_id("demo-1", 1234) == "wl-demo-1-1234"
+    assert cleanup.parse_namespace("wl-demo-1-1234-r1") == ("wl-demo-1-1234", 1234, "r1")
+    assert cleanup.parse_namespace("wlcap-a") is None and cleanup.parse_namespace("other") is None
+    assert cleanup.valid_name("lab3") and not cleanup.valid_name("Bad Name")
+
+
+def test_owner_alive_checks_the_start_time():
+    me = os.getpid()
+    assert cleanup.owner_alive(me, cleanup.process_start(me))
+    assert not cleanup.owner_alive(me, cleanup.process_start(me) + 1)   # a recycled pid is not the owner
+
+
+def _ours(testbed: str, owner: int) -> list[str]:
+    """Namespaces, state files and processes that still belong to the testbed."""
+    left = [ns for ns in list_namespaces() if ns.startswith(testbed + "-")]
+    if (cleanup.state_dir() / f"{testbed}.json").exists():
+        left.append("state file")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "wirelab.link.userspace" in line and f'"owner": {owner},' in line:
+            left.append(f"link process {pid}")
+    return left
+
+
+def _hold_a_testbed():
+    proc = subprocess.Popen([sys.executable, "-c", HOLD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([proc.stdout], [], [], 30)
+    assert ready, "the testbed did not come up in 30 s"
+    testbed, server = proc.stdout.readline().split()
+    assert _ours(testbed, proc.pid), "the testbed should exist while it is held"
+    return proc, testbed, int(server)
+
+
+def _poll(predicate, timeout_s: float = 10.0) -> bool:
+    """True as soon as ``predicate()`` is, False after ``timeout_s`` (checked every 50 ms)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        select.select([], [], [], 0.05)
+    return True
+
+
+def _gone(pid: int) -> bool:
+    return _poll(lambda: cleanup.process_start(pid) is None or cleanup._zombie(pid))
+
+
+@pytest.mark.root
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_testbed_leaves_nothing(sig):
+    proc, testbed, server = _hold_a_testbed()
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    assert _ours(testbed, proc.pid) == []
+    assert _gone(server), "the iperf3 server started on a host must be stopped"
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_a_killed_owner_is_reaped():
+    proc, testbed, server = _hold_a_testbed()
+    proc.kill()
+    proc.wait(timeout=10)
+    assert testbed in cleanup.reap()
+    _poll(lambda: not _ours(testbed, proc.pid))   # the link process notices its owner is gone
+    assert _ours(testbed, proc.pid) == []
+    assert _gone(server)

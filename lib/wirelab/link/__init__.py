@@ -10,6 +10,7 @@ process used where the kernel has no netem), ``relay`` (loopback, no root),
 from .capabilities import BACKENDS, Capabilities, capabilities, choose_backend
 from .cleanup import reap, remove_all, testbeds
 from .emulator import Counters, Shaper
+from .relay import TcpRelay, UdpRelay
 from .spec import Direction, LinkSpec
 from .testbed import Testbed
 from .topology import Link, Topology, broker_network, two_hosts
@@ -17,5 +18,5 @@ from .topology import Link, Topology, broker_network, two_hosts
 __all__ = [
     "LinkSpec", "Direction", "Shaper", "Counters", "Topology", "Link", "two_hosts",
     "broker_network", "Testbed", "capabilities", "Capabilities", "choose_backend", "BACKENDS",
-    "reap", "remove_all", "testbeds",
+    "reap", "remove_all", "testbeds", "UdpRelay", "TcpRelay",
 ]

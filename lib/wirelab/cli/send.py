@@ -1,0 +1,67 @@
+"""``wirelab send {tcp|udp|udpr} HOST PORT < file``: the PPCB client, plus
+wirelab's measurement modes (--time, --rate, --echo)."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import UsageError
+from ..transfer import measure, send_tcp, send_udp
+from . import args as types
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("send", help="send stdin (or --in FILE) to a wirelab/PPCB server",
+                              description="Send a file as the assignment's client (exit 0 after RCVD, "
+                              "'ERROR: ...' on stderr otherwise), or measure: --time (bulk), "
+                              "--rate with --packet (offered load), --echo (round trips).")
+    p.add_argument("proto", choices=["tcp", "udp", "udpr"])
+    p.add_argument("host")
+    p.add_argument("port", type=int)
+    p.add_argument("--in", dest="infile", metavar="FILE", help="read the bytes to send from FILE")
+    p.add_argument("--time", type=types.time, default=None, help="bulk: send for this long, e.g. 10s")
+    p.add_argument("--rate", type=types.rate, default=None, help="offered load, e.g. 5MB/s or 40mbit")
+    p.add_argument("--packet", type=types.size, default=None,
+                   help="bytes per DATA/record (file: 1000, measurements: 1400)")
+    p.add_argument("--echo", type=int, nargs="?", const=100, default=None, metavar="N",
+                   help="N request/response rounds for RTT (default 100)")
+    p.add_argument("--sndbuf", type=types.size, default=None, help="SO_SNDBUF to request, e.g. 64KB")
+    p.add_argument("--rcvbuf", type=types.size, default=None, help="SO_RCVBUF to request")
+    p.add_argument("--congestion", default=None, help="TCP congestion control, e.g. cubic or bbr")
+    p.add_argument("--max-wait", type=types.time, default=5.0, help="MAX_WAIT (default 5s)")
+    p.add_argument("--max-retransmits", type=int, default=5, help="MAX_RETRANSMITS (default 5)")
+    p.add_argument("--gso", action="store_true", help="udp bulk only: Linux UDP GSO fast path")
+    p.add_argument("--json", action="store_true", help="print the Result as JSON on stdout")
+    return p
+
+
+def run(args) -> int:
+    measuring = args.time is not None or args.rate is not None or args.echo is not None
+    common = dict(max_wait=args.max_wait, sndbuf=args.sndbuf, rcvbuf=args.rcvbuf)
+    if measuring:
+        if args.proto == "udpr":
+            raise UsageError("measurement modes run over tcp or udp", "use tcp or udp with --time/--rate/--echo")
+        mode = "echo" if args.echo is not None else "load" if args.rate is not None else "bulk"
+        result = measure(args.proto, args.host, args.port, mode=mode, time_s=args.time or 10.0,
+                         rate_bps=args.rate, packet=args.packet or 1400, count=args.echo or 100,
+                         max_retransmits=args.max_retransmits, congestion=args.congestion,
+                         gso=args.gso, **common)
+    else:
+        if args.infile:
+            with open(args.infile, "rb") as f:
+                data = f.read()
+        else:
+            data = sys.stdin.buffer.read()
+        chunk = args.packet or 1000
+        if args.proto == "tcp":
+            result = send_tcp(args.host, args.port, data, chunk=chunk, congestion=args.congestion, **common)
+        else:
+            result = send_udp(args.host, args.port, data, proto=args.proto, chunk=chunk,
+                              max_retransmits=args.max_retransmits, **common)
+    if args.json:
+        print(result.to_json(indent=1))
+    elif measuring:
+        print(result.summary())
+    if not result.ok:
+        print(f"ERROR: {result.error or result.receiver_error}", file=sys.stderr)
+        return 1
+    return 0

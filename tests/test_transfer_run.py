@@ -1,0 +1,119 @@
+"""run_pair, the Result record and the measurement modes on loopback."""
+import json
+
+import pytest
+
+from wirelab.errors import TransferError, UsageError
+from wirelab.transfer import Result, merge, run_pair
+from wirelab.transfer.pacing import Pacer
+from wirelab.transfer.result import summarize
+
+
+@pytest.mark.parametrize("proto", ["tcp", "udpr"])
+def test_run_pair_file_transfer_is_byte_exact_and_counts_add_up(proto):
+    r = run_pair(proto, data=200_000, chunk=1000, max_wait=2.0)
+    assert r.ok and r.metadata["byte_exact"]
+    assert r.bytes_offered == r.bytes_delivered == 200_000
+    assert r.packets_sent == 200 + r.retransmissions and r.lost == 0
+    assert r.receiver_start_time_s <= r.receiver_end_time_s
+    assert r.sender_start_time_s <= r.receiver_start_time_s <= r.sender_end_time_s
+    assert r.goodput_bps > 0 and r.sender_goodput_bps > 0
+    assert r.delay_method == "same host clock" and len(r.one_way_delays_s) == 200
+    assert all(d > -1e-3 for d in r.one_way_delays_s)
+    assert r.sender_cpu_s >= 0 and r.receiver_cpu_s >= 0 and r.sender_syscalls >= 200
+    assert r.sndbuf_granted_bytes > 0 and r.rcvbuf_granted_bytes > 0 and r.max_wait_s == 2.0
+    if proto == "tcp":
+        assert r.congestion_control
+    else:
+        assert len(r.rtts_s) >= 1 and r.max_retransmits == 5
+
+
+def test_run_pair_udp_with_a_large_receive_buffer_delivers():
+    r = run_pair("udp", data=100_000, rcvbuf=4 << 20, max_wait=2.0)
+    assert r.ok and r.metadata["byte_exact"] and r.rcvbuf_requested_bytes == 4 << 20
+    assert r.rcvbuf_granted_bytes >= 4 << 20            # Linux grants twice the request, up to rmem_max
+
+
+def test_run_pair_accepts_bytes_and_rejects_bad_input():
+    r = run_pair("tcp", data=b"hello world", chunk=3, max_wait=2.0)
+    assert r.ok and r.packets_sent == 4 and r.metadata["byte_exact"]
+    with pytest.raises(UsageError):
+        run_pair("sctp", data=10)
+    with pytest.raises(UsageError):
+        run_pair("udpr", mode="bulk")
+
+
+def test_result_to_dict_is_json_with_si_units_and_derived_figures():
+    r = run_pair("udpr", data=5000, max_wait=2.0)
+    d = json.loads(r.to_json())
+    for key in ("goodput_bps", "sender_goodput_bps", "receiver_duration_s", "bytes_delivered",
+                "one_way_delay", "rtt", "metadata", "max_wait_s", "rcvbuf_granted_bytes"):
+        assert key in d
+    assert "send_times_s" not in r.to_dict(samples=False)
+    assert Result.from_dict(d).bytes_delivered == r.bytes_delivered
+    assert "receiver:" in r.summary() and "sender's view" in r.summary()
+
+
+def test_merge_keeps_each_ends_own_fields():
+    s = Result("udpr", ok=True, bytes_offered=10, send_times_s=[1.0, 2.0], metadata={"a": 1})
+    rcv = Result("udpr", ok=True, bytes_delivered=10, receive_times_s=[1.5, 2.25], metadata={"b": 2})
+    m = merge(s, rcv, same_clock=True)
+    assert m.ok and m.bytes_offered == 10 and m.bytes_delivered == 10
+    assert m.one_way_delays_s == [0.5, 0.25] and m.metadata == {"a": 1, "b": 2}
+    assert merge(s, Result("udpr", receiver_error="x")).ok is False
+
+
+def test_summarize():
+    assert summarize([]) is None
+    s = summarize([3.0, 1.0, 2.0])
+    assert s["count"] == 3 and s["min_s"] == 1.0 and s["median_s"] == 2.0 and s["max_s"] == 3.0
+
+
+@pytest.mark.parametrize("proto", ["tcp", "udp"])
+def test_offered_load_is_paced_and_carries_seq_and_timestamps(proto):
+    r = run_pair(proto, mode="load", rate_bps=8e6, packet=1000, time_s=0.5, max_wait=2.0, rcvbuf=1 << 20)
+    assert r.ok, (r.error, r.receiver_error)
+    assert 0.6 * 500 <= r.packets_sent <= 1.1 * 500           # 1000 packets/s for 0.5 s
+    assert r.packets_received == r.packets_sent - (r.lost or 0)
+    assert 0.6 * 8e6 < r.goodput_bps < 1.3 * 8e6
+    assert len(r.one_way_delays_s) == r.packets_received and r.delay_method == "same host clock"
+    assert r.bytes_offered == 500_000
+
+
+@pytest.mark.parametrize("proto", ["tcp", "udp"])
+def test_bulk_and_echo(proto):
+    bulk = run_pair(proto, mode="bulk", packet=8000, time_s=0.3, max_wait=2.0, rcvbuf=1 << 20)
+    assert bulk.ok and bulk.packets_sent > 0 and bulk.bytes_delivered > 0
+    assert bulk.bytes_delivered <= bulk.bytes_sent
+    echo = run_pair(proto, mode="echo", count=20, packet=64, max_wait=2.0)
+    assert echo.ok and len(echo.rtts_s) == 20 and all(0 <= x < 1 for x in echo.rtts_s)
+
+
+def test_udp_bulk_with_a_tiny_receive_buffer_loses_and_says_so():
+    r = run_pair("udp", mode="bulk", packet=1400, time_s=0.3, rcvbuf=2048, max_wait=2.0)
+    assert r.ok and r.lost > 0 and r.packets_received + r.lost == r.packets_sent
+
+
+def test_pacer_spacing_and_late_accounting():
+    now = [0.0]
+    slept = []
+
+    def sleep(s):
+        slept.append(s)
+        now[0] += s
+    def clock():                    # a fake clock that ticks 0.1 ms per reading
+        now[0] += 1e-4
+        return now[0]
+    p = Pacer(8000, 1000, clock=clock, sleep=sleep)   # 1 packet/s
+    first = p.wait()
+    due = p.wait()                  # the next one is due 1 s later
+    assert due == pytest.approx(first + 1.0) and now[0] >= due and slept
+    now[0] = 100.0                  # far behind: no unbounded burst
+    assert p.wait() >= 100.0 - p.max_burst * p.interval_s and p.late == 1
+    with pytest.raises(UsageError):
+        Pacer(0, 1000)
+
+
+def test_deadline_raises_transfer_error():
+    with pytest.raises(TransferError, match="deadline"):
+        run_pair("tcp", mode="load", rate_bps=8000, packet=1000, time_s=5, deadline=0.3, max_wait=0.5)

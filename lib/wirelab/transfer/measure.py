@@ -23,6 +23,7 @@ clock the NTP way, ((t2 − t1) + (t3 − t4)) / 2, median of the rounds.
 from __future__ import annotations
 
 import json
+from array import array
 import socket
 import struct
 import time
@@ -150,8 +151,10 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
         packet = int(hello.get("packet", 0))
         if not MIN_PACKET <= packet <= 1 << 24:
             raise ProtocolError(f"record size {packet} B", f"use {MIN_PACKET} B to 16 MiB")
+        raw = bytearray(packet)
+        view = memoryview(raw)
         while True:
-            raw = reader.read(packet)
+            reader.read_into(view)
             kind = raw[0]
             if kind == RECORD:
                 _, seq, send_ns = REC.unpack_from(raw)
@@ -191,6 +194,7 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     sock.sendto(json_packet(HELLO_ACK, {"rcvbuf_granted_bytes":
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
+    records = array("q")          # seq, send_ns, receive_ns, size per record; tallied at the end
     sent = None
     sock.settimeout(min(max_wait, 0.25))
     silent_since = time.monotonic()
@@ -215,10 +219,13 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
                 continue
             kind = buf[0]
             if kind == RECORD and n >= REC.size:
-                step = packet if gro else n           # GRO hands us several records at once
-                for offset in range(0, n - REC.size + 1, step):
-                    _, seq, send_ns = REC.unpack_from(buf, offset)
-                    tally.add(seq, send_ns, min(step, n - offset), now_ns)
+                if gro:                               # GRO hands us several records at once
+                    for offset in range(0, n - REC.size + 1, packet):
+                        _, seq, send_ns = REC.unpack_from(buf, offset)
+                        records.extend((seq, send_ns, now_ns, min(packet, n - offset)))
+                else:                                 # the common case: count later, keep up now
+                    _, seq, send_ns = REC.unpack_from(buf)
+                    records.extend((seq, send_ns, now_ns, n))
             elif kind == ECHO and n >= ECHO_HDR.size:
                 sock.sendto(_echo_reply(memoryview(buf)[:n], now_ns), client)
                 meter.call()
@@ -230,6 +237,9 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
         sock.settimeout(None)
         if gro:
             enable_gro(sock, False)
+    for i in range(0, len(records), 4):
+        seq, send_ns, receive_ns, size = records[i:i + 4]
+        tally.add(seq, send_ns, size, receive_ns)
     report = _finish(tally.report(REPORT_SAMPLES), meter, sock)
     report["error"] = error
     if sent is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import socket
 import statistics
-import struct
 import sys
 import time
 
@@ -196,19 +195,26 @@ class _Session:
         send = self.sock.sendall if self.proto == "tcp" else self.sock.send
         self.sock.settimeout(self.max_wait)
         seq, calls, end = 0, 0, clock() + time_s
-        while True:
-            if pacer is not None:
+        if pacer is not None:                        # offered load: one record per slot
+            while clock() < end:
                 pacer.wait()
-                if clock() >= end:
-                    break
-            elif calls & 15 == 0 and clock() >= end:     # checking the clock costs; every 16 sends
-                break
-            stamp = now_ns()
-            for i in range(segments):
-                pack_into(buf, i * self.packet, wire.RECORD, seq + i, stamp)
-            send(buf)
-            seq += segments
-            calls += 1
+                pack_into(buf, 0, wire.RECORD, seq, now_ns())
+                send(buf)
+                seq, calls = seq + 1, calls + 1
+        elif segments == 1:                          # bulk: 16 sends between looks at the clock
+            while clock() < end:
+                for _ in range(16):
+                    pack_into(buf, 0, wire.RECORD, seq, now_ns())
+                    send(buf)
+                    seq += 1
+                calls += 16
+        else:                                        # bulk with GSO: one send, many datagrams
+            while clock() < end:
+                stamp = now_ns()
+                for i in range(segments):
+                    pack_into(buf, i * self.packet, wire.RECORD, seq + i, stamp)
+                send(buf)
+                seq, calls = seq + segments, calls + 1
         self.meter.call(calls)
         self.result.packets_sent += seq
         self.result.bytes_sent = seq * self.packet

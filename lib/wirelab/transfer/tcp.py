@@ -48,6 +48,26 @@ class StreamReader:
         return out
 
 
+    def read_into(self, view: memoryview) -> None:
+        """Fill ``view`` exactly, receiving straight into it (no extra copy: the fast path)."""
+        have = min(len(self.buf), len(view))
+        if have:
+            view[:have] = self.buf[:have]
+            del self.buf[:have]
+        while have < len(view):
+            try:
+                got = self.sock.recv_into(view[have:])
+            except socket.timeout:
+                raise TransferError("timeout: nothing arrived within MAX_WAIT",
+                                    "the peer stalled; check it is running") from None
+            except OSError as err:
+                raise TransferError(f"connection closed ({err.strerror})", "the peer went away") from None
+            self.meter.call()
+            if not got:
+                raise TransferError("connection closed by the peer", "the peer went away mid-transfer")
+            have += got
+
+
 def read_packet(reader: StreamReader, *, header_only: bool = False) -> ppcb.Packet:
     """One PPCB packet from the stream: the type byte says how much header follows.
     With ``header_only`` a DATA's body is left unread (``packet.data`` is None)."""

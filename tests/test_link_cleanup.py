@@ -71,7 +71,7 @@ def _poll(predicate, timeout_s: float = 10.0) -> bool:
 
 
 def _gone(pid: int) -> bool:
-    return _poll(lambda: cleanup.process_start(pid) is None or cleanup._zombie(pid))
+    return _poll(lambda: cleanup.exited(pid))
 
 
 @pytest.mark.root

@@ -24,7 +24,7 @@ from .netns import is_root, list_namespaces, namespace_pids, run
 from . import commands
 
 __all__ = ["PREFIX", "testbed_id", "parse_namespace", "state_dir", "read_states", "write_state",
-           "owner_alive", "process_start", "testbeds", "reap", "remove", "remove_all", "stop_process"]
+           "owner_alive", "process_start", "exited", "testbeds", "reap", "remove", "remove_all", "stop_process"]
 
 PREFIX = "wl-"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,23}$")
@@ -107,7 +107,7 @@ def stop_process(pid: int, *, grace_s: float = 3.0, only_ours: bool = True) -> b
         return True
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        if process_start(pid) is None or _zombie(pid):
+        if exited(pid):
             return True
         time.sleep(0.02)
     try:
@@ -117,7 +117,8 @@ def stop_process(pid: int, *, grace_s: float = 3.0, only_ours: bool = True) -> b
     return True
 
 
-def _zombie(pid: int) -> bool:
+def exited(pid: int) -> bool:
+    """True once ``pid`` is gone or a zombie (dead, waiting for its parent to reap it)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:

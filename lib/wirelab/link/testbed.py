@@ -211,6 +211,7 @@ class Testbed:
             "namespaces": all_ns, "hosts": dict(self.namespaces), "up": self._up,
             "link_pid": self._link_proc.pid if self._link_proc else None,
             "topology": self.topology.name, "interfaces": self.topology.table(),
+            "link": "; ".join(f"{l.a}–{l.b} {l.spec.describe()}" for l in self.topology.links),
             "created": time.time(), **self._extra_state})
 
     # -- signals ------------------------------------------------------------------------

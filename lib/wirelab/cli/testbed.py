@@ -1,0 +1,199 @@
+"""``wirelab testbed``: build an emulated link, use any tool across it, remove it.
+
+    wirelab testbed up demo --rate 10mbit --delay 20ms --loss 1%
+    wirelab testbed exec demo b -- iperf3 -s -1 &
+    wirelab testbed exec demo a -- iperf3 -c 10.77.0.2
+    wirelab testbed ls
+    wirelab testbed down demo        # or: wirelab testbed down --all
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+
+from ..errors import LinkError, UsageError
+from ..link import capabilities
+from ..link.cleanup import remove, remove_all, stop_process, testbeds, valid_name
+from ..link.capabilities import BACKENDS
+from ..link.spec import LinkSpec
+from . import args as types
+
+UP_TIMEOUT_S = 60.0
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("testbed", help="build an emulated link and run tools across it",
+                              description="Hosts in network namespaces joined by an emulated link "
+                              "(tbf/netem/iptables, or wirelab's userspace link), or loopback relays.")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    up = sub.add_parser("up", help="build a testbed and keep it until `down`")
+    up.add_argument("name", help="a short name, e.g. demo")
+    up.add_argument("--rate", type=types.rate, default=None, help="link rate, e.g. 10mbit (default: unlimited)")
+    up.add_argument("--delay", type=types.time, default=0.0, help="one-way delay, e.g. 20ms")
+    up.add_argument("--jitter", type=types.time, default=0.0, help="delay variation, e.g. 2ms")
+    up.add_argument("--loss", type=types.fraction, default=0.0, help="per-packet loss, e.g. 1%%")
+    up.add_argument("--duplicate", type=types.fraction, default=0.0, help="duplicated packets, e.g. 0.5%%")
+    up.add_argument("--reorder", type=types.fraction, default=0.0, help="packets sent without the delay")
+    for name in ("rate", "delay", "loss"):
+        kind = {"rate": types.rate, "delay": types.time, "loss": types.fraction}[name]
+        up.add_argument(f"--{name}-reverse", type=kind, default=None, help=f"{name} from b to a (default: same)")
+    up.add_argument("--mtu", type=types.size, default=1500, help="MTU on every interface (default 1500)")
+    up.add_argument("--queue", type=types.size, default=None, help="queue limit, e.g. 64KB (default: 100 ms)")
+    up.add_argument("--burst", type=types.size, default=None, help="tbf burst (default: 2 frames or rate/250)")
+    up.add_argument("--backend", choices=BACKENDS, default="auto")
+    up.add_argument("--topology", choices=["two_hosts", "broker"], default="two_hosts",
+                    help="two_hosts: a–b; broker: document 003's s, b, r1, r2, d (same spec on every link)")
+    up.add_argument("--forward", action="append", default=[], metavar="PROTO:PORT",
+                    help="loopback only: relay udp:PORT or tcp:PORT on 127.0.0.1 through the link")
+    up.add_argument("--seed", type=int, default=None, help="seed of the random loss (userspace/loopback)")
+    up.add_argument("--json", action="store_true", help="print one JSON object")
+    ex = sub.add_parser("exec", help="run a command on a host: exec NAME HOST -- COMMAND...")
+    ex.add_argument("name")
+    ex.add_argument("host")
+    ex.add_argument("command", nargs="+", help="the command (put -- before it)")
+    ls = sub.add_parser("ls", help="list testbeds (stale ones too)")
+    ls.add_argument("--json", action="store_true")
+    down = sub.add_parser("down", help="remove a testbed, or everything wirelab made (--all)")
+    down.add_argument("name", nargs="?")
+    down.add_argument("--all", action="store_true", help="every namespace, link process and relay of wirelab")
+    caps = sub.add_parser("caps", help="what this machine can emulate, and why")
+    caps.add_argument("--json", action="store_true")
+    return p
+
+
+def run(args) -> int:
+    return {"up": _up, "exec": _exec, "ls": _ls, "down": _down, "caps": _caps}[args.action](args)
+
+
+def _spec(args) -> LinkSpec:
+    return LinkSpec.parse(rate=args.rate, delay=args.delay, jitter=args.jitter, loss=args.loss,
+                          duplicate=args.duplicate, reorder=args.reorder, mtu=args.mtu, queue=args.queue,
+                          burst=args.burst, rate_reverse=args.rate if args.rate_reverse is None else args.rate_reverse,
+                          delay_reverse=args.delay if args.delay_reverse is None else args.delay_reverse,
+                          loss_reverse=args.loss if args.loss_reverse is None else args.loss_reverse)
+
+
+def _find(name: str) -> dict:
+    found = [e for e in testbeds().values() if e.get("name") == name and e["alive"]]
+    if not found:
+        raise UsageError(f"no testbed called {name!r} is up", "see `wirelab testbed ls`")
+    return found[0]
+
+
+def _up(args) -> int:
+    if not valid_name(args.name):
+        raise UsageError(f"testbed name {args.name!r} is not lowercase letters, digits, - or _", "e.g. demo")
+    if any(e.get("name") == args.name and e["alive"] for e in testbeds().values()):
+        raise UsageError(f"a testbed called {args.name!r} is already up",
+                         f"use it, or `wirelab testbed down {args.name}` first")
+    if args.forward and args.backend != "loopback":
+        raise UsageError("--forward is for the loopback backend", "add --backend loopback")
+    config = {"name": args.name, "backend": args.backend, "topology": args.topology,
+              "spec": _spec(args).to_dict(), "seed": args.seed, "forward": args.forward}
+    keeper = subprocess.Popen([sys.executable, "-m", "wirelab.link.keeper", json.dumps(config)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, start_new_session=True)
+    ready, _, _ = select.select([keeper.stdout], [], [], UP_TIMEOUT_S)
+    line = keeper.stdout.readline() if ready else ""
+    info = json.loads(line) if line.startswith("{") else {"error": "the keeper process gave no answer"}
+    if "error" in info:
+        stop_process(keeper.pid)
+        raise LinkError(f"testbed {args.name} could not be built: {info['error']}",
+                        "see `wirelab testbed caps`; `wirelab testbed down --all` removes leftovers")
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print(_render(args.name, info))
+    return 0
+
+
+def _render(name: str, info: dict) -> str:
+    if info.get("backend") == "loopback":
+        lines = [f"testbed {name} ({info['id']}) is up: backend loopback (no namespaces)", f"  link: {info['link']}"]
+        for relay in info.get("relays", []):
+            lines.append(f"  {relay['relay']}: send to 127.0.0.1:{relay['listen'][1]} to reach "
+                         f"127.0.0.1:{relay['target'][1]} across the link")
+            if relay.get("note"):
+                lines.append(f"    note: {relay['note']}")
+        return "\n".join(lines + [f"  stop: wirelab testbed down {name}"])
+    lines = [f"testbed {name} ({info['testbed']}) is up: backend {info['backend']} ({info['emulated_by']})"]
+    for host, h in info["hosts"].items():
+        lines.append(f"  host {host:<3} namespace {h['namespace']:<24} {', '.join(h['addresses'])}")
+    for link in info["links"]:
+        lines.append(f"  link {link['a']}–{link['b']}: {link['describe']}")
+    lines.append("  " + info["shaping_note"] + ":")
+    lines += [f"    {c}" for c in info["shaping_commands"]] or ["    (none: an unshaped link)"]
+    first = next(iter(info["hosts"]))
+    other = [h for h in info["hosts"] if h != first][0]
+    lines.append(f"  try:  wirelab testbed exec {name} {other} -- iperf3 -s -1 &")
+    lines.append(f"        wirelab testbed exec {name} {first} -- iperf3 -c "
+                 f"{info['hosts'][other]['addresses'][0].split('/')[0]}")
+    lines.append(f"  stop: wirelab testbed down {name}")
+    return "\n".join(lines)
+
+
+def _exec(args) -> int:
+    entry = _find(args.name)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError("no command given", f"e.g. wirelab testbed exec {args.name} {args.host} -- ip addr")
+    if entry.get("backend") == "loopback":
+        argv = command                         # loopback: every "host" is this machine
+    else:
+        hosts = entry.get("hosts", {})
+        if args.host not in hosts:
+            raise UsageError(f"no host {args.host!r} in testbed {args.name}", f"hosts: {', '.join(hosts)}")
+        argv = ["ip", "netns", "exec", hosts[args.host], *command]
+    if shutil.which(argv[0]) is None and shutil.which(argv[0], path="/usr/sbin:/sbin") is None:
+        raise UsageError(f"{argv[0]} not found", "check the command's spelling or install it")
+    sys.stdout.flush()
+    os.execvp(argv[0], argv)                   # the command replaces us: its exit status is ours
+
+
+def _ls(args) -> int:
+    entries = sorted(testbeds().values(), key=lambda e: e["id"])
+    if args.json:
+        print(json.dumps(entries, indent=2, default=str))
+        return 0
+    if not entries:
+        print("no testbeds")
+        return 0
+    print(f"{'NAME':<12} {'ID':<24} {'BACKEND':<11} {'STATUS':<7} {'AGE':>7}  LINK")
+    for e in entries:
+        age = f"{time.time() - e['created']:.0f} s" if e.get("created") else "?"
+        print(f"{e.get('name', '?'):<12} {e['id']:<24} {e.get('backend') or '?':<11} "
+              f"{'up' if e['alive'] else 'stale':<7} {age:>7}  {e.get('link', '')}")
+    return 0
+
+
+def _down(args) -> int:
+    if args.all:
+        removed = remove_all()
+        print(f"removed {len(removed)} testbed(s)" + (f": {', '.join(removed)}" if removed else ""))
+        return 0
+    if not args.name:
+        raise UsageError("which testbed?", "give a NAME or --all")
+    matches = [e for e in testbeds().values() if e.get("name") == args.name
+               or e["id"].startswith(f"wl-{args.name}-")]
+    if not matches:
+        raise UsageError(f"no testbed called {args.name!r}", "see `wirelab testbed ls`")
+    for entry in matches:
+        if entry.get("keeper_pid") and entry["alive"]:
+            stop_process(entry["keeper_pid"], grace_s=10)
+        problems = remove(entry)
+        if problems:
+            raise LinkError(f"could not remove all of {entry['id']}: {'; '.join(problems)}",
+                            "try `wirelab testbed down --all`")
+        print(f"removed {entry['id']}")
+    return 0
+
+
+def _caps(args) -> int:
+    caps = capabilities()
+    print(json.dumps(caps.to_dict(), indent=2) if args.json else caps.describe())
+    return 0

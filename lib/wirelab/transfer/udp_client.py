@@ -126,14 +126,16 @@ class _Client:
         conn = ppcb.pack("CONN", session, protocol_id=ppcb.PROTOCOL_IDS[self.proto], total_length=len(data))
         is_kind = lambda kind: (lambda p: p.kind == kind)            # noqa: E731
         result.sender_start_time_s = time.time()
-        if self.proto == "udpr":
-            self.exchange(conn, is_kind("CONACC"), "CONACC")
-            result.ack_times_s.clear()                               # keep DATA's only
-        else:
-            self.send(conn)
-            self.wait(is_kind("CONACC"), "CONACC")
-        result.metadata["conn_resends"] = result.retransmissions   # CONN resends are not DATA
-        result.retransmissions = 0
+        try:
+            if self.proto == "udpr":
+                self.exchange(conn, is_kind("CONACC"), "CONACC")
+                result.ack_times_s.clear()                           # keep DATA's only
+            else:
+                self.send(conn)
+                self.wait(is_kind("CONACC"), "CONACC")
+        finally:
+            result.metadata["conn_resends"] = result.retransmissions
+        result.retransmissions = 0                                   # from here on: DATA resends
         try:
             self.send_data(data, chunk)
         finally:

@@ -1,0 +1,209 @@
+"""Read link, IP and transport headers of every packet at once (numpy, no per-packet loop).
+
+Each step works on all packets together: find where the network layer
+starts for every packet (by link type, stepping over VLAN tags), read IPv4
+or IPv6 (stepping over IPv6 extension headers, noting fragments), then TCP
+or UDP. Every value comes with a mask saying whether it could be read; what
+cannot be read (truncated, unknown protocol, later fragment) stays missing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .fields import Headers
+from .formats import (AF_FAMILY, ETHERTYPE, IPV4, IPV6, IPV6_EXTENSION, IPV6_FRAG, LINK_HEADER,
+                      TCP, UDP, VLAN_TAG_LEN)
+
+__all__ = ["dissect", "L3_NAMES"]
+
+#: codes of the ``l3`` column
+L3_NAMES = ["other", "ipv4", "ipv6", "arp"]
+_OTHER, _V4, _V6, _ARP = range(4)
+_TCP, _UDP = 6, 17
+TCP_OPTION_MSS, TCP_OPTION_WSCALE = 2, 3
+
+
+def _link(h: Headers, linktype: np.ndarray):
+    """Network-layer offset, l3 code and outer VLAN id of every packet."""
+    n = h.size
+    l3off = np.zeros(n, dtype=np.int64)
+    l3 = np.full(n, _OTHER, dtype=np.int8)
+    ethertype = np.zeros(n, dtype=np.int64)
+    has_et = np.zeros(n, dtype=bool)
+    for lt, (hdr, proto_at, kind) in LINK_HEADER.items():
+        rows = linktype == lt
+        if not rows.any():
+            continue
+        l3off[rows] = hdr
+        if kind == "ethertype":
+            et, ok = h.be16(proto_at, rows)
+            ethertype[ok] = et[ok]
+            has_et |= ok
+        elif kind == "af":
+            le, ok = h.le32(0, rows)
+            be, _ = h.be32(0, rows)
+            family = np.where(le <= 0xFF, le, be)
+            for value, name in AF_FAMILY.items():
+                l3[ok & (family == value)] = _V4 if name == "ipv4" else _V6
+        else:
+            version, ok = h.u8(0, rows)
+            l3[ok & (version >> 4 == 4)] = _V4
+            l3[ok & (version >> 4 == 6)] = _V6
+    vlan = np.zeros(n, dtype=np.int64)
+    vlan_ok = np.zeros(n, dtype=bool)
+    for _ in range(2):                       # up to two tags (802.1Q, Q-in-Q)
+        tagged = has_et & np.isin(ethertype, [ETHERTYPE["vlan"], ETHERTYPE["qinq"], ETHERTYPE["vlan_9100"]])
+        if not tagged.any():
+            break
+        tci, ok = h.be16(l3off, tagged)
+        first = ok & ~vlan_ok
+        vlan[first] = tci[first] & 0x0FFF
+        vlan_ok |= first
+        et, ok2 = h.be16(l3off + 2, tagged)
+        ethertype[tagged] = np.where(ok2[tagged], et[tagged], 0)
+        has_et &= ~tagged | ok2
+        l3off[tagged] += VLAN_TAG_LEN
+    l3[has_et & (ethertype == ETHERTYPE["ipv4"])] = _V4
+    l3[has_et & (ethertype == ETHERTYPE["ipv6"])] = _V6
+    l3[has_et & (ethertype == ETHERTYPE["arp"])] = _ARP
+    return l3off, l3, (vlan, vlan_ok)
+
+
+def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
+    """All header fields of all packets: name → (values, readable mask)."""
+    n = h.size
+    l3off, l3, vlan = _link(h, linktype)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {"vlan": vlan}
+    i64 = lambda a: a.astype(np.int64)  # noqa: E731
+
+    # ---- IPv4
+    v4 = l3 == _V4
+    b0, ok = h.u8(l3off + IPV4["ihl"], v4)
+    ihl = i64(b0 & 0x0F) * 4
+    v4_ok = ok & (b0 >> 4 == 4) & (ihl >= 20)
+    total, tot_ok = h.be16(l3off + IPV4["total_len"], v4_ok)
+    ident, id_ok = h.be16(l3off + IPV4["id"], v4_ok)
+    ff, ff_ok = h.be16(l3off + IPV4["flags_frag"], v4_ok)
+    ttl, ttl_ok = h.u8(l3off + IPV4["ttl"], v4_ok)
+    proto, proto_ok = h.u8(l3off + IPV4["proto"], v4_ok)
+    src4, src4_ok = h.be32(l3off + IPV4["src"], v4_ok)
+    dst4, dst4_ok = h.be32(l3off + IPV4["dst"], v4_ok)
+    ip_len = i64(total)
+    ip_len_ok = tot_ok.copy()
+    # TSO/GSO frames may carry total length 0: fall back to the frame's own length
+    tso = tot_ok & (ip_len < ihl)
+    ip_len[tso] = frame_len[tso] - l3off[tso]
+    l4_data = np.where(v4_ok, ip_len - ihl, 0)
+    l4off = l3off + ihl
+    frag_offset = i64(ff & 0x1FFF) * 8
+    more = (ff & 0x2000) != 0
+    frag_ok = ff_ok.copy()
+    ip_id = i64(ident)
+    ttl = i64(ttl)
+    proto = i64(proto)
+
+    # ---- IPv6 (with extension headers)
+    v6 = l3 == _V6
+    b0, ok = h.u8(l3off, v6)
+    v6_ok = ok & (b0 >> 4 == 6)
+    plen, plen_ok = h.be16(l3off + IPV6["payload_len"], v6_ok)
+    nh, nh_ok = h.u8(l3off + IPV6["next"], v6_ok)
+    hop, hop_ok = h.u8(l3off + IPV6["hop_limit"], v6_ok)
+    src6, src6_ok = h.block(l3off + IPV6["src"], 16, v6_ok)
+    dst6, dst6_ok = h.block(l3off + IPV6["dst"], 16, v6_ok)
+    nh = i64(nh)
+    off6 = l3off + IPV6["header"]
+    ext_len = np.zeros(n, dtype=np.int64)
+    for _ in range(6):
+        is_ext = nh_ok & np.isin(nh, list(IPV6_EXTENSION))
+        if not is_ext.any():
+            break
+        nxt, nxt_ok = h.u8(off6, is_ext)
+        hlen_raw, hl_ok = h.u8(off6 + 1, is_ext)
+        length = np.where(nh == 44, 8, np.where(nh == 51, (i64(hlen_raw) + 2) * 4, (i64(hlen_raw) + 1) * 8))
+        frag = is_ext & (nh == 44)
+        fo, fo_ok = h.be16(off6 + IPV6_FRAG["offset_flags"], frag)
+        fid, fid_ok = h.be32(off6 + IPV6_FRAG["id"], frag)
+        frag_offset[fo_ok] = i64(fo[fo_ok] & 0xFFF8)
+        more[fo_ok] = (fo[fo_ok] & 1) != 0
+        frag_ok |= fo_ok
+        ip_id[fid_ok] = i64(fid[fid_ok])
+        id_ok |= fid_ok
+        stuck = is_ext & ~(nxt_ok & (hl_ok | frag))
+        nh_ok &= ~stuck
+        adv = is_ext & ~stuck
+        nh[adv] = nxt[adv]
+        off6[adv] += length[adv]
+        ext_len[adv] += length[adv]
+    ip_len[plen_ok] = 40 + i64(plen[plen_ok])
+    ip_len_ok |= plen_ok
+    jumbo = plen_ok & (plen == 0)
+    ip_len[jumbo] = frame_len[jumbo] - l3off[jumbo]
+    l4_data[plen_ok] = ip_len[plen_ok] - 40 - ext_len[plen_ok]
+    l4off[v6_ok] = off6[v6_ok]
+    ttl[hop_ok] = i64(hop[hop_ok])
+    ttl_ok |= hop_ok
+    proto[nh_ok] = nh[nh_ok]
+    proto_ok |= nh_ok
+
+    out.update(ip_len=(ip_len, ip_len_ok), ttl=(ttl, ttl_ok), ip_id=(ip_id, id_ok),
+               frag_offset=(frag_offset, frag_ok), more_frags=(more, frag_ok), ip_proto=(proto, proto_ok))
+    out["l3"] = l3
+    out["src4"], out["dst4"] = (src4, src4_ok), (dst4, dst4_ok)
+    out["src6"], out["dst6"] = (src6, src6_ok), (dst6, dst6_ok)
+
+    # ---- transport: only where the fragment offset is 0 (first fragment or whole packet)
+    has_l4 = proto_ok & ~(frag_ok & (frag_offset > 0))
+    tcp = has_l4 & (proto == _TCP)
+    udp = has_l4 & (proto == _UDP)
+    ports = tcp | udp
+    sport, sport_ok = h.be16(l4off + TCP["sport"], ports)
+    dport, dport_ok = h.be16(l4off + TCP["dport"], ports)
+    seq, seq_ok = h.be32(l4off + TCP["seq"], tcp)
+    ack, ack_ok = h.be32(l4off + TCP["ack"], tcp)
+    flags, flags_ok = h.be16(l4off + TCP["flags"], tcp)
+    win, win_ok = h.be16(l4off + TCP["window"], tcp)
+    hdr_len = i64(flags >> 12) * 4
+    hdr_ok = flags_ok & (hdr_len >= 20)
+    out.update(sport=(i64(sport), sport_ok), dport=(i64(dport), dport_ok), tcp_seq=(i64(seq), seq_ok),
+               tcp_ack=(i64(ack), ack_ok), tcp_flags=(i64(flags & 0x01FF), flags_ok),
+               tcp_win=(i64(win), win_ok), tcp_hdr_len=(hdr_len, hdr_ok),
+               tcp_opts_len=(hdr_len - 20, hdr_ok))
+    payload = l4_data.copy()
+    payload_ok = ip_len_ok & (v4_ok | v6_ok) & (l4_data >= 0)
+    payload[tcp] -= hdr_len[tcp]
+    payload_ok &= ~tcp | hdr_ok
+    payload[udp] -= UDP["header"]
+    payload_ok &= payload >= 0
+    out["payload_len"] = (payload, payload_ok)
+    out.update(_syn_options(h, l4off, tcp & hdr_ok & ((flags & 0x02) != 0), hdr_len))
+    return out
+
+
+def _syn_options(h: Headers, l4off, syn, hdr_len) -> dict:
+    """MSS and window scale announced in SYN segments (RFC 9293 §3.2, RFC 7323 §2)."""
+    n = h.size
+    mss = np.zeros(n, dtype=np.int64)
+    mss_ok = np.zeros(n, dtype=bool)
+    ws = np.zeros(n, dtype=np.int64)
+    ws_ok = np.zeros(n, dtype=bool)
+    at = l4off + 20
+    end = l4off + hdr_len
+    live = syn.copy()
+    for _ in range(20):
+        live &= at < end
+        if not live.any():
+            break
+        kind, k_ok = h.u8(at, live)
+        live &= k_ok & (kind != 0)
+        one = live & (kind == 1)
+        length, l_ok = h.u8(at + 1, live & ~one)
+        is_mss = l_ok & (kind == TCP_OPTION_MSS) & (length == 4)
+        value, v_ok = h.be16(at + 2, is_mss)
+        mss[v_ok], mss_ok[v_ok] = value[v_ok], True
+        is_ws = l_ok & (kind == TCP_OPTION_WSCALE) & (length == 3)
+        shift, s_ok = h.u8(at + 2, is_ws)
+        ws[s_ok], ws_ok[s_ok] = shift[s_ok], True
+        live &= one | (l_ok & (length >= 2))
+        at = at + np.where(one, 1, length.astype(np.int64))
+    return {"tcp_mss": (mss, mss_ok), "tcp_wscale": (ws, ws_ok)}

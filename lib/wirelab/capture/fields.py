@@ -1,0 +1,183 @@
+"""Read the same header field from a million packets in one numpy operation.
+
+``FileBytes`` reads integers at any byte position of a capture file (a bytes
+object or a memory map) without copying it: a numpy view with a stride of one
+byte gives "the 16-bit big-endian integer starting at byte i" for every i.
+
+``Headers`` copies the first bytes of every record (record header + packet
+headers) into one (records × width) array, one row per record. A field at
+the same column in every row is then a strided slice: no index arrays, one
+pass in memory order. A field whose column differs between packets (after a
+VLAN tag, after IPv4 options) is read at the most common column for all
+rows, and the other rows are fixed up one by one (vectorised). A read beyond
+the bytes the capture holds for that packet (``cap_len``) is marked missing.
+Every value comes back as int64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FileBytes", "Headers"]
+
+
+def _view(buf, n: int, dtype: str) -> np.ndarray:
+    size = np.dtype(dtype).itemsize
+    if n < size:
+        return np.zeros(0, dtype=dtype)
+    return np.ndarray((n - size + 1,), dtype=dtype, buffer=buf, offset=0, strides=(1,))
+
+
+class FileBytes:
+    """Integers at arbitrary byte positions of ``buf`` (positions are clipped into range)."""
+
+    def __init__(self, buf):
+        self.buf = buf
+        self.n = len(buf)
+        self.u8v = np.frombuffer(buf, dtype=np.uint8) if self.n else np.zeros(0, np.uint8)
+        self._views: dict[str, np.ndarray] = {}
+
+    def view(self, dtype: str) -> np.ndarray:
+        """Element i = the integer of type ``dtype`` starting at byte i."""
+        if dtype not in self._views:
+            self._views[dtype] = _view(self.buf, self.n, dtype)
+        return self._views[dtype]
+
+    def get(self, dtype: str, pos) -> np.ndarray:
+        view = self.view(dtype)
+        if view.size == 0:
+            return np.zeros(np.shape(pos), dtype=view.dtype)
+        return view[np.clip(pos, 0, view.size - 1)]
+
+    def u8(self, pos):
+        return self.get("u1", pos)
+
+    def u16(self, pos, big: bool):
+        return self.get(">u2" if big else "<u2", pos)
+
+    def u32(self, pos, big: bool):
+        return self.get(">u4" if big else "<u4", pos)
+
+    def u32_either(self, pos, big: np.ndarray):
+        """u32 where each position has its own byte order (pcapng sections)."""
+        if not big.any():
+            return self.u32(pos, False)
+        if big.all():
+            return self.u32(pos, True)
+        return np.where(big, self.u32(pos, True), self.u32(pos, False))
+
+    def grid(self, dtype: str, first: int, spacing: int, count: int, cols: int, step: int) -> np.ndarray:
+        """Values at ``first + r*spacing + c*step`` as a (count × cols) strided view (no copy)."""
+        view = self.view(dtype)
+        while count > 0 and first + (count - 1) * spacing + (cols - 1) * step >= view.size:
+            count -= 1
+        if count <= 0:
+            return np.zeros((0, cols), dtype=view.dtype)
+        return np.lib.stride_tricks.as_strided(view[first:], shape=(count, cols),
+                                               strides=(spacing, step), writeable=False)
+
+    def rows(self, start: np.ndarray, width: int) -> np.ndarray:
+        """The ``width`` bytes from each start, as a (len(start) × width) array (zero past the end)."""
+        out = np.zeros((start.size, width), dtype=np.uint8)
+        if self.n == 0 or start.size == 0:
+            return out
+        last = self.n - width
+        full = start <= last
+        if last >= 0:
+            grid = np.lib.stride_tricks.as_strided(self.u8v, shape=(last + 1, width),
+                                                   strides=(1, 1), writeable=False)
+            out[full] = grid[start[full]]
+        for i in np.flatnonzero(~full):      # the last few packets of the file
+            chunk = self.u8v[start[i]:start[i] + width]
+            out[i, :chunk.size] = chunk
+        return out
+
+
+class Headers:
+    """The first bytes of every record, with reads that know each packet's length.
+
+    ``lead`` is where the packet starts inside its record (pcap: 16, pcapng
+    enhanced packet block: 28). ``raw(dtype, col)`` reads record-header
+    columns; ``read(dtype, at, ok)`` reads packet offsets ``at`` (scalar or
+    per packet) where ``ok`` and returns (int64 values, ok & within cap_len).
+    """
+
+    def __init__(self, file: FileBytes, rec_start: np.ndarray, lead, width: int = 96):
+        self.file = file
+        self.size = rec_start.size
+        self.lead = np.broadcast_to(np.asarray(lead, dtype=np.int64), (self.size,))
+        lead_max = int(self.lead.max()) if self.size else 0
+        self.width = lead_max + width
+        self.start = rec_start + self.lead            # packet starts in the file
+        self.rows = file.rows(rec_start, self.width)
+        self.flat = self.rows.ravel()
+        self.cap_len = np.zeros(self.size, dtype=np.int64)
+        self._lead_const = int(self.lead[0]) if self.size and (self.lead == self.lead[0]).all() else None
+
+    def raw(self, dtype: str, col: int) -> np.ndarray:
+        """The field at column ``col`` of every row (a strided slice), as int64."""
+        size = np.dtype(dtype).itemsize
+        if self.size == 0 or col + size > self.width:
+            return np.zeros(self.size, dtype=np.int64)
+        strided = np.ndarray((self.size,), dtype=dtype, buffer=self.rows, offset=col,
+                             strides=(self.width,))
+        return strided.astype(np.int64)
+
+    def _columns(self, at) -> tuple[np.ndarray | int, int]:
+        if np.ndim(at) == 0 and self._lead_const is not None:
+            return self._lead_const + int(at), self._lead_const + int(at)
+        col = self.lead + at
+        sample = col[:: max(self.size // 4096, 1)]
+        common = int(np.bincount(np.clip(sample, 0, self.width)).argmax()) if sample.size else 0
+        return col, common
+
+    def read(self, dtype: str, at, ok) -> tuple[np.ndarray, np.ndarray]:
+        size = np.dtype(dtype).itemsize
+        ok = ok & (at + size <= self.cap_len)
+        if np.ndim(at):
+            ok &= at >= 0
+        col, common = self._columns(at)
+        fits = common + size <= self.width
+        values = self.raw(dtype, common) if fits else np.zeros(self.size, dtype=np.int64)
+        if np.ndim(col):
+            other = np.flatnonzero(ok & (col != common) if fits else ok)
+            if other.size:
+                c = col[other]
+                near = c + size <= self.width
+                pos = np.where(near, other * self.width + c, 0)
+                values[other[near]] = _view(self.flat, self.flat.size, dtype)[pos[near]]
+                far = other[~near]
+                if far.size:      # beyond the copied bytes (long options): read the file itself
+                    values[far] = self.file.get(dtype, self.start[far] + np.asarray(at)[far]
+                                                if np.ndim(at) else self.start[far] + at)
+        elif not fits:
+            idx = np.flatnonzero(ok)
+            values[idx] = self.file.get(dtype, self.start[idx] + at)
+        return values, ok
+
+    def u8(self, at, ok):
+        return self.read("u1", at, ok)
+
+    def be16(self, at, ok):
+        return self.read(">u2", at, ok)
+
+    def be32(self, at, ok):
+        return self.read(">u4", at, ok)
+
+    def le32(self, at, ok):
+        return self.read("<u4", at, ok)
+
+    def block(self, at, length: int, ok) -> tuple[np.ndarray, np.ndarray]:
+        """``length`` consecutive bytes at ``at`` (e.g. an IPv6 address) as (n × length) uint8."""
+        at = np.broadcast_to(np.asarray(at, dtype=np.int64), (self.size,))
+        ok = ok & (at >= 0) & (at + length <= self.cap_len)
+        out = np.zeros((self.size, length), dtype=np.uint8)
+        idx = np.flatnonzero(ok)
+        if idx.size:
+            col = self.lead[idx] + at[idx]
+            near = col + length <= self.width
+            i_near = idx[near]
+            out[i_near] = self.rows[i_near[:, None], col[near][:, None] + np.arange(length)]
+            i_far = idx[~near]
+            if i_far.size:
+                out[i_far] = self.file.rows(self.start[i_far] + at[i_far], length)
+        return out, ok

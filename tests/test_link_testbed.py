@@ -39,7 +39,7 @@ def test_udp_echo_rtt_is_twice_the_delay():
         with UdpEcho((tb.address("b"), 0), netns=tb.namespace("b")) as echo:
             rtts = udp_rtts(echo.address, 40, netns=tb.namespace("a"))
     assert len(rtts) >= 38
-    assert min(rtts) >= 0.040
+    assert min(rtts) >= 0.0395          # frames may leave up to 0.2 ms early (userspace EARLY_S)
     assert statistics.median(rtts) == pytest.approx(0.040, abs=0.001)
 
 

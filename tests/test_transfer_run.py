@@ -117,3 +117,78 @@ def test_pacer_spacing_and_late_accounting():
 def test_deadline_raises_transfer_error():
     with pytest.raises(TransferError, match="deadline"):
         run_pair("tcp", mode="load", rate_bps=8000, packet=1000, time_s=5, deadline=0.3, max_wait=0.5)
+
+
+def test_clock_offset_estimate_is_named_and_near_zero_on_one_host():
+    from wirelab.transfer import measure, start_server
+    port, stop, thread, _ = start_server("udp", max_wait=2.0)
+    try:
+        r = measure("udp", "127.0.0.1", port, mode="load", rate_bps=4e6, packet=500, time_s=0.2,
+                    same_clock=False, offset_rounds=8)
+    finally:
+        stop.set()
+        thread.join(3)
+    assert r.ok and r.delay_method.startswith("ntp-style") and abs(r.clock_offset_s) < 0.005
+    assert len(r.rtts_s) == 8 and r.one_way_delays_s
+
+
+def test_udp_gso_fast_path_delivers_records():
+    try:
+        r = run_pair("udp", mode="bulk", packet=1472, time_s=0.2, rcvbuf=4 << 20, max_wait=2.0)
+        from wirelab.transfer import measure, start_server
+        port, stop, thread, _ = start_server("udp", max_wait=2.0, rcvbuf=4 << 20)
+        try:
+            fast = measure("udp", "127.0.0.1", port, mode="bulk", packet=1472, time_s=0.2, gso=True)
+        finally:
+            stop.set()
+            thread.join(3)
+    except OSError as err:                                    # kernel without UDP_SEGMENT
+        pytest.skip(f"no UDP GSO here: {err}")
+    assert r.ok and fast.ok and fast.packets_received > 0
+    assert fast.packets_received + fast.lost == fast.packets_sent and fast.duplicates == 0
+
+
+def test_a_server_keeps_nothing_per_client():
+    """Hundreds of failing clients: the server's memory does not grow with them."""
+    import socket
+    import threading
+    import tracemalloc
+
+    import ppcb_raw as raw
+    from wirelab.transfer import listen_tcp, serve_tcp
+    sock = listen_tcp()
+    stop = threading.Event()
+    thread = threading.Thread(target=serve_tcp, args=(sock,), kwargs={"max_wait": 1.0, "stop": stop},
+                              daemon=True)
+    thread.start()
+    port = sock.getsockname()[1]
+
+    def bad_clients(n):
+        for _ in range(n):
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as c:
+                c.sendall(raw.conn(proto=1, total=2 ** 63) + raw.data(5, b"x" * 100))
+                while c.recv(100):
+                    pass
+    try:
+        bad_clients(50)                         # warm up caches
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        bad_clients(300)
+        grown = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+    finally:
+        stop.set()
+        thread.join(3)
+        sock.close()
+    assert grown < 200_000, f"server grew by {grown} B over 300 clients"
+
+
+def test_public_api_and_module_programs():
+    import subprocess
+    import sys
+
+    import wirelab.transfer as transfer
+    for name in transfer.__all__:
+        assert getattr(transfer, name) is not None
+    out = subprocess.run([sys.executable, "-m", "wirelab.transfer.ppcb"], capture_output=True, timeout=30)
+    assert out.returncode == 0 and b"CONN" in out.stdout and not out.stderr

@@ -2,18 +2,32 @@
 
 Read in this order: ``ppcb`` (the wire format, one table), ``tcp`` (server and
 client), ``udp_server`` and ``udp_client`` (udp and udpr), ``result`` (the one
-record every run returns), ``pacing`` and ``measure``/``measure_client``
+record every run returns), ``pacing`` and ``measure_server``/``measure_client``
 (bulk, offered load, echo), and ``run`` (both ends on loopback in one call).
 Each program runs alone: ``python -m wirelab.transfer.tcp serve 5000``.
 Standard library only.
 """
-from .measure_client import measure
-from .result import Result, merge
-from .run import HashSink, make_data, run_pair, start_server
-from .sockets import DEFAULT_HOST
-from .tcp import listen_tcp, send_tcp, serve_tcp
-from .udp_client import send_udp
-from .udp_server import listen_udp, serve_udp
+from __future__ import annotations
 
-__all__ = ["Result", "merge", "run_pair", "start_server", "make_data", "HashSink", "measure",
-           "listen_tcp", "serve_tcp", "send_tcp", "listen_udp", "serve_udp", "send_udp", "DEFAULT_HOST"]
+import importlib
+
+#: name → the module that defines it (imported on first use, so that
+#: ``python -m wirelab.transfer.tcp`` runs the module once, as __main__).
+_EXPORTS = {
+    "Result": "result", "merge": "result", "run_pair": "run", "start_server": "run",
+    "make_data": "run", "HashSink": "run", "measure": "measure_client",
+    "listen_tcp": "tcp", "serve_tcp": "tcp", "send_tcp": "tcp",
+    "listen_udp": "udp_server", "serve_udp": "udp_server", "send_udp": "udp_client",
+    "DEFAULT_HOST": "sockets",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

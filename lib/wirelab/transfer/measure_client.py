@@ -1,4 +1,4 @@
-"""The sending side of wirelab's measurement modes (the wire is in ``measure.py``).
+"""The sending side of wirelab's measurement modes (the wire and the receiver are in ``measure_server.py``).
 
     measure("udp", "127.0.0.1", 5000, mode="load", rate_bps=40e6, packet=1400, time_s=2)
 
@@ -16,7 +16,7 @@ import sys
 import time
 
 from ..errors import ProtocolError, TransferError, UsageError
-from . import measure as wire
+from . import measure_server as wire
 from .pacing import Pacer
 from .result import Result
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket
@@ -32,8 +32,14 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             rate_bps: float | None = None, packet: int = 1400, count: int = 100,
             max_wait: float = 5.0, max_retransmits: int = 5, sndbuf: int | None = None,
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
-            offset_rounds: int = 16) -> Result:
-    """Run one measurement against a wirelab server (tcp or udp); return the joined Result."""
+            offset_rounds: int = 16, same_clock: bool | None = None) -> Result:
+    """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
+
+    ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
+    Otherwise ``offset_rounds`` ECHO exchanges first estimate the receiver's clock offset.
+    """
+    if same_clock is None:
+        same_clock = wire.same_host(host)
     if proto not in ("tcp", "udp"):
         raise UsageError(f"measurement modes run over tcp or udp, not {proto!r}", "use tcp or udp")
     if mode not in ("bulk", "load", "echo"):
@@ -60,7 +66,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso})
         result.sender_start_time_s = time.time()
         offset = None
-        if mode == "echo" or not wire.same_host(host):
+        if mode == "echo" or not same_clock:
             offsets = end.echo(count if mode == "echo" else offset_rounds)
             offset = statistics.median(offsets) if offsets else None
         if mode != "echo":
@@ -71,7 +77,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 result.metadata["late_packets"] = pacer.late
         result.sender_end_time_s = time.time()
         report = end.finish()
-        _fold(result, report, host, offset)
+        _fold(result, report, same_clock, offset)
     except (TransferError, ProtocolError) as err:
         result.error = str(err)
     except socket.timeout:
@@ -86,7 +92,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     return result
 
 
-def _fold(result: Result, report: dict, host: str, offset: float | None) -> None:
+def _fold(result: Result, report: dict, same_clock: bool, offset: float | None) -> None:
     """Put the receiver's REPORT into the Result; one-way delay with the clock method named."""
     for key in ("bytes_received", "bytes_delivered", "packets_received", "duplicates", "out_of_order",
                 "receiver_start_time_s", "receiver_end_time_s", "receiver_cpu_s", "receiver_syscalls",
@@ -95,7 +101,7 @@ def _fold(result: Result, report: dict, host: str, offset: float | None) -> None
     result.receiver_error = report.get("error")
     result.lost = report.get("lost", 0 if result.proto == "tcp" else None)
     raw = report.get("raw_delays_s") or []
-    if wire.same_host(host):
+    if same_clock:
         result.one_way_delays_s, result.delay_method = raw, "same host clock"
     elif offset is not None:
         result.clock_offset_s = offset

@@ -51,3 +51,13 @@ class Pacer:
                 due = floor
         self.next_s = due + self.interval_s
         return due
+
+
+if __name__ == "__main__":          # python -m wirelab.transfer.pacing: watch a pacer keep time
+    pacer = Pacer(rate_bps=8e6, packet_bytes=1000)            # 1000 packets per second
+    start = time.monotonic()
+    dues = [pacer.wait() - start for _ in range(200)]
+    gaps = [b - a for a, b in zip(dues, dues[1:])]
+    print(f"200 packets of 1000 B at 8 Mbit/s took {time.monotonic() - start:.3f} s "
+          f"(planned {199 * pacer.interval_s:.3f} s), mean gap {sum(gaps) / len(gaps) * 1e3:.3f} ms, "
+          f"late {pacer.late}")

@@ -133,3 +133,10 @@ def unpack(raw: bytes, *, stream: bool = False) -> Packet:
 def new_session_id() -> bytes:
     """8 random bytes, as the client chooses them."""
     return os.urandom(8)
+
+
+if __name__ == "__main__":          # python -m wirelab.transfer.ppcb: print the table
+    print(f"{'packet':<8}{'type':>5}  {'bytes':>6}  fields (big-endian, after the type byte)")
+    for name, (code, fmt, names) in TABLE.items():
+        extra = " + data (1..64000 B)" if name == "DATA" else ""
+        print(f"{name:<8}{code:>5}  {HEADER_BYTES[name]:>6}  {', '.join(names)}{extra}   struct {fmt!r}")

@@ -12,6 +12,7 @@ serve``/``wirelab send``) at each end instead.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import threading
 import time
@@ -142,3 +143,22 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
         sink.hexdigest() == hashlib.sha256(payload).hexdigest()
     result.metadata["backend"] = "loopback, server thread in this process"
     return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m wirelab.transfer.run PROTO [SIZE]``: one loopback transfer, its Result as JSON."""
+    import sys
+    from ..units import parse_size
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in ("tcp", "udp", "udpr"):
+        print("usage: python -m wirelab.transfer.run {tcp|udp|udpr} [SIZE, e.g. 1MB]", file=sys.stderr)
+        return 2
+    result = run_pair(argv[0], data=int(parse_size(argv[1])) if len(argv) > 1 else 1_000_000)
+    print(result.summary(), file=sys.stderr)
+    print(result.to_json(indent=1, default=str) if "--samples" in argv else
+          json.dumps(result.to_dict(samples=False), indent=1))
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -90,14 +90,15 @@ def listen_tcp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
 
 
 def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions: int | None = None,
-              stop: threading.Event | None = None, on_result=None, log=None) -> list[Result]:
+              stop: threading.Event | None = None, on_result=None, log=None) -> int:
     """Serve clients one after another on a listening socket until ``stop`` is
     set or ``sessions`` clients were served. ``out``: a binary file (or None to
     discard) that receives each client's bytes. ``on_result(result)`` is called
-    after each client; ``log(line)`` gets one line per client error."""
-    from .measure import MAGIC, serve_measure_tcp   # wirelab's measurement modes, same port
-    results = []
-    while (sessions is None or len(results) < sessions) and not (stop and stop.is_set()):
+    after each client; ``log(line)`` gets one line per client error. Returns
+    the number of clients served."""
+    from .measure_server import MAGIC, serve_measure_tcp   # wirelab's measurement modes, same port
+    served = 0        # results are handed to on_result, never kept: a long-running server stays small
+    while (sessions is None or served < sessions) and not (stop and stop.is_set()):
         ready, _, _ = select.select([sock], [], [], 0.1)   # wake up to notice `stop`
         if not ready:
             continue
@@ -118,10 +119,10 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
         result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
         if result.receiver_error and log:
             log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
-        results.append(result)
+        served += 1
         if on_result:
             on_result(result)
-    return results
+    return served
 
 
 def serve_tcp_connection(conn: socket.socket, reader: StreamReader, meter: Meter, *, out=None,

@@ -45,14 +45,14 @@ def listen_udp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
 
 def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retransmits: int = 5,
               sessions: int | None = None, stop: threading.Event | None = None,
-              on_result=None, log=None) -> list[Result]:
+              on_result=None, log=None) -> int:
     """Serve udp and udpr clients one after another until ``stop`` is set or
     ``sessions`` sessions ended (see ``tcp.serve_tcp`` for the arguments)."""
-    from .measure import END, MAGIC, serve_measure_udp   # wirelab's measurement modes, same port
-    results: list[Result] = []
+    from .measure_server import END, MAGIC, serve_measure_udp   # wirelab's measurement modes, same port
+    served = 0        # results are handed to on_result, never kept: a long-running server stays small
     linger = None      # (session id, address, last packet_no, until): a finished udpr session
     last_report = None  # (address, REPORT datagram) of the last measurement session
-    while (sessions is None or len(results) < sessions) and not (stop and stop.is_set()):
+    while (sessions is None or served < sessions) and not (stop and stop.is_set()):
         ready, _, _ = select.select([sock], [], [], 0.1)   # idle: wait for CONN, no limit
         if not ready:
             continue
@@ -86,10 +86,10 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
         result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
         if result.receiver_error and log:
             log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
-        results.append(result)
+        served += 1
         if on_result:
             on_result(result)
-    return results
+    return served
 
 
 def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wait: float,

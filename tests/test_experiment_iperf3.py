@@ -73,7 +73,7 @@ def test_unsupported_settings_have_reasons():
 @needs_iperf3
 def test_iperf3_sweep_on_loopback_is_in_the_same_table(tmp_path):
     exp = Experiment("i", proto=["tcp", "udp", "udpr"], size="200KB", rate="20mbit", reps=1,
-                     engine="iperf3", timeout=20)
+                     engine="iperf3", backend="loopback", timeout=20)
     df = run(exp, out=tmp_path / "i", progress=False)
     assert dict(zip(df["proto"], df["status"])) == {"tcp": "ok", "udp": "ok", "udpr": "skipped"}
     ok = df[df["status"] == "ok"]
@@ -81,3 +81,16 @@ def test_iperf3_sweep_on_loopback_is_in_the_same_table(tmp_path):
     assert ok["goodput_bps"].between(10e6, 25e6).all(), ok["goodput_bps"].tolist()
     assert (ok["pred_wire"] == "payload").all() and (ok["engine"] == "iperf3").all()
     assert summarize(df)["measured_over_predicted"].dropna().between(0.5, 1.3).all()
+
+
+@needs_iperf3
+@pytest.mark.root
+def test_iperf3_across_a_testbed_sees_the_link(tmp_path):
+    exp = Experiment("i", proto=["tcp", "udp"], size="500KB", rate="10mbit", reps=1,
+                     engine="iperf3", timeout=30)
+    df = run(exp, out=tmp_path / "i", progress=False)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert set(df["backend"]) <= {"namespaces", "userspace"}
+    assert df["tc_commands"].str.contains("tbf rate 10000000bit").all()
+    # the link, not iperf3, limits the rate: payload goodput below the 10 Mbit/s line rate
+    assert df["goodput_bps"].between(7e6, 10e6).all(), df["goodput_bps"].tolist()

@@ -13,13 +13,26 @@ and ``stats`` (mean, std, 95 % Student-t interval per setting).
     df = run(exp)                 # resumes if data/rate-sweep/ already has runs
     summarize(df)                 # goodput_bps_mean, _ci, pred_goodput_bps, …
 """
-from .engine import ENGINES, MEASURED, Engine, get_engine
-from .prediction import predict_columns
-from .runner import default_folder, run, run_one
-from .spec import AXES, Experiment, Setting, column_for
-from .stats import confidence_interval, summarize, t_quantile
-from .store import ResultStore, load
+import importlib
 
-__all__ = ["Experiment", "Setting", "AXES", "column_for", "Engine", "ENGINES", "MEASURED",
-           "get_engine", "run", "run_one", "default_folder", "ResultStore", "load",
-           "summarize", "confidence_interval", "t_quantile", "predict_columns"]
+#: name → module that defines it (imported on first use, so that
+#: ``python -m wirelab.experiment.client`` starts without loading pandas).
+_EXPORTS = {
+    "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec",
+    "Engine": "engine", "ENGINES": "engine", "MEASURED": "engine", "get_engine": "engine",
+    "run": "runner", "run_one": "runner", "default_folder": "runner",
+    "ResultStore": "store", "load": "store",
+    "summarize": "stats", "confidence_interval": "stats", "t_quantile": "stats",
+    "predict_columns": "prediction",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import time
 
-from ..errors import MissingToolError, TransferError, UsageError
+from ..errors import LinkError, MissingToolError, TransferError, UsageError
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "SEMANTICS"]
 
@@ -172,26 +172,29 @@ def wait_listening(proc: subprocess.Popen, port: int, deadline: float) -> None:
 
 
 class Iperf3Engine:
-    """Run a setting with iperf3 on loopback (or across a testbed when one is given).
+    """Run a setting with iperf3: across a fresh testbed (root) or on loopback.
 
-    ``testbed``: an object with ``argv(host, argv) -> argv`` (wraps a command
-    to run inside host ``"a"`` or ``"b"``) and ``address(host) -> str``; when
-    None, both ends run on 127.0.0.1 and the rate is paced by iperf3 itself
-    (``-b``, payload bits), so delay and loss cannot be emulated.
+    On a testbed the server runs in host ``b`` and the client in host ``a``;
+    the link shapes the traffic. On loopback nothing shapes it, so iperf3
+    paces the payload itself (``-b`` at the link rate) and delay and loss
+    cannot be emulated.
     """
     name = "iperf3"
 
-    def __init__(self, testbed=None, backend: str | None = None):
-        self.testbed = testbed
-        self.backend = backend or ("loopback" if testbed is None else getattr(testbed, "backend", "testbed"))
+    def __init__(self, backend: str | None = None):
+        self.requested = backend
+        self.backend: str | None = None
 
     def info(self) -> dict:
-        exe = shutil.which("iperf3")
-        return {"iperf3": exe, "semantics": SEMANTICS}
+        return {"iperf3": shutil.which("iperf3"), "semantics": SEMANTICS, "backend": self.backend}
+
+    def prepare(self, settings, backend: str = "auto") -> None:
+        from . import links
+        self.backend = links.sweep_backend(settings, self.requested or backend)
 
     def describe(self, setting) -> dict:
-        if self.testbed is None:
-            return {"backend": "loopback (iperf3 -b pacing)", "wire": "payload",
+        if (self.backend or "loopback") == "loopback":
+            return {"backend": "loopback", "wire": "payload",
                     "tc_commands": ["# no link: iperf3 paces the payload itself (-b)"]}
         return {"backend": self.backend, "wire": "emulated"}
 
@@ -202,41 +205,55 @@ class Iperf3Engine:
             return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
         if setting.workload == "echo":
             return "iperf3 has no echo workload; use engine='wirelab'"
-        if self.testbed is None:
+        if (self.backend or "loopback") == "loopback":
             if setting.get("delay_s", 0) or setting.get("loss", 0) or setting["jitter_s"]:
                 return ("loopback cannot add delay or loss without a link: run as root "
-                        "(namespaces backend) or use delay=0, loss=0")
+                        "(namespaces or userspace backend) or use delay=0, loss=0")
         return None
 
     def run(self, setting, *, deadline: float, seed: int = 0, workdir=None) -> dict:
-        if self.testbed is None:
-            host, wrap = "127.0.0.1", (lambda _h, argv: argv)
-        else:
-            host, wrap = self.testbed.address("b"), self.testbed.argv
-        port = free_port() if self.testbed is None else 5201
-        server = subprocess.Popen(wrap("b", server_argv(port, host)), stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT)
-        try:
-            wait_listening(server, port, min(deadline, time.monotonic() + 10))
-            argv = wrap("a", client_argv(setting, host, port, pace_rate=self.testbed is None))
-            left = max(deadline - time.monotonic(), 0.1)
+        from . import links
+        with links.fresh_link(setting, self.backend or "loopback", seed=seed) as testbed:
+            if testbed is None:
+                host, port = "127.0.0.1", free_port()
+                server = subprocess.Popen(server_argv(port, host), stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT)
+            else:
+                host, port = testbed.address("b"), 5201
+                server = testbed.popen("b", server_argv(port, host), stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, text=False)
             try:
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=left)
-            except subprocess.TimeoutExpired:
-                raise TransferError(f"iperf3 did not finish within the {left:.0f} s left",
-                                    "give the experiment a longer timeout or a smaller size") from None
-            result = parse(done.stdout)
-            if done.returncode and result.get("ok"):
-                result.update(ok=False, error=f"iperf3 exited {done.returncode}: {done.stderr.strip()}")
-            result["argv"] = " ".join(argv)
-            return result
-        finally:
-            if server.poll() is None:
-                server.terminate()
+                wait_listening(server, port, min(deadline, time.monotonic() + 10))
+                argv = client_argv(setting, host, port, pace_rate=testbed is None)
+                left = max(deadline - time.monotonic(), 0.1)
                 try:
-                    server.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait(timeout=2)
-            server.stdout.close()
+                    if testbed is None:
+                        done = subprocess.run(argv, capture_output=True, text=True, timeout=left)
+                    else:
+                        done = testbed.exec("a", argv, timeout=left)
+                except (subprocess.TimeoutExpired, LinkError):
+                    raise TransferError(f"iperf3 did not finish within the {left:.0f} s left",
+                                        "give the experiment a longer timeout or a smaller size") from None
+                result = parse(done.stdout)
+                if done.returncode and result.get("ok"):
+                    result.update(ok=False, error=f"iperf3 exited {done.returncode}: {done.stderr.strip()}")
+                result["argv"] = " ".join(argv)
+                if testbed is not None:
+                    info = testbed.describe()
+                    result["link"] = {"backend": info["backend"], "tc_commands": info["shaping_commands"],
+                                      "emulated_by": info["emulated_by"], "testbed": info["testbed"]}
+                return result
+            finally:
+                _stop(server)
 
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=2)
+    if proc.stdout:
+        proc.stdout.close()

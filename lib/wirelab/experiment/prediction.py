@@ -20,7 +20,7 @@ from ..model import predict
 
 __all__ = ["predict_columns", "PRED_COLUMNS", "WIRES"]
 
-WIRES = ("emulated", "real", "payload")
+WIRES = ("emulated", "real", "payload", "none")
 #: Columns always present (NaN when there is nothing to predict).
 PRED_COLUMNS = ["pred_goodput_bps", "pred_binding", "pred_efficiency", "pred_payload_bytes",
                 "pred_wire_bytes", "pred_rtt_s", "pred_wire", "pred_note"]
@@ -33,11 +33,18 @@ def _get(params: dict, name: str, default=None):
     return value
 
 
-def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True) -> dict:
+def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
+                    payload: int | None = None, stream_header: int = 0, udp_header: int = 0) -> dict:
     """``pred_*`` columns for one setting's parameters (SI values, results column names).
 
     ``timestamps``: whether TCP segments carry the 12 B timestamp option (Linux
-    does by default: ``net.ipv4.tcp_timestamps = 1``).
+    does by default: ``net.ipv4.tcp_timestamps = 1``). How the engine frames
+    the data (it says so in ``describe``): ``payload`` application bytes per
+    datagram/write (default: the ``packet_bytes`` column, else a full packet);
+    ``stream_header`` bytes of application framing per ``payload`` inside a TCP
+    stream (PPCB's 21 B DATA header per 1000 B chunk costs 2 %);
+    ``udp_header`` bytes of such framing inside each UDP datagram.
+    ``wire="none"``: nothing shapes the link (loopback), so nothing is predicted.
     """
     out: dict = {c: math.nan for c in PRED_COLUMNS}
     out.update(pred_binding=None, pred_wire=wire, pred_note=None)
@@ -45,11 +52,19 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
         return out
+    if wire == "none":
+        out["pred_note"] = "loopback: no link enforces the rate, so the model has nothing to predict"
+        return out
     delay = _get(params, "delay_s", 0.0)
     rtt = 2.0 * delay if delay > 0 else None
     notes = []
     try:
-        p = predict(proto, rate, mtu=_get(params, "mtu"), payload=_get(params, "packet_bytes"),
+        size = payload if payload is not None else _get(params, "packet_bytes")
+        if proto == "tcp" and stream_header:
+            size = None                       # the stream is cut into full segments anyway
+        elif size is not None and udp_header:
+            size = size + udp_header
+        p = predict(proto, rate, mtu=_get(params, "mtu"), payload=size,
                     timestamps=timestamps and proto == "tcp", rtt_s=rtt,
                     loss=_get(params, "loss", 0.0),
                     wire="real" if wire == "real" else "emulated",
@@ -59,11 +74,20 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         out["pred_note"] = f"no prediction: {err}"
         return out
     limits = dict(p.limits)
+    share = 1.0
+    if proto == "tcp" and stream_header:
+        chunk = payload or _get(params, "packet_bytes") or 1000
+        share = chunk / (chunk + stream_header)
+        notes.append(f"{stream_header} B of application framing per {chunk:g} B: ×{share:.4f}")
+    elif proto == "udp" and udp_header and p.payload_bytes:
+        share = (p.payload_bytes - udp_header) / p.payload_bytes
+        notes.append(f"{udp_header} B of application framing per datagram: ×{share:.4f}")
+    limits = {name: value * share for name, value in limits.items()}
     if wire == "payload":
-        limits["link"] = rate * p.delivery_probability if proto == "udp" else rate
+        limits["link"] = share * rate * (p.delivery_probability if proto == "udp" else 1.0)
         notes.append("the relay paces application bytes, so η = 1")
     elif proto == "udp":
-        limits["link"] = p.goodput_bps
+        limits["link"] = p.goodput_bps * share
     offered = _get(params, "offered_bps")
     if offered is not None and proto == "udp":
         limits["offered"] = offered * p.delivery_probability

@@ -65,8 +65,9 @@ def run_one(engine, setting: Setting, *, rep: int = 0, seed: int = 0, timeout: f
     commands = described.pop("tc_commands", None)
     row["tc_commands"] = "\n".join(commands) if isinstance(commands, (list, tuple)) else commands
     row["wire"] = described.pop("wire", "emulated")
+    framing = described.pop("predict_as", None) or {}
     row.update({f"link_{k}": v for k, v in flatten(described).items()})
-    row.update(predict_columns(setting.params, wire=row["wire"], timestamps=timestamps))
+    row.update(predict_columns(setting.params, wire=row["wire"], timestamps=timestamps, **framing))
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
 
     reason = engine.unsupported(setting) if hasattr(engine, "unsupported") else None
@@ -77,7 +78,13 @@ def run_one(engine, setting: Setting, *, rep: int = 0, seed: int = 0, timeout: f
         try:
             record = engine.run(setting, deadline=start + timeout, seed=seed, workdir=workdir)
             raw["result"] = record
-            measured = flatten(record)
+            link = dict(record.get("link") or {})
+            if link.get("backend"):
+                row["backend"] = link.pop("backend")
+            if "tc_commands" in link:
+                row["tc_commands"] = "\n".join(link.pop("tc_commands"))
+            row.update({f"link_{k}": v for k, v in flatten(link).items()})
+            measured = flatten({k: v for k, v in record.items() if k != "link"})
             for key, value in measured.items():
                 row[f"result_{key}" if key in RESERVED or key in row else key] = value
             ok = record.get("ok", True)
@@ -127,6 +134,8 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
         try:
+            if hasattr(engine, "prepare"):
+                engine.prepare(experiment.settings(), experiment.backend)
             if hasattr(engine, "open"):
                 engine.open()
                 opened = True

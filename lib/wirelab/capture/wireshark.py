@@ -1,0 +1,192 @@
+"""Wireshark's own eyes: tshark and pyshark for dissection details and TCP analysis flags.
+
+Slow (thousands of packets per second), so for small captures or a few
+selected frames; ``read_capture`` is the fast path. Everything here runs
+tshark as a subprocess with a timeout, or pyshark in a worker thread with
+its own event loop, so it works inside Jupyter (whose event loop is already
+running and makes pyshark fail with "This event loop is already running").
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CaptureError, MissingToolError
+
+__all__ = ["tshark", "tshark_fields", "tshark_conversations", "parse_conversations",
+           "tcp_analysis_flags", "packets_json", "pyshark_packets", "TCP_FLAGS"]
+
+#: tcp.analysis.* flags we compare with our own analysis
+TCP_FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
+             "lost_segment", "duplicate_ack"]
+
+
+def tshark() -> str:
+    path = shutil.which("tshark")
+    if not path:
+        raise MissingToolError("tshark")
+    return path
+
+
+def _run(argv: list[str], timeout: float) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CaptureError(f"tshark took more than {timeout:g} s",
+                           "use a smaller capture, a display filter, or read_capture()") from None
+    if done.returncode != 0:
+        err = done.stderr.strip().splitlines()
+        raise CaptureError(f"tshark failed: {err[-1] if err else done.returncode}",
+                           "check the file opens in Wireshark")
+    return done.stdout
+
+
+def tshark_fields(path, fields: list[str], *, display_filter: str | None = None,
+                  options: tuple[str, ...] = (), timeout: float = 120) -> pd.DataFrame:
+    """``tshark -T fields`` into a DataFrame (one row per frame shown), numbers converted."""
+    argv = [tshark(), "-n", "-r", str(path), "-T", "fields", "-E", "separator=\t",
+            "-E", "occurrence=f", *options]
+    if display_filter:
+        argv += ["-Y", display_filter]
+    for f in fields:
+        argv += ["-e", f]
+    text = _run(argv, timeout)
+    df = pd.read_csv(io.StringIO(text), sep="\t", header=None, names=fields, dtype=str,
+                     keep_default_na=False, quoting=3)
+    for f in fields:
+        numeric = pd.to_numeric(df[f].replace("", np.nan), errors="coerce")
+        if numeric.notna().sum() == (df[f] != "").sum():
+            df[f] = numeric
+    return df
+
+
+_UNITS = {"bytes": 1, "kB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3}
+_CONV = re.compile(r"^(\S+?):?(\d+)?\s+<->\s+(\S+?):?(\d+)?\s+"
+                   r"(\d+)\s+([\d.]+ \w+)\s+(\d+)\s+([\d.]+ \w+)\s+(\d+)\s+([\d.]+ \w+)\s+([\d.]+)\s+([\d.]+)\s*$")
+
+
+def _bytes(text: str) -> tuple[int, bool]:
+    value, unit = text.split()
+    return int(float(value) * _UNITS.get(unit, 1)), unit == "bytes"
+
+
+def parse_conversations(text: str) -> pd.DataFrame:
+    """The table of ``tshark -q -z conv,tcp`` (or udp/ip). tshark 4 rounds bytes to kB/MB,
+    so ``bytes_exact`` says whether the byte counts of a row are exact."""
+    rows = []
+    for line in text.splitlines():
+        m = _CONV.match(line.strip())
+        if not m:
+            continue
+        a, ap, b, bp, f_ba, b_ba, f_ab, b_ab, f_t, b_t, start, dur = m.groups()
+        (n_ba, e1), (n_ab, e2), (n_t, e3) = _bytes(b_ba), _bytes(b_ab), _bytes(b_t)
+        rows.append({"a": a, "a_port": int(ap) if ap else None, "b": b, "b_port": int(bp) if bp else None,
+                     "packets_b_to_a": int(f_ba), "bytes_b_to_a": n_ba, "packets_a_to_b": int(f_ab),
+                     "bytes_a_to_b": n_ab, "packets": int(f_t), "bytes": n_t,
+                     "bytes_exact": e1 and e2 and e3, "start": float(start), "duration": float(dur)})
+    return pd.DataFrame(rows)
+
+
+def tshark_conversations(path, proto: str = "tcp", *, timeout: float = 120) -> pd.DataFrame:
+    """``tshark -z conv,PROTO`` as a DataFrame (IP reassembly off, as ``flows`` counts frames)."""
+    text = _run([tshark(), "-n", "-r", str(path), "-o", "ip.defragment:FALSE",
+                 "-o", "ipv6.defragment:FALSE", "-q", "-z", f"conv,{proto}"], timeout)
+    return parse_conversations(text)
+
+
+def tcp_analysis_flags(path, *, timeout: float = 120) -> pd.DataFrame:
+    """Wireshark's tcp.analysis.* flags per frame (index = frame number − 1, booleans)."""
+    fields = ["frame.number"] + [f"tcp.analysis.{f}" for f in TCP_FLAGS]
+    argv = [tshark(), "-n", "-r", str(path), "-T", "fields", "-E", "separator=\t"]
+    for f in fields:
+        argv += ["-e", f]
+    text = _run(argv, timeout)
+    raw = pd.read_csv(io.StringIO(text), sep="\t", header=None, names=fields, dtype=str,
+                      keep_default_na=False, quoting=3)
+    out = pd.DataFrame({f: raw[f"tcp.analysis.{f}"] != "" for f in TCP_FLAGS})
+    out.index = raw["frame.number"].astype(int) - 1
+    return out
+
+
+def packets_json(path, *, display_filter: str | None = None, frames: list[int] | None = None,
+                 limit: int = 50, timeout: float = 60) -> list[dict]:
+    """Full Wireshark dissection (``tshark -T json``) of a few packets: frame numbers
+    (1-based, as Wireshark shows them) and/or a display filter; at most ``limit``."""
+    parts = [display_filter] if display_filter else []
+    if frames:
+        parts.append("frame.number in {" + " ".join(str(int(f)) for f in frames) + "}")
+    argv = [tshark(), "-n", "-r", str(path), "-T", "json", "-c", str(int(limit) * 1000)]
+    if parts:
+        argv += ["-Y", " and ".join(f"({p})" for p in parts)]
+    text = _run(argv, timeout)
+    packets = json.loads(text) if text.strip() else []
+    return [p["_source"]["layers"] for p in packets[:limit]]
+
+
+def _in_worker(fn, timeout: float):
+    """Run ``fn(loop)`` in a new thread with a fresh asyncio loop; return its result."""
+    box: dict = {}
+
+    def work():
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            box["value"] = fn(loop)
+        except BaseException as err:  # noqa: BLE001 - handed back to the caller
+            box["error"] = err
+        finally:
+            loop.close()
+
+    worker = threading.Thread(target=work, name="wirelab-pyshark", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise CaptureError(f"pyshark took more than {timeout:g} s", "use a display filter or fewer packets")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def pyshark_packets(path, *, display_filter: str | None = None, limit: int = 20,
+                    fields: dict[str, str] | None = None, timeout: float = 60) -> pd.DataFrame:
+    """pyshark, safely inside Jupyter: the first ``limit`` packets matching ``display_filter``,
+    one row each with the requested fields (name → "layer.field", e.g.
+    ``{"rtt": "tcp.analysis_ack_rtt"}``) plus frame number and highest layer."""
+    import pyshark
+
+    tshark()
+    if not Path(path).exists():
+        raise CaptureError(f"no capture file at {path}", "check the path")
+    fields = fields or {}
+
+    def read(loop):
+        cap = pyshark.FileCapture(str(path), display_filter=display_filter, eventloop=loop,
+                                  keep_packets=False)
+        rows = []
+        try:
+            for i, pkt in enumerate(cap):
+                if i >= limit:
+                    break
+                row = {"frame": int(pkt.number), "highest_layer": pkt.highest_layer,
+                       "length": int(pkt.length)}
+                for name, dotted in fields.items():
+                    layer, _, attr = dotted.partition(".")
+                    try:
+                        row[name] = getattr(getattr(pkt, layer), attr)
+                    except AttributeError:
+                        row[name] = None
+                rows.append(row)
+        finally:
+            cap.close()
+        return rows
+
+    return pd.DataFrame(_in_worker(read, timeout))

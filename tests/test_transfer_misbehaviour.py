@@ -162,3 +162,36 @@ def test_malformed_packets_never_stop_the_server(server):
             c.close()
     for _ in range(2):
         assert send(kind, port, make_data(20_000)).ok
+
+
+def test_fuzzed_datagrams_and_streams_never_stop_the_servers():
+    """Random bytes, random PPCB-looking headers and broken measurement HELLOs."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+    udp_port, udp_stop, udp_thread, _ = start_server("udp", max_wait=0.2, max_retransmits=1)
+    tcp_port, tcp_stop, tcp_thread, _ = start_server("tcp", max_wait=0.2)
+    first = st.sampled_from([0, 1, 2, 4, 5, 7, 0x80, 0x82, 0x83, 0x85, 0xFF])
+    hellos = st.sampled_from([b'\x80\x00\x00\x00\x02[]', b'\x80\x00\x00\x00\x0e{"packet":"x"}',
+                              b'\x80\x00\x00\x00\x0d{"packet":-5}', b'\x80\xff\xff\xff\xff{}',
+                              b'\x80\x00\x00\x00\x16{"packet":40,"gro":1}'])
+    blobs = st.one_of(hellos, st.tuples(first, st.binary(max_size=80)).map(lambda t: bytes([t[0]]) + t[1]))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(blob=blobs)
+    def poke(blob):
+        u = raw.udp_peer(udp_port)
+        u.send(blob)
+        u.close()
+        with socket.create_connection(("127.0.0.1", tcp_port), timeout=2) as c:
+            c.sendall(blob)
+            c.shutdown(socket.SHUT_WR)
+            recv_exact(c, 1 << 16, timeout=1.0)
+    try:
+        poke()
+        assert udp_thread.is_alive() and tcp_thread.is_alive()
+        assert send_udp("127.0.0.1", udp_port, b"still here", proto="udpr", max_wait=1.0).ok
+        assert send_tcp("127.0.0.1", tcp_port, b"still here", max_wait=1.0).ok
+    finally:
+        udp_stop.set()
+        tcp_stop.set()
+        udp_thread.join(3)
+        tcp_thread.join(3)

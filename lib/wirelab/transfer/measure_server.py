@@ -120,6 +120,19 @@ class Tally:
                 "raw_delays_s": [round(d, 9) for d in delays], "delays_sampled": len(delays) < len(self.delays_s)}
 
 
+def check_hello(hello, limit: int) -> tuple[dict, int]:
+    """The HELLO's parameters, checked: (hello, record size). Raises ProtocolError."""
+    if not isinstance(hello, dict):
+        raise ProtocolError("HELLO is not a JSON object", "check both ends are wirelab")
+    try:
+        packet = int(hello.get("packet") or 0)
+    except (TypeError, ValueError):
+        raise ProtocolError(f"HELLO packet size {hello.get('packet')!r}", "send a whole number of bytes") from None
+    if not MIN_PACKET <= packet <= limit:
+        raise ProtocolError(f"record size {packet} B", f"use {MIN_PACKET} to {limit} B")
+    return hello, packet
+
+
 def _echo_reply(raw, t2_ns: int) -> bytes:
     _, seq, t1, _, _ = ECHO_HDR.unpack_from(raw)
     return ECHO_HDR.pack(ECHO_REPLY, seq, t1, t2_ns, time.time_ns()) + bytes(raw[ECHO_HDR.size:])
@@ -147,10 +160,7 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
     """One measurement client on an accepted TCP connection (HELLO not yet read)."""
     tally, hello, error = Tally(), {}, None
     try:
-        hello = read_json(reader, MAGIC, limit=65536)
-        packet = int(hello.get("packet", 0))
-        if not MIN_PACKET <= packet <= 1 << 24:
-            raise ProtocolError(f"record size {packet} B", f"use {MIN_PACKET} B to 16 MiB")
+        hello, packet = check_hello(read_json(reader, MAGIC, limit=65536), 1 << 24)
         raw = bytearray(packet)
         view = memoryview(raw)
         while True:
@@ -175,7 +185,7 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
         meter.call()
     except OSError:
         pass
-    return _result("tcp", hello, report, error)
+    return _result("tcp", hello if isinstance(hello, dict) else {}, report, error)
 
 
 # ----------------------------------------------------------------- UDP receiver
@@ -185,16 +195,16 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     from .sockets import Meter
     meter, tally, error = Meter(), Tally(), None
     try:
-        hello = parse_json_packet(hello_raw, MAGIC)
-    except ProtocolError as err:
+        hello, packet = check_hello(parse_json_packet(hello_raw, MAGIC), 65507)
+        gro = bool(hello.get("gro"))
+        if gro:
+            enable_gro(sock)
+    except (ProtocolError, OSError) as err:
         return _result("udp", {}, {}, str(err)), None
-    gro, packet = bool(hello.get("gro")), max(int(hello.get("packet") or 0), REC.size)
-    if gro:
-        enable_gro(sock)
     sock.sendto(json_packet(HELLO_ACK, {"rcvbuf_granted_bytes":
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
-    records = array("q")          # seq, send_ns, receive_ns, size per record; tallied at the end
+    records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
     sent = None
     sock.settimeout(min(max_wait, 0.25))
     silent_since = time.monotonic()
@@ -212,11 +222,11 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
                 continue
             now_ns = time.time_ns()
             meter.call()
-            silent_since = time.monotonic()
             if addr != client or n == 0:
                 if n and buf[0] == 1:                 # a PPCB CONN while we are busy
                     sock.sendto(bytes([3]) + bytes(buf[1:9]), addr)
                 continue
+            silent_since = time.monotonic()
             kind = buf[0]
             if kind == RECORD and n >= REC.size:
                 if gro:                               # GRO hands us several records at once

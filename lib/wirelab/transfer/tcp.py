@@ -102,7 +102,10 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
         ready, _, _ = select.select([sock], [], [], 0.1)   # wake up to notice `stop`
         if not ready:
             continue
-        conn, addr = sock.accept()
+        try:
+            conn, addr = sock.accept()
+        except OSError:                    # the client gave up before we got to it
+            continue
         with conn:
             conn.settimeout(max_wait)
             meter = Meter()
@@ -116,6 +119,8 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
                     result = serve_tcp_connection(conn, reader, meter, out=out, max_wait=max_wait)
             except TransferError as err:   # nothing at all arrived, or closed before CONN
                 result = Result("tcp", receiver_error=str(err), max_wait_s=max_wait)
+            except Exception as err:       # noqa: BLE001 - a client must never stop the server
+                result = Result("tcp", receiver_error=f"internal error on this client: {err!r}")
         result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
         if result.receiver_error and log:
             log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
@@ -216,13 +221,24 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
         reply = read_packet(reader)
         if reply.kind != "CONACC" or reply.session_id != session:
             raise ProtocolError(f"expected CONACC, got {reply.kind}", "the server refused the connection")
-        for number, offset in enumerate(range(0, len(data), chunk)):
-            piece = view[offset:offset + chunk]
-            result.send_times_s.append(time.time())
-            sock.sendall(ppcb.data_header(session, number, len(piece)) + piece)
-            meter.call()
-            result.bytes_sent += len(piece)
-            result.packets_sent += 1
+        try:
+            for number, offset in enumerate(range(0, len(data), chunk)):
+                piece = view[offset:offset + chunk]
+                result.send_times_s.append(time.time())
+                sock.sendall(ppcb.data_header(session, number, len(piece)) + piece)
+                meter.call()
+                result.bytes_sent += len(piece)
+                result.packets_sent += 1
+        except OSError:                   # the server hung up: did it say why (RJT) first?
+            sock.settimeout(0.1)
+            try:
+                reply = read_packet(reader)
+            except TransferError:
+                raise TransferError("connection closed by the server mid-transfer",
+                                    "the server died or stopped reading") from None
+            raise ProtocolError(f"server answered {reply.kind}"
+                                + (f" for packet {reply.packet_no}" if reply.packet_no is not None else "")
+                                + " and closed the connection", "the server rejected the transfer") from None
         reply = read_packet(reader)
         if reply.kind != "RCVD" or reply.session_id != session:
             raise ProtocolError(f"expected RCVD, got {reply.kind}"

@@ -48,41 +48,22 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
               on_result=None, log=None) -> int:
     """Serve udp and udpr clients one after another until ``stop`` is set or
     ``sessions`` sessions ended (see ``tcp.serve_tcp`` for the arguments)."""
-    from .measure_server import END, MAGIC, serve_measure_udp   # wirelab's measurement modes, same port
     served = 0        # results are handed to on_result, never kept: a long-running server stays small
-    linger = None      # (session id, address, last packet_no, until): a finished udpr session
-    last_report = None  # (address, REPORT datagram) of the last measurement session
+    # linger: (session id, address, last packet_no, until) of a finished udpr session;
+    # last_report: (address, REPORT datagram) of the last measurement session.
+    state: dict = {}
     while (sessions is None or served < sessions) and not (stop and stop.is_set()):
         ready, _, _ = select.select([sock], [], [], 0.1)   # idle: wait for CONN, no limit
         if not ready:
             continue
         raw, addr = sock.recvfrom(MAX_DATAGRAM)
-        if raw[:1] == bytes([MAGIC]):
-            result, report = serve_measure_udp(sock, raw, addr, max_wait=max_wait, stop=stop)
-            last_report = (addr, report) if report else None
-        elif raw[:1] == bytes([END]) and last_report and last_report[0] == addr:
-            sock.sendto(last_report[1], addr)             # the REPORT was lost: send it again
+        try:
+            result = _dispatch(sock, raw, addr, state, out=out, max_wait=max_wait,
+                               max_retransmits=max_retransmits, stop=stop)
+        except Exception as err:       # noqa: BLE001 - a client must never stop the server
+            result = Result("udp", receiver_error=f"internal error on this client: {err!r}")
+        if result is None:
             continue
-        else:
-            try:
-                packet = ppcb.unpack(raw)
-            except ProtocolError:
-                continue                                   # idle: garbage is ignored
-            if packet.kind == "DATA" and linger and (packet.session_id, addr, packet.packet_no) == linger[:3] \
-                    and time.monotonic() < linger[3]:
-                sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=packet.packet_no), addr)
-                sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
-                continue
-            if packet.kind != "CONN":
-                continue                                   # idle: only CONN starts a session
-            if packet.protocol_id not in (2, 3):
-                sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
-                continue
-            result = serve_session(sock, packet, addr, out=out, max_wait=max_wait,
-                                   max_retransmits=max_retransmits, stop=stop)
-            if result.ok and result.proto == "udpr" and result.receive_times_s:
-                linger = (packet.session_id, addr, len(result.receive_times_s) - 1,
-                          time.monotonic() + max_wait * (max_retransmits + 1))
         result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
         if result.receiver_error and log:
             log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
@@ -90,6 +71,39 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
         if on_result:
             on_result(result)
     return served
+
+
+def _dispatch(sock, raw: bytes, addr, state: dict, **kwargs) -> Result | None:
+    """Idle: one datagram arrived. Start a session (its Result) or answer/ignore it (None)."""
+    from .measure_server import END, MAGIC, serve_measure_udp   # wirelab's measurement modes, same port
+    max_wait, max_retransmits = kwargs["max_wait"], kwargs["max_retransmits"]
+    last_report, linger = state.get("last_report"), state.get("linger")
+    if raw[:1] == bytes([MAGIC]):
+        result, report = serve_measure_udp(sock, raw, addr, max_wait=max_wait, stop=kwargs["stop"])
+        state["last_report"] = (addr, report) if report else None
+        return result
+    if raw[:1] == bytes([END]) and last_report and last_report[0] == addr:
+        sock.sendto(last_report[1], addr)             # the REPORT was lost: send it again
+        return None
+    try:
+        packet = ppcb.unpack(raw)
+    except ProtocolError:
+        return None                                   # idle: garbage is ignored
+    if packet.kind == "DATA" and linger and (packet.session_id, addr, packet.packet_no) == linger[:3] \
+            and time.monotonic() < linger[3]:
+        sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=packet.packet_no), addr)
+        sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
+        return None
+    if packet.kind != "CONN":
+        return None                                   # idle: only CONN starts a session
+    if packet.protocol_id not in (2, 3):
+        sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
+        return None
+    result = serve_session(sock, packet, addr, **kwargs)
+    if result.ok and result.proto == "udpr" and result.receive_times_s:
+        state["linger"] = (packet.session_id, addr, len(result.receive_times_s) - 1,
+                           time.monotonic() + max_wait * (max_retransmits + 1))
+    return result
 
 
 def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wait: float,

@@ -176,6 +176,8 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     payload[udp] -= UDP["header"]
     payload_ok &= payload >= 0
     out["payload_len"] = (payload, payload_ok)
+    start = np.where(tcp, l4off + hdr_len, np.where(udp, l4off + UDP["header"], l4off))
+    out["payload_offset"] = (start, payload_ok & (~tcp | hdr_ok))
     out.update(_syn_options(h, l4off, tcp & hdr_ok & ((flags & 0x02) != 0), hdr_len))
     return out
 

@@ -17,6 +17,8 @@ Columns (missing values are <NA>; an unreadable header leaves its fields missing
     payload_len   transport payload bytes in this frame (a later fragment: all its IP data)
     vlan          outer 802.1Q VLAN id
     linktype, iface                    link-layer type and pcapng interface index
+    payload_offset                     where the transport payload starts in the frame
+    file_offset                        where the frame starts in the file (to read payload bytes)
 
 ``df.attrs["capture"]`` holds the file format, the interfaces (name, link
 type, snaplen, drops from pcapng statistics blocks) and notes about damage.
@@ -42,11 +44,11 @@ __all__ = ["read_capture", "capture_info"]
 #: integer columns in the order they appear
 INT_COLUMNS = ["sport", "dport", "ip_len", "ttl", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
                "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len", "payload_len", "vlan",
-               "tcp_mss", "tcp_wscale"]
+               "tcp_mss", "tcp_wscale", "payload_offset"]
 COLUMNS = ["time", "frame_len", "cap_len", "l3", "src", "dst", "proto", "sport", "dport", "ip_len",
            "ttl", "frag_offset", "more_frags", "ip_id", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_win",
            "tcp_hdr_len", "tcp_opts_len", "payload_len", "vlan", "tcp_mss", "tcp_wscale",
-           "linktype", "iface"]
+           "linktype", "iface", "payload_offset", "file_offset"]
 
 
 def _buffer(source):
@@ -120,6 +122,7 @@ def frame_from_records(fb: FileBytes, rec: Records) -> pd.DataFrame:
     data["more_frags"] = pd.arrays.BooleanArray(more, ~ok)
     data["linktype"] = linktype
     data["iface"] = rec.iface
+    data["file_offset"] = rec.start
     df = pd.DataFrame({c: data[c] for c in COLUMNS}, copy=False)
     df.attrs["capture"] = capture_info(rec)
     return df

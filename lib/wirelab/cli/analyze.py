@@ -1,0 +1,105 @@
+"""``wirelab analyze FILE``: the flow table, TCP analysis and the overhead read from the wire."""
+from __future__ import annotations
+
+import json
+import math
+
+from .. import units
+from ..capture import flows, read_capture, read_overhead, predict_from_capture, tcp_analysis
+from ..capture.tcp_analysis import FLAGS
+from . import args as types
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("analyze", help="read a capture: flows, retransmissions, overhead",
+                              description="Read a pcap/pcapng file: conversations (like tshark -z conv), "
+                              "TCP retransmissions and losses (like Wireshark's tcp.analysis flags), the "
+                              "overhead of the main flow read from the wire and, with --rate, the goodput "
+                              "the model predicts for it beside the goodput measured.")
+    p.add_argument("file", help="a .pcap or .pcapng file")
+    p.add_argument("--rate", type=types.rate, default=None,
+                   help="link rate the capture went through, e.g. 10mbit (enables the prediction)")
+    p.add_argument("--wire", choices=["real", "emulated"], default="emulated",
+                   help="emulated: 14 B/frame as tbf charges (default); real: 38 B of Ethernet")
+    p.add_argument("--flows", type=int, default=10, metavar="N", help="show the N biggest flows")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10) -> dict:
+    """Everything ``analyze`` prints, as plain data."""
+    df = read_capture(path)
+    info = df.attrs["capture"]
+    table = flows(df).head(top)
+    flags = tcp_analysis(df)
+    out = {"file": str(path), "format": info["format"], "packets": len(df),
+           "interfaces": [{k: _clean(v) for k, v in i.items()} for i in info["interfaces"]],
+           "notes": info["notes"],
+           "flows": [{k: _clean(v) for k, v in row.items()} for row in table.astype(object).to_dict("records")],
+           "tcp_analysis": {f: int(flags[f].sum()) for f in FLAGS}}
+    try:
+        if rate_bps:
+            verdict = predict_from_capture(df, rate_bps, wire=wire)
+            out.update(verdict.to_dict())
+        else:
+            out["overhead"] = read_overhead(df, flags=flags).to_dict()
+    except Exception as err:  # noqa: BLE001 - a capture without a transfer still gets its flow table
+        from ..errors import CaptureError
+        if not isinstance(err, CaptureError):
+            raise
+        out["overhead"] = None
+        out["overhead_error"] = str(err)
+    return json.loads(json.dumps(out, default=_clean))
+
+
+def render(r: dict) -> str:
+    lines = [f"{r['file']}: {r['format']}, {r['packets']} frames"]
+    for i, iface in enumerate(r["interfaces"]):
+        drops = iface.get("dropped")
+        lines.append(f"  interface {i}: {iface.get('name') or '?'} linktype {iface['linktype']}"
+                     f" snaplen {iface['snaplen']}" + (f", dropped {drops}" if drops is not None else ""))
+    lines.append("")
+    lines.append(f"{'proto':5} {'A':>24} {'B':>24} {'packets':>8} {'bytes':>10} {'duration':>9} {'goodput':>14}")
+    for f in r["flows"]:
+        a = f"{f['a']}:{f['a_port']}"
+        b = f"{f['b']}:{f['b_port']}"
+        good = units.format_rate(f["goodput_bps"]) if f["goodput_bps"] else "-"
+        lines.append(f"{f['proto']:5} {a:>24} {b:>24} {f['packets']:>8} {f['bytes']:>10} "
+                     f"{f['duration']:>8.3f}s {good:>14}")
+    lines.append("")
+    lines.append("TCP analysis (frames): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["tcp_analysis"].items()))
+    ov = r.get("overhead")
+    if ov:
+        lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",
+                  f"  frame {ov['frame_len']} B = Ethernet 14{' + VLAN 4' if ov['vlan'] else ''} + IP {ov['ip_header']}"
+                  f" + {ov['proto'].upper()} {ov['l4_header']}"
+                  + (f" (options {ov['tcp_options']})" if ov["proto"] == "tcp" else "")
+                  + f" + payload {ov['payload']}",
+                  f"  MTU in use {ov['mtu']} B, MSS announced {ov['mss'] or 'not captured'}"
+                  + (", IP fragments" if ov["fragmented"] else ""),
+                  f"  measured goodput {units.format_rate(ov['measured_goodput_bps'] or 0)}"
+                  f" ({ov['data_packets']} data packets)"]
+        for w in ov["warnings"]:
+            lines.append(f"  warning: {w}")
+    elif r.get("overhead_error"):
+        lines += ["", f"overhead: {r['overhead_error']}"]
+    if "prediction" in r:
+        p = r["prediction"]
+        lines += [f"  predicted goodput {units.format_rate(r['predicted_goodput_bps'])} at "
+                  f"{units.format_rate(p['rate_bps'])} ({p['wire']} wire, η = {p['efficiency']:.4f}, "
+                  f"limit: {p['binding']}); measured/predicted = {r['ratio']:.3f}"]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    r = report(args.file, rate_bps=args.rate, wire=args.wire, top=args.flows)
+    print(json.dumps(r, indent=2) if args.json else render(r))
+    return 0

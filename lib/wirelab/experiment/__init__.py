@@ -22,7 +22,7 @@ _EXPORTS = {
     "Engine": "engine", "ENGINES": "engine", "MEASURED": "engine", "get_engine": "engine",
     "run": "runner", "run_one": "runner", "default_folder": "runner",
     "ResultStore": "store", "load": "store",
-    "summarize": "stats", "confidence_interval": "stats", "t_quantile": "stats",
+    "summarize": "stats", "pretty": "stats", "confidence_interval": "stats", "t_quantile": "stats",
     "predict_columns": "prediction",
 }
 __all__ = list(_EXPORTS)

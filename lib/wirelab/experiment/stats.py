@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..errors import ExperimentError
 
-__all__ = ["t_quantile", "confidence_interval", "summarize", "PARAMETER_COLUMNS"]
+__all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS"]
 
 #: Columns that identify a setting (whatever of these the table has).
 PARAMETER_COLUMNS = ["engine", "backend", "workload", "proto", "size_bytes", "time_s",
@@ -133,3 +133,44 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
             row["measured_over_predicted"] = row["goodput_bps_mean"] / row["pred_goodput_bps"]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
+    """A summary for people: swept parameters with units, measured mean ± CI, predicted,
+    their ratio and the binding limit (one row per setting)."""
+    from .. import units
+
+    if summary.empty:
+        return summary
+    shown = {"engine": str, "backend": str, "proto": str,
+             "size_bytes": lambda v: units.format_size(v), "time_s": units.format_time,
+             "offered_bps": units.format_rate, "packet_bytes": lambda v: f"{v:g} B",
+             "rate_bps": units.format_rate, "delay_s": units.format_time,
+             "jitter_s": units.format_time, "loss": units.format_fraction, "mtu": lambda v: f"{v:g}",
+             "queue_packets": lambda v: f"{v:g}", "sndbuf_bytes": units.format_size,
+             "rcvbuf_bytes": units.format_size, "cc": str}
+    names = {"size_bytes": "size", "time_s": "time", "offered_bps": "offered", "packet_bytes": "packet",
+             "rate_bps": "rate", "delay_s": "delay", "jitter_s": "jitter", "queue_packets": "queue",
+             "sndbuf_bytes": "sndbuf", "rcvbuf_bytes": "rcvbuf"}
+    out = pd.DataFrame(index=summary.index)
+    for column, fmt in shown.items():
+        if column in summary and summary[column].notna().any():
+            out[names.get(column, column)] = [("" if v is None or (isinstance(v, float) and math.isnan(v))
+                                               else fmt(v)) for v in summary[column]]
+    rate = units.format_rate
+
+    def cell(mean, ci):
+        if not math.isfinite(mean):
+            return "—"
+        return rate(mean, 4) + (f" ± {rate(ci, 3)}" if math.isfinite(ci) else "")
+    out["runs"] = [f"{n}" + (f" (+{f} failed)" if f else "") for n, f in zip(summary["n"], summary["n_failed"])]
+    out["measured"] = [cell(m, c) for m, c in zip(summary[f"{metric}_mean"], summary[f"{metric}_ci"])]
+    if "pred_goodput_bps" in summary:
+        out["predicted"] = [rate(v, 4) if isinstance(v, float) and math.isfinite(v) else "—"
+                            for v in summary["pred_goodput_bps"]]
+        out["measured/predicted"] = [f"{v:.3f}" if isinstance(v, float) and math.isfinite(v) else "—"
+                                     for v in summary.get("measured_over_predicted", [math.nan] * len(summary))]
+        out["binds"] = summary["pred_binding"].fillna("—")
+    if summary["first_error"].notna().any():
+        out["why failed"] = summary["first_error"].fillna("")
+    return out

@@ -170,7 +170,7 @@ class ResultStore:
         meta = self.meta()
         meta["experiment"] = experiment
         sessions = meta.setdefault("sessions", [])
-        session = {"session": len(sessions), **session}
+        session = {"session": len(sessions), "experiment": experiment, **session}
         sessions.append(session)
         self.write_meta(meta)
         return session["session"]

@@ -1,0 +1,54 @@
+"""The kit's own programs as an engine: on loopback (anyone) and across a testbed (root)."""
+import pytest
+
+from wirelab.errors import UsageError
+from wirelab.experiment import Experiment, run
+from wirelab.experiment.client import client_argv
+from wirelab.experiment.wirelab_engine import WirelabEngine, plan
+
+
+def one(**kw):
+    args = dict(proto="tcp", size="100KB", rate="10mbit", reps=1)
+    args.update(kw)
+    return Experiment("w", **args).settings()[0]
+
+
+def test_plan_says_what_each_workload_runs():
+    assert plan(one()) == {"call": "file", "mode": "file", "chunk": 1000, "payload": None,
+                           "stream_header": 21, "udp_header": 0}
+    udp = plan(one(proto="udp"))
+    assert udp["call"] == "measure" and udp["mode"] == "load" and udp["rate_bps"] == 10e6
+    assert udp["time_s"] == pytest.approx(0.08) and udp["packet"] == 1472
+    assert plan(one(proto="udp", rate=None))["call"] == "file"
+    assert plan(one(proto="udpr", packet=500))["payload"] == 500
+    assert plan(one(workload="echo", echo=5))["count"] == 5
+    with pytest.raises(UsageError, match="udpr"):
+        plan(one(proto="udpr", workload="time", time="1s"))
+    assert client_argv({"call": "measure"})[1:3] == ["-m", "wirelab.experiment.client"]
+
+
+def test_loopback_runs_every_protocol_and_refuses_what_it_cannot_emulate(tmp_path):
+    exp = Experiment("lo", proto=["tcp", "udp", "udpr"], size="50KB", rate=None, delay=["0", "20ms"],
+                     reps=1, backend="loopback", max_wait="1s", timeout=20)
+    df = run(exp, out=tmp_path / "lo", progress=False)
+    plain = df[df["delay_s"] == 0]
+    assert (plain["status"] == "ok").all(), plain["error"].tolist()
+    assert (plain["bytes_delivered"] == 50_000).all() and plain["metadata_byte_exact"].all()
+    assert plain["pred_goodput_bps"].isna().all() and plain["pred_note"].str.contains("nothing").all()
+    delayed = df[df["delay_s"] > 0]
+    assert (delayed["status"] == "skipped").all() and delayed["error"].str.contains("root").all()
+    assert WirelabEngine().unsupported(one(proto="udpr", workload="time", time="1s"))
+
+
+@pytest.mark.root
+def test_testbed_runs_match_the_model_where_the_model_applies(tmp_path):
+    exp = Experiment("tb", proto=["tcp", "udp", "udpr"], size="300KB", rate="10mbit", reps=1,
+                     max_wait="0.5s", timeout=30)
+    df = run(exp, out=tmp_path / "tb", progress=False)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert set(df["backend"]) <= {"namespaces", "userspace"}
+    assert df["tc_commands"].str.contains("tbf rate 10000000bit").all()
+    ratio = (df["goodput_bps"] / df["pred_goodput_bps"]).tolist()
+    assert all(0.85 < r < 1.15 for r in ratio), ratio          # tight figures go in bench/
+    tcp = df[df["proto"] == "tcp"].iloc[0]
+    assert tcp["metadata_byte_exact"] and tcp["pred_note"].startswith("21 B of application framing")

@@ -194,3 +194,13 @@ def test_public_api_and_module_programs():
         assert getattr(transfer, name) is not None
     out = subprocess.run([sys.executable, "-m", "wirelab.transfer.ppcb"], capture_output=True, timeout=30)
     assert out.returncode == 0 and b"CONN" in out.stdout and not out.stderr
+
+
+def test_congestion_control_is_chosen_per_socket_and_recorded():
+    from pathlib import Path
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    choice = "cubic" if "cubic" in available else available[0]
+    r = run_pair("tcp", data=10_000, congestion=choice, max_wait=2.0)
+    assert r.ok and r.congestion_control == choice
+    with pytest.raises(UsageError, match="congestion control"):
+        run_pair("tcp", data=10, congestion="no-such-cc", max_wait=1.0)

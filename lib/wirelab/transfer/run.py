@@ -100,7 +100,15 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
         rcvbuf=rcvbuf)
     outcome: list[Result] = []
 
+    failure: list[BaseException] = []
+
     def client():
+        try:
+            run_client()
+        except BaseException as err:          # handed to the caller below
+            failure.append(err)
+
+    def run_client():
         if mode != "file":
             outcome.append(measure(proto if proto != "udpr" else "udp", host, port, mode=mode, time_s=time_s,
                                    rate_bps=rate_bps, packet=packet, count=count, max_wait=max_wait,
@@ -119,10 +127,12 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
     # The server ends its session by itself (RCVD sent, or its own MAX_WAIT bounds it).
     wait_until = time.monotonic() + min(max(0.0, deadline - (time.monotonic() - started)),
                                         max_wait * (max_retransmits + 1) + 1.0)
-    while not server_results and thread.is_alive() and time.monotonic() < wait_until:
+    while not server_results and not failure and thread.is_alive() and time.monotonic() < wait_until:
         thread.join(0.01)
     stop.set()
     thread.join(max_wait + 1.0)
+    if failure:
+        raise failure[0]
     if worker.is_alive() or not outcome:
         raise TransferError(f"{proto} transfer did not finish within {deadline:g} s",
                             "raise deadline=, or lower MAX_WAIT/MAX_RETRANSMITS")

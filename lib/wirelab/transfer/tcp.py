@@ -259,10 +259,10 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``serve PORT`` or ``send HOST PORT`` (stdin → server → stdout), as the assignment's programs."""
+    """``serve PORT [HOST]`` or ``send HOST PORT`` (stdin → server → stdout), as the assignment's programs."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["serve"] and len(argv) == 2:
-        sock = listen_tcp(DEFAULT_HOST, int(argv[1]))
+    if argv[:1] == ["serve"] and len(argv) in (2, 3):          # optional HOST: loopback by default
+        sock = listen_tcp(argv[2] if len(argv) == 3 else DEFAULT_HOST, int(argv[1]))
         try:
             serve_tcp(sock, out=sys.stdout.buffer, log=lambda line: print(line, file=sys.stderr))
         except KeyboardInterrupt:
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         if not result.ok:
             print(f"ERROR: {result.error}", file=sys.stderr)
         return 0 if result.ok else 1
-    print("usage: python -m wirelab.transfer.tcp serve PORT | send HOST PORT < file", file=sys.stderr)
+    print("usage: python -m wirelab.transfer.tcp serve PORT [HOST] | send HOST PORT < file", file=sys.stderr)
     return 2
 
 

@@ -200,12 +200,12 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``PORT``: serve udp and udpr clients, received bytes to stdout."""
+    """``PORT [HOST]``: serve udp and udpr clients (on loopback unless HOST), received bytes to stdout."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m wirelab.transfer.udp_server PORT > received", file=sys.stderr)
+    if len(argv) not in (1, 2):
+        print("usage: python -m wirelab.transfer.udp_server PORT [HOST] > received", file=sys.stderr)
         return 2
-    sock = listen_udp(DEFAULT_HOST, int(argv[0]))
+    sock = listen_udp(argv[1] if len(argv) == 2 else DEFAULT_HOST, int(argv[0]))
     try:
         serve_udp(sock, out=sys.stdout.buffer, log=lambda line: print(line, file=sys.stderr))
     except KeyboardInterrupt:

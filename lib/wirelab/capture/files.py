@@ -113,6 +113,8 @@ def _pcap(fb: FileBytes, big: bool, ticks: int, rec_len: int) -> Records:
     notes = []
     if offs.size and incl[-1] > cap_len[-1]:
         notes.append(f"the file ends inside packet {offs.size} ({cap_len[-1]} of {incl[-1]} bytes)")
+    elif offs.size and start[-1] + incl[-1] < n:
+        notes.append(f"{n - start[-1] - incl[-1]} bytes after packet {offs.size} are not a whole record")
     return Records("pcap", start, cap_len, frame_len, sec + frac / ticks,
                    np.zeros(offs.size, dtype=np.int64),
                    [Interface(linktype, snaplen, ticks=ticks)], h, notes)

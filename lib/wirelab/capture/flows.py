@@ -36,9 +36,9 @@ def conversation_ids(df: pd.DataFrame, *, later_fragments: bool = True) -> pd.Da
         conv[valid] = ids
     # "A" is whoever sent the conversation's first packet
     first = pd.Series(np.arange(len(df)))[valid].groupby(conv[valid]).min()
-    a_is_lo = np.zeros(max(conv.max() + 1, 0), dtype=bool)
+    a_is_lo = np.zeros(int(conv.max()) + 1 if conv.size else 0, dtype=bool)
     a_is_lo[first.index.to_numpy()] = forward[first.to_numpy()]
-    a_to_b = np.where(conv >= 0, forward == a_is_lo[np.maximum(conv, 0)], False)
+    a_to_b = (conv >= 0) & (forward == a_is_lo[np.maximum(conv, 0)]) if a_is_lo.size else conv >= 0
     return pd.DataFrame({"conv": conv, "a_to_b": a_to_b}, index=df.index)
 
 

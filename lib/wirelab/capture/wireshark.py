@@ -63,6 +63,10 @@ def tshark_fields(path, fields: list[str], *, display_filter: str | None = None,
     df = pd.read_csv(io.StringIO(text), sep="\t", header=None, names=fields, dtype=str,
                      keep_default_na=False, quoting=3)
     for f in fields:
+        shown = df[f][df[f] != ""]
+        if len(shown) and shown.str.startswith("0x").all():        # e.g. ip.id, tcp.flags
+            df[f] = df[f].map(lambda v: int(v, 16) if v else np.nan)
+            continue
         numeric = pd.to_numeric(df[f].replace("", np.nan), errors="coerce")
         if numeric.notna().sum() == (df[f] != "").sum():
             df[f] = numeric

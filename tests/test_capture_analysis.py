@@ -1,0 +1,144 @@
+"""Flows, I/O graph, TCP analysis and UDP loss: checked against tshark and Wireshark's flags."""
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from wirelab.capture import flows, io_graph, read_capture, retransmission_summary, tcp_analysis, udp_loss
+from wirelab.capture.tcp_analysis import FLAGS
+
+ROOT = Path(__file__).resolve().parents[1]
+CAP = ROOT / "captures"
+needs_tshark = pytest.mark.skipif(not shutil.which("tshark"), reason="tshark not installed (apt-get install tshark)")
+LOSSY = CAP / "tcp-10mbit-loss2.pcapng"
+#: Wireshark 4.0.17's tcp.analysis flag counts on the committed lossy capture (frames)
+LOSSY_FLAGS = {"retransmission": 43, "fast_retransmission": 34, "spurious_retransmission": 0,
+               "out_of_order": 0, "lost_segment": 42, "duplicate_ack": 191}
+
+
+def _key(a, ap, b, bp):
+    return tuple(sorted([(str(a), int(ap)), (str(b), int(bp))]))
+
+
+@needs_tshark
+@pytest.mark.parametrize("name,proto", [("tcp-10mbit.pcapng", "tcp"), ("tcp-10mbit-loss2.pcapng", "tcp"),
+                                        ("udp-5mbit-loss2.pcapng", "udp"), ("ipv6.pcapng", "tcp"),
+                                        ("ipv6.pcapng", "udp"), ("udp-fragments.pcapng", "udp")])
+def test_flow_packets_and_bytes_equal_tshark(name, proto):
+    from wirelab.capture import tshark_conversations, tshark_fields
+    df = read_capture(CAP / name)
+    ours = flows(df, later_fragments=False)
+    ours = ours[ours["proto"] == proto]
+    conv = tshark_conversations(CAP / name, proto)
+    assert len(ours) == len(conv) > 0
+    mine = {_key(r.a, r.a_port, r.b, r.b_port): r for r in ours.itertuples()}
+    # exact bytes per conversation from tshark's own stream numbers
+    fields = tshark_fields(CAP / name, [f"{proto}.stream", "frame.len"],
+                           options=("-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"),
+                           display_filter=proto)
+    exact = fields.groupby(f"{proto}.stream")["frame.len"].agg(["size", "sum"]).sort_values("sum")
+    assert sorted(ours["bytes"]) == sorted(exact["sum"].astype(int))
+    for r in conv.itertuples():
+        m = mine[_key(r.a, r.a_port, r.b, r.b_port)]
+        assert m.packets == r.packets
+        assert {m.packets_a_to_b, m.packets_b_to_a} == {r.packets_a_to_b, r.packets_b_to_a}
+        if r.bytes_exact:
+            assert m.bytes == r.bytes
+        assert m.duration == pytest.approx(r.duration, abs=1e-3)
+
+
+def test_later_fragments_join_their_datagram():
+    df = read_capture(CAP / "udp-fragments.pcapng")
+    with_frags, without = flows(df), flows(df, later_fragments=False)
+    assert with_frags["packets"].sum() > without["packets"].sum()
+    assert with_frags["bytes"].sum() == df.loc[df["proto"].isin(["udp", "tcp"]), "frame_len"].sum()
+
+
+def test_lossy_capture_flags_match_wireshark_counts():
+    flags = tcp_analysis(read_capture(LOSSY))
+    assert {f: int(flags[f].sum()) for f in FLAGS} == LOSSY_FLAGS
+
+
+@needs_tshark
+@pytest.mark.parametrize("name", ["tcp-10mbit-loss2.pcapng", "tcp-10mbit.pcapng", "ipv6.pcapng",
+                                  "two-interfaces.pcapng"])
+def test_flags_equal_wiresharks_frame_by_frame(name):
+    from wirelab.capture import tcp_analysis_flags
+    ours = tcp_analysis(read_capture(CAP / name))
+    theirs = tcp_analysis_flags(CAP / name).reindex(ours.index, fill_value=False)
+    for f in FLAGS:
+        diff = np.flatnonzero(ours[f].to_numpy() != theirs[f].to_numpy())
+        assert diff.size == 0, f"{f} differs at frames {diff[:10] + 1}"
+
+
+def test_retransmission_summary_and_clean_transfer():
+    df = read_capture(LOSSY)
+    s = retransmission_summary(df)
+    main = s.sort_values("data_segments").iloc[-1]
+    assert main["retransmission"] == 43 and 0.01 < main["retransmitted_fraction"] < 0.06
+
+
+def test_io_graph_adds_up():
+    df = read_capture(LOSSY)
+    flags = tcp_analysis(df)
+    g = io_graph(df, 0.1, marks={"retransmission": flags["retransmission"]})
+    assert g["packets"].sum() == len(df)
+    assert g["bytes"].sum() == df["frame_len"].sum()
+    assert g["retransmission"].sum() == 43
+    assert (g["goodput_bps"] <= g["throughput_bps"]).all()
+    busy = g[g["time"].between(0.2, 1.4)]
+    assert busy["throughput_bps"].median() == pytest.approx(10e6, rel=0.15)    # tbf rate 10 Mbit/s
+
+
+def test_io_graph_rejects_a_bad_interval():
+    from wirelab import UsageError
+    with pytest.raises(UsageError):
+        io_graph(read_capture(LOSSY), 0)
+
+
+def test_udp_loss_from_iperf3_sequence_numbers():
+    path = CAP / "udp-5mbit-loss2.pcapng"
+    loss = udp_loss(read_capture(path), path, format="iperf3")
+    assert len(loss) == 1
+    row = loss.iloc[0]
+    assert row["expected"] == row["received"] + row["lost"]
+    assert 0.0 < row["loss"] < 0.08        # 2 % random drop in the router
+    assert row["duplicates"] == 0
+
+
+def _udp_capture(seqs: list[int], kind: int = 0x82) -> bytes:
+    """A pcap of wirelab measurement RECORDs (type 0x82 · u64 seq · u64 send_ns · padding)."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 101)]
+    for i, s in enumerate(seqs):
+        payload = struct.pack("!BQQ", kind, s, 123) + b"\0" * 20
+        udp = struct.pack("!HHHH", 40000, 9000, 8 + len(payload), 0) + payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i, 0, 64, 17, 0,
+                         bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])) + udp
+        out.append(struct.pack("<IIII", 1, i, len(ip), len(ip)) + ip)
+    return b"".join(out)
+
+
+def test_udp_loss_in_wirelab_records_counts_gaps_duplicates_and_reordering():
+    raw = _udp_capture([0, 1, 2, 4, 3, 3, 7, 8, 9])
+    loss = udp_loss(read_capture(raw), raw).iloc[0]
+    assert (loss["expected"], loss["received"], loss["lost"], loss["duplicates"]) == (10, 8, 2, 1)
+    assert loss["reordered"] == 1
+    assert udp_loss(read_capture(raw), raw, format="ppcb").empty
+
+
+def test_unknown_sequence_format_is_a_usage_error():
+    from wirelab import UsageError
+    raw = _udp_capture([0])
+    with pytest.raises(UsageError):
+        udp_loss(read_capture(raw), raw, format="rtp")
+
+
+def test_flows_of_an_empty_capture():
+    raw = _udp_capture([])
+    assert flows(read_capture(raw)).empty
+    assert not tcp_analysis(read_capture(raw))[FLAGS].any().any()

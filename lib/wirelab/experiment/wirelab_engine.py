@@ -28,6 +28,7 @@ import time
 from ..errors import TransferError, UsageError
 from . import links
 from .client import client_argv
+from .series import goodput_series
 
 __all__ = ["WirelabEngine", "PPCB_DATA_HEADER", "DEFAULT_CHUNK"]
 
@@ -143,6 +144,8 @@ class WirelabEngine:
         else:
             result = sender
         record = result.to_dict(samples=False)
+        record["receiver_series"] = goodput_series(result.receive_times_s,
+                                                   how.get("chunk") or how.get("packet") or 1000)
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
         if info is not None:
             record["link"] = {"backend": info["backend"], "tc_commands": info["shaping_commands"],

@@ -1,0 +1,126 @@
+"""The experiment control panel: choose protocol, link, workload, repetitions → run.
+
+    from wirelab.viz import experiment_panel
+    experiment_panel()                 # in a notebook cell
+
+After each click the table (measured mean ± CI beside predicted) and the plot
+update; the backend used and the ``tc`` commands that built the link are
+shown. A failing run never breaks the panel: its reason is in the table
+("why failed"), and an error before any run (a bad value, no root for the
+chosen backend) is printed in the panel itself. Each click is its own
+experiment folder under ``folder`` (default ``data/panel``).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+__all__ = ["ExperimentPanel", "experiment_panel"]
+
+
+class ExperimentPanel:
+    """The widgets and what the Run button does (``run()`` can be called directly, e.g. in tests)."""
+
+    def __init__(self, *, proto=("tcp", "udp", "udpr"), rate: str = "10mbit", delay: str = "0,20ms",
+                 loss: str = "0", size: str = "200KB", reps: int = 2, engine="wirelab",
+                 backend: str = "auto", max_wait: str = "0.5s", folder: str | Path = "data/panel",
+                 timeout: float = 60.0, progress: bool = True):
+        import ipywidgets as w
+
+        engines = ["wirelab", "iperf3"]
+        self._engine_object = None
+        if not isinstance(engine, str):           # an engine object (tests, custom engines)
+            self._engine_object = engine
+            engines.append(getattr(engine, "name", "custom"))
+            engine = engines[-1]
+        self.folder, self.timeout, self.progress = Path(folder), timeout, progress
+        self.controls = {
+            "proto": w.SelectMultiple(options=["tcp", "udp", "udpr"], value=tuple(proto),
+                                      description="protocols", rows=3),
+            "rate": w.Text(value=rate, description="rate(s)", placeholder="10mbit,20mbit"),
+            "delay": w.Text(value=delay, description="delay(s)", placeholder="0,20ms"),
+            "loss": w.Text(value=loss, description="loss(es)", placeholder="0,1%"),
+            "size": w.Text(value=size, description="file size", placeholder="200KB"),
+            "max_wait": w.Text(value=max_wait, description="udpr MAX_WAIT"),
+            "reps": w.IntSlider(value=reps, min=1, max=10, description="repetitions"),
+            "engine": w.Dropdown(options=engines, value=engine, description="engine"),
+            "backend": w.Dropdown(options=["auto", "namespaces", "userspace", "loopback"],
+                                  value=backend, description="backend"),
+        }
+        self.button = w.Button(description="Run", button_style="primary", icon="play")
+        self.status = w.HTML(value="")
+        self.output = w.Output()
+        self.button.on_click(lambda _: self.run())
+        self.frame = None            # the runs of the last click (None before)
+        self.table = None            # what the panel showed as its table
+        self.log: list[str] = []     # every line the panel printed (also for tests)
+        self.error: str | None = None
+        c = self.controls
+        self.widget = w.VBox([
+            w.HBox([c["proto"], w.VBox([c["rate"], c["delay"], c["loss"]])]),
+            w.HBox([w.VBox([c["size"], c["max_wait"]]), w.VBox([c["reps"], c["engine"], c["backend"]])]),
+            w.HBox([self.button, self.status]), self.output])
+
+    def experiment(self):
+        from ..experiment import Experiment
+
+        c = self.controls
+        return Experiment(f"panel-{time.strftime('%Y%m%d-%H%M%S')}", proto=list(c["proto"].value) or ["tcp"],
+                          size=c["size"].value, rate=c["rate"].value, delay=c["delay"].value,
+                          loss=c["loss"].value, max_wait=c["max_wait"].value or None,
+                          reps=c["reps"].value, engine=c["engine"].value, backend=c["backend"].value,
+                          timeout=self.timeout)
+
+    def run(self):
+        """Run the sweep the widgets describe; show table, plot, backend and tc commands."""
+        import matplotlib.pyplot as plt
+        from IPython.display import display
+
+        from ..experiment import pretty, run, summarize
+        from .sweep import plot_by_protocol, swept_columns
+
+        self.button.disabled = True
+        self.status.value = "running…"
+        self.output.clear_output(wait=True)
+        self.error = None
+        self.log.clear()
+
+        def say(text: str) -> None:
+            self.log.append(text)
+            print(text)
+
+        with self.output:
+            try:
+                exp = self.experiment()
+                engine = self._engine_object if exp.engine == getattr(self._engine_object, "name", None) \
+                    else exp.engine
+                self.frame = run(exp, out=self.folder / exp.name, engine=engine, progress=self.progress)
+                frame = self.frame
+                self.table = pretty(summarize(frame))
+                display(self.table)
+                backends = ", ".join(sorted(set(frame["backend"].dropna().astype(str))))
+                say(f"backend: {backends}    results: {self.folder / exp.name}/")
+                commands = frame["tc_commands"].dropna() if "tc_commands" in frame else []
+                if len(commands):
+                    say("link built with (last run):\n  " + "\n  ".join(str(commands.iloc[-1]).splitlines()))
+                swept = [c for c in swept_columns(frame) if c != "engine"]
+                x = swept[0] if swept else "rate_bps"
+                hue = swept[1] if len(swept) > 1 else None
+                plot_by_protocol(frame, x, hue=hue)
+                plt.show()
+                bad = int((frame["status"] != "ok").sum())
+                self.status.value = f"done: {len(frame)} runs" + (f", {bad} not ok (see 'why failed')" if bad else "")
+            except Exception as err:         # noqa: BLE001 - the panel must survive anything
+                self.error = f"{type(err).__name__}: {err}"
+                say(f"⚠ {self.error}")
+                self.status.value = "failed: see below"
+            finally:
+                self.button.disabled = False
+        return self.frame
+
+
+def experiment_panel(**options):
+    """Build the panel and return its widget (display it by leaving it last in a cell)."""
+    panel = ExperimentPanel(**options)
+    panel.widget.panel = panel          # reach the controller from the widget
+    return panel.widget

@@ -1,0 +1,170 @@
+"""Predicted next to measured, over any swept parameter.
+
+Measured = points with 95 % confidence-interval error bars (Student t over
+the repetitions); predicted = a line through the model's ``pred_goodput_bps``
+for exactly those settings. Both are labelled as such. Every function takes
+the table a sweep returned (one row per run) and ``ax=None``, and returns the
+Axes (``plot_by_protocol`` returns one Axes per protocol). Nothing here
+changes matplotlib's global style.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..experiment.stats import summarize
+
+__all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "plot_loss", "plot_delay",
+           "plot_sender_vs_receiver", "AXIS_LABELS", "swept_columns"]
+
+#: column → (axis label, factor to the unit shown)
+AXIS_LABELS = {
+    "rate_bps": ("link rate (Mbit/s)", 1e-6), "delay_s": ("one-way delay (ms)", 1e3),
+    "jitter_s": ("jitter (ms)", 1e3), "loss": ("loss per direction (%)", 100.0),
+    "mtu": ("MTU (B)", 1.0), "size_bytes": ("file size (kB)", 1e-3),
+    "packet_bytes": ("bytes per write/datagram", 1.0), "offered_bps": ("offered load (Mbit/s)", 1e-6),
+    "sndbuf_bytes": ("SO_SNDBUF (kB)", 1e-3), "rcvbuf_bytes": ("SO_RCVBUF (kB)", 1e-3),
+    "queue_packets": ("queue (packets)", 1.0), "time_s": ("run time (s)", 1.0),
+    "goodput_bps": ("goodput at the receiver (Mbit/s)", 1e-6),
+    "sender_goodput_bps": ("goodput, sender's view (Mbit/s)", 1e-6),
+}
+_PARAMETERS = ["rate_bps", "delay_s", "loss", "mtu", "size_bytes", "packet_bytes", "offered_bps",
+               "jitter_s", "sndbuf_bytes", "rcvbuf_bytes", "queue_packets", "time_s", "cc", "engine"]
+
+
+def swept_columns(frame: pd.DataFrame) -> list[str]:
+    """Parameters that take more than one value in ``frame`` (what can go on an axis or a hue)."""
+    return [c for c in _PARAMETERS if c in frame and frame[c].nunique(dropna=True) > 1]
+
+
+def _new_ax(ax, size=(7, 4)):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+    return plt.subplots(figsize=size)[1]
+
+
+def _label(column: str, value) -> str:
+    from .. import units
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    formats = {"rate_bps": units.format_rate, "offered_bps": units.format_rate,
+               "delay_s": units.format_time, "jitter_s": units.format_time,
+               "loss": units.format_fraction, "size_bytes": units.format_size}
+    name = column.split("_")[0]
+    return f"{name} {formats[column](value)}" if column in formats else f"{name} {value}"
+
+
+def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
+                               metric: str = "goodput_bps", ax=None, log_x: bool = False,
+                               title: str | None = None):
+    """Measured mean ± 95 % CI (points) and predicted (line) against ``x``.
+
+    ``frame``: runs of a sweep (one protocol, or pass ``hue="proto"``). Other
+    swept parameters go into ``hue`` (one colour per value). Failed runs are
+    left out of the means; settings with no successful run show no point.
+    """
+    import matplotlib.pyplot as plt
+
+    ax = _new_ax(ax)
+    if frame.empty or x not in frame:
+        ax.text(0.5, 0.5, "no runs to plot", ha="center", va="center", transform=ax.transAxes)
+        return ax
+    label_x, fx = AXIS_LABELS.get(x, (x, 1.0))
+    label_y, fy = AXIS_LABELS.get(metric, (metric, 1.0))
+    table = summarize(frame, metrics=[metric])
+    groups = [(None, table)] if hue is None or hue not in table else \
+        list(table.groupby(table[hue].astype(object).where(table[hue].notna(), None), sort=True,
+                           dropna=False))
+    colors = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    for i, (level, part) in enumerate(groups):
+        part = part.sort_values(x)
+        color = colors[i % len(colors)]
+        suffix = "" if level is None else f", {_label(hue, level)}"
+        if "pred_goodput_bps" in part and metric == "goodput_bps" and part["pred_goodput_bps"].notna().any():
+            pred = part[[x, "pred_goodput_bps"]].dropna().drop_duplicates(x)
+            ax.plot(pred[x] * fx, pred["pred_goodput_bps"] * fy, "-", color=color, alpha=0.8,
+                    label=f"predicted{suffix}")
+        ok = part[part["n"] > 0]
+        yerr = ok[f"{metric}_ci"].fillna(0.0) * fy
+        ax.errorbar(ok[x] * fx, ok[f"{metric}_mean"] * fy, yerr=yerr, fmt="o", color=color,
+                    capsize=4, markersize=6, label=f"measured (mean ± 95 % CI){suffix}")
+        failed = part[part["n"] == 0]
+        if len(failed):
+            ax.plot(failed[x] * fx, np.zeros(len(failed)), "x", color=color,
+                    label=f"failed (no successful run){suffix}")
+    if log_x:
+        ax.set_xscale("symlog" if (frame[x] == 0).any() else "log", linthresh=1e-3 * fx or 1)
+    ax.set(xlabel=label_x, ylabel=label_y, title=title or f"{label_y.split(' (')[0]}: measured vs predicted")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
+                     metric: str = "goodput_bps", axes=None, sharey: bool = False):
+    """One panel per protocol (tcp, udp, udpr), each predicted vs measured; returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    protos = [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
+    if axes is None:
+        _, axes = plt.subplots(1, len(protos), figsize=(5.2 * len(protos), 4), squeeze=False,
+                               sharey=sharey)
+        axes = axes[0]
+    axes = np.atleast_1d(axes)
+    for proto, ax in zip(protos, axes):
+        plot_predicted_vs_measured(frame[frame["proto"] == proto], x, hue=hue, metric=metric, ax=ax,
+                                   title=proto.upper())
+    return axes
+
+
+def plot_loss(frame: pd.DataFrame, *, hue: str | None = "proto", ax=None):
+    """Goodput against configured loss (symmetric-log axis, so 0 % shows too)."""
+    ax = plot_predicted_vs_measured(frame, "loss", hue=hue, ax=ax, title="Goodput against loss")
+    ax.set_xscale("symlog", linthresh=0.1)
+    return ax
+
+
+def plot_delay(frame: pd.DataFrame, *, hue: str | None = "proto", ax=None):
+    """Goodput against configured one-way delay (log y: stop-and-wait falls by orders)."""
+    ax = plot_predicted_vs_measured(frame, "delay_s", hue=hue, ax=ax, title="Goodput against delay")
+    values = frame["goodput_bps"].dropna() if "goodput_bps" in frame else pd.Series(dtype=float)
+    if len(values) and values.min() > 0 and values.max() / values.min() > 50:
+        ax.set_yscale("log")
+        ax.set_ylim(values.min() * 1e-6 / 3, values.max() * 1e-6 * 3)
+    return ax
+
+
+def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None):
+    """The two views of one transfer (like nttcp's two lines): sender's and receiver's goodput.
+
+    The receiver's figure is the one to trust; a sender that finishes writing
+    into its socket buffer early reports more than the link carried.
+    """
+    ax = _new_ax(ax)
+    ok = frame[frame["status"] == "ok"] if "status" in frame else frame
+    if ok.empty or "sender_goodput_bps" not in ok:
+        ax.text(0.5, 0.5, "no runs with both views", ha="center", va="center", transform=ax.transAxes)
+        return ax
+    keys = ok[by].astype(str) + " " + ok.get("engine", pd.Series("", index=ok.index)).astype(str)
+    levels = sorted(set(keys))
+    positions = {k: i for i, k in enumerate(levels)}
+    xs = keys.map(positions).to_numpy(dtype=float)
+    ax.plot(xs - 0.12, ok["sender_goodput_bps"] * 1e-6, "s", color="C1", alpha=0.7, label="sender's view")
+    ax.plot(xs + 0.12, ok["goodput_bps"] * 1e-6, "o", color="C0", alpha=0.7, label="receiver (trust this)")
+    if "pred_goodput_bps" in ok:
+        for key, part in ok.groupby(keys):
+            pred = part["pred_goodput_bps"].dropna()
+            if len(pred):
+                i = positions[key]
+                ax.hlines(pred.median() * 1e-6, i - 0.35, i + 0.35, color="k", linewidth=1,
+                          label="predicted" if i == 0 else None)
+    ax.set_xticks(range(len(levels)), levels)
+    ax.set(ylabel="goodput (Mbit/s)", title="Sender's view vs receiver's view")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    return ax

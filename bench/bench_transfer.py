@@ -53,6 +53,7 @@ def ours(proto: str, seconds: float, packet: int, gso: bool = False) -> dict:
     if not r.ok:
         raise SystemExit(f"our {proto} run failed: {r.error or r.receiver_error}")
     return {"goodput_bps": r.goodput_bps, "sender_pps": r.packets_sent / r.sender_duration_s,
+            "sender_cpu_fraction": r.sender_cpu_s / r.sender_duration_s,
             "receiver_pps": r.packets_received / r.receiver_duration_s, "lost": r.lost}
 
 
@@ -72,11 +73,13 @@ def iperf3(proto: str, seconds: float, packet: int) -> dict:
         server.terminate()
         server.wait(10)
     end = json.loads(out.stdout)["end"]
+    cpu = end.get("cpu_utilization_percent", {}).get("host_total", float("nan")) / 100
     if proto == "tcp":
-        return {"goodput_bps": end["sum_received"]["bits_per_second"]}
+        return {"goodput_bps": end["sum_received"]["bits_per_second"], "sender_cpu_fraction": cpu}
     s = end["sum"]
     sent_pps = s["packets"] / s["seconds"]
     return {"goodput_bps": s["bits_per_second"] * (1 - s["lost_percent"] / 100), "sender_pps": sent_pps,
+            "sender_cpu_fraction": cpu,
             "receiver_pps": (s["packets"] - s["lost_packets"]) / s["seconds"]}
 
 
@@ -95,6 +98,8 @@ def main() -> int:
     udp_ours, udp_peer = ours("udp", args.seconds, 1472), iperf3("udp", args.seconds, 1472)
     rows.append(("UDP 1472 B, sender packet rate", udp_ours["sender_pps"] / 1e3, udp_peer["sender_pps"] / 1e3,
                  "kpkt/s", 0.85))
+    rows.append(("UDP 1472 B, packets per sender CPU-second", udp_ours["sender_pps"] / udp_ours["sender_cpu_fraction"]
+                 / 1e3, udp_peer["sender_pps"] / udp_peer["sender_cpu_fraction"] / 1e3, "kpkt/cpu-s", None))
     rows.append(("UDP 1472 B, receiver packet rate", udp_ours["receiver_pps"] / 1e3,
                  udp_peer["receiver_pps"] / 1e3, "kpkt/s", None))
     if args.gso:
@@ -108,8 +113,11 @@ def main() -> int:
         ratio = mine / peer if peer else float("nan")
         mark = "" if goal is None else (f"≥{goal:g} " + ("ok" if ratio >= goal else "BELOW"))
         print(f"{name:<40} {mine:>10.2f} {peer:>10.2f}  {unit:<7} {ratio:5.2f}  {mark}")
+    print(f"sender CPU busy: ours {udp_ours['sender_cpu_fraction']:.0%}, iperf3 {udp_peer['sender_cpu_fraction']:.0%} "
+          "of the run (UDP); a sender that is not on a CPU cannot send.")
     print("(loopback, one machine shared with other work: ratios move between runs; "
-          "receiver rates show what the Python receiver keeps up with)")
+          "receiver rates show what the Python receiver keeps up with; per-CPU-second rates "
+          "compare the code when the machine is shared)")
     return 0
 
 

@@ -127,8 +127,10 @@ def packets_json(path, *, display_filter: str | None = None, frames: list[int] |
     (1-based, as Wireshark shows them) and/or a display filter; at most ``limit``."""
     parts = [display_filter] if display_filter else []
     if frames:
-        parts.append("frame.number in {" + " ".join(str(int(f)) for f in frames) + "}")
-    argv = [tshark(), "-n", "-r", str(path), "-T", "json", "-c", str(int(limit) * 1000)]
+        parts.append(" || ".join(f"frame.number == {int(f)}" for f in frames[:limit]))
+    argv = [tshark(), "-n", "-r", str(path), "-T", "json"]
+    if frames:
+        argv += ["-c", str(max(int(f) for f in frames[:limit]))]     # no need to read further
     if parts:
         argv += ["-Y", " and ".join(f"({p})" for p in parts)]
     text = _run(argv, timeout)

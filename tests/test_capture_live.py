@@ -1,0 +1,69 @@
+"""dumpcap: argv building and stats parsing without root; a real capture on lo with root."""
+from __future__ import annotations
+
+import shutil
+import socket
+
+import pytest
+
+from wirelab.capture import LiveCapture, dumpcap_argv
+from wirelab.capture.live import parse_dumpcap_stats
+
+#: dumpcap 4.0's stderr at the end of a capture (recorded)
+STDERR = ("Capturing on 'Loopback: lo'\nFile: /tmp/x.pcapng\n\rPackets: 5 \rPackets captured: 5\n"
+          "Packets received/dropped on interface 'Loopback: lo': 5/0 (pcap:0/dumpcap:0/flushed:0/ps_ifdrop:0) (100.0%)\n")
+TWO = ("Packets received/dropped on interface 'wlcap-b0': 120/3 (pcap:3/dumpcap:0/flushed:0/ps_ifdrop:2) (97.6%)\n"
+       "Packets received/dropped on interface 'any': 240/0 (pcap:0/dumpcap:0/flushed:0/ps_ifdrop:0) (100.0%)\n")
+
+
+def test_argv_has_every_bound_and_the_namespace_prefix():
+    argv = dumpcap_argv("wl-a0", "/tmp/c.pcapng", capture_filter="tcp port 5201", snaplen=128, duration=5,
+                        filesize_kb=1000, packets=10, buffer_mb=8, prefix=["ip", "netns", "exec", "wl-a"])
+    assert argv[:5] == ["ip", "netns", "exec", "wl-a", "dumpcap"]
+    for pair in (["-i", "wl-a0"], ["-f", "tcp port 5201"], ["-s", "128"], ["-a", "duration:5"],
+                 ["-a", "filesize:1000"], ["-c", "10"], ["-B", "8"], ["-w", "/tmp/c.pcapng"]):
+        i = argv.index(pair[0], argv.index(pair[0]) if pair[0] != "-a" else 0)
+        assert pair[1] in argv[i:], pair
+
+
+def test_argv_for_two_interfaces_repeats_per_interface_options():
+    argv = dumpcap_argv(["eth0", "any"], "x.pcapng", capture_filter="udp", snaplen=96)
+    assert argv.count("-i") == 2 and argv.count("-f") == 2 and argv.count("-s") == 2
+
+
+def test_parse_stats():
+    (lo,) = parse_dumpcap_stats(STDERR)
+    assert (lo.interface, lo.received, lo.dropped) == ("Loopback: lo", 5, 0)
+    a, b = parse_dumpcap_stats(TWO)
+    assert (a.received, a.dropped, a.kernel_dropped, a.if_dropped) == (120, 3, 3, 2)
+    assert b.interface == "any"
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap"), reason="dumpcap not installed (apt-get install tshark)")
+def test_live_capture_on_loopback_waits_and_counts(tmp_path):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    port = 39000 + (id(tmp_path) % 1000)
+
+    def probe():
+        sock.sendto(b"probe", ("127.0.0.1", port))
+
+    with LiveCapture("lo", tmp_path / "lo.pcapng", capture_filter=f"udp port {port}", snaplen=96,
+                     probe=probe) as cap:
+        assert cap.packets >= 1
+        for _ in range(50):
+            sock.sendto(b"x" * 200, ("127.0.0.1", port))
+    sock.close()
+    assert cap.stats and cap.stats[0].received >= 51 and cap.dropped == 0
+    df = cap.read()
+    assert (df["payload_len"] == 200).sum() == 50
+    assert (df["cap_len"] <= 96).all()
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap"), reason="dumpcap not installed (apt-get install tshark)")
+def test_a_bad_interface_is_a_capture_error(tmp_path):
+    from wirelab import CaptureError
+    with pytest.raises(CaptureError):
+        with LiveCapture("wl-no-such-if0", tmp_path / "x.pcapng", ready_timeout=5):
+            pass

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from ..errors import ProtocolError, TransferError
+from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
 from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, open_socket
@@ -200,7 +200,7 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
              session_id: bytes | None = None) -> Result:
     """Send ``data`` to a PPCB tcp server; return the sender's Result (``ok`` after RCVD)."""
     if not 1 <= chunk <= ppcb.MAX_DATA:
-        raise ProtocolError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
+        raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     session = session_id or ppcb.new_session_id()
     view = memoryview(data)
     result = Result("tcp", bytes_offered=len(data), packet_bytes=chunk, max_wait_s=max_wait,

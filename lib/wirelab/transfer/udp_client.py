@@ -12,11 +12,10 @@ udpr: CONN(3) → wait CONACC → for each DATA i: send, wait ACC(i) → ... →
 from __future__ import annotations
 
 import select
-import socket
 import sys
 import time
 
-from ..errors import ProtocolError, TransferError
+from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
 from .sockets import Meter, buffer_sizes, open_socket
@@ -29,9 +28,9 @@ def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait
              rcvbuf: int | None = None, session_id: bytes | None = None) -> Result:
     """Send ``data`` with ``proto`` "udp" or "udpr"; return the sender's Result (``ok`` after RCVD)."""
     if proto not in ("udp", "udpr"):
-        raise ProtocolError(f"send_udp speaks udp or udpr, not {proto!r}", "use send_tcp for tcp")
+        raise UsageError(f"send_udp speaks udp or udpr, not {proto!r}", "use send_tcp for tcp")
     if not 1 <= chunk <= ppcb.MAX_DATA:
-        raise ProtocolError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
+        raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     client = _Client(host, port, proto, max_wait, max_retransmits, sndbuf, rcvbuf,
                      session_id or ppcb.new_session_id())
     result = client.result
@@ -59,9 +58,8 @@ class _Client:
         self.result = Result(proto, max_wait_s=max_wait, max_retransmits=max_retransmits,
                              sndbuf_requested_bytes=sndbuf, rcvbuf_requested_bytes=rcvbuf,
                              metadata={"session_id": session.hex(), "server": f"{host}:{port}"})
+        self.address = (host, port)
         self.sock = open_socket("udp", sndbuf=sndbuf, rcvbuf=rcvbuf)
-        self.sock.connect((host, port))       # only the server's datagrams reach us
-        self.result.sndbuf_granted_bytes, self.result.rcvbuf_granted_bytes = buffer_sizes(self.sock)
 
     def send(self, raw: bytes) -> None:
         self.sock.send(raw)
@@ -123,6 +121,8 @@ class _Client:
 
     def run(self, data: bytes, chunk: int) -> None:
         result, session = self.result, self.session
+        self.sock.connect(self.address)       # only the server's datagrams reach us now
+        result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(self.sock)
         conn = ppcb.pack("CONN", session, protocol_id=ppcb.PROTOCOL_IDS[self.proto], total_length=len(data))
         is_kind = lambda kind: (lambda p: p.kind == kind)            # noqa: E731
         result.sender_start_time_s = time.time()

@@ -36,6 +36,7 @@ def test_udpr_happy_path_conacc_acc_each_then_rcvd_once(server):
     c.send(raw.data(1, b"def"))
     assert c.recv(100) == raw.acc(1)              # after the last DATA: its ACC, then RCVD
     assert c.recv(100) == raw.rcvd()
+    assert recv_within(c, 2 * W) is None              # RCVD once, no resends: the server is idle
     assert wait_for(lambda: results)
     assert results[0].ok and results[0].proto == "udpr" and bytes(sink.data) == b"abcdef"
 

@@ -99,44 +99,34 @@ def test_data_from_another_session_gets_rjt_and_the_served_client_goes_on(server
     assert bytes(sink.data) == b"ok"
 
 
-def test_udpr_out_of_order_gets_rjt_and_is_dropped(server):
+@pytest.mark.parametrize("proto", [2, 3])
+def test_out_of_order_data_gets_rjt_and_ends_the_session(server, proto):
     port, results, sink = server
     c = raw.udp_peer(port)
-    c.send(raw.conn(proto=3, total=2))
-    assert c.recv(100) == raw.conacc()
-    c.send(raw.data(1, b"b"))
-    assert c.recv(100) == raw.rjt(1)
-    c.send(raw.data(0, b"a"))                        # the session is still alive
-    assert c.recv(100) == raw.acc(0)
-    c.send(raw.data(1, b"b"))
-    assert c.recv(100) == raw.acc(1) and c.recv(100) == raw.rcvd()
-    assert bytes(sink.data) == b"ab"
-
-
-def test_udp_out_of_order_gets_rjt_and_ends_the_session(server):
-    port, results, _ = server
-    c = raw.udp_peer(port)
-    c.send(raw.conn(proto=2, total=2))
+    c.send(raw.conn(proto=proto, total=2))
     assert c.recv(100) == raw.conacc()
     c.send(raw.data(1, b"b"))
     assert c.recv(100) == raw.rjt(1)
     assert wait_for(lambda: results) and not results[0].ok and "expected 0" in results[0].receiver_error
+    c.send(raw.data(0, b"a"))                        # the session is over: ignored
+    assert recv_within(c, W / 2) is None
     d = raw.udp_peer(port)                            # and the server is idle again
-    d.send(raw.conn(raw.OTHER, proto=2, total=1))
+    d.send(raw.conn(raw.OTHER, proto=proto, total=1))
     assert d.recv(100) == raw.conacc(raw.OTHER)
+    assert bytes(sink.data) == b""
 
 
-def test_invalid_data_from_the_current_session_gets_rjt(server):
+@pytest.mark.parametrize("bad", [raw.data(0, b"abc", data_len=9),        # data_len beyond the datagram
+                                 raw.data(0, b"x" * 11),                  # more than total_length
+                                 raw.data(0, b"", data_len=0)])           # empty DATA
+def test_invalid_data_from_the_current_session_gets_rjt_and_ends_it(server, bad):
     port, results, _ = server
     c = raw.udp_peer(port)
     c.send(raw.conn(proto=3, total=10))
     assert c.recv(100) == raw.conacc()
-    c.send(raw.data(0, b"abc", data_len=9))           # data_len beyond the datagram
+    c.send(bad)
     assert c.recv(100) == raw.rjt(0)
-    c.send(raw.data(0, b"x" * 11))                    # more than total_length
-    assert c.recv(100) == raw.rjt(0)
-    c.send(raw.data(0, b"0123456789"))
-    assert c.recv(100) == raw.acc(0) and c.recv(100) == raw.rcvd()
+    assert wait_for(lambda: results) and not results[0].ok
 
 
 def test_udpr_duplicates_are_ignored(server):

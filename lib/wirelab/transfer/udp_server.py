@@ -6,7 +6,7 @@ The server is a small state machine on one socket:
     busy ──right next DATA──▶ deliver (udpr: ACC); after the last: RCVD, once → idle
          ──CONN, other session──▶ CONRJT(that session)      (served client goes on)
          ──DATA, other session──▶ RJT(that session)         (served client goes on)
-         ──DATA out of order / invalid──▶ RJT; udp: the session ends, udpr: dropped
+         ──DATA out of order / invalid──▶ RJT; the session ends (the client quits on RJT too)
          ──duplicate (CONN again, lower DATA)──▶ ignored
          ──MAX_WAIT silence──▶ udpr: resend last CONACC/ACC (≤ MAX_RETRANSMITS), udp: drop
 
@@ -148,12 +148,10 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
         try:
             packet = ppcb.unpack(raw)
         except ProtocolError as err:
-            if sender == client and raw[1:9] == session:  # invalid DATA from our client → RJT
-                result.out_of_order += 1
+            if sender == client and raw[1:9] == session:  # invalid DATA from our client → RJT, end
                 send(ppcb.pack("RJT", session, packet_no=expected))
-                if not reliable:
-                    result.receiver_error = f"invalid packet: {err}"
-                    break
+                result.receiver_error = f"invalid packet: {err}"
+                break
             continue
         if packet.kind == "CONN":
             if packet.session_id != session:
@@ -170,13 +168,13 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
             result.duplicates += 1
             continue
         if packet.packet_no > expected or len(packet.data) > total - received:
-            result.out_of_order += 1
+            result.out_of_order += packet.packet_no > expected
             send(ppcb.pack("RJT", session, packet_no=packet.packet_no))
-            if not reliable:                              # udp cannot recover from a gap
-                result.receiver_error = (f"packet {packet.packet_no} arrived, expected {expected} "
-                                         "(a datagram was lost or reordered)")
-                break
-            continue
+            result.receiver_error = (f"packet {packet.packet_no} arrived, expected {expected} "
+                                     "(a datagram was lost or reordered)" if packet.packet_no > expected else
+                                     f"packet {packet.packet_no} carries {len(packet.data)} B, "
+                                     f"only {total - received} B were left to send")
+            break
         if out is not None:
             out.write(packet.data)
         result.receive_times_s.append(time.time())

@@ -175,6 +175,7 @@ def test_summary_has_mean_std_and_t_interval_per_setting(tmp_path):
     assert (table.loc[table["n"] > 0, "n"] == 3).all()
     udpr_lossy = table[(table["proto"] == "udpr") & (table["loss"] > 0)]
     assert (udpr_lossy["n"] == 0).all() and (udpr_lossy["n_failed"] == 3).all()
+    assert (table["n_skipped"] == 0).all()
     assert udpr_lossy["first_error"].str.contains("retransmits").all()
     row = table[(table["proto"] == "tcp") & (table["loss"] == 0)].iloc[0]
     assert row["goodput_bps_low"] < row["goodput_bps_mean"] < row["goodput_bps_high"]

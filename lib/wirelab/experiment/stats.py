@@ -5,7 +5,9 @@ document 003 draws over its 1000 messages. With n = 3 repetitions t is 4.30,
 so three runs give a wide interval, honestly. The t quantile is computed here
 (regularised incomplete beta, Numerical Recipes §6.4) so no SciPy is needed.
 
-Only runs with ``status == "ok"`` are aggregated; ``n_failed`` counts the rest.
+Only runs with ``status == "ok"`` are aggregated; ``n_failed`` counts failed
+runs, ``n_skipped`` the runs the engine could not make here (the reason is in
+``first_error``).
 Prediction columns (``pred_*``) are the same for every run of a setting and
 are carried into the summary unchanged, beside the measurement, never mixed.
 """
@@ -119,7 +121,8 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
         ok = group[group["status"] == "ok"]
         row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         row["n"] = len(ok)
-        row["n_failed"] = len(group) - len(ok)
+        row["n_skipped"] = int((group["status"] == "skipped").sum())
+        row["n_failed"] = len(group) - len(ok) - row["n_skipped"]
         for metric in metrics:
             mean, std, half, _ = confidence_interval(pd.to_numeric(ok[metric], errors="coerce"), level)
             row.update({f"{metric}_mean": mean, f"{metric}_std": std, f"{metric}_ci": half,
@@ -163,7 +166,8 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
         if not math.isfinite(mean):
             return "—"
         return rate(mean, 4) + (f" ± {rate(ci, 3)}" if math.isfinite(ci) else "")
-    out["runs"] = [f"{n}" + (f" (+{f} failed)" if f else "") for n, f in zip(summary["n"], summary["n_failed"])]
+    out["runs"] = [f"{n}" + (f" (+{f} failed)" if f else "") + (f" ({k} not run)" if k else "")
+                   for n, f, k in zip(summary["n"], summary["n_failed"], summary["n_skipped"])]
     out["measured"] = [cell(m, c) for m, c in zip(summary[f"{metric}_mean"], summary[f"{metric}_ci"])]
     if "pred_goodput_bps" in summary:
         out["predicted"] = [rate(v, 4) if isinstance(v, float) and math.isfinite(v) else "—"

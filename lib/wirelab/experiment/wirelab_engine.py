@@ -15,8 +15,13 @@ With root, the server runs in host ``b`` and the client in host ``a`` of a
 fresh two-host testbed per run (``links.fresh_link``): the receiver is a
 thread of this process whose socket lives in ``b`` (``Testbed.inside``), the
 sender a process in ``a`` (``client.py``, so it cannot starve the receiver).
-One host, one clock: one-way delay is exact. Without root, both ends
-run on 127.0.0.1 and nothing shapes the link (the prediction says so).
+One host, one clock: one-way delay is exact.
+
+Without root (``loopback`` backend) both ends run on 127.0.0.1 and a fresh
+relay of ``wirelab.link`` sits between them: ``UdpRelay`` (rate, queue,
+delay, jitter, loss: a real emulated link for udp and udpr) or ``TcpRelay``
+(paces and delays the byte stream, cannot lose segments: TCP runs with loss
+are skipped and say why). With no link parameters at all there is no relay.
 """
 from __future__ import annotations
 
@@ -84,9 +89,7 @@ class WirelabEngine:
             how = plan(setting)
         except UsageError:
             how = {}
-        wire = "emulated" if backend != "loopback" else "none"
-        if backend == "loopback" and how.get("mode") == "load":
-            wire = "payload"      # only the sender's pacing limits it
+        wire = "emulated" if backend != "loopback" or _needs_relay(setting) else "none"
         return {"backend": backend, "wire": wire,
                 "predict_as": {"payload": how.get("payload"), "stream_header": how.get("stream_header", 0),
                                "udp_header": how.get("udp_header", 0)},
@@ -97,9 +100,9 @@ class WirelabEngine:
             plan(setting)
         except UsageError as err:
             return str(err)
-        if (self.backend or "loopback") == "loopback" and (setting.get("delay_s", 0) or setting.get("loss", 0)):
-            return ("loopback has no link to add delay or loss: run as root (namespaces or "
-                    "userspace backend), or sweep rate only")
+        if (self.backend or "loopback") == "loopback" and setting.proto == "tcp" and setting.get("loss", 0):
+            return ("without root TCP runs through a relay that cannot lose segments: run as root "
+                    "(namespaces or userspace backend) for TCP with loss")
         return None
 
     def run(self, setting, *, deadline: float, seed: int = 0, workdir=None) -> dict:
@@ -120,8 +123,10 @@ class WirelabEngine:
                 port, stop, thread, server_results = start_server(
                     proto, host=host, out=sink, max_wait=max_wait,
                     max_retransmits=retransmits, rcvbuf=rcvbuf)
+            relay = _relay(setting, port, seed) if testbed is None else None
+            target = relay.address if relay is not None else (host, port)
             try:
-                config = _client_config(how, setting, host, port, size=size, seed=seed,
+                config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
                                         max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
                 sender = Result.from_dict(_run_client(testbed, config, deadline))
                 # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
@@ -132,6 +137,8 @@ class WirelabEngine:
             finally:
                 stop.set()
                 thread.join(max_wait + 1.0)
+                if relay is not None:
+                    relay.close()
             info = testbed.describe() if testbed is not None else None
         if how["call"] == "file":
             receiver = server_results[0] if server_results else Result(proto, receiver_error="server saw no session")
@@ -150,10 +157,31 @@ class WirelabEngine:
         if info is not None:
             record["link"] = {"backend": info["backend"], "tc_commands": info["shaping_commands"],
                               "emulated_by": info["emulated_by"], "testbed": info["testbed"]}
+        elif relay is not None:
+            described = relay.describe()
+            record["link"] = {"backend": "loopback", "tc_commands": [f"# {described['link']}"],
+                              "emulated_by": f"wirelab {relay.kind} relay on 127.0.0.1 "
+                              f"(emulates: {', '.join(described.get('emulates', ['rate', 'delay']))})",
+                              "counters": described.get("counters")}
         else:
             record["link"] = {"backend": "loopback", "tc_commands": [],
                               "emulated_by": "nothing: both ends on 127.0.0.1"}
         return record
+
+
+def _needs_relay(setting) -> bool:
+    return bool(setting["rate_bps"] or setting.get("delay_s", 0) or setting.get("loss", 0)
+                or setting.get("jitter_s", 0))
+
+
+def _relay(setting, port: int, seed: int):
+    """A started loopback relay in front of the server, or None when nothing is to be emulated."""
+    if not _needs_relay(setting):
+        return None
+    link = links.link_layer()
+    spec = links.link_spec(setting)
+    kind = link.TcpRelay if setting.proto == "tcp" else link.UdpRelay
+    return kind(spec, ("127.0.0.1", port), seed=seed).start()
 
 
 def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed: int,

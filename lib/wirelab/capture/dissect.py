@@ -23,6 +23,14 @@ _TCP, _UDP = 6, 17
 TCP_OPTION_MSS, TCP_OPTION_WSCALE = 2, 3
 
 
+def _any_of(x: np.ndarray, values) -> np.ndarray:
+    """x == any of a few values (faster than np.isin for a handful)."""
+    out = np.zeros(x.shape, dtype=bool)
+    for v in values:
+        out |= x == v
+    return out
+
+
 def _link(h: Headers, linktype: np.ndarray):
     """Network-layer offset, l3 code and outer VLAN id of every packet."""
     n = h.size
@@ -52,7 +60,7 @@ def _link(h: Headers, linktype: np.ndarray):
     vlan = np.zeros(n, dtype=np.int64)
     vlan_ok = np.zeros(n, dtype=bool)
     for _ in range(2):                       # up to two tags (802.1Q, Q-in-Q)
-        tagged = has_et & np.isin(ethertype, [ETHERTYPE["vlan"], ETHERTYPE["qinq"], ETHERTYPE["vlan_9100"]])
+        tagged = has_et & _any_of(ethertype, [ETHERTYPE["vlan"], ETHERTYPE["qinq"], ETHERTYPE["vlan_9100"]])
         if not tagged.any():
             break
         tci, ok = h.be16(l3off, tagged)
@@ -78,14 +86,16 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
 
     # ---- IPv4
     v4 = l3 == _V4
-    b0, ok = h.u8(l3off + IPV4["ihl"], v4)
-    ihl = i64(b0 & 0x0F) * 4
+    # fields that share a 32-bit word are read together (one pass over memory per word)
+    w0, ok = h.be32(l3off + IPV4["ihl"], v4)              # version/IHL · TOS · total length
+    b0 = w0 >> 24
+    ihl = (b0 & 0x0F) * 4
     v4_ok = ok & (b0 >> 4 == 4) & (ihl >= 20)
-    total, tot_ok = h.be16(l3off + IPV4["total_len"], v4_ok)
-    ident, id_ok = h.be16(l3off + IPV4["id"], v4_ok)
-    ff, ff_ok = h.be16(l3off + IPV4["flags_frag"], v4_ok)
-    ttl, ttl_ok = h.u8(l3off + IPV4["ttl"], v4_ok)
-    proto, proto_ok = h.u8(l3off + IPV4["proto"], v4_ok)
+    total, tot_ok = w0 & 0xFFFF, v4_ok
+    w1, id_ok = h.be32(l3off + IPV4["id"], v4_ok)         # identification · flags/fragment offset
+    ident, ff, ff_ok = w1 >> 16, w1 & 0xFFFF, id_ok
+    w2, ttl_ok = h.be16(l3off + IPV4["ttl"], v4_ok)       # TTL · protocol
+    ttl, proto, proto_ok = w2 >> 8, w2 & 0xFF, ttl_ok
     src4, src4_ok = h.be32(l3off + IPV4["src"], v4_ok)
     dst4, dst4_ok = h.be32(l3off + IPV4["dst"], v4_ok)
     ip_len = i64(total)
@@ -115,7 +125,7 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     off6 = l3off + IPV6["header"]
     ext_len = np.zeros(n, dtype=np.int64)
     for _ in range(6):
-        is_ext = nh_ok & np.isin(nh, list(IPV6_EXTENSION))
+        is_ext = nh_ok & _any_of(nh, IPV6_EXTENSION)
         if not is_ext.any():
             break
         nxt, nxt_ok = h.u8(off6, is_ext)
@@ -157,12 +167,12 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     tcp = has_l4 & (proto == _TCP)
     udp = has_l4 & (proto == _UDP)
     ports = tcp | udp
-    sport, sport_ok = h.be16(l4off + TCP["sport"], ports)
-    dport, dport_ok = h.be16(l4off + TCP["dport"], ports)
+    pw, sport_ok = h.be32(l4off + TCP["sport"], ports)     # source port · destination port
+    sport, dport, dport_ok = pw >> 16, pw & 0xFFFF, sport_ok
     seq, seq_ok = h.be32(l4off + TCP["seq"], tcp)
     ack, ack_ok = h.be32(l4off + TCP["ack"], tcp)
-    flags, flags_ok = h.be16(l4off + TCP["flags"], tcp)
-    win, win_ok = h.be16(l4off + TCP["window"], tcp)
+    fw, flags_ok = h.be32(l4off + TCP["flags"], tcp)       # data offset/flags · window
+    flags, win, win_ok = fw >> 16, fw & 0xFFFF, flags_ok
     hdr_len = i64(flags >> 12) * 4
     hdr_ok = flags_ok & (hdr_len >= 20)
     out.update(sport=(i64(sport), sport_ok), dport=(i64(dport), dport_ok), tcp_seq=(i64(seq), seq_ok),
@@ -183,29 +193,36 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
 
 
 def _syn_options(h: Headers, l4off, syn, hdr_len) -> dict:
-    """MSS and window scale announced in SYN segments (RFC 9293 §3.2, RFC 7323 §2)."""
+    """MSS and window scale announced in SYN segments (RFC 9293 §3.2, RFC 7323 §2).
+    Only SYNs are read (few), straight from the file."""
     n = h.size
     mss = np.zeros(n, dtype=np.int64)
     mss_ok = np.zeros(n, dtype=bool)
     ws = np.zeros(n, dtype=np.int64)
     ws_ok = np.zeros(n, dtype=bool)
-    at = l4off + 20
-    end = l4off + hdr_len
-    live = syn.copy()
+    rows = np.flatnonzero(syn)
+    if rows.size == 0:
+        return {"tcp_mss": (mss, mss_ok), "tcp_wscale": (ws, ws_ok)}
+    base = h.start[rows]
+    limit = np.minimum(l4off[rows] + hdr_len[rows], h.cap_len[rows])
+    at = l4off[rows] + 20
+    live = np.ones(rows.size, dtype=bool)
+    f = h.file
     for _ in range(20):
-        live &= at < end
+        live &= at < limit
         if not live.any():
             break
-        kind, k_ok = h.u8(at, live)
-        live &= k_ok & (kind != 0)
-        one = live & (kind == 1)
-        length, l_ok = h.u8(at + 1, live & ~one)
-        is_mss = l_ok & (kind == TCP_OPTION_MSS) & (length == 4)
-        value, v_ok = h.be16(at + 2, is_mss)
-        mss[v_ok], mss_ok[v_ok] = value[v_ok], True
-        is_ws = l_ok & (kind == TCP_OPTION_WSCALE) & (length == 3)
-        shift, s_ok = h.u8(at + 2, is_ws)
-        ws[s_ok], ws_ok[s_ok] = shift[s_ok], True
-        live &= one | (l_ok & (length >= 2))
-        at = at + np.where(one, 1, length.astype(np.int64))
+        kind = f.u8(base + at).astype(np.int64)
+        length = f.u8(base + at + 1).astype(np.int64)
+        live &= kind != 0
+        one = kind == 1
+        has_len = live & ~one & (at + 1 < limit)
+        is_mss = has_len & (kind == TCP_OPTION_MSS) & (length == 4) & (at + 4 <= limit)
+        is_ws = has_len & (kind == TCP_OPTION_WSCALE) & (length == 3) & (at + 3 <= limit)
+        mss[rows[is_mss]] = f.u16(base[is_mss] + at[is_mss] + 2, True)
+        mss_ok[rows[is_mss]] = True
+        ws[rows[is_ws]] = f.u8(base[is_ws] + at[is_ws] + 2)
+        ws_ok[rows[is_ws]] = True
+        live &= one | (has_len & (length >= 2))
+        at = at + np.where(one, 1, length)
     return {"tcp_mss": (mss, mss_ok), "tcp_wscale": (ws, ws_ok)}

@@ -46,7 +46,7 @@ class FileBytes:
         view = self.view(dtype)
         if view.size == 0:
             return np.zeros(np.shape(pos), dtype=view.dtype)
-        return view[np.clip(pos, 0, view.size - 1)]
+        return view[np.minimum(pos, view.size - 1)]      # positions are never negative
 
     def u8(self, pos):
         return self.get("u1", pos)
@@ -101,7 +101,7 @@ class Headers:
     per packet) where ``ok`` and returns (int64 values, ok & within cap_len).
     """
 
-    def __init__(self, file: FileBytes, rec_start: np.ndarray, lead, width: int = 96):
+    def __init__(self, file: FileBytes, rec_start: np.ndarray, lead, width: int = 80):
         self.file = file
         self.size = rec_start.size
         self.lead = np.broadcast_to(np.asarray(lead, dtype=np.int64), (self.size,))
@@ -132,6 +132,8 @@ class Headers:
 
     def read(self, dtype: str, at, ok) -> tuple[np.ndarray, np.ndarray]:
         size = np.dtype(dtype).itemsize
+        if not np.any(ok):          # e.g. IPv6 fields in an IPv4-only capture: skip the pass
+            return np.zeros(self.size, dtype=np.int64), np.zeros(self.size, dtype=bool)
         ok = ok & (at + size <= self.cap_len)
         if np.ndim(at):
             ok &= at >= 0

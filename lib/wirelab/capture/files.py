@@ -240,7 +240,7 @@ def _pcapng(fb: FileBytes) -> Records:
             _statistics(fb, int(offs[i]), int(lengths[i]), bool(bigs[i]), interfaces[glob])
 
     # packets: Enhanced, Simple and obsolete Packet Blocks, vectorised
-    is_pkt = np.isin(types, [BLOCK["epb"], BLOCK["spb"], BLOCK["pb"]])
+    is_pkt = (types == BLOCK["epb"]) | (types == BLOCK["spb"]) | (types == BLOCK["pb"])
     p, t, ln, b, sec = offs[is_pkt], types[is_pkt], lengths[is_pkt], bigs[is_pkt], sec_of_block[is_pkt]
     spb = t == BLOCK["spb"]
     pb = t == BLOCK["pb"]
@@ -270,10 +270,18 @@ def _pcapng(fb: FileBytes) -> Records:
     body_room = p + ln - 4 - start
     cap_len = np.clip(np.minimum(np.minimum(incl, body_room), n - start), 0, None)
     h.cap_len = cap_len
-    ticks = np.array([i.ticks for i in interfaces] + [1_000_000], dtype=np.uint64)[iface]
-    shift = np.array([i.ts_offset for i in interfaces] + [0], dtype=np.float64)[iface]
-    ts = (u32(EPB["ts_high"]).astype(np.uint64) << np.uint64(32)) | u32(EPB["ts_low"]).astype(np.uint64)
-    time = (ts // ticks).astype(np.float64) + (ts % ticks).astype(np.float64) / ticks + shift
+    # the 64-bit timestamp in one read: big-endian is high·low already; little-endian swaps halves
+    if not mixed:
+        word = h.raw(">u8" if order else "<u8", EPB["ts_high"]).astype(np.uint64)
+        ts = word if order else (word << np.uint64(32)) | (word >> np.uint64(32))
+    else:
+        ts = (u32(EPB["ts_high"]).astype(np.uint64) << np.uint64(32)) | u32(EPB["ts_low"]).astype(np.uint64)
+    ticks = np.array([i.ticks for i in interfaces] + [1_000_000], dtype=np.float64)
+    shift = np.array([i.ts_offset for i in interfaces] + [0], dtype=np.float64)
+    if len(interfaces) == 1 and (iface == 0).all():
+        time = ts.astype(np.float64) / ticks[0] + shift[0]   # float seconds: ~0.2 µs resolution
+    else:
+        time = ts.astype(np.float64) / ticks[iface] + shift[iface]
     time[spb] = np.nan
     notes = []
     if offs.size and int(offs[-1]) + int(lengths[-1]) < n:

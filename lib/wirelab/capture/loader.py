@@ -101,10 +101,11 @@ def _addresses(fields: dict) -> tuple[pd.Categorical, pd.Categorical]:
 
 def _protocols(fields: dict) -> pd.Categorical:
     proto, ok = fields["ip_proto"]
-    numbers = np.unique(proto[ok])
+    numbers = np.flatnonzero(np.bincount(proto[ok], minlength=256))
     names = [IP_PROTO.get(int(p), f"ip-proto-{int(p)}") for p in numbers]
-    codes = np.full(proto.size, -1, dtype=np.int64)
-    codes[ok] = np.searchsorted(numbers, proto[ok])
+    table = np.full(256, -1, dtype=np.int64)
+    table[numbers] = np.arange(numbers.size)
+    codes = np.where(ok, table[proto & 0xFF], -1)
     return pd.Categorical.from_codes(codes, categories=names)
 
 

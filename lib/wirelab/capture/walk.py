@@ -129,17 +129,27 @@ def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 1024
         done = ok & ~go
         ends[active[done]] = nxt[done]
         active = active[go]
-    pos_all = np.concatenate(rec_pos)
-    chain_all = np.concatenate(rec_chain)
-    order = np.lexsort((pos_all, chain_all))       # by chain, then position
-    pos_all, chain_all = pos_all[order], chain_all[order]
-    chain_stop = np.searchsorted(chain_all, np.arange(seeds.size), side="right")
-    by_pos = np.argsort(pos_all, kind="stable")
-    sorted_pos = pos_all[by_pos]
+    # positions by chain, then by step: a chain records its k-th position at step k, no sort needed
+    counts = np.bincount(np.concatenate(rec_chain), minlength=seeds.size) if rec_chain else \
+        np.zeros(seeds.size, dtype=np.int64)
+    offset = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pos_all = np.empty(int(counts.sum()), dtype=np.int64)
+    for k, (p, a) in enumerate(zip(rec_pos, rec_chain)):
+        pos_all[offset[a] + k] = p
+    chain_stop = offset + counts
 
-    # 3. stitch from the true start
     pieces = [np.array(head, dtype=np.int64)]
-    e = pos
+    if np.array_equal(ends[:-1], seeds[1:]):    # every seed was a true record start
+        pieces.append(pos_all)
+        e = int(ends[-1])
+        sorted_pos = np.zeros(0, dtype=np.int64)
+    else:
+        e = pos
+        chain_all = np.repeat(np.arange(seeds.size), counts)
+        by_pos = np.argsort(pos_all, kind="stable")
+        sorted_pos = pos_all[by_pos]
+
+    # 3. stitch from the true start (or from the end of the last chain)
     while e + layout.min_header <= data_len:
         i = np.searchsorted(sorted_pos, e)
         if i < sorted_pos.size and sorted_pos[i] == e:

@@ -1,0 +1,49 @@
+"""Backend choice follows what the machine can do; without root only loopback is offered."""
+import importlib
+
+import pytest
+
+from wirelab.errors import BackendUnavailableError, UsageError
+from wirelab.link import LinkSpec, Testbed
+from wirelab.link.capabilities import Capabilities, choose_backend
+
+caps_module = importlib.import_module("wirelab.link.capabilities")   # the module, not the function
+DELAY = LinkSpec.parse(rate="10mbit", delay="20ms")
+RATE_ONLY = LinkSpec.parse(rate="10mbit", loss="1%")
+
+
+def _caps(root=True, netem=False):
+    return Capabilities(root=root, netns=root, veth=root, tbf=root, netem=netem, tun=root,
+                        packet_socket=root, iptables_statistic=root, reasons={"root": "r", "netns": "n",
+                                                                                "netem": "no sch_netem"})
+
+
+def test_without_root_only_loopback_and_every_reason_says_why(monkeypatch):
+    monkeypatch.setattr(caps_module, "is_root", lambda: False)
+    caps = caps_module.capabilities.__wrapped__()
+    assert caps.backends == ["loopback"] and not caps.netem and not caps.tbf
+    assert all("root" in caps.reasons[k] for k in ("netns", "netem", "tbf", "tun"))
+    assert "root" in caps.describe()
+
+
+def test_best_available_backend():
+    assert choose_backend(RATE_ONLY, caps=_caps()) == "namespaces"       # tbf + iptables suffice
+    assert choose_backend(DELAY, caps=_caps()) == "userspace"            # delay needs netem or us
+    assert choose_backend(DELAY, caps=_caps(netem=True)) == "namespaces"
+    assert choose_backend(DELAY, caps=_caps(root=False)) == "loopback"
+
+
+def test_asking_for_what_cannot_run_is_an_error_with_a_fix():
+    with pytest.raises(BackendUnavailableError, match="netem"):
+        choose_backend(DELAY, "namespaces", caps=_caps())
+    with pytest.raises(BackendUnavailableError, match="loopback"):
+        choose_backend(DELAY, "userspace", caps=_caps(root=False))
+    with pytest.raises(UsageError):
+        choose_backend(DELAY, "ethernet")
+
+
+def test_a_testbed_of_hosts_refuses_the_loopback_backend():
+    with pytest.raises(UsageError, match="UdpRelay"):
+        Testbed(DELAY, backend="loopback").up()
+    with pytest.raises(UsageError):
+        Testbed(DELAY, name="Bad Name")

@@ -142,3 +142,10 @@ def test_flows_of_an_empty_capture():
     raw = _udp_capture([])
     assert flows(read_capture(raw)).empty
     assert not tcp_analysis(read_capture(raw))[FLAGS].any().any()
+
+
+def test_io_graph_of_one_direction_from_a_pandas_mask():
+    df = read_capture(LOSSY)
+    data = (df["src"] == "10.77.1.1") & (df["proto"] == "tcp")
+    g = io_graph(df, 0.1, mask=data)
+    assert g["packets"].sum() == int(data.sum())

@@ -116,7 +116,7 @@ def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict 
     if interval <= 0:
         from ..errors import UsageError
         raise UsageError(f"interval must be positive, not {interval}", "e.g. 0.1 (seconds)")
-    keep = np.ones(len(df), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    keep = np.ones(len(df), dtype=bool) if mask is None else np.array(mask, dtype=bool)
     t = df["time"].to_numpy(np.float64)
     keep &= ~np.isnan(t)
     start = np.nanmin(t) if keep.any() else 0.0

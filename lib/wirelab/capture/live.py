@@ -8,7 +8,9 @@
 Start-up is awaited, never slept through: dumpcap's stderr is read in a
 thread until it says "Capturing on" and the file has its header; with
 ``probe`` (a function that sends one packet matching the filter) we also
-wait until dumpcap counts a packet, which proves the filter is in place.
+wait until dumpcap counts a packet, which proves the filter is in place
+("Capturing on" alone is not proof: captures/tcp-10mbit.pcapng missed the
+first 7 ms of its transfer after dumpcap had printed it).
 Stop first lets dumpcap read what the kernel still buffers (another probe,
 or until its packet count stops moving), then SIGINT; dumpcap then prints "Packets received/dropped on interface
 ...", which becomes ``stats``. ``prefix`` runs dumpcap through another

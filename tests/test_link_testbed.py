@@ -79,3 +79,17 @@ def test_broker_network_of_document_003():
             assert len(rtts) == 5
             assert statistics.median(rtts) == pytest.approx(link.spec.rtt_s, abs=0.003)
     assert not any(ns.startswith(tb.id) for ns in list_namespaces())
+
+
+def test_userspace_link_jitters_duplicates_and_reorders():
+    spec = LinkSpec.parse(delay="10ms", jitter="4ms", duplicate="5%", reorder="10%", loss=0)
+    with Testbed(spec, name="tdup", backend="userspace", seed=9) as tb:
+        with UdpCounter((tb.address("b"), 0), netns=tb.namespace("b")) as counter:
+            sent = udp_blast(counter.address, 3000, rate_pps=3000, netns=tb.namespace("a"))
+            assert counter.wait_quiet() == sent                 # nothing lost
+        with UdpEcho((tb.address("b"), 0), netns=tb.namespace("b")) as echo:
+            rtts = udp_rtts(echo.address, 30, netns=tb.namespace("a"))
+    assert counter.duplicates / sent == pytest.approx(0.05, abs=0.02)
+    assert counter.overtaking / sent == pytest.approx(0.10, abs=0.04)     # sent without the delay
+    assert counter.out_of_order > counter.overtaking                      # each overtook several
+    assert max(rtts) - min(rtts) > 0.004 and statistics.median(rtts) < 0.030

@@ -76,12 +76,17 @@ class UdpEcho(_Receiver):
 
 
 class UdpCounter(_Receiver):
-    """Counts distinct sequence numbers received (duplicates counted apart)."""
+    """Counts distinct sequence numbers received, and apart: duplicates; ``out_of_order``
+    (RFC 4737: arrived after a higher number, i.e. was overtaken); ``overtaking`` (arrived
+    with a gap before it: on a loss-free link, each is one packet that jumped the queue)."""
 
     def __init__(self, bind, netns=None):
         super().__init__(bind, netns)
         self.seen: set[int] = set()
         self.duplicates = 0
+        self.out_of_order = 0
+        self.overtaking = 0
+        self.highest = -1
         self.last_arrival = time.monotonic()
 
     def handle(self, data, peer):
@@ -89,7 +94,12 @@ class UdpCounter(_Receiver):
             seq = struct.unpack_from("!I", data)[0]
             if seq in self.seen:
                 self.duplicates += 1
+            elif seq < self.highest:
+                self.out_of_order += 1
+            elif seq > self.highest + 1:
+                self.overtaking += 1
             self.seen.add(seq)
+            self.highest = max(self.highest, seq)
             self.last_arrival = time.monotonic()
 
     def wait_quiet(self, quiet_s: float = 0.3, timeout_s: float = 10.0) -> int:

@@ -80,3 +80,8 @@ def test_down_all_removes_everything():
     assert _wirelab("testbed", "down", "--all").returncode == 0
     assert not [ns for ns in list_namespaces() if ns.startswith("wl-")]
     assert not cleanup.testbeds()
+
+
+def test_loopback_needs_a_port_to_forward(capsys):
+    assert main(["testbed", "up", "x", "--backend", "loopback"]) == 2
+    assert "--forward udp:PORT" in capsys.readouterr().err

@@ -19,7 +19,7 @@ import time
 from ..errors import LinkError, UsageError
 from ..link import capabilities
 from ..link.cleanup import remove, remove_all, stop_process, testbeds, valid_name
-from ..link.capabilities import BACKENDS
+from ..link.capabilities import BACKENDS, choose_backend
 from ..link.spec import LinkSpec
 from . import args as types
 
@@ -91,10 +91,15 @@ def _up(args) -> int:
     if any(e.get("name") == args.name and e["alive"] for e in testbeds().values()):
         raise UsageError(f"a testbed called {args.name!r} is already up",
                          f"use it, or `wirelab testbed down {args.name}` first")
-    if args.forward and args.backend != "loopback":
+    spec = _spec(args)
+    backend = choose_backend(spec, args.backend)
+    if args.forward and backend != "loopback":
         raise UsageError("--forward is for the loopback backend", "add --backend loopback")
+    if backend == "loopback" and not args.forward:
+        raise UsageError("the loopback backend relays ports on 127.0.0.1, it has no hosts",
+                         "add --forward udp:PORT or --forward tcp:PORT (or run as root for namespaces)")
     config = {"name": args.name, "backend": args.backend, "topology": args.topology,
-              "spec": _spec(args).to_dict(), "seed": args.seed, "forward": args.forward}
+              "spec": spec.to_dict(), "seed": args.seed, "forward": args.forward}
     keeper = subprocess.Popen([sys.executable, "-m", "wirelab.link.keeper", json.dumps(config)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True, start_new_session=True)

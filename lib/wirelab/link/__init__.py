@@ -5,7 +5,11 @@ Read in this order: ``spec`` (what a link does), ``commands`` (the `tc`/`ip`/
 packet), ``topology`` (hosts and links), ``capabilities`` (what this machine
 can do), ``testbed`` (build it in namespaces), ``userspace`` (the link
 process used where the kernel has no netem), ``relay`` (loopback, no root),
-``cleanup`` (names, state, the reaper), ``probe`` and ``iperf`` (measure it).
+``cleanup`` (names, state, the reaper), ``probe`` and ``iperf`` (measure it),
+``goodput`` (document 004's sweeps), ``keeper`` (holds `wirelab testbed up`'s testbeds).
+
+Addresses: two hosts are ``a`` 10.77.0.1/24 and ``b`` 10.77.0.2/24, inside their
+namespaces only; the broker network of document 003 uses 10.77.1-5.0/24.
 """
 from .capabilities import BACKENDS, Capabilities, capabilities, choose_backend
 from .cleanup import reap, remove_all, testbeds

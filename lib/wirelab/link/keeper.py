@@ -73,12 +73,7 @@ def hold_loopback(config: dict, spec: LinkSpec) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    config = json.loads(argv[0])
-    spec = LinkSpec.from_dict(config["spec"])
-    if choose_backend(spec, config.get("backend", "auto")) == "loopback":
-        return hold_loopback(config, spec)
+def hold_testbed(config: dict, spec: LinkSpec) -> int:
     topology = TOPOLOGIES[config.get("topology", "two_hosts")](spec)
     extra = {"keeper_pid": os.getpid(), "spec": spec.to_dict(), "cli": True}
     try:
@@ -89,10 +84,20 @@ def main(argv: list[str] | None = None) -> int:
             _wait_for_signal()
     except KeyboardInterrupt:
         pass
-    except Exception as err:                            # the `up` command shows this line
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        config = json.loads(argv[0])
+        spec = LinkSpec.from_dict(config["spec"])
+        if choose_backend(spec, config.get("backend", "auto")) == "loopback":
+            return hold_loopback(config, spec)
+        return hold_testbed(config, spec)
+    except Exception as err:                            # `wirelab testbed up` shows this line
         print(json.dumps({"error": str(err)}), flush=True)
         return 1
-    return 0
 
 
 if __name__ == "__main__":

@@ -95,3 +95,7 @@ def test_a_killed_owner_is_reaped():
     _poll(lambda: not _ours(testbed, proc.pid))   # the link process notices its owner is gone
     assert _ours(testbed, proc.pid) == []
     assert _gone(server)
+
+
+def test_a_name_is_read_back_exactly():
+    assert cleanup.name_of("wl-demo-1-1234") == "demo-1" and cleanup.name_of("wl-demo-99") == "demo"

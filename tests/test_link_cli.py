@@ -12,6 +12,10 @@ from wirelab.link.netns import list_namespaces
 from wirelab.link.probe import UdpEcho, udp_rtts
 
 
+#: CLI testbeds are found by name: unique names let two test runs share the machine.
+TAG = f"{os.getpid() % 100000}"
+
+
 def _wirelab(*argv, timeout=60):
     return subprocess.run([sys.executable, "-m", "wirelab", *argv], capture_output=True, text=True,
                           timeout=timeout)
@@ -35,36 +39,36 @@ def test_caps_reports_every_feature():
 
 def test_loopback_testbed_from_the_command_line():
     with UdpEcho(("127.0.0.1", 0)) as echo:
-        up = _wirelab("testbed", "up", "tclilo", "--backend", "loopback", "--delay", "10ms",
+        up = _wirelab("testbed", "up", f"tclilo{TAG}", "--backend", "loopback", "--delay", "10ms",
                       "--forward", f"udp:{echo.address[1]}", "--json")
         assert up.returncode == 0, up.stderr
         info = json.loads(up.stdout)
         try:
             rtts = udp_rtts(("127.0.0.1", info["relays"][0]["listen"][1]), 5)
             assert len(rtts) == 5 and min(rtts) >= 0.02
-            assert "tclilo" in _wirelab("testbed", "ls").stdout
+            assert f"tclilo{TAG}" in _wirelab("testbed", "ls").stdout
         finally:
-            down = _wirelab("testbed", "down", "tclilo")
+            down = _wirelab("testbed", "down", f"tclilo{TAG}")
     assert down.returncode == 0, down.stderr
-    assert not any(e.get("name") == "tclilo" for e in cleanup.testbeds().values())
+    assert not any(e.get("name") == f"tclilo{TAG}" for e in cleanup.testbeds().values())
 
 
 @pytest.mark.root
 @pytest.mark.slow
 def test_up_exec_ls_down():
-    up = _wirelab("testbed", "up", "tcli", "--rate", "10mbit", "--delay", "5ms", "--loss", "0%", "--json")
+    up = _wirelab("testbed", "up", f"tcli{TAG}", "--rate", "10mbit", "--delay", "5ms", "--loss", "0%", "--json")
     assert up.returncode == 0, up.stderr
     info = json.loads(up.stdout)
     try:
         assert info["hosts"]["a"]["addresses"] == ["10.77.0.1/24"]
-        shown = _wirelab("testbed", "exec", "tcli", "a", "--", "ip", "-br", "addr")
+        shown = _wirelab("testbed", "exec", f"tcli{TAG}", "a", "--", "ip", "-br", "addr")
         assert shown.returncode == 0 and "10.77.0.1/24" in shown.stdout
         listing = json.loads(_wirelab("testbed", "ls", "--json").stdout)
-        assert any(e.get("name") == "tcli" and e["alive"] for e in listing)
-        failing = _wirelab("testbed", "exec", "tcli", "a", "--", "false")
+        assert any(e.get("name") == f"tcli{TAG}" and e["alive"] for e in listing)
+        failing = _wirelab("testbed", "exec", f"tcli{TAG}", "a", "--", "false")
         assert failing.returncode == 1                      # the command's own exit status
     finally:
-        down = _wirelab("testbed", "down", "tcli")
+        down = _wirelab("testbed", "down", f"tcli{TAG}")
     assert down.returncode == 0, down.stderr
     assert not any(ns.startswith(info["testbed"]) for ns in list_namespaces())
     assert cleanup.exited(info["keeper_pid"])
@@ -75,7 +79,7 @@ def test_up_exec_ls_down():
                     reason="`down --all` also removes other users' testbeds on this machine; "
                            "set WIRELAB_TEST_DOWN_ALL=1 on a machine of your own")
 def test_down_all_removes_everything():
-    up = _wirelab("testbed", "up", "tall", "--delay", "1ms")
+    up = _wirelab("testbed", "up", f"tall{TAG}", "--delay", "1ms")
     assert up.returncode == 0, up.stderr
     assert _wirelab("testbed", "down", "--all").returncode == 0
     assert not [ns for ns in list_namespaces() if ns.startswith("wl-")]

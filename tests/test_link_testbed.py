@@ -3,6 +3,7 @@
 The tight figures (2 % goodput, sub-millisecond RTT) are in bench/bench_link.py.
 """
 import json
+import os
 import statistics
 
 import pytest
@@ -20,7 +21,7 @@ def test_capabilities_are_probed_with_reasons():
     assert caps.root and caps.netns and caps.tbf
     assert set(caps.reasons) >= {"netem", "tbf", "tun", "iptables_statistic"}
     assert caps.backends[-1] == "loopback"
-    assert not any(ns.startswith("wl-probe-") for ns in list_namespaces())
+    assert f"wl-probe-{os.getpid()}-x" not in list_namespaces()
 
 
 def test_userspace_link_carries_tcp_at_the_emulated_wire_prediction():

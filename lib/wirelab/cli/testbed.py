@@ -18,7 +18,7 @@ import time
 
 from ..errors import LinkError, UsageError
 from ..link import capabilities
-from ..link.cleanup import remove, remove_all, stop_process, testbeds, valid_name
+from ..link.cleanup import name_of, remove, remove_all, stop_process, testbeds, valid_name
 from ..link.capabilities import BACKENDS, choose_backend
 from ..link.spec import LinkSpec
 from . import args as types
@@ -183,8 +183,7 @@ def _down(args) -> int:
         return 0
     if not args.name:
         raise UsageError("which testbed?", "give a NAME or --all")
-    matches = [e for e in testbeds().values() if e.get("name") == args.name
-               or e["id"].startswith(f"wl-{args.name}-")]
+    matches = [e for e in testbeds().values() if e.get("name", name_of(e["id"])) == args.name]
     if not matches:
         raise UsageError(f"no testbed called {args.name!r}", "see `wirelab testbed ls`")
     for entry in matches:

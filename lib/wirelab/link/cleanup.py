@@ -23,7 +23,7 @@ from pathlib import Path
 from .netns import is_root, list_namespaces, namespace_pids, run
 from . import commands
 
-__all__ = ["PREFIX", "testbed_id", "parse_namespace", "state_dir", "read_states", "write_state",
+__all__ = ["PREFIX", "name_of", "testbed_id", "parse_namespace", "state_dir", "read_states", "write_state",
            "owner_alive", "process_start", "exited", "testbeds", "reap", "remove", "remove_all", "stop_process"]
 
 PREFIX = "wl-"
@@ -39,6 +39,12 @@ def valid_name(name: str) -> bool:
 
 def testbed_id(name: str, pid: int) -> str:
     return f"{PREFIX}{name}-{pid}"
+
+
+def name_of(tid: str) -> str:
+    """``wl-demo-1-1234`` → ``demo-1``: the name a testbed was given."""
+    parsed = parse_namespace(tid + "-x")
+    return parsed[0][len(PREFIX):].rsplit("-", 1)[0] if parsed else tid
 
 
 def parse_namespace(ns: str) -> tuple[str, int, str] | None:

@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 
+from ..errors import UsageError
 from ..model import mathis, padhye
 from .capabilities import choose_backend
 from .iperf import iperf3_run
@@ -108,7 +109,7 @@ def goodput_sweep(parameter: str, values, base: dict, **kwargs) -> list[dict]:
     Every row carries the parameter, its value, the link's rate/delay/loss and the prediction
     for that link (emulated wire, timestamps on, with the window if one was given)."""
     if parameter not in PARAMETERS:
-        raise ValueError(f"parameter must be one of {', '.join(PARAMETERS)}")
+        raise UsageError(f"cannot sweep {parameter!r}", f"sweep one of {', '.join(PARAMETERS)}")
     rows = []
     for value in values:
         spec = LinkSpec.parse(**{**base, PARAMETERS[parameter]: value})

@@ -30,7 +30,7 @@ import threading
 import time
 from contextlib import contextmanager
 
-from ..errors import LinkError, UsageError
+from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands
 from .capabilities import capabilities, choose_backend
 from .netns import inside, run
@@ -90,8 +90,10 @@ class Testbed:
         probe = next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
         self.backend = choose_backend(probe, self.requested_backend, caps)
         if self.backend == "loopback":
-            raise UsageError("a testbed of hosts needs root (namespaces)",
-                             "without root use wirelab.link.UdpRelay / TcpRelay (the loopback backend)")
+            fix = "without root use wirelab.link.UdpRelay / TcpRelay (the loopback backend)"
+            if not caps.root:
+                raise NeedsRootError("a testbed of hosts (network namespaces)", f"run with sudo, or {fix}")
+            raise UsageError("the loopback backend has no hosts to build", fix)
         self.netem = caps.netem
         cleanup.reap(log=self.log)
         if self.id in cleanup.testbeds():

@@ -117,3 +117,26 @@ def test_panel_runs_shows_why_runs_failed_and_survives_bad_input(tmp_path):
     panel.controls["rate"].value = "20mbit"
     assert len(panel.run()) == 12 and panel.error is None
     plt.close("all")
+
+
+def test_predicted_line_follows_the_model_between_the_measured_points():
+    from wirelab.experiment.prediction import predict_columns
+    from wirelab.viz import plot_by_protocol
+    rows = []
+    for delay in (0.0, 0.02):
+        params = {"proto": "udpr", "rate_bps": 10e6, "delay_s": delay, "loss": 0.0}
+        pred = predict_columns(params, payload=1000)
+        for rep in range(2):
+            rows.append({**params, **pred, "rep": rep, "status": "ok", "error": None,
+                         "goodput_bps": pred["pred_goodput_bps"] * (0.98 + 0.02 * rep)})
+    frame = pd.DataFrame(rows)
+    ax = plot_by_protocol(frame, "delay_s")[0]
+    line = ax.get_lines()[0]
+    xs, ys = line.get_xdata(), line.get_ydata()
+    assert len(xs) > 10 and xs[0] == 0 and xs[-1] == pytest.approx(20)
+    assert ys[0] == pytest.approx(rows[0]["pred_goodput_bps"] / 1e6)
+    assert ys[-1] == pytest.approx(rows[-1]["pred_goodput_bps"] / 1e6)
+    middle = ys[len(ys) // 2]
+    assert middle < (ys[0] + ys[-1]) / 2          # 1/RTT: far below a straight line
+    assert ax.get_yscale() == "log"               # stop-and-wait spans orders of magnitude
+    plt.close("all")

@@ -18,19 +18,28 @@ import math
 from ..errors import WirelabError
 from ..model import predict
 
-__all__ = ["predict_columns", "PRED_COLUMNS", "WIRES"]
+__all__ = ["predict_columns", "predict_like", "PRED_COLUMNS", "FRAMING_COLUMNS", "WIRES"]
 
 WIRES = ("emulated", "real", "payload", "none")
 #: Columns always present (NaN when there is nothing to predict).
 PRED_COLUMNS = ["pred_goodput_bps", "pred_binding", "pred_efficiency", "pred_payload_bytes",
                 "pred_wire_bytes", "pred_rtt_s", "pred_wire", "pred_note"]
+#: How the prediction was asked (so a plot can redraw it for any other value of an axis).
+FRAMING_COLUMNS = ["pred_timestamps", "pred_payload_arg", "pred_stream_header_bytes",
+                   "pred_udp_header_bytes"]
+
+
+def _missing(value) -> bool:
+    """None, NaN or pandas' NA (a reloaded table has all three)."""
+    try:
+        return value is None or bool(value != value)
+    except TypeError:            # pd.NA refuses to be a bool
+        return True
 
 
 def _get(params: dict, name: str, default=None):
     value = params.get(name)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return default
-    return value
+    return default if _missing(value) else value
 
 
 def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
@@ -47,7 +56,9 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     ``wire="none"``: nothing shapes the link (loopback), so nothing is predicted.
     """
     out: dict = {c: math.nan for c in PRED_COLUMNS}
-    out.update(pred_binding=None, pred_wire=wire, pred_note=None)
+    out.update(pred_binding=None, pred_wire=wire, pred_note=None, pred_timestamps=bool(timestamps),
+               pred_payload_arg=payload, pred_stream_header_bytes=stream_header,
+               pred_udp_header_bytes=udp_header)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
@@ -103,3 +114,21 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     for name, value in limits.items():
         out[f"pred_limit_{name}_bps"] = value
     return out
+
+
+def predict_like(row, **changes) -> dict:
+    """The prediction of a results row with some parameters changed (e.g. ``delay_s=0.03``):
+    the same wire, timestamps and framing the row was predicted with."""
+    params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "mtu", "packet_bytes",
+                                  "offered_bps", "max_wait_s", "max_retransmits") if k in row}
+    params.update(changes)
+
+    def value(name, default):
+        v = row.get(name, default) if hasattr(row, "get") else default
+        return default if _missing(v) else v
+    payload = value("pred_payload_arg", None)
+    return predict_columns(params, wire=value("pred_wire", "emulated"),
+                           timestamps=bool(value("pred_timestamps", True)),
+                           payload=None if payload is None else int(payload),
+                           stream_header=int(value("pred_stream_header_bytes", 0)),
+                           udp_header=int(value("pred_udp_header_bytes", 0)))

@@ -18,7 +18,7 @@ __all__ = ["goodput_series", "load_series"]
 
 
 def goodput_series(times_s, bytes_per_packet: float, *, bins: int = 20,
-                   min_bin_s: float = 0.01) -> list[dict]:
+                   min_bin_s: float = 0.02) -> list[dict]:
     """Per-packet delivery times → goodput in equal intervals (about ``bins`` of them)."""
     times = sorted(t for t in times_s if t is not None and math.isfinite(t))
     if len(times) < 2:

@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..experiment.prediction import predict_like
 from ..experiment.stats import summarize
 
 __all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "plot_loss", "plot_delay",
@@ -57,14 +58,33 @@ def _label(column: str, value) -> str:
     return f"{name} {formats[column](value)}" if column in formats else f"{name} {value}"
 
 
+def _dense_prediction(frame: pd.DataFrame, x: str, level_rows: pd.DataFrame, points: int = 60):
+    """The model between the measured points: the row's prediction redrawn for many ``x``."""
+    if x not in ("rate_bps", "delay_s", "loss", "mtu", "packet_bytes", "offered_bps", "max_wait_s"):
+        return None
+    values = pd.to_numeric(level_rows[x], errors="coerce").dropna()
+    if values.nunique() < 2 or "pred_wire" not in frame:
+        return None
+    template = level_rows.iloc[0]
+    xs = np.linspace(values.min(), values.max(), points)
+    if x in ("mtu", "packet_bytes"):
+        xs = np.unique(np.round(xs).astype(int))
+    ys = [predict_like(template, **{x: (int(v) if x in ("mtu", "packet_bytes") else float(v))})
+          ["pred_goodput_bps"] for v in xs]
+    return xs, np.array(ys, dtype=float)
+
+
 def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
                                metric: str = "goodput_bps", ax=None, log_x: bool = False,
-                               title: str | None = None):
+                               log_y: bool = False, title: str | None = None):
     """Measured mean ± 95 % CI (points) and predicted (line) against ``x``.
 
     ``frame``: runs of a sweep (one protocol, or pass ``hue="proto"``). Other
     swept parameters go into ``hue`` (one colour per value). Failed runs are
-    left out of the means; settings with no successful run show no point.
+    left out of the means; settings with no successful run are marked ×.
+    The predicted line is the model evaluated between the measured points
+    too (same wire, framing and timestamps as each run's ``pred_*`` columns),
+    not a straight line joining two predictions.
     """
     import matplotlib.pyplot as plt
 
@@ -84,9 +104,14 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
         color = colors[i % len(colors)]
         suffix = "" if level is None else f", {_label(hue, level)}"
         if "pred_goodput_bps" in part and metric == "goodput_bps" and part["pred_goodput_bps"].notna().any():
-            pred = part[[x, "pred_goodput_bps"]].dropna().drop_duplicates(x)
-            ax.plot(pred[x] * fx, pred["pred_goodput_bps"] * fy, "-", color=color, alpha=0.8,
-                    label=f"predicted{suffix}")
+            runs = frame if level is None else frame[frame[hue].astype(object) == level]
+            dense = _dense_prediction(runs, x, runs.sort_values(x)) if len(runs) else None
+            if dense is not None and np.isfinite(dense[1]).any():
+                ax.plot(dense[0] * fx, dense[1] * fy, "-", color=color, alpha=0.8, label=f"predicted{suffix}")
+            else:
+                pred = part[[x, "pred_goodput_bps"]].dropna().drop_duplicates(x)
+                ax.plot(pred[x] * fx, pred["pred_goodput_bps"] * fy, "-", color=color, alpha=0.8,
+                        label=f"predicted{suffix}")
         ok = part[part["n"] > 0]
         yerr = ok[f"{metric}_ci"].fillna(0.0) * fy
         ax.errorbar(ok[x] * fx, ok[f"{metric}_mean"] * fy, yerr=yerr, fmt="o", color=color,
@@ -98,15 +123,32 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
     if log_x:
         ax.set_xscale("symlog" if (frame[x] == 0).any() else "log", linthresh=1e-3 * fx or 1)
     ax.set(xlabel=label_x, ylabel=label_y, title=title or f"{label_y.split(' (')[0]}: measured vs predicted")
-    ax.set_ylim(bottom=0)
+    if log_y:
+        _log_y(ax)
+    else:
+        ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     return ax
 
 
+def _log_y(ax) -> None:
+    """A log y axis fitted to what is drawn, with plain numbers on the ticks."""
+    from matplotlib.ticker import FuncFormatter
+
+    values = [v for line in ax.get_lines() for v in np.asarray(line.get_ydata(), dtype=float)
+              if np.isfinite(v) and v > 0]
+    ax.set_yscale("log")
+    if values:
+        ax.set_ylim(min(values) / 2, max(values) * 2)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+
 def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
-                     metric: str = "goodput_bps", axes=None, sharey: bool = False):
-    """One panel per protocol (tcp, udp, udpr), each predicted vs measured; returns the Axes."""
+                     metric: str = "goodput_bps", axes=None, sharey: bool = False,
+                     log_y=("udpr",)):
+    """One panel per protocol (tcp, udp, udpr), each predicted vs measured; returns the Axes.
+    Protocols in ``log_y`` get a log y axis (stop-and-wait spans orders of magnitude)."""
     import matplotlib.pyplot as plt
 
     protos = [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
@@ -117,7 +159,7 @@ def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | Non
     axes = np.atleast_1d(axes)
     for proto, ax in zip(protos, axes):
         plot_predicted_vs_measured(frame[frame["proto"] == proto], x, hue=hue, metric=metric, ax=ax,
-                                   title=proto.upper())
+                                   title=proto.upper(), log_y=proto in (log_y or ()))
     return axes
 
 
@@ -133,8 +175,7 @@ def plot_delay(frame: pd.DataFrame, *, hue: str | None = "proto", ax=None):
     ax = plot_predicted_vs_measured(frame, "delay_s", hue=hue, ax=ax, title="Goodput against delay")
     values = frame["goodput_bps"].dropna() if "goodput_bps" in frame else pd.Series(dtype=float)
     if len(values) and values.min() > 0 and values.max() / values.min() > 50:
-        ax.set_yscale("log")
-        ax.set_ylim(values.min() * 1e-6 / 3, values.max() * 1e-6 * 3)
+        _log_y(ax)
     return ax
 
 

@@ -64,3 +64,18 @@ def test_testbed_runs_match_the_model_where_the_model_applies(tmp_path):
     assert all(0.85 < r < 1.15 for r in ratio), ratio          # tight figures go in bench/
     tcp = df[df["proto"] == "tcp"].iloc[0]
     assert tcp["metadata_byte_exact"] and tcp["pred_note"].startswith("21 B of application framing")
+
+
+@pytest.mark.root
+def test_capture_is_kept_beside_the_results_and_opens(tmp_path):
+    from wirelab.capture import read_capture
+    exp = Experiment("cap", proto="tcp", size="100KB", rate="10mbit", reps=1, capture=True, timeout=30)
+    df = run(exp, out=tmp_path / "cap", progress=False)
+    row = df.iloc[0]
+    assert row["status"] == "ok", row["error"]
+    path = tmp_path / "cap" / row["capture_file"]
+    assert path.suffix == ".pcapng" and path.parent.name == "captures"
+    frames = read_capture(path)
+    data = frames[frames["payload_len"] > 0]
+    assert data["payload_len"].sum() >= 100_000          # every byte of the file crossed the link
+    assert row["capture_packets"] >= len(frames) * 0.9 and row["capture_dropped"] == 0

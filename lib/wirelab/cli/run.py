@@ -45,6 +45,8 @@ def add_parser(subparsers):
     p.add_argument("--timeout", type=float, default=60.0, help="deadline of each run in seconds")
     p.add_argument("--out", default=None, help="results folder (default data/<name>)")
     p.add_argument("--name", default=None, help="experiment name (default: the --out folder's name)")
+    p.add_argument("--capture", action="store_true",
+                   help="keep a pcapng of every run in <out>/captures/ (wirelab engine; needs root)")
     p.add_argument("--retry-failed", action="store_true", help="run failed/skipped runs again")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -66,7 +68,7 @@ def run(args) -> int:
     frame = None
     for engine in engines:
         experiment = Experiment(name, workload=workload, reps=args.reps, seed=args.seed, engine=engine,
-                                backend=args.backend, timeout=args.timeout, **grid)
+                                backend=args.backend, timeout=args.timeout, capture=args.capture, **grid)
         frame = run_sweep(experiment, out=out, progress=not args.no_progress,
                           retry_failed=args.retry_failed)
     table = pretty(summarize(frame))

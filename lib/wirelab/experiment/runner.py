@@ -48,8 +48,10 @@ def _progress(total: int, enabled: bool, desc: str):
 
 
 def run_one(engine, setting: Setting, *, rep: int = 0, seed: int = 0, timeout: float = 60.0,
-            workdir: str | Path | None = None, timestamps: bool = True) -> tuple[dict, dict]:
-    """One run → (row, raw record). Never raises for a failed run (except Ctrl-C)."""
+            workdir: str | Path | None = None, timestamps: bool = True,
+            capture_dir: str | Path | None = None) -> tuple[dict, dict]:
+    """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
+    ``capture_dir``: ask the engine for a pcapng of the run there (``<run_id>.pcapng``)."""
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
     row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -76,7 +78,8 @@ def run_one(engine, setting: Setting, *, rep: int = 0, seed: int = 0, timeout: f
         row.update(status="skipped", error=reason)
     else:
         try:
-            record = engine.run(setting, deadline=start + timeout, seed=seed, workdir=workdir)
+            extra = {"capture": Path(capture_dir) / f"{run_id}.pcapng"} if capture_dir else {}
+            record = engine.run(setting, deadline=start + timeout, seed=seed, workdir=workdir, **extra)
             raw["result"] = record
             link = dict(record.get("link") or {})
             if link.get("backend"):
@@ -143,12 +146,14 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                 workdir = folder / "runs"
                 workdir.mkdir(parents=True, exist_ok=True)
                 row, raw = run_one(engine, setting, rep=rep, seed=experiment.run_seed(setting, rep),
-                                   timeout=experiment.timeout, workdir=workdir, timestamps=timestamps)
+                                   timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
+                                   capture_dir=folder / "captures" if experiment.capture else None)
                 row.update(experiment=experiment.name, session=session)
                 row["raw_file"] = os.path.relpath(store.write_run(row["run_id"], raw), folder)
                 capture = (raw.get("result") or {}).get("capture_file")
                 if capture:
                     row["capture_file"] = os.path.relpath(capture, folder)
+                    row.pop("result_capture_file", None)
                 store.append([row])
                 if bar is not None:
                     bar.set_postfix_str(f"{setting.label()} {row['status']}", refresh=False)

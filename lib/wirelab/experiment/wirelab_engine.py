@@ -105,7 +105,9 @@ class WirelabEngine:
                     "(namespaces or userspace backend) for TCP with loss")
         return None
 
-    def run(self, setting, *, deadline: float, seed: int = 0, workdir=None) -> dict:
+    def run(self, setting, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+        """One run. ``capture``: a path for a pcapng of the run's packets as the receiver's
+        side of the link saw them (dumpcap; needs root or capture rights)."""
         from ..transfer import Result, merge, start_server
         from ..transfer.run import HashSink, make_data
 
@@ -125,15 +127,17 @@ class WirelabEngine:
                     max_retransmits=retransmits, rcvbuf=rcvbuf)
             relay = _relay(setting, port, seed) if testbed is None else None
             target = relay.address if relay is not None else (host, port)
+            recorder = _capture(capture, testbed, proto, port) if capture else _nowhere()
             try:
-                config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
-                                        max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
-                sender = Result.from_dict(_run_client(testbed, config, deadline))
-                # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
-                until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
-                while how["call"] == "file" and not server_results and thread.is_alive() \
-                        and time.monotonic() < until:
-                    thread.join(0.01)
+                with recorder:
+                    config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
+                                            max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
+                    sender = Result.from_dict(_run_client(testbed, config, deadline))
+                    # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
+                    until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
+                    while how["call"] == "file" and not server_results and thread.is_alive() \
+                            and time.monotonic() < until:
+                        thread.join(0.01)
             finally:
                 stop.set()
                 thread.join(max_wait + 1.0)
@@ -151,6 +155,10 @@ class WirelabEngine:
         else:
             result = sender
         record = result.to_dict(samples=False)
+        if capture:
+            record["capture_file"] = str(capture)
+            record["capture_packets"] = recorder.packets
+            record["capture_dropped"] = recorder.dropped
         record["receiver_series"] = goodput_series(result.receive_times_s,
                                                    how.get("chunk") or how.get("packet") or 1000)
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
@@ -167,6 +175,17 @@ class WirelabEngine:
             record["link"] = {"backend": "loopback", "tc_commands": [],
                               "emulated_by": "nothing: both ends on 127.0.0.1"}
         return record
+
+
+def _capture(path, testbed, proto: str, port: int):
+    """dumpcap on the receiver's side: host b's link in a testbed, else the relay→server leg on lo."""
+    from ..capture import LiveCapture
+    kind = "tcp" if proto == "tcp" else "udp"
+    if testbed is not None:
+        peer = [h for h in testbed.hosts if h != "b"][0]
+        return LiveCapture(f"to-{peer}", path, prefix=["ip", "netns", "exec", testbed.namespace("b")],
+                           capture_filter=f"{kind} port {port}")
+    return LiveCapture("lo", path, capture_filter=f"{kind} port {port}")
 
 
 def _needs_relay(setting) -> bool:

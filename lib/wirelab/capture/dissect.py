@@ -82,7 +82,7 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     n = h.size
     l3off, l3, vlan = _link(h, linktype)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {"vlan": vlan}
-    i64 = lambda a: a.astype(np.int64)  # noqa: E731
+    i64 = lambda a: np.asarray(a, dtype=np.int64)  # noqa: E731  (no copy when already int64)
 
     # ---- IPv4
     v4 = l3 == _V4

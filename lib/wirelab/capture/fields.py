@@ -77,17 +77,16 @@ class FileBytes:
 
     def rows(self, start: np.ndarray, width: int) -> np.ndarray:
         """The ``width`` bytes from each start, as a (len(start) × width) array (zero past the end)."""
-        out = np.zeros((start.size, width), dtype=np.uint8)
-        if self.n == 0 or start.size == 0:
-            return out
         last = self.n - width
-        full = start <= last
-        if last >= 0:
+        if self.n == 0 or start.size == 0 or last < 0:
+            out = np.zeros((start.size, width), dtype=np.uint8)
+        else:
             grid = np.lib.stride_tricks.as_strided(self.u8v, shape=(last + 1, width),
                                                    strides=(1, 1), writeable=False)
-            out[full] = grid[start[full]]
-        for i in np.flatnonzero(~full):      # the last few packets of the file
+            out = grid[np.minimum(start, last)]       # one gather; the last rows are fixed below
+        for i in np.flatnonzero(start > last):        # the last few packets of the file
             chunk = self.u8v[start[i]:start[i] + width]
+            out[i] = 0
             out[i, :chunk.size] = chunk
         return out
 
@@ -122,38 +121,37 @@ class Headers:
                              strides=(self.width,))
         return strided.astype(np.int64)
 
-    def _columns(self, at) -> tuple[np.ndarray | int, int]:
-        if np.ndim(at) == 0 and self._lead_const is not None:
-            return self._lead_const + int(at), self._lead_const + int(at)
-        col = self.lead + at
-        sample = col[:: max(self.size // 4096, 1)]
-        common = int(np.bincount(np.clip(sample, 0, self.width)).argmax()) if sample.size else 0
-        return col, common
-
     def read(self, dtype: str, at, ok) -> tuple[np.ndarray, np.ndarray]:
+        """Values at packet offsets ``at`` (never negative) where ``ok`` and within ``cap_len``."""
         size = np.dtype(dtype).itemsize
         if not np.any(ok):          # e.g. IPv6 fields in an IPv4-only capture: skip the pass
             return np.zeros(self.size, dtype=np.int64), np.zeros(self.size, dtype=bool)
         ok = ok & (at + size <= self.cap_len)
-        if np.ndim(at):
-            ok &= at >= 0
-        col, common = self._columns(at)
+        if np.ndim(at) == 0 and self._lead_const is not None:
+            common = self._lead_const + int(at)
+            other = np.zeros(0, dtype=np.int64)
+        else:
+            at = np.broadcast_to(np.asarray(at, dtype=np.int64), (self.size,))
+            step = max(self.size // 4096, 1)
+            sample = (self.lead[::step] + at[::step])[ok[::step]]
+            common = int(np.bincount(np.clip(sample, 0, self.width)).argmax()) if sample.size else 0
+            if self._lead_const is not None:
+                other = np.flatnonzero(ok & (at != common - self._lead_const))
+            else:
+                other = np.flatnonzero(ok & (self.lead + at != common))
         fits = common + size <= self.width
-        values = self.raw(dtype, common) if fits else np.zeros(self.size, dtype=np.int64)
-        if np.ndim(col):
-            other = np.flatnonzero(ok & (col != common) if fits else ok)
-            if other.size:
-                c = col[other]
-                near = c + size <= self.width
-                pos = np.where(near, other * self.width + c, 0)
-                values[other[near]] = _view(self.flat, self.flat.size, dtype)[pos[near]]
-                far = other[~near]
-                if far.size:      # beyond the copied bytes (long options): read the file itself
-                    values[far] = self.file.get(dtype, self.start[far] + np.asarray(at)[far]
-                                                if np.ndim(at) else self.start[far] + at)
-        elif not fits:
-            idx = np.flatnonzero(ok)
-            values[idx] = self.file.get(dtype, self.start[idx] + at)
+        if not fits:
+            values = np.zeros(self.size, dtype=np.int64)
+            other = np.flatnonzero(ok)
+        else:
+            values = self.raw(dtype, common)
+        if other.size:
+            c = self.lead[other] + (at[other] if np.ndim(at) else at)
+            near = c + size <= self.width
+            values[other[near]] = _view(self.flat, self.flat.size, dtype)[other[near] * self.width + c[near]]
+            far = other[~near]
+            if far.size:      # beyond the copied bytes (long options): read the file itself
+                values[far] = self.file.get(dtype, self.start[far] + (at[far] if np.ndim(at) else at))
         return values, ok
 
     def u8(self, at, ok):

@@ -133,16 +133,19 @@ def _section_order(fb: FileBytes, pos: int) -> bool | None:
     return None
 
 
-def _block_layout(fb: FileBytes, big: bool, section: int) -> Layout:
+def _block_layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
+    """Blocks of one section; with ``sections`` the walk stops at the next section header
+    (its byte order may differ). Without, it is faster; ``_pcapng`` re-walks if needed."""
     n = fb.n
     shb = PCAPNG["shb_type"]
 
     def step(pos):
         length = fb.u32(pos + 4, big).astype(np.int64)
-        ok = (length >= PCAPNG["min_block"]) & (length % 4 == 0) & (pos + 8 <= n)
-        new_section = fb.u32(pos, big) == shb
-        if new_section.any():        # another section: byte order may change, stop there
-            ok &= ~(new_section & (pos != section))
+        ok = (length >= PCAPNG["min_block"]) & ((length & 3) == 0) & (pos + 8 <= n)
+        if sections:
+            new_section = fb.u32(pos, big) == shb
+            if new_section.any():        # another section: byte order may change, stop there
+                ok &= ~(new_section & (pos != section))
         return pos + length, ok
 
     def plausible(pos):
@@ -207,7 +210,9 @@ def _pcapng(fb: FileBytes) -> Records:
         raise CaptureError("pcapng section header has no valid byte-order magic",
                            "the file is damaged or not pcapng")
     while big is not None:        # one walk per section (byte order may change between them)
-        offs = walk(_block_layout(fb, big, pos), n, pos)
+        offs = walk(_block_layout(fb, big, pos, False), n, pos)
+        if (fb.u32(offs[1:], big) == PCAPNG["shb_type"]).any():     # more sections: stop at each
+            offs = walk(_block_layout(fb, big, pos, True), n, pos)
         pieces.append(offs)
         orders.append(np.full(offs.size, big))
         if offs.size == 0:

@@ -91,7 +91,7 @@ def _seeds(layout: Layout, start: int, end: int, spacing: int, window: int) -> n
     return cand[good][first_good]
 
 
-def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 1024) -> np.ndarray:
+def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 256) -> np.ndarray:
     """Offsets (int64, in order) of every readable record from ``start`` to ``data_len``."""
     head, pos, stopped = _scalar_walk(layout, start, data_len, 256)
     if stopped:

@@ -67,3 +67,27 @@ def test_a_bad_interface_is_a_capture_error(tmp_path):
     with pytest.raises(CaptureError):
         with LiveCapture("wl-no-such-if0", tmp_path / "x.pcapng", ready_timeout=5):
             pass
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap") or not shutil.which("ip"), reason="needs dumpcap and ip")
+def test_live_capture_inside_a_network_namespace(tmp_path):
+    """The argv prefix runs dumpcap inside a testbed host; its own lo is captured."""
+    import os
+    import subprocess
+    ns = f"wlcap-t{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        send = ["ip", "netns", "exec", ns, "python3", "-c",
+                "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+                "[s.sendto(b'n' * 64, ('127.0.0.1', 9777)) for _ in range(5)]"]
+        with LiveCapture("lo", tmp_path / "ns.pcapng", capture_filter="udp port 9777",
+                         prefix=["ip", "netns", "exec", ns],
+                         probe=lambda: subprocess.run(send, check=True, timeout=10)) as cap:
+            assert cap.packets >= 5
+        df = cap.read()
+        assert len(df) >= 5 and (df["payload_len"] == 64).all()
+        assert cap.stats and cap.stats[0].dropped == 0
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)

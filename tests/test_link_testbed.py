@@ -94,3 +94,14 @@ def test_userspace_link_jitters_duplicates_and_reorders():
     assert counter.overtaking / sent == pytest.approx(0.10, abs=0.04)     # sent without the delay
     assert counter.out_of_order > counter.overtaking                      # each overtook several
     assert max(rtts) - min(rtts) > 0.004 and statistics.median(rtts) < 0.030
+
+
+def test_mtu_is_set_on_every_end_and_described():
+    spec = LinkSpec.parse(mtu=1400, delay="1ms")
+    with Testbed(spec, name="tmtu", backend="userspace") as tb:
+        ends = [(tb.namespace("a"), "to-b"), (tb.namespace("b"), "to-a"), (tb.wire_ns, "a-b"), (tb.wire_ns, "b-a")]
+        mtus = [json.loads(run(["ip", "-n", ns, "-j", "link", "show", "dev", dev]).stdout)[0]["mtu"]
+                for ns, dev in ends]
+        meta = tb.describe()
+    assert mtus == [1400] * 4
+    assert meta["links"][0]["spec"]["mtu"] == 1400 and meta["congestion_control"] in ("bbr", "cubic", "reno")

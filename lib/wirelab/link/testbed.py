@@ -287,7 +287,18 @@ class Testbed:
             "shaping_note": ("equivalent tc/iptables commands on a kernel with netem; the userspace link "
                              "applied them instead" if userspace else "commands run"),
             "offloads": "tso gso gro tx-checksum off", "ipv6": "off", "arp": "static entries",
+            "kernel": os.uname().release, "congestion_control": self._sysctl("net/ipv4/tcp_congestion_control"),
         }
+
+    def _sysctl(self, key: str) -> str | None:
+        """A network sysctl as host ``a`` (the first host) sees it, e.g. the default congestion control."""
+        if not self._up:
+            return None
+        try:
+            with self.inside(self.hosts[0]):
+                return open(f"/proc/sys/{key}").read().strip()
+        except OSError:
+            return None
 
 
 def _interrupt(signum, frame):

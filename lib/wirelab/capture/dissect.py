@@ -31,6 +31,18 @@ def _any_of(x: np.ndarray, values) -> np.ndarray:
     return out
 
 
+def _same(values: np.ndarray, where: np.ndarray):
+    """``values`` as one int when it is the same wherever ``where`` (the usual capture: one
+    link type, no IP options), so reads take the fast fixed-column path; else the array."""
+    if where.size == 0:
+        return 0
+    first = int(np.argmax(where))
+    if not where[first]:
+        return 0
+    v = values[first]
+    return int(v) if ((values == v) | ~where).all() else values
+
+
 def _link(h: Headers, linktype: np.ndarray):
     """Network-layer offset, l3 code and outer VLAN id of every packet."""
     n = h.size
@@ -81,23 +93,24 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     """All header fields of all packets: name → (values, readable mask)."""
     n = h.size
     l3off, l3, vlan = _link(h, linktype)
+    l3at = _same(l3off, l3 != _OTHER)          # the network layer's offset for the reads
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {"vlan": vlan}
     i64 = lambda a: np.asarray(a, dtype=np.int64)  # noqa: E731  (no copy when already int64)
 
     # ---- IPv4
     v4 = l3 == _V4
     # fields that share a 32-bit word are read together (one pass over memory per word)
-    w0, ok = h.be32(l3off + IPV4["ihl"], v4)              # version/IHL · TOS · total length
+    w0, ok = h.be32(l3at + IPV4["ihl"], v4)              # version/IHL · TOS · total length
     b0 = w0 >> 24
     ihl = (b0 & 0x0F) * 4
     v4_ok = ok & (b0 >> 4 == 4) & (ihl >= 20)
     total, tot_ok = w0 & 0xFFFF, v4_ok
-    w1, id_ok = h.be32(l3off + IPV4["id"], v4_ok)         # identification · flags/fragment offset
+    w1, id_ok = h.be32(l3at + IPV4["id"], v4_ok)         # identification · flags/fragment offset
     ident, ff, ff_ok = w1 >> 16, w1 & 0xFFFF, id_ok
-    w2, ttl_ok = h.be16(l3off + IPV4["ttl"], v4_ok)       # TTL · protocol
+    w2, ttl_ok = h.be16(l3at + IPV4["ttl"], v4_ok)       # TTL · protocol
     ttl, proto, proto_ok = w2 >> 8, w2 & 0xFF, ttl_ok
-    src4, src4_ok = h.be32(l3off + IPV4["src"], v4_ok)
-    dst4, dst4_ok = h.be32(l3off + IPV4["dst"], v4_ok)
+    src4, src4_ok = h.be32(l3at + IPV4["src"], v4_ok)
+    dst4, dst4_ok = h.be32(l3at + IPV4["dst"], v4_ok)
     ip_len = i64(total)
     ip_len_ok = tot_ok.copy()
     # TSO/GSO frames may carry total length 0: fall back to the frame's own length
@@ -114,13 +127,13 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
 
     # ---- IPv6 (with extension headers)
     v6 = l3 == _V6
-    b0, ok = h.u8(l3off, v6)
+    b0, ok = h.u8(l3at, v6)
     v6_ok = ok & (b0 >> 4 == 6)
-    plen, plen_ok = h.be16(l3off + IPV6["payload_len"], v6_ok)
-    nh, nh_ok = h.u8(l3off + IPV6["next"], v6_ok)
-    hop, hop_ok = h.u8(l3off + IPV6["hop_limit"], v6_ok)
-    src6, src6_ok = h.block(l3off + IPV6["src"], 16, v6_ok)
-    dst6, dst6_ok = h.block(l3off + IPV6["dst"], 16, v6_ok)
+    plen, plen_ok = h.be16(l3at + IPV6["payload_len"], v6_ok)
+    nh, nh_ok = h.u8(l3at + IPV6["next"], v6_ok)
+    hop, hop_ok = h.u8(l3at + IPV6["hop_limit"], v6_ok)
+    src6, src6_ok = h.block(l3at + IPV6["src"], 16, v6_ok)
+    dst6, dst6_ok = h.block(l3at + IPV6["dst"], 16, v6_ok)
     nh = i64(nh)
     off6 = l3off + IPV6["header"]
     ext_len = np.zeros(n, dtype=np.int64)
@@ -167,11 +180,12 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     tcp = has_l4 & (proto == _TCP)
     udp = has_l4 & (proto == _UDP)
     ports = tcp | udp
-    pw, sport_ok = h.be32(l4off + TCP["sport"], ports)     # source port · destination port
+    l4at = _same(l4off, ports)                 # the transport header's offset for the reads
+    pw, sport_ok = h.be32(l4at + TCP["sport"], ports)     # source port · destination port
     sport, dport, dport_ok = pw >> 16, pw & 0xFFFF, sport_ok
-    seq, seq_ok = h.be32(l4off + TCP["seq"], tcp)
-    ack, ack_ok = h.be32(l4off + TCP["ack"], tcp)
-    fw, flags_ok = h.be32(l4off + TCP["flags"], tcp)       # data offset/flags · window
+    seq, seq_ok = h.be32(l4at + TCP["seq"], tcp)
+    ack, ack_ok = h.be32(l4at + TCP["ack"], tcp)
+    fw, flags_ok = h.be32(l4at + TCP["flags"], tcp)       # data offset/flags · window
     flags, win, win_ok = fw >> 16, fw & 0xFFFF, flags_ok
     hdr_len = i64(flags >> 12) * 4
     hdr_ok = flags_ok & (hdr_len >= 20)

@@ -193,15 +193,13 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
                tcp_ack=(i64(ack), ack_ok), tcp_flags=(i64(flags & 0x01FF), flags_ok),
                tcp_win=(i64(win), win_ok), tcp_hdr_len=(hdr_len, hdr_ok),
                tcp_opts_len=(hdr_len - 20, hdr_ok))
-    payload = l4_data.copy()
     payload_ok = ip_len_ok & (v4_ok | v6_ok) & (l4_data >= 0)
-    payload[tcp] -= hdr_len[tcp]
-    payload_ok &= ~tcp | hdr_ok
-    payload[udp] -= UDP["header"]
-    payload_ok &= payload >= 0
+    l4_hdr = np.where(tcp, hdr_len, np.where(udp, UDP["header"], 0))   # transport header bytes
+    payload = l4_data - l4_hdr
+    payload_ok &= (~tcp | hdr_ok) & (payload >= 0)
     out["payload_len"] = (payload, payload_ok)
-    start = np.where(tcp, l4off + hdr_len, np.where(udp, l4off + UDP["header"], l4off))
-    out["payload_offset"] = (start, payload_ok & (~tcp | hdr_ok))
+    l4_hdr += l4off
+    out["payload_offset"] = (l4_hdr, payload_ok)
     out.update(_syn_options(h, l4off, tcp & hdr_ok & ((flags & 0x02) != 0), hdr_len))
     return out
 

@@ -100,14 +100,17 @@ class Headers:
     per packet) where ``ok`` and returns (int64 values, ok & within cap_len).
     """
 
-    def __init__(self, file: FileBytes, rec_start: np.ndarray, lead, width: int = 80):
+    def __init__(self, file: FileBytes, rec_start: np.ndarray, lead, width: int = 80,
+                 rows: np.ndarray | None = None):
         self.file = file
         self.size = rec_start.size
         self.lead = np.broadcast_to(np.asarray(lead, dtype=np.int64), (self.size,))
         lead_max = int(self.lead.max()) if self.size else 0
-        self.width = lead_max + width
         self.start = rec_start + self.lead            # packet starts in the file
-        self.rows = file.rows(rec_start, self.width)
+        if rows is None:                              # ``rows``: already gathered by the caller
+            rows = file.rows(rec_start, lead_max + width)
+        self.rows = np.ascontiguousarray(rows)
+        self.width = self.rows.shape[1]
         self.flat = self.rows.ravel()
         self.cap_len = np.zeros(self.size, dtype=np.int64)
         self._lead_const = int(self.lead[0]) if self.size and (self.lead == self.lead[0]).all() else None
@@ -168,9 +171,11 @@ class Headers:
 
     def block(self, at, length: int, ok) -> tuple[np.ndarray, np.ndarray]:
         """``length`` consecutive bytes at ``at`` (e.g. an IPv6 address) as (n × length) uint8."""
+        out = np.zeros((self.size, length), dtype=np.uint8)
+        if not np.any(ok):
+            return out, np.zeros(self.size, dtype=bool)
         at = np.broadcast_to(np.asarray(at, dtype=np.int64), (self.size,))
         ok = ok & (at >= 0) & (at + length <= self.cap_len)
-        out = np.zeros((self.size, length), dtype=np.uint8)
         idx = np.flatnonzero(ok)
         if idx.size:
             col = self.lead[idx] + at[idx]

@@ -202,7 +202,8 @@ def _statistics(fb: FileBytes, pos: int, length: int, big: bool, iface: Interfac
             setattr(iface, name, struct.unpack(fmt, opts[code])[0])
 
 
-def _pcapng(fb: FileBytes) -> Records:
+def _walk_sections(fb: FileBytes, sections: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Block offsets and their byte order; ``sections=False`` assumes one byte order (fast)."""
     n = fb.n
     pieces, orders = [], []
     pos, big = 0, _section_order(fb, 0)
@@ -210,21 +211,33 @@ def _pcapng(fb: FileBytes) -> Records:
         raise CaptureError("pcapng section header has no valid byte-order magic",
                            "the file is damaged or not pcapng")
     while big is not None:        # one walk per section (byte order may change between them)
-        offs = walk(_block_layout(fb, big, pos, False), n, pos)
-        if (fb.u32(offs[1:], big) == PCAPNG["shb_type"]).any():     # more sections: stop at each
-            offs = walk(_block_layout(fb, big, pos, True), n, pos)
+        offs = walk(_block_layout(fb, big, pos, sections), n, pos)
         pieces.append(offs)
         orders.append(np.full(offs.size, big))
-        if offs.size == 0:
+        if offs.size == 0 or not sections:
             break
         last_len = int(fb.u32(offs[-1] + 4, big))
         pos = int(offs[-1]) + last_len
         big = _section_order(fb, pos) if pos + 8 <= n and \
             int(fb.u32(pos, False)) == PCAPNG["shb_type"] else None
-    offs = np.concatenate(pieces)
-    bigs = np.concatenate(orders)
-    types = fb.u32_either(offs, bigs).astype(np.int64)
-    lengths = fb.u32_either(offs + 4, bigs).astype(np.int64)
+    return np.concatenate(pieces), np.concatenate(orders)
+
+
+def _pcapng(fb: FileBytes) -> Records:
+    n = fb.n
+    width = EPB["data"] + 80
+    offs, bigs = _walk_sections(fb, False)
+    rows = fb.rows(offs, width)              # every block's first bytes, in one gather
+    big0 = bool(bigs[0])
+    types = Headers(fb, offs, 0, rows=rows).raw(">u4" if big0 else "<u4", 0)
+    if (types[1:] == BLOCK["shb"]).any():    # several sections (byte orders may differ): walk each
+        offs, bigs = _walk_sections(fb, True)
+        rows = fb.rows(offs, width)
+        types = fb.u32_either(offs, bigs).astype(np.int64)
+    all_blocks = Headers(fb, offs, 0, rows=rows)
+    lengths = all_blocks.raw(">u4" if big0 else "<u4", 4)
+    if not (bigs == big0).all():
+        lengths = np.where(bigs, all_blocks.raw(">u4", 4), all_blocks.raw("<u4", 4))
 
     # interfaces and statistics: few blocks, plain Python
     interfaces: list[Interface] = []
@@ -246,12 +259,18 @@ def _pcapng(fb: FileBytes) -> Records:
 
     # packets: Enhanced, Simple and obsolete Packet Blocks, vectorised
     is_pkt = (types == BLOCK["epb"]) | (types == BLOCK["spb"]) | (types == BLOCK["pb"])
-    p, t, ln, b, sec = offs[is_pkt], types[is_pkt], lengths[is_pkt], bigs[is_pkt], sec_of_block[is_pkt]
+    span = np.flatnonzero(is_pkt)
+    if span.size and is_pkt[span[0]:span[-1] + 1].all():    # the usual file: slices, no copies
+        pick = slice(int(span[0]), int(span[-1]) + 1)
+    else:
+        pick = is_pkt
+    p, t, ln, b, sec = offs[pick], types[pick], lengths[pick], bigs[pick], sec_of_block[pick]
     spb = t == BLOCK["spb"]
     pb = t == BLOCK["pb"]
-    h = Headers(fb, p, np.where(spb, SPB["data"], EPB["data"]))
+    h = Headers(fb, p, np.where(spb, SPB["data"], EPB["data"]) if spb.any() else EPB["data"],
+                rows=rows[pick])
     order = bool(b[0]) if b.size else False
-    mixed = b.size and (b != order).any()
+    mixed = bool(b.size) and not (b == order).all()
 
     def u32(col):
         if not mixed:
@@ -263,8 +282,10 @@ def _pcapng(fb: FileBytes) -> Records:
         local[pb] = np.where(b[pb], fb.u16(p[pb] + PB["interface"], True),
                              fb.u16(p[pb] + PB["interface"], False))
     local[spb] = 0
-    count = base[sec + 1] - base[sec]
-    iface = np.where(local < count, base[sec] + local, len(interfaces))
+    if base.size == 2:           # one section: no per-packet section lookups
+        iface = np.where(local < base[1], local, len(interfaces))
+    else:
+        iface = np.where(local < base[sec + 1] - base[sec], base[sec] + local, len(interfaces))
     start = h.start
     orig = u32(EPB["orig_len"])
     incl = u32(EPB["cap_len"])

@@ -45,7 +45,7 @@ def test_parse_recorded_tcp_run():
     assert r["congestion_control"] == "bbr" and r["retransmissions"] == 0
     assert r["rtt_mean_s"] == pytest.approx(363e-6)
     assert r["receiver_series"] and r["receiver_series"][-1]["t_s"] == pytest.approx(0.73439)
-    assert "payload" in r["semantics"]
+    assert "payload" in r["semantics"] and "time workload" in r["warning"]   # 88 % counted
 
 
 def test_parse_recorded_udp_run():

@@ -74,6 +74,7 @@ def test_bad_experiments_say_what_to_do():
         small(name="../escape")
     with pytest.raises(UsageError, match="time="):
         small(workload="time")
+    assert small(workload="time", time="2s").settings()[0]["size_bytes"] is None
 
 
 def test_sweep_records_every_run_with_parameters_results_and_predictions(tmp_path):

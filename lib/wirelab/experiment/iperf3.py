@@ -10,8 +10,11 @@ Payload-rate semantics (what iperf3's numbers mean):
   * ``goodput_bps`` here is the *receiver's* figure (``end.sum_received``);
     ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
   * With ``-n SIZE`` the test ends when the sender has *written* the last
-    block, so the receiver may not have counted the last block still in
-    flight (``bytes_received`` < ``bytes_sent``); its rate is still right.
+    block into its socket buffer. On a slow link most of the file may still
+    be queued then (on a 10 Mbit/s link the receiver had counted only about
+    20 % of 1 MB): ``bytes_received`` ≪ ``bytes_sent`` and the rate mostly
+    measures slow start. To compare with iperf3, prefer the ``time``
+    workload (``-t``); a ``warning`` column flags such file runs.
   * ``-b RATE`` paces payload bits; iperf3 UDP defaults to 1 Mbit/s, so an
     offered load (or the link rate) is always given for UDP.
   * iperf3 has no udpr (stop-and-wait): such runs are ``skipped``.
@@ -29,7 +32,8 @@ from ..errors import LinkError, MissingToolError, TransferError, UsageError
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "SEMANTICS"]
 
 SEMANTICS = ("iperf3 counts application payload bits (no headers); goodput is the receiver's "
-             "end.sum_received; with -n the last in-flight block may be uncounted")
+             "end.sum_received; with -n the test stops when the sender has written the last byte, "
+             "so data still queued is not counted (prefer the time workload)")
 
 
 def _num(value: float) -> str:
@@ -127,6 +131,10 @@ def parse(doc: dict | str) -> dict:
                packet_bytes=test.get("blksize"),
                sndbuf_granted_bytes=start.get("sndbuf_actual"),
                rcvbuf_granted_bytes=start.get("rcvbuf_actual"))
+    if proto == "tcp" and test.get("bytes") and out["bytes_received"] is not None \
+            and out["bytes_received"] < 0.9 * (out["bytes_sent"] or 0):
+        out["warning"] = (f"iperf3 -n ended with only {out['bytes_received'] / out['bytes_sent']:.0%} of "
+                          "the data received: its rate mostly shows slow start; use the time workload")
     cpu = end.get("cpu_utilization_percent", {})
     if cpu and out["sender_duration_s"]:
         out["sender_cpu_s"] = cpu.get("host_total", 0) / 100.0 * out["sender_duration_s"]

@@ -147,6 +147,7 @@ class Experiment:
     ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
     ``max_retransmits``. ``timeout`` is each run's deadline in seconds.
+    ``size`` applies to the ``file`` workload only (it is dropped otherwise).
     """
     name: str
     proto: object = "tcp"
@@ -176,6 +177,8 @@ class Experiment:
     shuffle: bool = False
 
     def __post_init__(self):
+        if self.workload != "file":          # a file size only means something for file transfers
+            object.__setattr__(self, "size", None)
         if not self.name or any(c in self.name for c in "/\\\0") or self.name.startswith("."):
             raise UsageError(f"experiment name {self.name!r} cannot be a folder name",
                              "use letters, digits and dashes, e.g. 'rate-sweep'")

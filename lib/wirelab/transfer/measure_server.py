@@ -30,11 +30,12 @@ import time
 
 from ..errors import ProtocolError, TransferError
 
-__all__ = ["MAGIC", "Tally", "serve_measure_tcp", "serve_measure_udp", "json_packet", "read_json",
+__all__ = ["MAGIC", "Tally", "REC", "REC_STAMP", "serve_measure_tcp", "serve_measure_udp", "json_packet", "read_json",
            "RECORD", "ECHO", "END", "REPORT", "HELLO_ACK", "ECHO_REPLY", "MIN_PACKET", "same_host"]
 
 MAGIC, HELLO_ACK, RECORD, END, REPORT, ECHO, ECHO_REPLY = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86
 REC = struct.Struct("!BQQ")          # type, seq, send_ns
+REC_STAMP = struct.Struct("!QQ")     # just seq, send_ns (at offset 1): what a sender rewrites per record
 ECHO_HDR = struct.Struct("!BQQQQ")   # type, seq, t1, t2, t3
 END_HDR = struct.Struct("!BQ")       # type, records sent
 MIN_PACKET = ECHO_HDR.size           # 33 B: every record must hold an ECHO header

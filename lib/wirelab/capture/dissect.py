@@ -50,14 +50,17 @@ def _link(h: Headers, linktype: np.ndarray):
     l3 = np.full(n, _OTHER, dtype=np.int8)
     ethertype = np.zeros(n, dtype=np.int64)
     has_et = np.zeros(n, dtype=bool)
+    one = n and linktype[0] == linktype[-1] and (linktype == linktype[0]).all()
     for lt, (hdr, proto_at, kind) in LINK_HEADER.items():
-        rows = linktype == lt
+        if one and lt != linktype[0]:
+            continue
+        rows = np.ones(n, dtype=bool) if one else linktype == lt     # one link type: no compare
         if not rows.any():
             continue
         l3off[rows] = hdr
         if kind == "ethertype":
             et, ok = h.be16(proto_at, rows)
-            ethertype[ok] = et[ok]
+            ethertype = np.where(ok, et, ethertype)
             has_et |= ok
         elif kind == "af":
             le, ok = h.le32(0, rows)

@@ -168,13 +168,13 @@ def test_udpr_client_fails_after_max_retransmits_max_wait_apart(udp_server):
     sid = conn[1:9]
     s.sendto(raw.conacc(sid), addr)
     times = []
-    while (msg := recv_within(s, 3 * W)) is not None:
+    while (msg := recv_within(s, 6 * W)) is not None:
         assert msg == raw.data(0, b"abc", sid)
         times.append(time.monotonic())
     t.join(3)
     assert len(times) == R + 1
     gaps = [b - a for a, b in zip(times, times[1:])]
-    assert all(0.8 * W < g < 3 * W for g in gaps), gaps
+    assert all(0.8 * W < g < 5 * W for g in gaps), gaps          # MAX_WAIT apart (wide: shared CPUs)
     assert not out[0].ok and out[0].error.startswith("timeout") and out[0].retransmissions == R
 
 

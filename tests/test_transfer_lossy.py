@@ -32,7 +32,7 @@ def test_udpr_survives_a_lossy_duplicating_reordering_relay():
     assert results[0].ok and results[0].bytes_delivered == len(data)
     assert relay.stats["dropped"] > 20 and relay.stats["duplicated"] > 0 and relay.stats["reordered"] > 0
     assert result.retransmissions > 0 and results[0].duplicates > 0
-    assert max(result.ack_times_s) <= W * (R + 1) + 0.2          # never hangs beyond the bound
+    assert max(result.ack_times_s) <= W * (R + 1) + 0.5          # never hangs beyond the bound (+ CPU slack)
     assert elapsed < 30
 
 

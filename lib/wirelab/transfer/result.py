@@ -122,6 +122,12 @@ class Result:
             return "n/a" if v is None else f"{v / 1e6:.2f} Mbit/s"
         lines = [f"{self.proto} {self.mode}: {'ok' if self.ok else 'FAILED'}"
                  + (f" ({self.error or self.receiver_error})" if not self.ok else "")]
+        if self.mode == "echo":
+            rtt = summarize(self.rtts_s)
+            if rtt:
+                lines.append(f"  rtt: {rtt['count']} samples, median {rtt['median_s'] * 1e6:.1f} µs, "
+                             f"min {rtt['min_s'] * 1e6:.1f} µs, p99 {rtt['p99_s'] * 1e6:.1f} µs")
+            return "\n".join(lines)
         if self.bytes_delivered is not None:
             lines.append(f"  receiver: {self.bytes_delivered} B delivered in "
                          f"{self.receiver_duration_s or 0:.4f} s = {rate(self.goodput_bps)} goodput")

@@ -130,47 +130,51 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
 
     # ---- IPv6 (with extension headers)
     v6 = l3 == _V6
-    b0, ok = h.u8(l3at, v6)
-    v6_ok = ok & (b0 >> 4 == 6)
-    plen, plen_ok = h.be16(l3at + IPV6["payload_len"], v6_ok)
-    nh, nh_ok = h.u8(l3at + IPV6["next"], v6_ok)
-    hop, hop_ok = h.u8(l3at + IPV6["hop_limit"], v6_ok)
-    src6, src6_ok = h.block(l3at + IPV6["src"], 16, v6_ok)
-    dst6, dst6_ok = h.block(l3at + IPV6["dst"], 16, v6_ok)
-    nh = i64(nh)
-    off6 = l3off + IPV6["header"]
-    ext_len = np.zeros(n, dtype=np.int64)
-    for _ in range(6):
-        is_ext = nh_ok & _any_of(nh, IPV6_EXTENSION)
-        if not is_ext.any():
-            break
-        nxt, nxt_ok = h.u8(off6, is_ext)
-        hlen_raw, hl_ok = h.u8(off6 + 1, is_ext)
-        length = np.where(nh == 44, 8, np.where(nh == 51, (i64(hlen_raw) + 2) * 4, (i64(hlen_raw) + 1) * 8))
-        frag = is_ext & (nh == 44)
-        fo, fo_ok = h.be16(off6 + IPV6_FRAG["offset_flags"], frag)
-        fid, fid_ok = h.be32(off6 + IPV6_FRAG["id"], frag)
-        frag_offset[fo_ok] = i64(fo[fo_ok] & 0xFFF8)
-        more[fo_ok] = (fo[fo_ok] & 1) != 0
-        frag_ok |= fo_ok
-        ip_id[fid_ok] = i64(fid[fid_ok])
-        id_ok |= fid_ok
-        stuck = is_ext & ~(nxt_ok & (hl_ok | frag))
-        nh_ok &= ~stuck
-        adv = is_ext & ~stuck
-        nh[adv] = nxt[adv]
-        off6[adv] += length[adv]
-        ext_len[adv] += length[adv]
-    ip_len[plen_ok] = 40 + i64(plen[plen_ok])
-    ip_len_ok |= plen_ok
-    jumbo = plen_ok & (plen == 0)
-    ip_len[jumbo] = frame_len[jumbo] - l3off[jumbo]
-    l4_data[plen_ok] = ip_len[plen_ok] - 40 - ext_len[plen_ok]
-    l4off[v6_ok] = off6[v6_ok]
-    ttl[hop_ok] = i64(hop[hop_ok])
-    ttl_ok |= hop_ok
-    proto[nh_ok] = nh[nh_ok]
-    proto_ok |= nh_ok
+    no_address = (np.zeros((n, 16), dtype=np.uint8), np.zeros(n, dtype=bool))
+    src6, src6_ok = dst6, dst6_ok = no_address
+    v6_ok = np.zeros(n, dtype=bool)
+    if v6.any():                             # an IPv4-only capture skips all of this
+        b0, ok = h.u8(l3at, v6)
+        v6_ok = ok & (b0 >> 4 == 6)
+        plen, plen_ok = h.be16(l3at + IPV6["payload_len"], v6_ok)
+        nh, nh_ok = h.u8(l3at + IPV6["next"], v6_ok)
+        hop, hop_ok = h.u8(l3at + IPV6["hop_limit"], v6_ok)
+        src6, src6_ok = h.block(l3at + IPV6["src"], 16, v6_ok)
+        dst6, dst6_ok = h.block(l3at + IPV6["dst"], 16, v6_ok)
+        nh = i64(nh)
+        off6 = l3off + IPV6["header"]
+        ext_len = np.zeros(n, dtype=np.int64)
+        for _ in range(6):
+            is_ext = nh_ok & _any_of(nh, IPV6_EXTENSION)
+            if not is_ext.any():
+                break
+            nxt, nxt_ok = h.u8(off6, is_ext)
+            hlen_raw, hl_ok = h.u8(off6 + 1, is_ext)
+            length = np.where(nh == 44, 8, np.where(nh == 51, (i64(hlen_raw) + 2) * 4, (i64(hlen_raw) + 1) * 8))
+            frag = is_ext & (nh == 44)
+            fo, fo_ok = h.be16(off6 + IPV6_FRAG["offset_flags"], frag)
+            fid, fid_ok = h.be32(off6 + IPV6_FRAG["id"], frag)
+            frag_offset[fo_ok] = i64(fo[fo_ok] & 0xFFF8)
+            more[fo_ok] = (fo[fo_ok] & 1) != 0
+            frag_ok |= fo_ok
+            ip_id[fid_ok] = i64(fid[fid_ok])
+            id_ok |= fid_ok
+            stuck = is_ext & ~(nxt_ok & (hl_ok | frag))
+            nh_ok &= ~stuck
+            adv = is_ext & ~stuck
+            nh[adv] = nxt[adv]
+            off6[adv] += length[adv]
+            ext_len[adv] += length[adv]
+        ip_len[plen_ok] = 40 + i64(plen[plen_ok])
+        ip_len_ok |= plen_ok
+        jumbo = plen_ok & (plen == 0)
+        ip_len[jumbo] = frame_len[jumbo] - l3off[jumbo]
+        l4_data[plen_ok] = ip_len[plen_ok] - 40 - ext_len[plen_ok]
+        l4off[v6_ok] = off6[v6_ok]
+        ttl[hop_ok] = i64(hop[hop_ok])
+        ttl_ok |= hop_ok
+        proto[nh_ok] = nh[nh_ok]
+        proto_ok |= nh_ok
 
     out.update(ip_len=(ip_len, ip_len_ok), ttl=(ttl, ttl_ok), ip_id=(ip_id, id_ok),
                frag_offset=(frag_offset, frag_ok), more_frags=(more, frag_ok), ip_proto=(proto, proto_ok))

@@ -183,15 +183,19 @@ class Iperf3Engine:
     """Run a setting with iperf3: across a fresh testbed (root) or on loopback.
 
     On a testbed the server runs in host ``b`` and the client in host ``a``;
-    the link shapes the traffic. On loopback nothing shapes it, so iperf3
-    paces the payload itself (``-b`` at the link rate) and delay and loss
-    cannot be emulated.
+    the link shapes the traffic. On loopback (no root) the client talks to
+    wirelab's relays in front of the server, the same ones the wirelab
+    engine uses: a ``TcpRelay`` carries the control connection and TCP data
+    (paced and delayed, never lost), a ``UdpRelay`` on the same port number
+    carries UDP data (rate, delay, loss). ``relays=False``: no relays, iperf3
+    paces the payload itself (``-b`` at the link rate), no delay, no loss.
     """
     name = "iperf3"
 
-    def __init__(self, backend: str | None = None):
+    def __init__(self, backend: str | None = None, relays: bool = True):
         self.requested = backend
         self.backend: str | None = None
+        self.relays = relays
 
     def info(self) -> dict:
         return {"iperf3": shutil.which("iperf3"), "semantics": SEMANTICS, "backend": self.backend}
@@ -200,11 +204,15 @@ class Iperf3Engine:
         from . import links
         self.backend = links.sweep_backend(settings, self.requested or backend)
 
+    def _relayed(self, setting) -> bool:
+        return (self.backend or "loopback") == "loopback" and self.relays and bool(
+            setting["rate_bps"] or setting.get("delay_s", 0) or setting.get("loss", 0))
+
     def describe(self, setting) -> dict:
-        if (self.backend or "loopback") == "loopback":
-            return {"backend": "loopback", "wire": "payload",
+        if (self.backend or "loopback") == "loopback" and not self._relayed(setting):
+            return {"backend": "loopback", "wire": "payload" if setting["rate_bps"] else "none",
                     "tc_commands": ["# no link: iperf3 paces the payload itself (-b)"]}
-        return {"backend": self.backend, "wire": "emulated"}
+        return {"backend": self.backend or "loopback", "wire": "emulated"}
 
     def unsupported(self, setting) -> str | None:
         if not shutil.which("iperf3"):
@@ -214,9 +222,12 @@ class Iperf3Engine:
         if setting.workload == "echo":
             return "iperf3 has no echo workload; use engine='wirelab'"
         if (self.backend or "loopback") == "loopback":
-            if setting.get("delay_s", 0) or setting.get("loss", 0) or setting["jitter_s"]:
+            if not self.relays and (setting.get("delay_s", 0) or setting.get("loss", 0) or setting["jitter_s"]):
                 return ("loopback cannot add delay or loss without a link: run as root "
                         "(namespaces or userspace backend) or use delay=0, loss=0")
+            if setting.proto == "tcp" and setting.get("loss", 0):
+                return ("without root TCP runs through a relay that cannot lose segments: run as root "
+                        "(namespaces or userspace backend) for TCP with loss")
         return None
 
     def run(self, setting, *, deadline: float, seed: int = 0, workdir=None) -> dict:
@@ -230,9 +241,11 @@ class Iperf3Engine:
                 host, port = testbed.address("b"), 5201
                 server = testbed.popen("b", server_argv(port, host), stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT, text=False)
+            relays = _relays(setting, port, seed) if testbed is None and self._relayed(setting) else []
             try:
                 wait_listening(server, port, min(deadline, time.monotonic() + 10))
-                argv = client_argv(setting, host, port, pace_rate=testbed is None)
+                target = relays[0].address[1] if relays else port
+                argv = client_argv(setting, host, target, pace_rate=testbed is None and not relays)
                 left = max(deadline - time.monotonic(), 0.1)
                 try:
                     if testbed is None:
@@ -250,9 +263,31 @@ class Iperf3Engine:
                     info = testbed.describe()
                     result["link"] = {"backend": info["backend"], "tc_commands": info["shaping_commands"],
                                       "emulated_by": info["emulated_by"], "testbed": info["testbed"]}
+                elif relays:
+                    result["link"] = {"backend": "loopback", "tc_commands": [f"# {relays[0].spec.describe()}"],
+                                      "emulated_by": " + ".join(f"wirelab {r.kind} relay" for r in relays)
+                                      + " on 127.0.0.1"}
                 return result
             finally:
+                for relay in relays:
+                    relay.close()
                 _stop(server)
+
+
+def _relays(setting, port: int, seed: int) -> list:
+    """Relays in front of a loopback iperf3 server: TCP (control and TCP data) and, for UDP,
+    a UDP relay listening on the same port number (iperf3 sends its datagrams there)."""
+    from . import links
+    link, spec = links.link_layer(), links.link_spec(setting)
+    tcp = link.TcpRelay(spec, ("127.0.0.1", port), seed=seed).start()
+    if setting.proto != "udp":
+        return [tcp]
+    try:
+        udp = link.UdpRelay(spec, ("127.0.0.1", port), listen=("127.0.0.1", tcp.address[1]), seed=seed).start()
+    except OSError:
+        tcp.close()
+        raise
+    return [tcp, udp]
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -101,7 +101,7 @@ def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 256)
     if data_len - pos < 4 * spacing:   # small file: the simple walk is fast enough
         rest, _, _ = _scalar_walk(layout, pos, data_len, data_len)
         return np.array(head + rest, dtype=np.int64)
-    window = int(min(max(2 * mean, 64), 16384))
+    window = int(min(max(2 * mean, 64), 16384))     # usually holds a record start; if not, a longer chain
     seeds = np.concatenate([[pos], _seeds(layout, pos, data_len, spacing, window)])
     seeds = np.unique(seeds)
 
@@ -114,7 +114,7 @@ def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 256)
     steps = 0
     while active.size:
         steps += 1
-        if steps > 4 * chain_records:         # a wrong seed walking tiny steps: give up on it
+        if steps > 16 * chain_records:        # a wrong seed walking tiny steps: give up on it
             ends[active] = cur[active]
             break
         p = cur[active]

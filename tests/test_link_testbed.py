@@ -41,7 +41,10 @@ def test_udp_echo_rtt_is_twice_the_delay():
             rtts = udp_rtts(echo.address, 40, netns=tb.namespace("a"))
     assert len(rtts) >= 38
     assert min(rtts) >= 0.0395          # frames may leave up to 0.2 ms early (userspace EARLY_S)
-    assert statistics.median(rtts) == pytest.approx(0.040, abs=0.001)
+    # Scheduling on a loaded machine only ever adds delay, to the echo and the client as much as
+    # to the link: the lower decile is stable; bench/bench_link.py reports the median.
+    low = sorted(rtts)[len(rtts) // 10]
+    assert low == pytest.approx(0.040, abs=0.001), f"median {statistics.median(rtts) * 1e3:.2f} ms"
 
 
 @pytest.mark.parametrize("backend", ["userspace", "namespaces"])
@@ -76,9 +79,9 @@ def test_broker_network_of_document_003():
         assert len(tb.describe()["hosts"]) == 5
         for link in topo.links:
             with UdpEcho((tb.address(link.b, link.a), 0), netns=tb.namespace(link.b)) as echo:
-                rtts = udp_rtts(echo.address, 5, netns=tb.namespace(link.a))
-            assert len(rtts) == 5
-            assert statistics.median(rtts) == pytest.approx(link.spec.rtt_s, abs=0.003)
+                rtts = udp_rtts(echo.address, 10, netns=tb.namespace(link.a))
+            assert len(rtts) == 10     # scheduling delays on a busy machine only add: take the least
+            assert min(rtts) == pytest.approx(link.spec.rtt_s, abs=0.002)
     assert not any(ns.startswith(tb.id) for ns in list_namespaces())
 
 

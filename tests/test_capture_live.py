@@ -91,3 +91,21 @@ def test_live_capture_inside_a_network_namespace(tmp_path):
         assert cap.stats and cap.stats[0].dropped == 0
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap"), reason="dumpcap not installed (apt-get install tshark)")
+def test_wirelab_udp_records_captured_live_count_no_loss_on_loopback(tmp_path):
+    """wirelab's own UDP measurement records (type 0x82 · u64 seq) read back from a live capture."""
+    from wirelab.capture import read_capture, udp_loss
+    from wirelab.transfer.run import run_pair
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    path = tmp_path / "records.pcapng"
+    with LiveCapture("lo", path, capture_filter="udp and host 127.0.0.78", snaplen=96,
+                     probe=lambda: sock.sendto(b"probe", ("127.0.0.78", 9))):
+        run_pair("udp", mode="load", rate_bps=2e6, packet=500, count=200, host="127.0.0.78")
+    sock.close()
+    loss = udp_loss(read_capture(path), path, format="wirelab")
+    assert len(loss) == 1
+    row = loss.iloc[0]
+    assert row["received"] >= 190 and row["duplicates"] == 0

@@ -69,6 +69,7 @@ class Testbed:
         self.log: list[str] = []            # every command run, in order
         self.shaping: list[str] = []        # the commands that shape the links (or would, with netem)
         self.link_counters: dict | None = None
+        self.netem = False
         self._extra_state = extra_state or {}
         self._link_proc: subprocess.Popen | None = None
         self._procs: list[subprocess.Popen] = []
@@ -86,7 +87,6 @@ class Testbed:
     def up(self) -> "Testbed":
         caps = capabilities()
         specs = [link.spec for link in self.topology.links]
-        needs_delay = any(s.needs_delay_line for s in specs)
         probe = next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
         self.backend = choose_backend(probe, self.requested_backend, caps)
         if self.backend == "loopback":
@@ -101,7 +101,7 @@ class Testbed:
         self._install_signal_handlers()
         try:
             self._save_state()
-            self._build(needs_delay)
+            self._build()
             self._up = True
             self._save_state()
         except BaseException:
@@ -110,7 +110,19 @@ class Testbed:
         return self
 
     def down(self) -> None:
-        """Remove everything this testbed made; safe to call twice."""
+        """Remove everything this testbed made; safe to call twice. A second Ctrl-C
+        cannot interrupt it halfway (SIGINT/SIGTERM wait until it is done)."""
+        held = {}
+        if threading.current_thread() is threading.main_thread():
+            held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self._teardown()
+        finally:
+            for sig, handler in held.items():
+                signal.signal(sig, handler)
+            self._restore_signal_handlers()
+
+    def _teardown(self) -> None:
         for proc in self._procs:
             if proc.poll() is None:
                 proc.terminate()
@@ -126,13 +138,12 @@ class Testbed:
         all_ns = list(self.namespaces.values()) + ([self.wire_ns] if self.backend == "userspace" else [])
         cleanup.remove({"id": self.id, "namespaces": all_ns}, log=self.log)
         self._up = False
-        self._restore_signal_handlers()
 
     # -- building -----------------------------------------------------------------------
     def _run(self, argv: list[str]) -> subprocess.CompletedProcess:
         return run(argv, log=self.log)
 
-    def _build(self, needs_delay: bool) -> None:
+    def _build(self) -> None:
         userspace = self.backend == "userspace"
         spaces = list(self.namespaces.values()) + ([self.wire_ns] if userspace else [])
         for ns in spaces:

@@ -47,7 +47,6 @@ class _Relay:
         self.reverse = Shaper(self._direction(spec.reverse), self._queue(spec.reverse), random.Random(rng.random()))
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._listen = listen
 
     def _direction(self, direction):
         return direction

@@ -47,3 +47,44 @@ def test_wirelab_and_iperf3_runs_of_one_setting_share_one_table(tmp_path, capsys
     # both see the same 10 Mbit/s link: within 10 % of the prediction (tight figures: bench/)
     ratio = df["goodput_bps"] / df["pred_goodput_bps"]
     assert ratio.between(0.9, 1.1).all(), ratio.tolist()
+
+
+@needs_iperf3
+@pytest.mark.slow
+def test_ctrl_c_then_run_again_completes_only_the_missing_runs(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "interrupted"
+    argv = [sys.executable, "-m", "wirelab", "run", "--proto", "tcp,udp", "--workload", "time", "--time", "1s",
+            "--rate", "10mbit,20mbit", "--reps", "2", "--engine", "iperf3", "--backend", "loopback",
+            "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    saved = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            saved = len(pd.read_parquet(out / "results.parquet"))
+        except (OSError, ValueError):
+            saved = 0
+        if saved >= 2:
+            break
+        try:
+            proc.wait(timeout=0.1)      # wakes early if the sweep ends by itself
+        except subprocess.TimeoutExpired:
+            pass
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    first = pd.read_parquet(out / "results.parquet")
+    assert 2 <= len(first) < 8
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    df = pd.read_parquet(out / "results.parquet")
+    assert len(df) == 8 and not df.duplicated(["setting_id", "rep"]).any()
+    kept = ["run_id", "setting_id", "rep", "status", "goodput_bps"]
+    pd.testing.assert_frame_equal(df.iloc[:len(first)][kept], first[kept])   # earlier runs untouched
+    meta = json.loads((out / "meta.json").read_text())
+    assert len(meta["sessions"]) == 2 and (df["session"] == 1).sum() == 8 - len(first)

@@ -34,6 +34,8 @@ def test_client_argv_for_each_workload():
     with pytest.raises(UsageError, match="udpr"):
         client_argv(setting(proto="udpr"), "127.0.0.1", 1)
     assert server_argv(5201)[:3] == ["iperf3", "-s", "-1"]
+    short = client_argv(setting(workload="time", time="0.5s"), "127.0.0.1", 1)
+    assert short[short.index("-t") + 1] == "1"              # iperf3 reads -t 0.5 as 0 = forever
 
 
 def test_parse_recorded_tcp_run():

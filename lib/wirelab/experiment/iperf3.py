@@ -22,6 +22,7 @@ Payload-rate semantics (what iperf3's numbers mean):
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import socket
 import subprocess
@@ -61,7 +62,8 @@ def client_argv(setting, host: str, port: int, *, pace_rate: bool = False,
     if workload == "file":
         argv += ["-n", _num(setting.get("size_bytes", 1e6))]
     elif workload in ("time", "load"):
-        argv += ["-t", _num(setting.get("time_s", 10))]
+        # iperf3 reads -t as whole seconds (and 0 as "forever"): round up, at least 1
+        argv += ["-t", str(max(1, math.ceil(setting.get("time_s", 10) - 1e-9)))]
     else:
         raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
     rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
@@ -279,24 +281,14 @@ def _relays(setting, port: int, seed: int) -> list:
     a UDP relay listening on the same port number (iperf3 sends its datagrams there)."""
     from . import links
     link, spec = links.link_layer(), links.link_spec(setting)
-    tcp = link.TcpRelay(spec, ("127.0.0.1", port), seed=seed).start()
-    if setting.proto != "udp":
-        return [tcp]
-    try:
-        udp = link.UdpRelay(spec, ("127.0.0.1", port), listen=("127.0.0.1", tcp.address[1]), seed=seed).start()
-    except OSError:
-        tcp.close()
-        raise
-    return [tcp, udp]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
+    for _ in range(5):         # the UDP port of that number may be taken: try another pair
+        tcp = link.TcpRelay(spec, ("127.0.0.1", port), seed=seed).start()
+        if setting.proto != "udp":
+            return [tcp]
         try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=2)
-    if proc.stdout:
-        proc.stdout.close()
+            udp = link.UdpRelay(spec, ("127.0.0.1", port), listen=("127.0.0.1", tcp.address[1]), seed=seed)
+        except OSError:
+            tcp.close()
+            continue
+        return [tcp, udp.start()]
+    raise TransferError("no free port pair for the TCP and UDP relays", "try again")

@@ -292,3 +292,15 @@ def _relays(setting, port: int, seed: int) -> list:
             continue
         return [tcp, udp.start()]
     raise TransferError("no free port pair for the TCP and UDP relays", "try again")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=2)
+    if proc.stdout:
+        proc.stdout.close()

@@ -109,3 +109,14 @@ def test_wirelab_udp_records_captured_live_count_no_loss_on_loopback(tmp_path):
     assert len(loss) == 1
     row = loss.iloc[0]
     assert row["received"] >= 190 and row["duplicates"] == 0
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap") or not shutil.which("runuser"), reason="needs dumpcap and runuser")
+def test_no_permission_to_capture_says_so(tmp_path):
+    """dumpcap run as an unprivileged user prints "Capturing on" and then fails: NeedsRootError."""
+    from wirelab import NeedsRootError
+    tmp_path.chmod(0o777)
+    with pytest.raises(NeedsRootError):
+        with LiveCapture("lo", tmp_path / "x.pcapng", prefix=["runuser", "-u", "nobody", "--"], ready_timeout=10):
+            pass

@@ -106,9 +106,10 @@ def test_wirelab_udp_records_captured_live_count_no_loss_on_loopback(tmp_path):
         run_pair("udp", mode="load", rate_bps=2e6, packet=500, count=200, host="127.0.0.78")
     sock.close()
     loss = udp_loss(read_capture(path), path, format="wirelab")
-    assert len(loss) == 1
-    row = loss.iloc[0]
-    assert row["received"] >= 190 and row["duplicates"] == 0
+    assert len(loss) >= 1, "the records were captured and recognised"
+    row = loss.sort_values("received").iloc[-1]
+    assert row["received"] >= 100 and row["duplicates"] == 0
+    assert row["lost"] <= 0.05 * row["expected"]        # loopback at 2 Mbit/s: (almost) nothing lost
 
 
 @pytest.mark.root
@@ -120,3 +121,14 @@ def test_no_permission_to_capture_says_so(tmp_path):
     with pytest.raises(NeedsRootError):
         with LiveCapture("lo", tmp_path / "x.pcapng", prefix=["runuser", "-u", "nobody", "--"], ready_timeout=10):
             pass
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap"), reason="dumpcap not installed (apt-get install tshark)")
+def test_a_probe_that_never_matches_times_out_and_stops_dumpcap(tmp_path):
+    from wirelab import CaptureError
+    cap = LiveCapture("lo", tmp_path / "x.pcapng", capture_filter="udp port 9", ready_timeout=1.5,
+                      probe=lambda: None)
+    with pytest.raises(CaptureError, match="probe"):
+        cap.start()
+    assert not cap.running

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import UsageError
+
 __all__ = ["conversation_ids", "flows", "io_graph"]
 
 
@@ -114,7 +116,6 @@ def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict 
     ``retransmission`` when that mark is given (only new data is goodput).
     """
     if interval <= 0:
-        from ..errors import UsageError
         raise UsageError(f"interval must be positive, not {interval}", "e.g. 0.1 (seconds)")
     keep = np.ones(len(df), dtype=bool) if mask is None else np.array(mask, dtype=bool)
     t = df["time"].to_numpy(np.float64)

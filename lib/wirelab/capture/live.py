@@ -139,10 +139,13 @@ class LiveCapture:
                     self._failed()
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self.stop()
-                    raise CaptureError(f"dumpcap did not {what} within {timeout:g} s",
-                                       f"check the interface and filter; dumpcap said: {self._tail()}")
+                    break
                 self._changed.wait(min(left, 0.05))
+            else:
+                return
+        self.stop()              # outside the lock: stop() waits on it too
+        raise CaptureError(f"dumpcap did not {what} within {timeout:g} s",
+                           f"check the interface and filter; dumpcap said: {self._tail()}")
 
     def _tail(self) -> str:
         lines = [ln.strip() for ln in self._text.replace("\r", "\n").splitlines() if ln.strip()]
@@ -232,6 +235,11 @@ class LiveCapture:
         if self.stats:
             self.packets = max(self.packets, sum(s.received - s.dropped for s in self.stats))
         return self.stats
+
+    @property
+    def running(self) -> bool:
+        """True while dumpcap runs (it stops by itself at a duration/filesize/packets bound)."""
+        return self._proc is not None and self._proc.poll() is None
 
     @property
     def dropped(self) -> int:

@@ -33,7 +33,7 @@ def run(args) -> int:
     try:
         with cap:
             print(f"capturing on {args.interface} into {args.write} (Ctrl-C stops)")
-            while not stop.is_set() and cap._proc.poll() is None:
+            while not stop.is_set() and cap.running:
                 stop.wait(0.2)
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -13,6 +13,7 @@ experiment folder under ``folder`` (default ``data/panel``).
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 
 __all__ = ["ExperimentPanel", "experiment_panel"]
@@ -65,7 +66,8 @@ class ExperimentPanel:
         from ..experiment import Experiment
 
         c = self.controls
-        return Experiment(f"panel-{time.strftime('%Y%m%d-%H%M%S')}", proto=list(c["proto"].value) or ["tcp"],
+        name = f"panel-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"   # one folder per click
+        return Experiment(name, proto=list(c["proto"].value) or ["tcp"],
                           size=c["size"].value, rate=c["rate"].value, delay=c["delay"].value,
                           loss=c["loss"].value, max_wait=c["max_wait"].value or None,
                           reps=c["reps"].value, engine=c["engine"].value, backend=c["backend"].value,

@@ -152,6 +152,10 @@ class LiveCapture:
         return " / ".join(lines[-3:]) or "nothing"
 
     def _failed(self):
+        """dumpcap exited: read the rest of what it said (called holding the lock), then explain."""
+        deadline = time.monotonic() + 2.0
+        while not self._eof and time.monotonic() < deadline:
+            self._changed.wait(0.05)
         text = self._text.lower()
         if "permission" in text or "operation not permitted" in text:
             raise NeedsRootError("packet capture", "run as root, or let your user capture: "

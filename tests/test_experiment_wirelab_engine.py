@@ -69,7 +69,7 @@ def test_testbed_runs_match_the_model_where_the_model_applies(tmp_path):
 @pytest.mark.root
 def test_capture_is_kept_beside_the_results_and_opens(tmp_path):
     from wirelab.capture import read_capture
-    exp = Experiment("cap", proto="tcp", size="100KB", rate="10mbit", reps=1, capture=True, timeout=30)
+    exp = Experiment("cap", proto="tcp", size="300KB", rate="10mbit", reps=1, capture=True, timeout=30)
     df = run(exp, out=tmp_path / "cap", progress=False)
     row = df.iloc[0]
     assert row["status"] == "ok", row["error"]
@@ -77,5 +77,10 @@ def test_capture_is_kept_beside_the_results_and_opens(tmp_path):
     assert path.suffix == ".pcapng" and path.parent.name == "captures"
     frames = read_capture(path)
     data = frames[frames["payload_len"] > 0]
-    assert data["payload_len"].sum() >= 100_000          # every byte of the file crossed the link
+    assert data["payload_len"].sum() >= 300_000          # every byte of the file crossed the link
     assert row["capture_packets"] >= len(frames) * 0.9 and row["capture_dropped"] == 0
+    from wirelab.experiment import capture_series
+    series = capture_series(tmp_path / "cap", df)
+    assert len(series) > 3 and (series["run_id"] == row["run_id"]).all()
+    # what the wire carried, per 50 ms: never much above the 10 Mbit/s link (tbf's burst aside)
+    assert series["bps"].max() < 12e6 and series["bps"].sum() * 0.05 / 8 >= 300_000

@@ -143,7 +143,7 @@ class LiveCapture:
                 self._changed.wait(min(left, 0.05))
             else:
                 return
-        self.stop()              # outside the lock: stop() waits on it too
+        self.stop(drain=False)   # outside the lock: stop() waits on it too
         raise CaptureError(f"dumpcap did not {what} within {timeout:g} s",
                            f"check the interface and filter; dumpcap said: {self._tail()}")
 
@@ -178,11 +178,11 @@ class LiveCapture:
                     self.probe()
                     self._probe_wait(0.2)
                 if self.packets == 0:
-                    self.stop()
+                    self.stop(drain=False)
                     raise CaptureError("dumpcap saw none of the probe packets",
                                        "the probe must send a packet that matches the capture filter")
         except BaseException:
-            self.stop()
+            self.stop(drain=False)
             raise
         return self
 
@@ -216,13 +216,15 @@ class LiveCapture:
                     return
                 self._changed.wait(0.05)
 
-    def stop(self) -> list[InterfaceStats]:
-        """Stop dumpcap (SIGINT, then SIGKILL after ``stop_timeout``) and read its statistics."""
+    def stop(self, *, drain: bool = True) -> list[InterfaceStats]:
+        """Stop dumpcap (SIGINT, then SIGKILL after ``stop_timeout``) and read its statistics;
+        ``drain=False`` skips letting it read what the kernel still buffers."""
         proc = self._proc
         if proc is None:
             return self.stats
-        if proc.poll() is None:
+        if proc.poll() is None and drain:
             self._drain()
+        if proc.poll() is None:
             try:
                 proc.send_signal(signal.SIGINT)
                 proc.wait(self.stop_timeout)

@@ -112,8 +112,8 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     ident, ff, ff_ok = w1 >> 16, w1 & 0xFFFF, id_ok
     w2, ttl_ok = h.be16(l3at + IPV4["ttl"], v4_ok)       # TTL · protocol
     ttl, proto, proto_ok = w2 >> 8, w2 & 0xFF, ttl_ok
-    src4, src4_ok = h.be32(l3at + IPV4["src"], v4_ok)
-    dst4, dst4_ok = h.be32(l3at + IPV4["dst"], v4_ok)
+    both, src4_ok = h.read(">u8", l3at + IPV4["src"], v4_ok)   # source and destination: one read
+    src4, dst4, dst4_ok = (both >> 32) & 0xFFFFFFFF, both & 0xFFFFFFFF, src4_ok
     ip_len = i64(total)
     ip_len_ok = tot_ok.copy()
     # TSO/GSO frames may carry total length 0: fall back to the frame's own length
@@ -190,8 +190,8 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     l4at = _same(l4off, ports)                 # the transport header's offset for the reads
     pw, sport_ok = h.be32(l4at + TCP["sport"], ports)     # source port · destination port
     sport, dport, dport_ok = pw >> 16, pw & 0xFFFF, sport_ok
-    seq, seq_ok = h.be32(l4at + TCP["seq"], tcp)
-    ack, ack_ok = h.be32(l4at + TCP["ack"], tcp)
+    both, seq_ok = h.read(">u8", l4at + TCP["seq"], tcp)        # sequence and ack numbers: one read
+    seq, ack, ack_ok = (both >> 32) & 0xFFFFFFFF, both & 0xFFFFFFFF, seq_ok
     fw, flags_ok = h.be32(l4at + TCP["flags"], tcp)       # data offset/flags · window
     flags, win, win_ok = fw >> 16, fw & 0xFFFF, flags_ok
     hdr_len = i64(flags >> 12) * 4

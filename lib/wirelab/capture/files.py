@@ -202,6 +202,13 @@ def _statistics(fb: FileBytes, pos: int, length: int, big: bool, iface: Interfac
             setattr(iface, name, struct.unpack(fmt, opts[code])[0])
 
 
+def _pair(h: Headers, col: int, big: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Two consecutive u32 fields of every row (at ``col`` and ``col + 4``) in one 8-byte read."""
+    word = h.raw(">u8" if big else "<u8", col)       # int64; may wrap negative: mask after shifting
+    high, low = (word >> 32) & 0xFFFFFFFF, word & 0xFFFFFFFF
+    return (high, low) if big else (low, high)
+
+
 def _walk_sections(fb: FileBytes, sections: bool) -> tuple[np.ndarray, np.ndarray]:
     """Block offsets and their byte order; ``sections=False`` assumes one byte order (fast)."""
     n = fb.n
@@ -229,15 +236,12 @@ def _pcapng(fb: FileBytes) -> Records:
     offs, bigs = _walk_sections(fb, False)
     rows = fb.rows(offs, width)              # every block's first bytes, in one gather
     big0 = bool(bigs[0])
-    types = Headers(fb, offs, 0, rows=rows).raw(">u4" if big0 else "<u4", 0)
+    types, lengths = _pair(Headers(fb, offs, 0, rows=rows), 0, big0)     # type and length: one read
     if (types[1:] == BLOCK["shb"]).any():    # several sections (byte orders may differ): walk each
         offs, bigs = _walk_sections(fb, True)
         rows = fb.rows(offs, width)
         types = fb.u32_either(offs, bigs).astype(np.int64)
-    all_blocks = Headers(fb, offs, 0, rows=rows)
-    lengths = all_blocks.raw(">u4" if big0 else "<u4", 4)
-    if not (bigs == big0).all():
-        lengths = np.where(bigs, all_blocks.raw(">u4", 4), all_blocks.raw("<u4", 4))
+        lengths = fb.u32_either(offs + 4, bigs).astype(np.int64)
 
     # interfaces and statistics: few blocks, plain Python
     interfaces: list[Interface] = []
@@ -287,8 +291,10 @@ def _pcapng(fb: FileBytes) -> Records:
     else:
         iface = np.where(local < base[sec + 1] - base[sec], base[sec] + local, len(interfaces))
     start = h.start
-    orig = u32(EPB["orig_len"])
-    incl = u32(EPB["cap_len"])
+    if not mixed:
+        incl, orig = _pair(h, EPB["cap_len"], order)        # captured and original length: one read
+    else:
+        orig, incl = u32(EPB["orig_len"]), u32(EPB["cap_len"])
     snap = np.array([i.snaplen or MAX_SNAPLEN for i in interfaces] + [MAX_SNAPLEN], dtype=np.int64)
     if spb.any():
         orig[spb] = fb.u32_either(p[spb] + SPB["orig_len"], b[spb])

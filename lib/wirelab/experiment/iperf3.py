@@ -207,7 +207,8 @@ class Iperf3Engine:
         self.backend = links.sweep_backend(settings, self.requested or backend)
 
     def _relayed(self, setting) -> bool:
-        return (self.backend or "loopback") == "loopback" and self.relays and bool(
+        from . import links
+        return (self.backend or "loopback") == "loopback" and self.relays and links.link_layer() is not None and bool(
             setting["rate_bps"] or setting.get("delay_s", 0) or setting.get("loss", 0))
 
     def describe(self, setting) -> dict:

@@ -23,7 +23,8 @@ _EXPORTS = {
     "run": "runner", "run_one": "runner", "default_folder": "runner",
     "ResultStore": "store", "load": "store",
     "summarize": "stats", "pretty": "stats", "confidence_interval": "stats", "t_quantile": "stats",
-    "predict_columns": "prediction", "goodput_series": "series", "load_series": "series", "capture_series": "series",
+    "predict_columns": "prediction",
+    "goodput_series": "series", "load_series": "series", "capture_series": "series",
 }
 __all__ = list(_EXPORTS)
 

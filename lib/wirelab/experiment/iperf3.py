@@ -208,7 +208,8 @@ class Iperf3Engine:
 
     def _relayed(self, setting) -> bool:
         from . import links
-        return (self.backend or "loopback") == "loopback" and self.relays and links.link_layer() is not None and bool(
+        usable = self.relays and links.link_layer() is not None
+        return (self.backend or "loopback") == "loopback" and usable and bool(
             setting["rate_bps"] or setting.get("delay_s", 0) or setting.get("loss", 0))
 
     def describe(self, setting) -> dict:

@@ -145,7 +145,8 @@ class WirelabEngine:
                     relay.close()
             info = testbed.describe() if testbed is not None else None
         if how["call"] == "file":
-            receiver = server_results[0] if server_results else Result(proto, receiver_error="server saw no session")
+            receiver = (server_results[0] if server_results
+                        else Result(proto, receiver_error="server saw no session"))
             result = merge(sender, receiver, same_clock=True)
             if proto == "udp" and result.packets_received is not None:
                 result.lost = max(len(sender.send_times_s) - len(receiver.receive_times_s), 0)

@@ -111,7 +111,8 @@ class ExperimentPanel:
                 plot_by_protocol(frame, x, hue=hue)
                 plt.show()
                 bad = int((frame["status"] != "ok").sum())
-                self.status.value = f"done: {len(frame)} runs" + (f", {bad} not ok (see 'why failed')" if bad else "")
+                note = f", {bad} not ok (see 'why failed')" if bad else ""
+                self.status.value = f"done: {len(frame)} runs{note}"
             except Exception as err:         # noqa: BLE001 - the panel must survive anything
                 self.error = f"{type(err).__name__}: {err}"
                 say(f"⚠ {self.error}")

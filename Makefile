@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
-FLAGSHIP ?= notebooks/01-overhead-and-goodput.ipynb
+FLAGSHIP ?= notebooks/05-predicted-vs-measured.ipynb
 # Debian packages for the real tools: tshark+dumpcap, iperf3, and what the link layer drives.
 APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool
 TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool

@@ -43,7 +43,7 @@ class Pacer:
             if due - now > 0.002:
                 self.sleep(due - now - 0.001)
             while self.clock() < due:
-                pass
+                self.sleep(0)   # yield the GIL: a receiver thread in this process must run
         elif now - due > self.interval_s:
             self.late += 1
             floor = now - self.max_burst * self.interval_s     # do not burst without bound

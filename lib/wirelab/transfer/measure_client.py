@@ -69,6 +69,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         if mode == "echo" or not same_clock:
             offsets = end.echo(count if mode == "echo" else offset_rounds)
             offset = statistics.median(offsets) if offsets else None
+            if mode != "echo":      # offset rounds are not data: keep their RTTs, not their count
+                result.packets_sent, result.lost = 0, None
         if mode != "echo":
             pacer = Pacer(rate_bps, packet) if mode == "load" else None
             end.records(time_s, pacer, gso)

@@ -29,6 +29,7 @@ import subprocess
 import time
 
 from ..errors import LinkError, MissingToolError, TransferError, UsageError
+from ..link.iperf import listening
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "SEMANTICS"]
 
@@ -153,24 +154,14 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def listening(pid: int, port: int) -> bool:
-    """Is a TCP socket in LISTEN on ``port`` in the network namespace of process ``pid``?
-    (``/proc/PID/net/tcp`` shows that process's namespace, so this works in a testbed too.)"""
-    for name in ("tcp", "tcp6"):
-        try:
-            lines = open(f"/proc/{pid}/net/{name}").read().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
-
-
 def wait_listening(proc: subprocess.Popen, port: int, deadline: float) -> None:
     """Poll until the server listens (every 5 ms, bounded by ``deadline``)."""
-    while not listening(proc.pid, port):
+    while True:
+        try:
+            if proc.poll() is None and listening(proc.pid, port):
+                return
+        except LinkError:
+            pass                # it has just exited: its output is read below
         if proc.poll() is not None:
             output = proc.stdout.read().decode(errors="replace").strip() if proc.stdout else ""
             raise TransferError(f"iperf3 server exited before listening ({output[:200] or 'no output'})",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import LinkError
 
-__all__ = ["parse_iperf3", "iperf3_run", "wait_listening"]
+__all__ = ["parse_iperf3", "iperf3_run", "listening", "wait_listening"]
 
 PORT = 5201
 
@@ -45,19 +45,26 @@ def parse_iperf3(text: str) -> dict:
     return out
 
 
+def listening(pid: int, port: int) -> bool:
+    """Is a TCP socket in LISTEN on ``port`` in the network namespace of process ``pid``?
+    (``/proc/PID/net/tcp`` shows that process's namespace, so this works in a testbed too.)
+    Raises ``LinkError`` when the process is gone."""
+    want = f":{port:04X}"
+    lines = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines += Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            raise LinkError(f"iperf3 server (pid {pid}) exited", "is another server using the port?") from None
+    # columns: sl local_address rem_address st ...; st 0A = LISTEN
+    return any(f[1].endswith(want) and f[3] == "0A" for f in (line.split() for line in lines))
+
+
 def wait_listening(pid: int, port: int = PORT, timeout_s: float = 10.0) -> None:
     """Wait until process ``pid`` has a TCP socket listening on ``port`` (in its namespace)."""
-    want = f":{port:04X}"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        lines = []
-        for table in ("tcp", "tcp6"):
-            try:
-                lines += Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
-            except OSError:
-                raise LinkError(f"iperf3 server (pid {pid}) exited", "is another server using the port?") from None
-        # columns: sl local_address rem_address st ...; st 0A = LISTEN
-        if any(f[1].endswith(want) and f[3] == "0A" for f in (line.split() for line in lines)):
+        if listening(pid, port):
             return
         time.sleep(0.02)
     raise LinkError(f"nothing listens on port {port} after {timeout_s:g} s", "is iperf3 installed on the host?")

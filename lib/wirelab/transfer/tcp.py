@@ -32,21 +32,10 @@ class StreamReader:
 
     def read(self, n: int) -> bytes:
         while len(self.buf) < n:
-            try:
-                chunk = self.sock.recv(max(262144, n - len(self.buf)))
-            except socket.timeout:
-                raise TransferError("timeout: nothing arrived within MAX_WAIT",
-                                    "the peer stalled; check it is running") from None
-            except OSError as err:
-                raise TransferError(f"connection closed ({err.strerror})", "the peer went away") from None
-            self.meter.call()
-            if not chunk:
-                raise TransferError("connection closed by the peer", "the peer went away mid-transfer")
-            self.buf += chunk
+            self.buf += self._receive(self.sock.recv, max(262144, n - len(self.buf)))
         out = bytes(self.buf[:n])
         del self.buf[:n]
         return out
-
 
     def read_into(self, view: memoryview) -> None:
         """Fill ``view`` exactly, receiving straight into it (no extra copy: the fast path)."""
@@ -55,17 +44,21 @@ class StreamReader:
             view[:have] = self.buf[:have]
             del self.buf[:have]
         while have < len(view):
-            try:
-                got = self.sock.recv_into(view[have:])
-            except socket.timeout:
-                raise TransferError("timeout: nothing arrived within MAX_WAIT",
-                                    "the peer stalled; check it is running") from None
-            except OSError as err:
-                raise TransferError(f"connection closed ({err.strerror})", "the peer went away") from None
-            self.meter.call()
-            if not got:
-                raise TransferError("connection closed by the peer", "the peer went away mid-transfer")
-            have += got
+            have += self._receive(self.sock.recv_into, view[have:])
+
+    def _receive(self, receive, arg):
+        """One recv/recv_into; a timeout, an error or an empty read become TransferError."""
+        try:
+            got = receive(arg)
+        except socket.timeout:
+            raise TransferError("timeout: nothing arrived within MAX_WAIT",
+                                "the peer stalled; check it is running") from None
+        except OSError as err:
+            raise TransferError(f"connection closed ({err.strerror})", "the peer went away") from None
+        self.meter.call()
+        if not got:
+            raise TransferError("connection closed by the peer", "the peer went away mid-transfer")
+        return got
 
 
 def read_packet(reader: StreamReader, *, header_only: bool = False) -> ppcb.Packet:

@@ -30,6 +30,7 @@ import time
 
 from ..errors import LinkError, MissingToolError, TransferError, UsageError
 from ..link.iperf import listening
+from .links import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "SEMANTICS"]
 
@@ -241,15 +242,8 @@ class Iperf3Engine:
                 wait_listening(server, port, min(deadline, time.monotonic() + 10))
                 target = relays[0].address[1] if relays else port
                 argv = client_argv(setting, host, target, pace_rate=testbed is None and not relays)
-                left = max(deadline - time.monotonic(), 0.1)
-                try:
-                    if testbed is None:
-                        done = subprocess.run(argv, capture_output=True, text=True, timeout=left)
-                    else:
-                        done = testbed.exec("a", argv, timeout=left)
-                except (subprocess.TimeoutExpired, LinkError):
-                    raise TransferError(f"iperf3 did not finish within the {left:.0f} s left",
-                                        "give the experiment a longer timeout or a smaller size") from None
+                done = run_client(testbed, argv, deadline, what="iperf3",
+                                  fix="give the experiment a longer timeout or a smaller size")
                 result = parse(done.stdout)
                 if done.returncode and result.get("ok"):
                     result.update(ok=False, error=f"iperf3 exited {done.returncode}: {done.stderr.strip()}")

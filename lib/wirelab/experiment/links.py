@@ -1,4 +1,5 @@
-"""A fresh link for every run: a setting's link columns → ``LinkSpec`` → ``Testbed``.
+"""A fresh link for every run: a setting's link columns → ``LinkSpec`` → ``Testbed``,
+and ``run_client`` to run a client program across it within a deadline.
 
 Both engines use this. The backend is chosen once per sweep (``sweep_backend``)
 so every setting of one sweep travels the same kind of link: on a kernel
@@ -8,9 +9,11 @@ Without root the backend is ``loopback`` and ``fresh_link`` yields ``None``.
 """
 from __future__ import annotations
 
+import subprocess
+import time
 from contextlib import contextmanager
 
-from ..errors import SetupError, UsageError
+from ..errors import LinkError, SetupError, TransferError, UsageError
 
 __all__ = ["link_spec", "sweep_backend", "fresh_link", "link_layer"]
 
@@ -68,3 +71,15 @@ def describe_testbed(testbed) -> dict:
     return {"backend": info["backend"], "tc_commands": info["shaping_commands"],
             "emulated_by": info["emulated_by"], "shaping_note": info["shaping_note"],
             "testbed": info["testbed"]}
+
+
+def run_client(testbed, argv: list[str], deadline: float, *, what: str,
+               fix: str) -> subprocess.CompletedProcess:
+    """Run a client's argv in host ``a`` (or here without a testbed), bounded by ``deadline``."""
+    left = max(deadline - time.monotonic(), 0.1)
+    try:
+        if testbed is None:
+            return subprocess.run(argv, capture_output=True, text=True, timeout=left)
+        return testbed.exec("a", argv, timeout=left)
+    except (subprocess.TimeoutExpired, LinkError):
+        raise TransferError(f"{what} did not finish within the {left:.0f} s left", fix) from None

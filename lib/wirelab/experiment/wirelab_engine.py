@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import time
 
 from ..errors import TransferError, UsageError
@@ -227,17 +226,9 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
 
 def _run_client(testbed, config: dict, deadline: float) -> dict:
     """Run the client process (in host ``a`` on a testbed) and read its Result JSON."""
-    from ..errors import LinkError
     argv = client_argv(config)
-    left = max(deadline - time.monotonic(), 0.1)
-    try:
-        if testbed is None:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=left)
-        else:
-            done = testbed.exec("a", argv, timeout=left)
-    except (subprocess.TimeoutExpired, LinkError):
-        raise TransferError(f"the {config.get('proto', 'tcp')} client did not finish in the {left:.0f} s left",
-                            "raise the experiment's timeout or lower size / MAX_WAIT") from None
+    done = links.run_client(testbed, argv, deadline, what=f"the {config.get('proto', 'tcp')} client",
+                            fix="raise the experiment's timeout or lower size / MAX_WAIT")
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:

@@ -1,4 +1,5 @@
-"""Small socket helpers shared by the programs: open, size buffers, count calls.
+"""Small socket helpers shared by the programs: open, size buffers, count calls,
+hand a finished client's Result over.
 
 ``Meter`` counts the socket calls a program makes (each ``send``, ``recv``,
 ``select``... is one system call) and the CPU time of the calling thread, so
@@ -80,3 +81,12 @@ def bind(sock: socket.socket, host: str, port: int) -> None:
         sock.close()
         raise TransferError(f"cannot listen on {host}:{port} ({err.strerror})",
                             "pick another port, or 0 for any free one") from None
+
+
+def hand_over(result, addr, log=None, on_result=None) -> None:
+    """A server is done with one client: name the client, log its error, pass the Result on."""
+    result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
+    if result.receiver_error and log:
+        log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
+    if on_result:
+        on_result(result)

@@ -19,7 +19,8 @@ import time
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
-from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, open_socket
+from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over,
+                      open_socket)
 
 __all__ = ["listen_tcp", "serve_tcp", "serve_tcp_connection", "send_tcp", "StreamReader", "read_packet"]
 
@@ -114,12 +115,8 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
                 result = Result("tcp", receiver_error=str(err), max_wait_s=max_wait)
             except Exception as err:       # noqa: BLE001 - a client must never stop the server
                 result = Result("tcp", receiver_error=f"internal error on this client: {err!r}")
-        result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
-        if result.receiver_error and log:
-            log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
+        hand_over(result, addr, log, on_result)
         served += 1
-        if on_result:
-            on_result(result)
     return served
 
 

@@ -27,7 +27,7 @@ import time
 from ..errors import ProtocolError
 from . import ppcb
 from .result import Result
-from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, open_socket
+from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, hand_over, open_socket
 
 __all__ = ["listen_udp", "serve_udp", "MAX_DATAGRAM"]
 
@@ -64,12 +64,8 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
             result = Result("udp", receiver_error=f"internal error on this client: {err!r}")
         if result is None:
             continue
-        result.metadata.setdefault("client", f"{addr[0]}:{addr[1]}")
-        if result.receiver_error and log:
-            log(f"ERROR: {result.receiver_error} (client {addr[0]}:{addr[1]})")
+        hand_over(result, addr, log, on_result)
         served += 1
-        if on_result:
-            on_result(result)
     return served
 
 

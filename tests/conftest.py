@@ -31,3 +31,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "root" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def testbed(request):
+    """``wirelab.link.open`` for a test, like pyroute2's per-test namespaces: call it with a
+    spec (and ``backend=``, ``seed=``); every link it opened is closed when the test ends,
+    however it ends, and the test fails if a namespace of them is left behind."""
+    from wirelab import link
+    from wirelab.link.netns import list_namespaces
+
+    opened = []
+
+    def make(spec=None, **options):
+        options.setdefault("name", "t" + str(len(opened)))
+        made = link.open(spec, **options)
+        opened.append(made)
+        return made
+
+    yield make
+    for made in reversed(opened):
+        made.close()
+    ours = {ns for made in opened if hasattr(made, "testbed") for ns in made.testbed.namespaces.values()}
+    left = ours & set(list_namespaces())
+    assert not left, f"namespaces left behind: {sorted(left)}"

@@ -23,9 +23,12 @@ def test_client_argv_for_each_workload():
     tcp = client_argv(setting(), "10.0.0.2", 5201)
     assert tcp[:3] == ["iperf3", "-c", "10.0.0.2"] and "-J" in tcp and "--get-server-output" in tcp
     assert tcp[tcp.index("-n") + 1] == "1000000" and "-b" not in tcp and "-u" not in tcp
-    paced = client_argv(setting(cc="cubic", sndbuf="64KB"), "127.0.0.1", 1, pace_rate=True)
-    assert paced[paced.index("-b") + 1] == "10000000" and paced[paced.index("-C") + 1] == "cubic"
-    assert paced[paced.index("-w") + 1] == "64000"
+    tuned = client_argv(setting(cc="cubic", sndbuf="64KB"), "127.0.0.1", 1)
+    assert "-b" not in tuned and tuned[tuned.index("-C") + 1] == "cubic"      # the link sets the pace
+    assert tuned[tuned.index("-w") + 1] == "64000"
+    window = client_argv(setting(window="64KiB", workload="time", time="3s", omit="0.5s"), "127.0.0.1", 1)
+    assert window[window.index("-w") + 1] == "65536"
+    assert window[window.index("-O") + 1] == "1" and window[window.index("-t") + 1] == "3"  # whole seconds
     udp = client_argv(setting(proto="udp", mtu=1492), "127.0.0.1", 1)
     assert "-u" in udp and udp[udp.index("-l") + 1] == "1464" and udp[udp.index("-b") + 1] == "10000000"
     timed = client_argv(setting(proto="udp", workload="load", time="2s", offered="5MB/s", packet=1000),
@@ -58,6 +61,17 @@ def test_parse_recorded_udp_run():
     assert r["jitter_s"] == pytest.approx(7.56e-6, rel=1e-2) and r["loss_fraction"] == 0
 
 
+def test_parse_runs_recorded_on_a_testbed():
+    tcp = parse((DATA / "link_iperf3_tcp.json").read_text())
+    assert tcp["proto"] == "tcp" and tcp["congestion_control"] == "bbr" and tcp["retransmissions"] == 0
+    assert tcp["goodput_bps"] == pytest.approx(8793338.24, rel=1e-6)
+    assert tcp["sender_goodput_bps"] > tcp["goodput_bps"]     # a 1 s run: the sender's view is too high
+    udp = parse((DATA / "link_iperf3_udp.json").read_text())
+    assert udp["proto"] == "udp" and udp["lost"] == 4 and udp["packets_sent"] == 173
+    assert udp["loss_fraction"] == pytest.approx(4 / 173)
+    assert udp["packets_received"] == 168 == udp["bytes_received"] // 1448   # receiver: 172 numbers seen, 4 lost
+
+
 def test_parse_errors():
     r = parse((DATA / "iperf3_refused.json").read_text())
     assert not r["ok"] and "Connection refused" in r["error"] and r["goodput_bps"] is None
@@ -68,12 +82,9 @@ def test_parse_errors():
 def test_unsupported_settings_have_reasons():
     engine = Iperf3Engine()
     assert "udpr" in engine.unsupported(setting(proto="udpr"))
-    assert "cannot lose" in engine.unsupported(setting(loss="1%"))
-    assert engine.unsupported(setting(delay="20ms")) is None          # the relay delays
-    assert engine.describe(setting())["wire"] == "emulated"
-    bare = Iperf3Engine(relays=False)
-    assert "delay" in bare.unsupported(setting(delay="20ms"))
-    assert bare.describe(setting())["wire"] == "payload"
+    assert "echo" in engine.unsupported(setting(workload="echo", echo=3))
+    assert engine.unsupported(setting(delay="20ms", loss="1%")) is None   # the link decides that
+    assert engine.framing(setting()) == {}
 
 
 @needs_iperf3

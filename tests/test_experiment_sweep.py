@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import ExperimentError, TransferError, UsageError
-from wirelab.experiment import Experiment, load, run, summarize
+from wirelab.experiment import Experiment, load, summarize
+from wirelab.experiment import run as run_sweep
 from wirelab.experiment.store import ResultStore
 
 
@@ -25,14 +26,11 @@ class FakeEngine:
     def close(self):
         self.closed += 1
 
-    def describe(self, setting):
-        return {"backend": "fake-wire", "wire": "emulated",
-                "tc_commands": ["tc qdisc add dev a0 root tbf rate 10mbit burst 32kbit latency 50ms"]}
-
     def unsupported(self, setting):
         return "fake cannot echo" if setting.workload == "echo" else None
 
-    def run(self, setting, *, deadline, seed, workdir):
+    def run(self, setting, link, *, deadline, seed, workdir):
+        assert link.spec is setting.link
         if self.interrupt_after is not None and len(self.calls) >= self.interrupt_after:
             raise KeyboardInterrupt
         self.calls.append((setting.setting_id, seed))
@@ -43,6 +41,51 @@ class FakeEngine:
         return {"ok": True, "goodput_bps": goodput, "sender_goodput_bps": goodput * 1.1,
                 "bytes_delivered": int(setting["size_bytes"]), "proto": setting.proto,
                 "rtt": {"count": 3, "mean_s": 0.04}, "samples": [1.0, 2.0, 3.0]}
+
+
+class FakeLink:
+    """A link that builds nothing: what the runner needs of ``wirelab.link.open``'s result."""
+    backend = "fake-wire"
+
+    def __init__(self, spec):
+        self.spec, self.closed = spec, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.closed = True
+
+    def unsupported(self, proto):
+        return None
+
+    def describe(self):
+        return {"backend": self.backend, "emulated_by": "nothing (a test double)",
+                "tc_commands": ["tc qdisc add dev a0 root tbf rate 10mbit burst 32kbit latency 50ms"]}
+
+
+class FakeLinks:
+    """The link layer's two calls the runner makes, without root or namespaces."""
+    chosen = []
+
+    @staticmethod
+    def backend_for(specs, requested):
+        FakeLinks.chosen.append(len(specs))
+        return "fake-wire"
+
+    @staticmethod
+    def open(spec, *, backend, seed, name):
+        assert backend == "fake-wire"
+        return FakeLink(spec)
+
+    @staticmethod
+    def wire_of(spec):
+        return "emulated"
+
+
+def run(experiment, **kw):
+    """The runner with the fake link layer."""
+    return run_sweep(experiment, link_layer=FakeLinks, **kw)
 
 
 def small(name="sweep", **kw):

@@ -1,27 +1,32 @@
 """wirelab: predict, run, capture and explain TCP, UDP and UDPR transfers.
 
-Layers (imports point only to earlier ones): model → transfer → link →
-capture → experiment → viz → cli. The public API is re-exported here.
+Layers (an import points only to an earlier layer)::
+
+    model                      pure functions: headers, efficiency, TCP/UDPR limits, delay
+      ├── transfer             the programs: PPCB tcp/udp/udpr, measurement modes, Result
+      ├── link                 where bytes travel: link.open(spec) → namespaces, userspace link
+      │                        or loopback relays
+      └── capture              dumpcap, the fast loader, Wireshark's analysis
+    (transfer, link and capture sit side by side: none imports another)
+    experiment                 sweeps: Setting → engine → link.open → Result rows + pred_* columns
+    grade                      a course's PPCB submissions against the kit, isolated
+    viz                        figures and widget panels
+    cli                        the `wirelab` command
+
+Every package front exports its names the same way, imported on first use
+(``_exports.lazy``): ``import wirelab`` costs almost nothing.
 """
-from . import units
-from .errors import (BackendUnavailableError, CaptureError, ExperimentError, LinkError,
-                     MissingToolError, ModelError, NeedsRootError, ProtocolError, SetupError,
-                     TransferError, UnitError, UsageError, WirelabError)
-from .model import HeaderStack, Prediction, predict
+from ._exports import lazy
 
 __version__ = "0.1.0"
 
-
-def __getattr__(name: str):
-    # read_capture pulls in numpy and pandas: import it on first use only.
-    if name == "read_capture":
-        from .capture import read_capture
-        return read_capture
-    raise AttributeError(f"module 'wirelab' has no attribute {name!r}")
-
-__all__ = [
-    "__version__", "units", "predict", "read_capture", "Prediction", "HeaderStack",
-    "WirelabError", "UsageError", "UnitError", "ModelError", "SetupError", "NeedsRootError",
-    "MissingToolError", "BackendUnavailableError", "LinkError", "TransferError",
-    "ProtocolError", "CaptureError", "ExperimentError",
-]
+_EXPORTS = {
+    "units": "units:__module__", "predict": "model", "Prediction": "model", "HeaderStack": "model",
+    "read_capture": "capture",
+    "WirelabError": "errors", "UsageError": "errors", "UnitError": "errors", "ModelError": "errors",
+    "SetupError": "errors", "NeedsRootError": "errors", "MissingToolError": "errors",
+    "BackendUnavailableError": "errors", "LinkError": "errors", "TransferError": "errors",
+    "ProtocolError": "errors", "CaptureError": "errors", "ExperimentError": "errors",
+}
+__all__ = ["__version__", *_EXPORTS]
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -8,15 +8,17 @@ retransmission/loss flags), ``udp_loss`` (sequence numbers in datagrams),
 ``overhead`` (what the wire carried → ``wirelab.model``), ``live`` (dumpcap),
 ``wireshark`` (tshark/pyshark for the details).
 """
-from .flows import conversation_ids, flows, io_graph
-from .live import LiveCapture, dumpcap_argv
-from .loader import capture_info, read_capture
-from .overhead import CaptureVerdict, WireOverhead, capture_warnings, predict_from_capture, read_overhead
-from .tcp_analysis import retransmission_summary, tcp_analysis
-from .udp_loss import SEQUENCE_FORMATS, udp_loss
-from .wireshark import packets_json, pyshark_packets, tcp_analysis_flags, tshark_conversations, tshark_fields
+from .._exports import lazy
 
-__all__ = ["read_capture", "capture_info", "flows", "conversation_ids", "io_graph", "tcp_analysis",
-           "retransmission_summary", "udp_loss", "SEQUENCE_FORMATS", "read_overhead", "WireOverhead",
-           "predict_from_capture", "CaptureVerdict", "capture_warnings", "LiveCapture", "dumpcap_argv",
-           "tshark_fields", "tshark_conversations", "tcp_analysis_flags", "packets_json", "pyshark_packets"]
+_EXPORTS = {
+    "conversation_ids": "flows", "flows": "flows", "io_graph": "flows", "LiveCapture": "live",
+    "dumpcap_argv": "live", "capture_info": "loader", "read_capture": "loader",
+    "CaptureVerdict": "overhead", "WireOverhead": "overhead", "capture_warnings": "overhead",
+    "predict_from_capture": "overhead", "read_overhead": "overhead",
+    "retransmission_summary": "tcp_analysis", "tcp_analysis": "tcp_analysis",
+    "SEQUENCE_FORMATS": "udp_loss", "udp_loss": "udp_loss", "packets_json": "wireshark",
+    "pyshark_packets": "wireshark", "tcp_analysis_flags": "wireshark",
+    "tshark_conversations": "wireshark", "tshark_fields": "wireshark",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

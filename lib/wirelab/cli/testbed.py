@@ -19,7 +19,7 @@ import time
 from ..errors import LinkError, UsageError
 from ..link import capabilities
 from ..link.cleanup import name_of, remove, remove_all, stop_process, testbeds, valid_name
-from ..link.capabilities import BACKENDS, choose_backend
+from ..link.capabilities import BACKENDS
 from ..link.spec import LinkSpec
 from . import args as types
 
@@ -56,6 +56,10 @@ def add_parser(subparsers):
     ex.add_argument("name")
     ex.add_argument("host")
     ex.add_argument("command", nargs="+", help="the command (put -- before it)")
+    show = sub.add_parser("show", help="what the kernel holds for a testbed now: interfaces, qdiscs, "
+                          "counters (read through netlink)")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true")
     ls = sub.add_parser("ls", help="list testbeds (stale ones too)")
     ls.add_argument("--json", action="store_true")
     down = sub.add_parser("down", help="remove a testbed, or everything wirelab made (--all)")
@@ -67,7 +71,8 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    return {"up": _up, "exec": _exec, "ls": _ls, "down": _down, "caps": _caps}[args.action](args)
+    return {"up": _up, "exec": _exec, "show": _show, "ls": _ls, "down": _down,
+            "caps": _caps}[args.action](args)
 
 
 def _spec(args) -> LinkSpec:
@@ -92,12 +97,6 @@ def _up(args) -> int:
         raise UsageError(f"a testbed called {args.name!r} is already up",
                          f"use it, or `wirelab testbed down {args.name}` first")
     spec = _spec(args)
-    backend = choose_backend(spec, args.backend)
-    if args.forward and backend != "loopback":
-        raise UsageError("--forward is for the loopback backend", "add --backend loopback")
-    if backend == "loopback" and not args.forward:
-        raise UsageError("the loopback backend relays ports on 127.0.0.1, it has no hosts",
-                         "add --forward udp:PORT or --forward tcp:PORT (or run as root for namespaces)")
     config = {"name": args.name, "backend": args.backend, "topology": args.topology,
               "spec": spec.to_dict(), "seed": args.seed, "forward": args.forward}
     keeper = subprocess.Popen([sys.executable, "-m", "wirelab.link.keeper", json.dumps(config)],
@@ -108,7 +107,10 @@ def _up(args) -> int:
     info = json.loads(line) if line.startswith("{") else {"error": "the keeper process gave no answer"}
     if "error" in info:
         stop_process(keeper.pid)
-        raise LinkError(f"testbed {args.name} could not be built: {info['error']}",
+        if info.get("usage"):                    # a wrong option: the keeper said which, and the fix
+            raise UsageError(info["error"], info.get("fix"))
+        why = info["error"] + (f" ({info['fix']})" if info.get("fix") else "")
+        raise LinkError(f"testbed {args.name} could not be built: {why}",
                         "see `wirelab testbed caps`; `wirelab testbed down --all` removes leftovers")
     if args.json:
         print(json.dumps(info, indent=2))
@@ -129,10 +131,9 @@ def _render(name: str, info: dict) -> str:
     lines = [f"testbed {name} ({info['testbed']}) is up: backend {info['backend']} ({info['emulated_by']})"]
     for host, h in info["hosts"].items():
         lines.append(f"  host {host:<3} namespace {h['namespace']:<24} {', '.join(h['addresses'])}")
-    for link in info["links"]:
-        lines.append(f"  link {link['a']}–{link['b']}: {link['describe']}")
-    lines.append("  " + info["shaping_note"] + ":")
-    lines += [f"    {c}" for c in info["shaping_commands"]] or ["    (none: an unshaped link)"]
+    lines.append(f"  link {info['link']}")
+    lines.append("  " + info["tc_note"] + ":")
+    lines += [f"    {c}" for c in info["tc_commands"]] or ["    (none: an unshaped link)"]
     first = next(iter(info["hosts"]))
     other = [h for h in info["hosts"] if h != first][0]
     lines.append(f"  try:  wirelab testbed exec {name} {other} -- iperf3 -s -1 &")
@@ -158,6 +159,32 @@ def _exec(args) -> int:
         raise UsageError(f"{argv[0]} not found", "check the command's spelling or install it")
     sys.stdout.flush()
     os.execvp(argv[0], argv)                   # the command replaces us: its exit status is ours
+
+
+def _show(args) -> int:
+    from ..link import inspect
+    entry = _find(args.name)
+    if entry.get("backend") == "loopback":
+        raise UsageError(f"testbed {args.name} is loopback relays: the kernel holds nothing for it",
+                         "`wirelab testbed ls --json` shows the relays and their counters")
+    hosts = {h: {"interfaces": inspect.interfaces(ns), "qdiscs": inspect.qdiscs(ns)}
+             for h, ns in entry.get("hosts", {}).items()}
+    if args.json:
+        print(json.dumps(hosts, indent=2))
+        return 0
+    for host, state in hosts.items():
+        print(f"host {host} ({entry['hosts'][host]})")
+        for i in state["interfaces"]:
+            if i["dev"] != "lo":
+                print(f"  {i['dev']:<8} mtu {i['mtu']:<6} {i['state']:<5} tx {i['tx_packets']} pkts "
+                      f"{i['tx_bytes']} B, rx {i['rx_packets']} pkts {i['rx_bytes']} B, "
+                      f"dropped tx {i['tx_dropped']} rx {i['rx_dropped']}")
+        for q in state["qdiscs"]:
+            if q["dev"] != "lo":
+                rate = f" rate {q['rate_bps']:.0f}bit limit {q['limit_bytes']}b" if "rate_bps" in q else ""
+                print(f"  qdisc {q['kind']} {q['handle']} on {q['dev']} parent {q['parent']}{rate}: "
+                      f"sent {q.get('sent_bytes')} B {q.get('sent_packets')} pkts, dropped {q.get('dropped')}")
+    return 0
 
 
 def _ls(args) -> int:

@@ -13,27 +13,16 @@ and ``stats`` (mean, std, 95 % Student-t interval per setting).
     df = run(exp)                 # resumes if data/rate-sweep/ already has runs
     summarize(df)                 # goodput_bps_mean, _ci, pred_goodput_bps, …
 """
-import importlib
+from .._exports import lazy
 
-#: name → module that defines it (imported on first use, so that
-#: ``python -m wirelab.experiment.client`` starts without loading pandas).
 _EXPORTS = {
     "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec",
     "Engine": "engine", "ENGINES": "engine", "MEASURED": "engine", "get_engine": "engine",
-    "run": "runner", "run_one": "runner", "default_folder": "runner",
-    "ResultStore": "store", "load": "store",
-    "summarize": "stats", "pretty": "stats", "confidence_interval": "stats", "t_quantile": "stats",
-    "predict_columns": "prediction",
-    "goodput_series": "series", "load_series": "series", "capture_series": "series",
+    "run": "runner", "run_one": "runner", "default_folder": "runner", "ResultStore": "store",
+    "load": "store", "summarize": "stats", "pretty": "stats", "confidence_interval": "stats",
+    "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
+    "load_series": "series", "capture_series": "series", "link_spec": "spec",
+    "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
 }
 __all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

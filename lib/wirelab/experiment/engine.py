@@ -1,30 +1,33 @@
 """The seam between a sweep and the programs that move the bytes.
 
-An *engine* runs one setting once and returns the measurement as a flat dict
-of Result columns. The runner does not care who moved the bytes::
+An *engine* runs one setting once across a link the runner opened, and
+returns the measurement as a flat dict of Result columns. It knows programs,
+never backends: the link (``wirelab.link.open``) says where to send, runs a
+program on host ``a`` or ``b`` and describes itself::
 
     class Engine(Protocol):
         name: str
-        def run(self, setting, *, deadline, seed, workdir) -> dict: ...
+        def run(self, setting, link, *, deadline, seed, workdir, capture=None) -> dict: ...
 
 ``deadline`` is a ``time.monotonic()`` value the engine must not overrun
 (pass what is left as timeouts to every wait); ``workdir`` is where a run may
-leave files (a pcapng, raw tool output). An engine may also have
-``describe(setting) -> dict`` (backend, wire accounting, tc commands: shown to
-students and stored in the row), ``open()`` / ``close()`` for resources kept
-across a sweep (a testbed), and ``unsupported(setting) -> str | None``, the
-reason it cannot run a setting (such a run is recorded as ``skipped``).
+leave files; ``capture`` a path for a pcapng of the run. An engine may also
+have ``framing(setting) -> dict`` (how it frames the data, for the model:
+``payload``, ``stream_header``, ``udp_header``), ``unsupported(setting) ->
+str | None`` (the reason it cannot run a setting: recorded as ``skipped``),
+and ``info() -> dict`` (for meta.json).
 
 Every engine returns at least ``goodput_bps`` (at the receiver: the figure to
 trust) and, where it knows them, the columns in :data:`MEASURED`.
 """
 from __future__ import annotations
 
+import time
 from typing import Protocol, runtime_checkable
 
 from ..errors import UsageError
 
-__all__ = ["Engine", "MEASURED", "get_engine", "ENGINES", "flatten"]
+__all__ = ["Engine", "MEASURED", "get_engine", "ENGINES", "flatten", "run_client"]
 
 #: Measurement columns every engine fills when it can (NaN otherwise).
 MEASURED = {
@@ -47,7 +50,8 @@ MEASURED = {
 class Engine(Protocol):
     name: str
 
-    def run(self, setting, *, deadline: float, seed: int, workdir) -> dict:  # pragma: no cover
+    def run(self, setting, link, *, deadline: float, seed: int, workdir,
+            capture=None) -> dict:  # pragma: no cover
         ...
 
 
@@ -75,6 +79,11 @@ def flatten(record: dict, prefix: str = "") -> dict:
         else:
             out[name] = str(value)
     return out
+
+
+def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
+    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
+    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
 
 
 def _wirelab(**options):

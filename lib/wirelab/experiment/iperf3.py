@@ -1,8 +1,10 @@
-"""iperf3 as a second engine: the tool everyone uses, in the same table as ours.
+"""iperf3, the tool everyone uses: the one driver (argv, readiness, parser) and the engine.
 
-iperf3 runs as a one-off server (``iperf3 -s -1``) and a client with ``-J
---get-server-output``; its JSON is parsed into the same Result columns the
-wirelab programs fill, so both appear side by side.
+iperf3 runs as a one-off server (``iperf3 -s -1``) on host ``b`` of a link and
+a client with ``-J --get-server-output`` on host ``a``; its JSON is parsed
+into the same Result columns the wirelab programs fill (``goodput_bps``,
+``retransmissions``, ``congestion_control``, ...), so both appear side by
+side. ``iperf3_run(link, ...)`` runs one test across any open link.
 
 Payload-rate semantics (what iperf3's numbers mean):
   * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
@@ -18,21 +20,25 @@ Payload-rate semantics (what iperf3's numbers mean):
   * ``-b RATE`` paces payload bits; iperf3 UDP defaults to 1 Mbit/s, so an
     offered load (or the link rate) is always given for UDP.
   * iperf3 has no udpr (stop-and-wait): such runs are ``skipped``.
+  * iperf3 3.12 reads ``-t`` and ``-O`` (omit: seconds left out of the sums,
+    e.g. slow start) as whole seconds: both are rounded up.
 """
 from __future__ import annotations
 
 import json
 import math
 import shutil
-import socket
 import subprocess
 import time
+from contextlib import nullcontext
+from pathlib import Path
 
-from ..errors import LinkError, MissingToolError, TransferError, UsageError
-from ..link.iperf import listening
-from .links import run_client
+from ..errors import MissingToolError, TransferError, UsageError
+from ..transfer.sockets import congestion_unavailable
+from .engine import run_client
 
-__all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "SEMANTICS"]
+__all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
+           "iperf3_run", "SEMANTICS"]
 
 SEMANTICS = ("iperf3 counts application payload bits (no headers); goodput is the receiver's "
              "end.sum_received; with -n the test stops when the sender has written the last byte, "
@@ -48,13 +54,13 @@ def server_argv(port: int, bind: str = "127.0.0.1") -> list[str]:
     return ["iperf3", "-s", "-1", "-B", bind, "-p", str(port), "-J", "-i", "0.1"]
 
 
-def client_argv(setting, host: str, port: int, *, pace_rate: bool = False,
-                connect_timeout_s: float = 5.0) -> list[str]:
-    """The client's argv for one setting (pure: tested without running iperf3).
+def _seconds(value: float) -> str:
+    """iperf3 3.12 reads -t and -O as whole seconds (0.5 → 0, and -t 0 is "forever")."""
+    return str(max(1, math.ceil(value - 1e-9)))
 
-    ``pace_rate``: no link enforces the rate, so iperf3 paces TCP to the
-    link rate itself (``-b``, payload bits).
-    """
+
+def client_argv(setting, host: str, port: int, *, connect_timeout_s: float = 5.0) -> list[str]:
+    """The client's argv for one setting (pure: tested without running iperf3)."""
     proto = setting.proto
     if proto == "udpr":
         raise UsageError("iperf3 has no udpr (stop-and-wait)", "use engine='wirelab' for udpr")
@@ -64,8 +70,9 @@ def client_argv(setting, host: str, port: int, *, pace_rate: bool = False,
     if workload == "file":
         argv += ["-n", _num(setting.get("size_bytes", 1e6))]
     elif workload in ("time", "load"):
-        # iperf3 reads -t as whole seconds (and 0 as "forever"): round up, at least 1
-        argv += ["-t", str(max(1, math.ceil(setting.get("time_s", 10) - 1e-9)))]
+        argv += ["-t", _seconds(setting.get("time_s", 10))]
+        if setting["omit_s"]:
+            argv += ["-O", _seconds(setting["omit_s"])]
     else:
         raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
     rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
@@ -73,14 +80,14 @@ def client_argv(setting, host: str, port: int, *, pace_rate: bool = False,
         mtu = setting.get("mtu", 1500)
         argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or mtu - 28)]
     else:
-        if offered or (pace_rate and rate):
-            argv += ["-b", _num(offered or rate)]
+        if offered:
+            argv += ["-b", _num(offered)]
             packet = packet or 8192      # small writes: iperf3 paces per write (128 KB by default)
         if packet:
             argv += ["-l", _num(packet)]
         if setting["cc"]:
             argv += ["-C", setting["cc"]]
-    buffer = setting["sndbuf_bytes"] or setting["rcvbuf_bytes"]
+    buffer = setting["window_bytes"] or setting["sndbuf_bytes"] or setting["rcvbuf_bytes"]
     if buffer:
         argv += ["-w", _num(buffer)]
     return argv
@@ -105,7 +112,8 @@ def parse(doc: dict | str) -> dict:
     test = start.get("test_start", {})
     proto = str(test.get("protocol", "")).lower() or None
     out = {"proto": proto, "ok": "error" not in doc and bool(end), "error": doc.get("error"),
-           "tool": start.get("version"), "semantics": SEMANTICS}
+           "tool": start.get("version"), "semantics": SEMANTICS, "omit_s": test.get("omit", 0),
+           "reverse": bool(test.get("reverse", 0))}
     if not out["ok"]:
         out["error"] = out["error"] or "iperf3 reported no results"
         out["goodput_bps"] = None
@@ -124,6 +132,7 @@ def parse(doc: dict | str) -> dict:
         stream = _get(end, "streams", default=[{}])[0].get("sender", {})
         out.update(retransmissions=sent.get("retransmits"),
                    congestion_control=end.get("sender_tcp_congestion"),
+                   receiver_congestion_control=end.get("receiver_tcp_congestion"),
                    rtt_mean_s=stream["mean_rtt"] / 1e6 if stream.get("mean_rtt") else None,
                    mss_bytes=start.get("tcp_mss_default"))
     out.update(bytes_offered=test.get("bytes") or sent.get("bytes"), bytes_sent=sent.get("bytes"),
@@ -149,10 +158,19 @@ def parse(doc: dict | str) -> dict:
     return out
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+def listening(pid: int, port: int) -> bool:
+    """Is a TCP socket in LISTEN on ``port`` in the network namespace of process ``pid``?
+    (``/proc/PID/net/tcp`` shows that process's namespace, so this works on any host of a
+    link.) Raises ``TransferError`` when the process is gone."""
+    want = f":{port:04X}"
+    lines = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines += Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            raise TransferError(f"iperf3 server (pid {pid}) exited", "is another server using the port?") from None
+    # columns: sl local_address rem_address st ...; st 0A = LISTEN
+    return any(f[1].endswith(want) and f[3] == "0A" for f in (line.split() for line in lines))
 
 
 def wait_listening(proc: subprocess.Popen, port: int, deadline: float) -> None:
@@ -161,10 +179,11 @@ def wait_listening(proc: subprocess.Popen, port: int, deadline: float) -> None:
         try:
             if proc.poll() is None and listening(proc.pid, port):
                 return
-        except LinkError:
+        except TransferError:
             pass                # it has just exited: its output is read below
         if proc.poll() is not None:
-            output = proc.stdout.read().decode(errors="replace").strip() if proc.stdout else ""
+            output = proc.stdout.read() if proc.stdout else ""
+            output = (output.decode(errors="replace") if isinstance(output, bytes) else output).strip()
             raise TransferError(f"iperf3 server exited before listening ({output[:200] or 'no output'})",
                                 "check that the port is free and that iperf3 runs by hand")
         if time.monotonic() > deadline:
@@ -174,41 +193,16 @@ def wait_listening(proc: subprocess.Popen, port: int, deadline: float) -> None:
 
 
 class Iperf3Engine:
-    """Run a setting with iperf3: across a fresh testbed (root) or on loopback.
-
-    On a testbed the server runs in host ``b`` and the client in host ``a``;
-    the link shapes the traffic. On loopback (no root) the client talks to
-    wirelab's relays in front of the server, the same ones the wirelab
-    engine uses: a ``TcpRelay`` carries the control connection and TCP data
-    (paced and delayed, never lost), a ``UdpRelay`` on the same port number
-    carries UDP data (rate, delay, loss). ``relays=False``: no relays, iperf3
-    paces the payload itself (``-b`` at the link rate), no delay, no loss.
-    """
+    """Run a setting with iperf3 across the link it is given: the server on host ``b``,
+    the client on host ``a``, sending to ``link.reach`` (on loopback: a TCP relay for the
+    control connection and TCP data, plus a UDP relay on the same port number for UDP)."""
     name = "iperf3"
 
-    def __init__(self, backend: str | None = None, relays: bool = True):
-        self.requested = backend
-        self.backend: str | None = None
-        self.relays = relays
-
     def info(self) -> dict:
-        return {"iperf3": shutil.which("iperf3"), "semantics": SEMANTICS, "backend": self.backend}
+        return {"iperf3": shutil.which("iperf3"), "semantics": SEMANTICS}
 
-    def prepare(self, settings, backend: str = "auto") -> None:
-        from . import links
-        self.backend = links.sweep_backend(settings, self.requested or backend)
-
-    def _relayed(self, setting) -> bool:
-        from . import links
-        usable = self.relays and links.link_layer() is not None
-        return (self.backend or "loopback") == "loopback" and usable and bool(
-            setting["rate_bps"] or setting.get("delay_s", 0) or setting.get("loss", 0))
-
-    def describe(self, setting) -> dict:
-        if (self.backend or "loopback") == "loopback" and not self._relayed(setting):
-            return {"backend": "loopback", "wire": "payload" if setting["rate_bps"] else "none",
-                    "tc_commands": ["# no link: iperf3 paces the payload itself (-b)"]}
-        return {"backend": self.backend or "loopback", "wire": "emulated"}
+    def framing(self, setting) -> dict:
+        return {}                  # payload is application bytes, no framing of its own
 
     def unsupported(self, setting) -> str | None:
         if not shutil.which("iperf3"):
@@ -217,68 +211,51 @@ class Iperf3Engine:
             return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
         if setting.workload == "echo":
             return "iperf3 has no echo workload; use engine='wirelab'"
-        if (self.backend or "loopback") == "loopback":
-            if not self.relays and (setting.get("delay_s", 0) or setting.get("loss", 0) or setting["jitter_s"]):
-                return ("loopback cannot add delay or loss without a link: run as root "
-                        "(namespaces or userspace backend) or use delay=0, loss=0")
-            if setting.proto == "tcp" and setting.get("loss", 0):
-                return ("without root TCP runs through a relay that cannot lose segments: run as root "
-                        "(namespaces or userspace backend) for TCP with loss")
+        if setting.proto == "tcp":
+            return congestion_unavailable(setting["cc"])
         return None
 
-    def run(self, setting, *, deadline: float, seed: int = 0, workdir=None) -> dict:
-        from . import links
-        with links.fresh_link(setting, self.backend or "loopback", seed=seed) as testbed:
-            if testbed is None:
-                host, port = "127.0.0.1", free_port()
-                server = subprocess.Popen(server_argv(port, host), stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT)
-            else:
-                host, port = testbed.address("b"), 5201
-                server = testbed.popen("b", server_argv(port, host), stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, text=False)
-            relays = _relays(setting, port, seed) if testbed is None and self._relayed(setting) else []
-            try:
-                wait_listening(server, port, min(deadline, time.monotonic() + 10))
-                target = relays[0].address[1] if relays else port
-                argv = client_argv(setting, host, target, pace_rate=testbed is None and not relays)
-                done = run_client(testbed, argv, deadline, what="iperf3",
-                                  fix="give the experiment a longer timeout or a smaller size")
-                result = parse(done.stdout)
-                if done.returncode and result.get("ok"):
-                    result.update(ok=False, error=f"iperf3 exited {done.returncode}: {done.stderr.strip()}")
-                result["argv"] = " ".join(argv)
-                if testbed is not None:
-                    info = testbed.describe()
-                    result["link"] = {"backend": info["backend"], "tc_commands": info["shaping_commands"],
-                                      "emulated_by": info["emulated_by"], "testbed": info["testbed"]}
-                elif relays:
-                    result["link"] = {"backend": "loopback", "tc_commands": [f"# {relays[0].spec.describe()}"],
-                                      "emulated_by": " + ".join(f"wirelab {r.kind} relay" for r in relays)
-                                      + " on 127.0.0.1"}
-                return result
-            finally:
-                for relay in relays:
-                    relay.close()
-                _stop(server)
-
-
-def _relays(setting, port: int, seed: int) -> list:
-    """Relays in front of a loopback iperf3 server: TCP (control and TCP data) and, for UDP,
-    a UDP relay listening on the same port number (iperf3 sends its datagrams there)."""
-    from . import links
-    link, spec = links.link_layer(), links.link_spec(setting)
-    for _ in range(5):         # the UDP port of that number may be taken: try another pair
-        tcp = link.TcpRelay(spec, ("127.0.0.1", port), seed=seed).start()
-        if setting.proto != "udp":
-            return [tcp]
+    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+        host = link.address("b")
+        port = link.free_port("b")
+        server = link.popen("b", server_argv(port, host), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        recorder = _capture(capture, link, port) if capture else nullcontext()
         try:
-            udp = link.UdpRelay(spec, ("127.0.0.1", port), listen=("127.0.0.1", tcp.address[1]), seed=seed)
-        except OSError:
-            tcp.close()
-            continue
-        return [tcp, udp.start()]
-    raise TransferError("no free port pair for the TCP and UDP relays", "try again")
+            wait_listening(server, port, min(deadline, time.monotonic() + 10))
+            target = link.reach(port, ("tcp", "udp") if setting.proto == "udp" else "tcp")
+            argv = client_argv(setting, *target)
+            with recorder:
+                done = run_client(link, argv, deadline, what="iperf3",
+                                  fix="give the experiment a longer timeout or a smaller size")
+            result = parse(done.stdout)
+            if done.returncode and result.get("ok"):
+                result.update(ok=False, error=f"iperf3 exited {done.returncode}: {done.stderr.strip()}")
+            result["argv"] = " ".join(argv)
+            if capture:
+                result.update(capture_file=str(capture), capture_packets=recorder.packets,
+                              capture_dropped=recorder.dropped)
+            return result
+        finally:
+            _stop(server)
+
+
+def iperf3_run(link, *, timeout: float = 60.0, **experiment) -> dict:
+    """One iperf3 test across an open ``link`` (``wirelab.link.open``), described with
+    ``Experiment`` keywords (default: TCP for 3 s, 1 s omitted), e.g.
+    ``iperf3_run(link, proto="udp", time="2s", offered="5mbit")``; returns ``parse``'s columns."""
+    from .spec import Experiment
+    experiment = {"workload": "time", "time": 3, "omit": 1, "rate": None, **experiment}
+    setting = Experiment("iperf3", engine="iperf3", reps=1, **experiment).settings()[0]
+    reason = Iperf3Engine().unsupported(setting)
+    if reason:
+        raise UsageError(reason, "see wirelab.experiment.iperf3")
+    return Iperf3Engine().run(setting, link, deadline=time.monotonic() + timeout)
+
+
+def _capture(path, link, port: int):
+    from ..capture import LiveCapture
+    interface, prefix = link.capture_point("b")
+    return LiveCapture(interface, path, prefix=prefix, capture_filter=f"port {port}")
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -289,5 +266,6 @@ def _stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=2)
-    if proc.stdout:
-        proc.stdout.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream:
+            stream.close()

@@ -77,7 +77,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
             size = size + udp_header
         p = predict(proto, rate, mtu=_get(params, "mtu"), payload=size,
                     timestamps=timestamps and proto == "tcp", rtt_s=rtt,
-                    loss=_get(params, "loss", 0.0),
+                    loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
+                    window_bytes=_get(params, "window_bytes"),
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
                     max_retransmits=int(_get(params, "max_retransmits", 5)))
@@ -119,8 +120,9 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
 def predict_like(row, **changes) -> dict:
     """The prediction of a results row with some parameters changed (e.g. ``delay_s=0.03``):
     the same wire, timestamps and framing the row was predicted with."""
-    params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "mtu", "packet_bytes",
-                                  "offered_bps", "max_wait_s", "max_retransmits") if k in row}
+    params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
+                                  "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
+                                  "max_retransmits") if k in row}
     params.update(changes)
 
     def value(name, default):

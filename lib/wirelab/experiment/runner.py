@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ExperimentError, WirelabError
+from .. import link as links
+from ..errors import ExperimentError
 from . import meta as machine
 from .engine import flatten, get_engine
 from .prediction import predict_columns
@@ -47,75 +48,85 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="run", leave=True)
 
 
-def run_one(engine, setting: Setting, *, rep: int = 0, seed: int = 0, timeout: float = 60.0,
-            workdir: str | Path | None = None, timestamps: bool = True,
-            capture_dir: str | Path | None = None) -> tuple[dict, dict]:
+def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, seed: int = 0,
+            timeout: float = 60.0, workdir: str | Path | None = None, timestamps: bool = True,
+            capture_dir: str | Path | None = None, link_layer=links) -> tuple[dict, dict]:
     """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
-    ``capture_dir``: ask the engine for a pcapng of the run there (``<run_id>.pcapng``)."""
+
+    Opens ``setting.link`` on ``backend`` (``wirelab.link.open``: a fresh link, removed
+    afterwards), hands it to the engine, and fills the row from the engine's record and
+    the link's ``describe()``. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
+    ``link_layer``: what opens links (``wirelab.link``; tests give a fake one).
+    """
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
     row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    described = {}
-    if hasattr(engine, "describe"):
-        try:
-            described = dict(engine.describe(setting) or {})
-        except WirelabError as err:
-            described = {"describe_error": str(err)}
-    backend = described.pop("backend", None)
-    if backend:
-        row["backend"] = backend
-    commands = described.pop("tc_commands", None)
-    row["tc_commands"] = "\n".join(commands) if isinstance(commands, (list, tuple)) else commands
-    row["wire"] = described.pop("wire", "emulated")
-    framing = described.pop("predict_as", None) or {}
-    row.update({f"link_{k}": v for k, v in flatten(described).items()})
+    framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
+    row["wire"] = link_layer.wire_of(setting.link)
     row.update(predict_columns(setting.params, wire=row["wire"], timestamps=timestamps, **framing))
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
 
     reason = engine.unsupported(setting) if hasattr(engine, "unsupported") else None
     start = time.monotonic()
     if reason:
-        row.update(status="skipped", error=reason)
+        row.update(status="skipped", error=reason, backend=backend, elapsed_s=0.0)
+        return row, raw
+    opened = described = None
+    try:
+        with link_layer.open(setting.link, backend=backend, seed=seed, name="exp") as link:
+            opened = link
+            _run_across(engine, setting, link, row, raw, start=start, timeout=timeout, seed=seed,
+                        workdir=workdir, capture_dir=capture_dir)
+    except KeyboardInterrupt:
+        raise
+    except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
+        row.update(status="failed", error=f"{type(err).__name__}: {err}")
+        raw["traceback"] = traceback.format_exc()
+    if opened is not None:         # what carried the run (after it closed: with its final counters)
+        described = opened.describe()
+    if described is not None:
+        raw["link"] = described
+        described = dict(described)
+        row["backend"] = described.pop("backend")
+        row["tc_commands"] = "\n".join(described.pop("tc_commands", []))
+        row.update({f"link_{k}": v for k, v in flatten(described).items()})
     else:
-        try:
-            extra = {"capture": Path(capture_dir) / f"{run_id}.pcapng"} if capture_dir else {}
-            record = engine.run(setting, deadline=start + timeout, seed=seed, workdir=workdir, **extra)
-            raw["result"] = record
-            link = dict(record.get("link") or {})
-            if link.get("backend"):
-                row["backend"] = link.pop("backend")
-            if "tc_commands" in link:
-                row["tc_commands"] = "\n".join(link.pop("tc_commands"))
-            row.update({f"link_{k}": v for k, v in flatten(link).items()})
-            measured = flatten({k: v for k, v in record.items() if k != "link"})
-            for key, value in measured.items():
-                row[f"result_{key}" if key in RESERVED or key in row else key] = value
-            ok = record.get("ok", True)
-            if ok is False or record.get("goodput_bps") is None:
-                why = record.get("error") or record.get("receiver_error") or "no goodput measured"
-                row.update(status="failed", error=str(why))
-            else:
-                row.update(status="ok", error=None)
-            if time.monotonic() - start > timeout * 1.05 and row["status"] == "ok":
-                row.update(status="failed", error=f"overran its {timeout:g} s deadline")
-        except KeyboardInterrupt:
-            raise
-        except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
-            row.update(status="failed", error=f"{type(err).__name__}: {err}")
-            raw["traceback"] = traceback.format_exc()
+        row["backend"] = backend
     row["elapsed_s"] = time.monotonic() - start
     return row, raw
 
 
+def _run_across(engine, setting: Setting, link, row: dict, raw: dict, *, start: float, timeout: float,
+                seed: int, workdir, capture_dir) -> None:
+    """The engine's run across an open link, its record folded into ``row``."""
+    reason = link.unsupported(setting.proto)
+    if reason:
+        row.update(status="skipped", error=reason)
+        return
+    extra = {"capture": Path(capture_dir) / f"{row['run_id']}.pcapng"} if capture_dir else {}
+    record = engine.run(setting, link, deadline=start + timeout, seed=seed, workdir=workdir, **extra)
+    raw["result"] = record
+    for key, value in flatten(record).items():
+        row[f"result_{key}" if key in RESERVED or key in row else key] = value
+    if record.get("ok", True) is False or record.get("goodput_bps") is None:
+        why = record.get("error") or record.get("receiver_error") or "no goodput measured"
+        row.update(status="failed", error=str(why))
+    else:
+        row.update(status="ok", error=None)
+    if time.monotonic() - start > timeout * 1.05 and row["status"] == "ok":
+        row.update(status="failed", error=f"overran its {timeout:g} s deadline")
+
+
 def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         engine_options: dict | None = None, progress: bool = True, retry_failed: bool = False,
-        max_runs: int | None = None, on_row=None) -> pd.DataFrame:
+        max_runs: int | None = None, on_row=None, link_layer=links) -> pd.DataFrame:
     """Run (or resume) ``experiment``; returns the whole results table, reloaded from disk.
 
     ``engine``: a name or an engine object (default ``experiment.engine``).
     ``retry_failed``: run again the settings whose earlier runs failed or were skipped.
     ``max_runs``: stop after this many new runs (to try a sweep, or to test resume).
     ``on_row(row)``: called after each saved run (the control panel uses it).
+    ``link_layer``: what chooses the backend and opens links (``wirelab.link``; tests give a fake).
     """
     folder = Path(out) if out is not None else default_folder(experiment)
     engine = get_engine(engine if engine is not None else experiment.engine, **(engine_options or {}))
@@ -130,24 +141,26 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             todo = todo[:max_runs]
         if not todo:
             return store.frame() if not store.frame().empty else load(folder)
-        info = machine.collect(extra={"engine": engine_name,
+        # one backend for the whole sweep, chosen by the link layer: runs never mix kinds of link
+        backend = link_layer.backend_for([s.link for s in experiment.settings()], experiment.backend)
+        info = machine.collect(extra={"engine": engine_name, "backend": backend,
                                       "engine_info": getattr(engine, "info", lambda: {})()})
         session = store.start_session(experiment.to_dict(), info)
         timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
         try:
-            if hasattr(engine, "prepare"):
-                engine.prepare(experiment.settings(), experiment.backend)
             if hasattr(engine, "open"):
                 engine.open()
                 opened = True
             for setting, rep in todo:
                 workdir = folder / "runs"
                 workdir.mkdir(parents=True, exist_ok=True)
-                row, raw = run_one(engine, setting, rep=rep, seed=experiment.run_seed(setting, rep),
+                row, raw = run_one(engine, setting, backend=backend, rep=rep,
+                                   seed=experiment.run_seed(setting, rep),
                                    timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
-                                   capture_dir=folder / "captures" if experiment.capture else None)
+                                   capture_dir=folder / "captures" if experiment.capture else None,
+                                   link_layer=link_layer)
                 row.update(experiment=experiment.name, session=session)
                 row["raw_file"] = os.path.relpath(store.write_run(row["run_id"], raw), folder)
                 capture = (raw.get("result") or {}).get("capture_file")

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from .. import units
 from ..errors import UsageError
+from ..link import LinkSpec
 
-__all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for"]
+__all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for", "link_spec"]
 
 PROTOCOLS = ("tcp", "udp", "udpr")
 #: file: send ``size`` bytes; time: bulk for ``time`` s; load: offered ``offered``
@@ -58,15 +59,23 @@ AXES: dict[str, tuple[str, object]] = {
     "delay": ("delay_s", units.parse_time),
     "jitter": ("jitter_s", units.parse_time),
     "loss": ("loss", units.parse_fraction),
+    "loss_reverse": ("loss_reverse", units.parse_fraction),
     "mtu": ("mtu", _int),
     "queue": ("queue_packets", _int),
     # socket options and protocol constants
+    "window": ("window_bytes", units.parse_size),
     "sndbuf": ("sndbuf_bytes", units.parse_size),
     "rcvbuf": ("rcvbuf_bytes", units.parse_size),
     "cc": ("cc", _text),
     "max_wait": ("max_wait_s", units.parse_time),
     "max_retransmits": ("max_retransmits", _int),
+    # how a timed run is measured
+    "omit": ("omit_s", units.parse_time),
 }
+
+
+#: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
+LATER_AXES = {"loss_reverse", "window_bytes", "omit_s"}
 
 
 def column_for(axis: str) -> str:
@@ -95,13 +104,33 @@ def _values(axis: str, value: object) -> tuple:
     return parsed
 
 
+def link_spec(params: dict) -> LinkSpec:
+    """The link a setting's columns describe (parsed once, when the ``Setting`` is made).
+    Delay and jitter apply in both directions as tc would set them; loss too unless
+    ``loss_reverse`` says otherwise; ``queue_packets`` counts full frames."""
+    def get(name, default):
+        value = params.get(name)
+        return default if value is None else value
+    spec = LinkSpec.parse(rate=params.get("rate_bps") or None, delay=get("delay_s", 0),
+                          jitter=get("jitter_s", 0), loss=get("loss", 0),
+                          loss_reverse=get("loss_reverse", get("loss", 0)), mtu=int(get("mtu", 1500)))
+    queue = params.get("queue_packets")
+    return spec if queue is None else spec.with_changes(queue_bytes=int(queue) * spec.frame_bytes)
+
+
 @dataclass(frozen=True)
 class Setting:
-    """One point of the grid. ``params`` maps results columns to SI values."""
+    """One point of the grid. ``params`` maps results columns to SI values; ``link`` is
+    the ``LinkSpec`` they describe, parsed once here and carried to the link layer."""
     params: dict = field(hash=False, compare=True)
     engine: str = "wirelab"
     backend: str = "auto"
     workload: str = "file"
+    link: LinkSpec | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        if self.link is None:
+            object.__setattr__(self, "link", link_spec(self.params))
 
     def __getitem__(self, column: str):
         return self.params.get(column)
@@ -116,8 +145,10 @@ class Setting:
 
     @property
     def setting_id(self) -> str:
-        """A short stable hash of everything that defines the setting."""
-        key = json.dumps({"params": self.params, "engine": self.engine, "backend": self.backend,
+        """A short stable hash of everything that defines the setting. Axes added after the
+        first results were saved count only when set, so older folders still resume."""
+        params = {k: v for k, v in self.params.items() if not (k in LATER_AXES and v is None)}
+        key = json.dumps({"params": params, "engine": self.engine, "backend": self.backend,
                           "workload": self.workload}, sort_keys=True, default=str)
         return hashlib.sha1(key.encode()).hexdigest()[:12]
 
@@ -146,7 +177,10 @@ class Experiment:
     workload ``size`` / ``time`` / ``offered`` / ``packet`` / ``echo``, link
     ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
-    ``max_retransmits``. ``timeout`` is each run's deadline in seconds.
+    ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``window``
+    (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
+    timed run left out of its goodput: slow start, iperf3's ``-O``).
+    ``timeout`` is each run's deadline in seconds.
     ``size`` applies to the ``file`` workload only (it is dropped otherwise).
     """
     name: str
@@ -161,13 +195,16 @@ class Experiment:
     delay: object = 0
     jitter: object = None
     loss: object = 0
+    loss_reverse: object = None
     mtu: object = None
     queue: object = None
+    window: object = None
     sndbuf: object = None
     rcvbuf: object = None
     cc: object = None
     max_wait: object = None
     max_retransmits: object = None
+    omit: object = None
     reps: int = 3
     seed: int = 0
     engine: str = "wirelab"
@@ -225,6 +262,11 @@ class Experiment:
                 random.Random(self.seed * 1000003 + rep).shuffle(order)
             out.extend((s, rep) for s in order)
         return out
+
+    def chosen_backend(self) -> str:
+        """The backend the link layer picks for this sweep (one for every setting)."""
+        from ..link import backend_for
+        return backend_for([s.link for s in self.settings()], self.backend)
 
     def run_seed(self, setting: Setting, rep: int) -> int:
         """A seed for one run (loss patterns): fixed by the experiment seed, setting and rep."""

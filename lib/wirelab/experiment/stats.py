@@ -24,8 +24,8 @@ __all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETE
 #: Columns that identify a setting (whatever of these the table has).
 PARAMETER_COLUMNS = ["engine", "backend", "workload", "proto", "size_bytes", "time_s",
                      "offered_bps", "packet_bytes", "echo_count", "rate_bps", "delay_s",
-                     "jitter_s", "loss", "mtu", "queue_packets", "sndbuf_bytes", "rcvbuf_bytes",
-                     "cc", "max_wait_s", "max_retransmits"]
+                     "jitter_s", "loss", "loss_reverse", "mtu", "queue_packets", "window_bytes",
+                     "sndbuf_bytes", "rcvbuf_bytes", "cc", "max_wait_s", "max_retransmits", "omit_s"]
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -150,10 +150,12 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
              "offered_bps": units.format_rate, "packet_bytes": lambda v: f"{v:g} B",
              "rate_bps": units.format_rate, "delay_s": units.format_time,
              "jitter_s": units.format_time, "loss": units.format_fraction, "mtu": lambda v: f"{v:g}",
-             "queue_packets": lambda v: f"{v:g}", "sndbuf_bytes": units.format_size,
+             "loss_reverse": units.format_fraction, "queue_packets": lambda v: f"{v:g}",
+             "window_bytes": units.format_size, "sndbuf_bytes": units.format_size,
              "rcvbuf_bytes": units.format_size, "cc": str}
     names = {"size_bytes": "size", "time_s": "time", "offered_bps": "offered", "packet_bytes": "packet",
              "rate_bps": "rate", "delay_s": "delay", "jitter_s": "jitter", "queue_packets": "queue",
+             "loss_reverse": "loss b→a", "window_bytes": "window",
              "sndbuf_bytes": "sndbuf", "rcvbuf_bytes": "rcvbuf"}
     out = pd.DataFrame(index=summary.index)
     for column, fmt in shown.items():

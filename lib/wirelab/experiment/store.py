@@ -197,7 +197,7 @@ class ResultStore:
 #: The first columns of a results table, in this order; the rest follow.
 COLUMN_ORDER = ["experiment", "run_id", "setting_id", "rep", "status", "error", "engine",
                 "backend", "workload", "proto", "size_bytes", "time_s", "offered_bps",
-                "packet_bytes", "echo_count", "rate_bps", "delay_s", "jitter_s", "loss", "mtu",
-                "queue_packets", "sndbuf_bytes", "rcvbuf_bytes", "cc", "max_wait_s",
-                "max_retransmits", "goodput_bps", "sender_goodput_bps", "pred_goodput_bps",
+                "packet_bytes", "echo_count", "rate_bps", "delay_s", "jitter_s", "loss", "loss_reverse",
+                "mtu", "queue_packets", "window_bytes", "sndbuf_bytes", "rcvbuf_bytes", "cc", "max_wait_s",
+                "max_retransmits", "omit_s", "goodput_bps", "sender_goodput_bps", "pred_goodput_bps",
                 "pred_binding"]

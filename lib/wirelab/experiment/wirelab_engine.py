@@ -11,33 +11,30 @@ What each (workload, protocol) runs:
     load  tcp/udp  ``offered`` bit/s in ``packet``-byte records (``measure(mode="load")``)
     echo  tcp/udp  ``echo`` request/response rounds (RTT samples)
 
-With root, the server runs in host ``b`` and the client in host ``a`` of a
-fresh two-host testbed per run (``links.fresh_link``): the receiver is a
-thread of this process whose socket lives in ``b`` (``Testbed.inside``), the
-sender a process in ``a`` (``client.py``, so it cannot starve the receiver).
-One host, one clock: one-way delay is exact.
-
-Without root (``loopback`` backend) both ends run on 127.0.0.1 and a fresh
-relay of ``wirelab.link`` sits between them: ``UdpRelay`` (rate, queue,
-delay, jitter, loss: a real emulated link for udp and udpr) or ``TcpRelay``
-(paces and delays the byte stream, cannot lose segments: TCP runs with loss
-are skipped and say why). With no link parameters at all there is no relay.
+The server runs on host ``b`` of the link the runner opened and the client
+on host ``a``: the receiver is a thread of this process whose socket lives
+on ``b`` (``link.inside("b")``), the sender a process on ``a`` (``client.py``,
+so it cannot starve the receiver), sending to ``link.reach(port)``. Both
+read one clock (namespaces on one host share it), so one-way delay is exact.
+Whether the hosts are namespaces or 127.0.0.1 behind relays is the link's
+business, not this engine's.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import time
+from contextlib import nullcontext
 
 from ..errors import TransferError, UsageError
-from . import links
+from ..model.headers import PPCB_HEADER
+from ..transfer.sockets import congestion_unavailable
 from .client import client_argv
+from .engine import run_client
 from .series import goodput_series
 
-__all__ = ["WirelabEngine", "PPCB_DATA_HEADER", "DEFAULT_CHUNK"]
+__all__ = ["WirelabEngine", "DEFAULT_CHUNK"]
 
-#: PPCB DATA header bytes in front of every chunk (../shared/ppcb.md).
-PPCB_DATA_HEADER = 21
 #: Bytes of file data per DATA packet when ``packet`` is not set (document 001).
 DEFAULT_CHUNK = 1000
 
@@ -55,8 +52,8 @@ def plan(setting) -> dict:
         chunk = int(setting.get("packet_bytes", DEFAULT_CHUNK))
         return {"call": "file", "mode": "file", "chunk": chunk,
                 "payload": chunk if proto != "tcp" else None,
-                "stream_header": PPCB_DATA_HEADER if proto == "tcp" else 0,
-                "udp_header": PPCB_DATA_HEADER if proto == "udp" else 0}
+                "stream_header": PPCB_HEADER["DATA"] if proto == "tcp" else 0,
+                "udp_header": PPCB_HEADER["DATA"] if proto == "udp" else 0}
     if proto == "udpr":
         raise UsageError(f"udpr runs file transfers only, not the {workload} workload",
                          "use workload='file' for udpr")
@@ -68,45 +65,33 @@ def plan(setting) -> dict:
 
 
 class WirelabEngine:
-    """Runs each setting with wirelab's senders and receivers on a fresh link."""
+    """Runs each setting with wirelab's senders and receivers across the link it is given."""
     name = "wirelab"
 
-    def __init__(self, backend: str | None = None):
-        self.requested = backend
-        self.backend: str | None = None
-
     def info(self) -> dict:
-        return {"backend": self.backend, "requested_backend": self.requested}
+        return {"programs": "wirelab.transfer (PPCB tcp/udp/udpr, measurement modes)"}
 
-    def prepare(self, settings, backend: str = "auto") -> None:
-        """Choose one backend for the whole sweep (the runner calls this before ``open``)."""
-        self.backend = links.sweep_backend(settings, self.requested or backend)
-
-    def describe(self, setting) -> dict:
-        backend = self.backend or "loopback"
+    def framing(self, setting) -> dict:
+        """How the data is framed, for the model: PPCB's DATA header inside the stream or datagram."""
         try:
             how = plan(setting)
         except UsageError:
-            how = {}
-        wire = "emulated" if backend != "loopback" or _needs_relay(setting) else "none"
-        return {"backend": backend, "wire": wire,
-                "predict_as": {"payload": how.get("payload"), "stream_header": how.get("stream_header", 0),
-                               "udp_header": how.get("udp_header", 0)},
-                "plan": how.get("note")}
+            return {}
+        return {"payload": how.get("payload"), "stream_header": how.get("stream_header", 0),
+                "udp_header": how.get("udp_header", 0)}
 
     def unsupported(self, setting) -> str | None:
         try:
             plan(setting)
         except UsageError as err:
             return str(err)
-        if (self.backend or "loopback") == "loopback" and setting.proto == "tcp" and setting.get("loss", 0):
-            return ("without root TCP runs through a relay that cannot lose segments: run as root "
-                    "(namespaces or userspace backend) for TCP with loss")
+        if setting.proto == "tcp":
+            return congestion_unavailable(setting["cc"])
         return None
 
-    def run(self, setting, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
-        """One run. ``capture``: a path for a pcapng of the run's packets as the receiver's
-        side of the link saw them (dumpcap; needs root or capture rights)."""
+    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+        """One run across ``link``. ``capture``: a path for a pcapng of the run's packets as the
+        receiver's side of the link saw them (dumpcap; needs root or capture rights)."""
         from ..transfer import Result, merge, start_server
         from ..transfer.run import HashSink, make_data
 
@@ -114,35 +99,30 @@ class WirelabEngine:
         proto = setting.proto
         max_wait = float(setting.get("max_wait_s", 5.0))
         retransmits = int(setting.get("max_retransmits", 5))
-        sndbuf, rcvbuf = setting["sndbuf_bytes"], setting["rcvbuf_bytes"]
-        sndbuf, rcvbuf = (None if sndbuf is None else int(sndbuf)), (None if rcvbuf is None else int(rcvbuf))
+        sndbuf = _whole(setting["sndbuf_bytes"] or setting["window_bytes"])
+        rcvbuf = _whole(setting["rcvbuf_bytes"] or setting["window_bytes"])
         size = int(setting.get("size_bytes", 1e6))
-        with links.fresh_link(setting, self.backend or "loopback", seed=seed) as testbed:
-            host = "127.0.0.1" if testbed is None else testbed.address("b")
-            sink = HashSink()
-            with (testbed.inside("b") if testbed else _nowhere()):
-                port, stop, thread, server_results = start_server(
-                    proto, host=host, out=sink, max_wait=max_wait,
-                    max_retransmits=retransmits, rcvbuf=rcvbuf)
-            relay = _relay(setting, port, seed) if testbed is None else None
-            target = relay.address if relay is not None else (host, port)
-            recorder = _capture(capture, testbed, proto, port) if capture else _nowhere()
-            try:
-                with recorder:
-                    config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
-                                            max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
-                    sender = Result.from_dict(_run_client(testbed, config, deadline))
-                    # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
-                    until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
-                    while how["call"] == "file" and not server_results and thread.is_alive() \
-                            and time.monotonic() < until:
-                        thread.join(0.01)
-            finally:
-                stop.set()
-                thread.join(max_wait + 1.0)
-                if relay is not None:
-                    relay.close()
-            info = testbed.describe() if testbed is not None else None
+        sink = HashSink()
+        with link.inside("b"):
+            port, stop, thread, server_results = start_server(
+                proto, host=link.address("b"), out=sink, max_wait=max_wait,
+                max_retransmits=retransmits, rcvbuf=rcvbuf)
+        kind = "tcp" if proto == "tcp" else "udp"
+        recorder = _capture(capture, link, kind, port) if capture else nullcontext()
+        try:
+            target = link.reach(port, kind)
+            with recorder:
+                config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
+                                        max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
+                sender = Result.from_dict(_run_client(link, config, deadline))
+                # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
+                until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
+                while how["call"] == "file" and not server_results and thread.is_alive() \
+                        and time.monotonic() < until:
+                    thread.join(0.01)
+        finally:
+            stop.set()
+            thread.join(max_wait + 1.0)
         if how["call"] == "file":
             receiver = (server_results[0] if server_results
                         else Result(proto, receiver_error="server saw no session"))
@@ -162,47 +142,18 @@ class WirelabEngine:
         record["receiver_series"] = goodput_series(result.receive_times_s,
                                                    how.get("chunk") or how.get("packet") or 1000)
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
-        if info is not None:
-            record["link"] = {"backend": info["backend"], "tc_commands": info["shaping_commands"],
-                              "emulated_by": info["emulated_by"], "testbed": info["testbed"]}
-        elif relay is not None:
-            described = relay.describe()
-            record["link"] = {"backend": "loopback", "tc_commands": [f"# {described['link']}"],
-                              "emulated_by": f"wirelab {relay.kind} relay on 127.0.0.1 "
-                              f"(emulates: {', '.join(described.get('emulates', ['rate', 'delay']))})",
-                              "counters": described.get("counters")}
-        else:
-            record["link"] = {"backend": "loopback", "tc_commands": [],
-                              "emulated_by": "nothing: both ends on 127.0.0.1"}
         return record
 
 
-def _capture(path, testbed, proto: str, port: int):
-    """dumpcap on the receiver's side: host b's link in a testbed, else the relay→server leg on lo."""
+def _whole(value) -> int | None:
+    return None if value is None else int(value)
+
+
+def _capture(path, link, kind: str, port: int):
+    """dumpcap where the receiver (host b) sees the run's packets."""
     from ..capture import LiveCapture
-    kind = "tcp" if proto == "tcp" else "udp"
-    if testbed is not None:
-        peer = [h for h in testbed.hosts if h != "b"][0]
-        return LiveCapture(f"to-{peer}", path, prefix=["ip", "netns", "exec", testbed.namespace("b")],
-                           capture_filter=f"{kind} port {port}")
-    return LiveCapture("lo", path, capture_filter=f"{kind} port {port}")
-
-
-def _needs_relay(setting) -> bool:
-    if links.link_layer() is None:          # no wirelab.link here: nothing can shape loopback
-        return False
-    return bool(setting["rate_bps"] or setting.get("delay_s", 0) or setting.get("loss", 0)
-                or setting.get("jitter_s", 0))
-
-
-def _relay(setting, port: int, seed: int):
-    """A started loopback relay in front of the server, or None when nothing is to be emulated."""
-    if not _needs_relay(setting):
-        return None
-    link = links.link_layer()
-    spec = links.link_spec(setting)
-    kind = link.TcpRelay if setting.proto == "tcp" else link.UdpRelay
-    return kind(spec, ("127.0.0.1", port), seed=seed).start()
+    interface, prefix = link.capture_point("b")
+    return LiveCapture(interface, path, prefix=prefix, capture_filter=f"{kind} port {port}")
 
 
 def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed: int,
@@ -224,24 +175,14 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
             "chunk": how["chunk"], "sndbuf": sndbuf}
 
 
-def _run_client(testbed, config: dict, deadline: float) -> dict:
-    """Run the client process (in host ``a`` on a testbed) and read its Result JSON."""
+def _run_client(link, config: dict, deadline: float) -> dict:
+    """Run the client process on host ``a`` and read its Result JSON."""
     argv = client_argv(config)
-    done = links.run_client(testbed, argv, deadline, what=f"the {config.get('proto', 'tcp')} client",
-                            fix="raise the experiment's timeout or lower size / MAX_WAIT")
+    done = run_client(link, argv, deadline, what=f"the {config.get('proto', 'tcp')} client",
+                      fix="raise the experiment's timeout or lower size / MAX_WAIT")
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
         tail = (done.stderr or done.stdout).strip().splitlines()
         raise TransferError(f"the client printed no Result ({tail[-1] if tail else 'no output'})",
                             f"run {' '.join(argv[:3])} '<config>' by hand to see why") from None
-
-
-class _nowhere:
-    """A context manager that does nothing (stay in this namespace)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

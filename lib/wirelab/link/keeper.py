@@ -1,10 +1,11 @@
-"""The process that holds a testbed made by ``wirelab testbed up``.
+"""The process that holds a link made by ``wirelab testbed up``.
 
 A testbed belongs to a live process (its pid is in every name). For the
-command line that process is this keeper: it builds the testbed, prints one
-JSON line describing it, then waits. ``wirelab testbed down NAME`` sends it
-SIGTERM and it tears everything down; if it is killed outright, the reaper
-removes what it left. With ``backend == "loopback"`` it runs relays instead.
+command line that process is this keeper: it opens the link (``link.open``:
+the backend is chosen there, nowhere else), prints one JSON line describing
+it, then waits. ``wirelab testbed down NAME`` sends it SIGTERM and it tears
+everything down; if it is killed outright, the reaper removes what it left.
+On the loopback backend it holds relays in front of the ``forward`` ports.
 
     python -m wirelab.link.keeper '{"name": "demo", "backend": "auto", "topology": "two_hosts",
                                     "spec": {...}, "forward": ["udp:5201"]}'
@@ -17,11 +18,10 @@ import signal
 import sys
 import time
 
-from .capabilities import choose_backend
+from ..errors import UsageError
 from .cleanup import process_start, state_dir, testbed_id, write_state
-from .relay import TcpRelay, UdpRelay
+from .opened import open_link
 from .spec import LinkSpec
-from .testbed import Testbed
 from .topology import broker_network, two_hosts
 
 __all__ = ["main", "TOPOLOGIES"]
@@ -42,61 +42,60 @@ def _interrupt(*_):
     raise KeyboardInterrupt
 
 
-def _wait_for_signal() -> None:
-    while True:
-        signal.pause()
+def _forward(link, items: list[str]) -> None:
+    """Relays in front of each ``proto:port`` (loopback only: namespaces have hosts to reach)."""
+    if link.backend != "loopback":
+        if items:
+            raise UsageError("--forward is for the loopback backend", "add --backend loopback")
+        return
+    if not items:
+        raise UsageError("the loopback backend relays ports on 127.0.0.1, it has no hosts",
+                         "add --forward udp:PORT or --forward tcp:PORT (or run as root for namespaces)")
+    for item in items:
+        proto, _, port = item.partition(":")
+        if proto not in ("tcp", "udp") or not port.isdigit():
+            raise UsageError(f"--forward {item!r} is not PROTO:PORT", "e.g. --forward udp:5000")
+        link.reach(int(port), proto)
 
 
-def hold_loopback(config: dict, spec: LinkSpec) -> int:
-    tid = testbed_id(config["name"], os.getpid())
-    relays = []
+def hold(config: dict) -> int:
+    spec = LinkSpec.from_dict(config["spec"])
+    topology = TOPOLOGIES[config.get("topology", "two_hosts")](spec)
+    signal.signal(signal.SIGTERM, _interrupt)
+    extra = {"keeper_pid": os.getpid(), "spec": spec.to_dict(), "cli": True}
+    state = None
     try:
-        for item in config.get("forward") or []:
-            proto, port = item.split(":")
-            cls = UdpRelay if proto == "udp" else TcpRelay
-            relays.append(cls(spec, ("127.0.0.1", int(port)), seed=config.get("seed")).start())
-        state = {"id": tid, "name": config["name"], "owner": os.getpid(), "keeper_pid": os.getpid(),
-                 "owner_start": process_start(os.getpid()), "backend": "loopback", "namespaces": [],
-                 "hosts": {}, "spec": spec.to_dict(), "link": spec.describe(),
-                 "relays": [r.describe() for r in relays], "created": time.time()}
-        write_state(state)
-        print(json.dumps(state), flush=True)
-        _quiet_stdout()
-        signal.signal(signal.SIGTERM, _interrupt)
-        _wait_for_signal()
+        with open_link(topology, backend=config.get("backend", "auto"), seed=config.get("seed"),
+                       name=config["name"], extra_state=extra) as link:
+            _forward(link, config.get("forward") or [])
+            info = {**link.describe(), "name": config["name"], "keeper_pid": os.getpid()}
+            if link.backend == "loopback":        # no testbed state of its own: write one for `ls`/`down`
+                state = {"id": testbed_id(config["name"], os.getpid()), "name": config["name"],
+                         "owner": os.getpid(), "keeper_pid": os.getpid(),
+                         "owner_start": process_start(os.getpid()), "backend": "loopback",
+                         "namespaces": [], "hosts": {}, "spec": spec.to_dict(), "link": spec.describe(),
+                         "relays": [r.describe() for r in link.relays.values()], "created": time.time()}
+                write_state(state)
+                info.update(id=state["id"], relays=state["relays"])
+            print(json.dumps(info), flush=True)
+            _quiet_stdout()
+            while True:
+                signal.pause()
     except KeyboardInterrupt:
         pass
     finally:
-        for relay in relays:
-            relay.close()
-        (state_dir() / f"{tid}.json").unlink(missing_ok=True)
-    return 0
-
-
-def hold_testbed(config: dict, spec: LinkSpec) -> int:
-    topology = TOPOLOGIES[config.get("topology", "two_hosts")](spec)
-    extra = {"keeper_pid": os.getpid(), "spec": spec.to_dict(), "cli": True}
-    try:
-        with Testbed(topology, name=config["name"], backend=config.get("backend", "auto"),
-                     seed=config.get("seed"), extra_state=extra) as tb:
-            print(json.dumps({**tb.describe(), "name": config["name"], "keeper_pid": os.getpid()}), flush=True)
-            _quiet_stdout()
-            _wait_for_signal()
-    except KeyboardInterrupt:
-        pass
+        if state is not None:
+            (state_dir() / f"{state['id']}.json").unlink(missing_ok=True)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        config = json.loads(argv[0])
-        spec = LinkSpec.from_dict(config["spec"])
-        if choose_backend(spec, config.get("backend", "auto")) == "loopback":
-            return hold_loopback(config, spec)
-        return hold_testbed(config, spec)
+        return hold(json.loads(argv[0]))
     except Exception as err:                            # `wirelab testbed up` shows this line
-        print(json.dumps({"error": str(err)}), flush=True)
+        print(json.dumps({"error": getattr(err, "problem", str(err)), "fix": getattr(err, "fix", None),
+                          "usage": isinstance(err, UsageError)}), flush=True)
         return 1
 
 

@@ -67,7 +67,7 @@ class Testbed:
         self.namespaces = {host: f"{self.id}-{host}" for host in topology.hosts}
         self.wire_ns = f"{self.id}-wire"
         self.log: list[str] = []            # every command run, in order
-        self.shaping: list[str] = []        # the commands that shape the links (or would, with netem)
+        self.tc_commands: list[str] = []    # the commands that shape the links (or would, with netem)
         self.link_counters: dict | None = None
         self.netem = False
         self._extra_state = extra_state or {}
@@ -176,7 +176,7 @@ class Testbed:
                 argvs = commands.shaping_commands(link.spec, direction, sender_ns=s_ns, sender_dev=s_dev,
                                                   receiver_ns=r_ns, receiver_dev=r_dev,
                                                   netem_available=self.netem or userspace)
-                self.shaping += [" ".join(a) for a in argvs]
+                self.tc_commands += [" ".join(a) for a in argvs]
                 if not userspace:
                     for argv in argvs:
                         self._run(argv)
@@ -294,8 +294,8 @@ class Testbed:
             "emulated_by": ("wirelab userspace link (python -m wirelab.link.userspace), packet sockets "
                             "on veths, charges IP packet + 14 B per frame" if userspace else
                             "Linux qdiscs (tbf" + (", netem" if self.netem else "") + ") and iptables statistic"),
-            "shaping_commands": list(self.shaping),
-            "shaping_note": ("equivalent tc/iptables commands on a kernel with netem; the userspace link "
+            "tc_commands": list(self.tc_commands),
+            "tc_note": ("equivalent tc/iptables commands on a kernel with netem; the userspace link "
                              "applied them instead" if userspace else "commands run"),
             "offloads": "tso gso gro tx-checksum off", "ipv6": "off", "arp": "static entries",
             "kernel": os.uname().release, "congestion_control": self._sysctl("net/ipv4/tcp_congestion_control"),

@@ -5,19 +5,17 @@ Read in this order: ``headers`` (what each layer adds), ``efficiency``
 limits), ``stopwait`` (UDPR), ``delay``, and ``predict`` which puts them
 together for one protocol on one link. Every formula names its source.
 """
-from .headers import (ETHERNET, HeaderStack, PPCB_HEADER, ethernet_overhead,
-                      ip_header, transport_header)
-from .efficiency import Packetization, efficiency, max_payload, packetize
-from .tcp import (bdp_bytes, link_limited, mathis, padhye, window_limited,
-                  tcp_limits, binding_limit)
-from .stopwait import StopAndWait, stop_and_wait
-from .delay import propagation_delay, transmission_delay, one_way_from_rtt
-from .predict import Prediction, predict
+from .._exports import lazy
 
-__all__ = [
-    "ETHERNET", "HeaderStack", "PPCB_HEADER", "ethernet_overhead", "ip_header",
-    "transport_header", "Packetization", "efficiency", "max_payload", "packetize",
-    "bdp_bytes", "link_limited", "mathis", "padhye", "window_limited", "tcp_limits",
-    "binding_limit", "StopAndWait", "stop_and_wait", "propagation_delay",
-    "transmission_delay", "one_way_from_rtt", "Prediction", "predict",
-]
+_EXPORTS = {
+    "ETHERNET": "headers", "HeaderStack": "headers", "PPCB_HEADER": "headers",
+    "ethernet_overhead": "headers", "ip_header": "headers", "transport_header": "headers",
+    "Packetization": "efficiency", "efficiency": "efficiency", "max_payload": "efficiency",
+    "packetize": "efficiency", "bdp_bytes": "tcp", "link_limited": "tcp", "mathis": "tcp",
+    "padhye": "tcp", "window_limited": "tcp", "tcp_limits": "tcp", "binding_limit": "tcp",
+    "StopAndWait": "stopwait", "stop_and_wait": "stopwait", "propagation_delay": "delay",
+    "transmission_delay": "delay", "one_way_from_rtt": "delay", "Prediction": "predict",
+    "predict": "predict", "SOURCES": "predict",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -7,27 +7,13 @@ record every run returns), ``pacing`` and ``measure_server``/``measure_client``
 Each program runs alone: ``python -m wirelab.transfer.tcp serve 5000``.
 Standard library only.
 """
-from __future__ import annotations
+from .._exports import lazy
 
-import importlib
-
-#: name → the module that defines it (imported on first use, so that
-#: ``python -m wirelab.transfer.tcp`` runs the module once, as __main__).
 _EXPORTS = {
     "Result": "result", "merge": "result", "run_pair": "run", "start_server": "run",
-    "make_data": "run", "HashSink": "run", "measure": "measure_client",
-    "listen_tcp": "tcp", "serve_tcp": "tcp", "send_tcp": "tcp",
-    "listen_udp": "udp_server", "serve_udp": "udp_server", "send_udp": "udp_client",
-    "DEFAULT_HOST": "sockets",
+    "make_data": "run", "HashSink": "run", "measure": "measure_client", "listen_tcp": "tcp",
+    "serve_tcp": "tcp", "send_tcp": "tcp", "listen_udp": "udp_server", "serve_udp": "udp_server",
+    "send_udp": "udp_client", "DEFAULT_HOST": "sockets",
 }
 __all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

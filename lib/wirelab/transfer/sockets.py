@@ -7,6 +7,7 @@ a Result can say what a transfer cost.
 """
 from __future__ import annotations
 
+import os
 import socket
 import time
 
@@ -69,6 +70,27 @@ def congestion_control(sock: socket.socket) -> str | None:
     except (OSError, AttributeError):
         return None
     return raw.split(b"\0", 1)[0].decode() or None
+
+
+def congestion_unavailable(name: str | None) -> str | None:
+    """Why this process cannot use TCP congestion control ``name``, or None if it can.
+    Only root may pick one outside net.ipv4.tcp_allowed_congestion_control."""
+    if not name:
+        return None
+    def read(key):
+        try:
+            with open(f"/proc/sys/net/ipv4/{key}") as f:
+                return f.read().split()
+        except OSError:
+            return None
+    available, allowed = read("tcp_available_congestion_control"), read("tcp_allowed_congestion_control")
+    if available is not None and name not in available:
+        return (f"congestion control {name!r} is not loaded here (available: {' '.join(available)}): "
+                f"as root, `modprobe tcp_{name}`")
+    if allowed is not None and name not in allowed and os.geteuid() != 0:
+        return (f"only root may choose congestion control {name!r} (allowed: {' '.join(allowed)}): "
+                "run as root, or leave cc unset")
+    return None
 
 
 def bind(sock: socket.socket, host: str, port: int) -> None:

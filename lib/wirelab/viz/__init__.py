@@ -6,11 +6,15 @@ Sweeps (``sweep``): ``plot_predicted_vs_measured``, ``plot_by_protocol``,
 ``plot_loss``, ``plot_delay``, ``plot_sender_vs_receiver``; inside a run
 (``timeseries``): ``plot_goodput_over_time``; the experiment control panel
 (``panel``): ``experiment_panel``."""
-from .panel import ExperimentPanel, experiment_panel
-from .sweep import (plot_by_protocol, plot_delay, plot_loss, plot_predicted_vs_measured,
-                    plot_sender_vs_receiver, swept_columns)
-from .timeseries import plot_goodput_over_time
+from .._exports import lazy
 
-__all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "plot_loss", "plot_delay",
-           "plot_sender_vs_receiver", "plot_goodput_over_time", "swept_columns",
-           "experiment_panel", "ExperimentPanel"]
+_EXPORTS = {
+    "ExperimentPanel": "panel", "experiment_panel": "panel", "plot_by_protocol": "sweep",
+    "plot_delay": "sweep", "plot_loss": "sweep", "plot_predicted_vs_measured": "sweep",
+    "plot_sender_vs_receiver": "sweep", "swept_columns": "sweep", "LIMIT_LABELS": "sweep",
+    "plot_goodput_over_time": "timeseries", "efficiency_table": "overhead",
+    "plot_efficiency": "overhead", "plot_header_bytes": "overhead", "header_table": "overhead", "plot_delivery": "overhead",
+    "overhead_calculator": "calculator",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

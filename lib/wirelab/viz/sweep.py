@@ -28,6 +28,7 @@ AXIS_LABELS = {
     "packet_bytes": ("bytes per write/datagram", 1.0), "offered_bps": ("offered load (Mbit/s)", 1e-6),
     "sndbuf_bytes": ("SO_SNDBUF (kB)", 1e-3), "rcvbuf_bytes": ("SO_RCVBUF (kB)", 1e-3),
     "queue_packets": ("queue (packets)", 1.0), "time_s": ("run time (s)", 1.0),
+    "window_bytes": ("TCP window (kB)", 1e-3),
     "goodput_bps": ("goodput at the receiver (Mbit/s)", 1e-6),
     "sender_goodput_bps": ("goodput, sender's view (Mbit/s)", 1e-6),
 }
@@ -58,25 +59,34 @@ def _label(column: str, value) -> str:
     return f"{name} {formats[column](value)}" if column in formats else f"{name} {value}"
 
 
-def _dense_prediction(frame: pd.DataFrame, x: str, level_rows: pd.DataFrame, points: int = 60):
-    """The model between the measured points: the row's prediction redrawn for many ``x``."""
-    if x not in ("rate_bps", "delay_s", "loss", "mtu", "packet_bytes", "offered_bps", "max_wait_s"):
+#: What each ``pred_limit_<name>_bps`` column is, in a legend.
+LIMIT_LABELS = {"link": "η·C (link)", "window": "W/RTT (window)", "mathis": "Mathis", "padhye": "PFTK",
+                "stop_and_wait": "stop-and-wait", "offered": "offered load"}
+_DENSE = ("rate_bps", "delay_s", "loss", "mtu", "packet_bytes", "offered_bps", "max_wait_s", "window_bytes")
+
+
+def _dense_prediction(frame: pd.DataFrame, x: str, level_rows: pd.DataFrame, points: int = 60,
+                      column: str = "pred_goodput_bps", log: bool = False):
+    """The model between the measured points: the row's prediction redrawn for many ``x``
+    (``column``: the prediction or one of its ``pred_limit_*`` terms)."""
+    if x not in _DENSE:
         return None
     values = pd.to_numeric(level_rows[x], errors="coerce").dropna()
     if values.nunique() < 2 or "pred_wire" not in frame:
         return None
     template = level_rows.iloc[0]
-    xs = np.linspace(values.min(), values.max(), points)
+    low, high = values.min(), values.max()
+    xs = np.geomspace(low, high, points) if log and low > 0 else np.linspace(low, high, points)
     if x in ("mtu", "packet_bytes"):
         xs = np.unique(np.round(xs).astype(int))
     ys = [predict_like(template, **{x: (int(v) if x in ("mtu", "packet_bytes") else float(v))})
-          ["pred_goodput_bps"] for v in xs]
+          .get(column, np.nan) for v in xs]
     return xs, np.array(ys, dtype=float)
 
 
 def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
                                metric: str = "goodput_bps", ax=None, log_x: bool = False,
-                               log_y: bool = False, title: str | None = None):
+                               log_y: bool = False, title: str | None = None, limits: bool = False):
     """Measured mean ± 95 % CI (points) and predicted (line) against ``x``.
 
     ``frame``: runs of a sweep (one protocol, or pass ``hue="proto"``). Other
@@ -84,7 +94,10 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
     left out of the means; settings with no successful run are marked ×.
     The predicted line is the model evaluated between the measured points
     too (same wire, framing and timestamps as each run's ``pred_*`` columns),
-    not a straight line joining two predictions.
+    not a straight line joining two predictions. ``limits``: also draw each
+    term of the model (η·C, W/RTT, Mathis, PFTK, ...) as a dashed line, so the
+    one that binds is seen to bind. Settings that were not run (skipped) are
+    marked apart from failed ones.
     """
     import matplotlib.pyplot as plt
 
@@ -105,7 +118,9 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
         suffix = "" if level is None else f", {_label(hue, level)}"
         if "pred_goodput_bps" in part and metric == "goodput_bps" and part["pred_goodput_bps"].notna().any():
             runs = frame if level is None else frame[frame[hue].astype(object) == level]
-            dense = _dense_prediction(runs, x, runs.sort_values(x)) if len(runs) else None
+            dense = _dense_prediction(runs, x, runs.sort_values(x), log=log_x) if len(runs) else None
+            if limits and len(runs):
+                _draw_limits(ax, runs, x, fx, fy, color, suffix, log_x)
             if dense is not None and np.isfinite(dense[1]).any():
                 ax.plot(dense[0] * fx, dense[1] * fy, "-", color=color, alpha=0.8, label=f"predicted{suffix}")
             else:
@@ -116,20 +131,50 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
         yerr = ok[f"{metric}_ci"].fillna(0.0) * fy
         ax.errorbar(ok[x] * fx, ok[f"{metric}_mean"] * fy, yerr=yerr, fmt="o", color=color,
                     capsize=4, markersize=6, label=f"measured (mean ± 95 % CI){suffix}")
-        failed = part[part["n"] == 0]
+        not_run = part[(part["n"] == 0) & (part["n_failed"] == 0)]
+        failed = part[(part["n"] == 0) & (part["n_failed"] > 0)]
         if len(failed):
             ax.plot(failed[x] * fx, np.zeros(len(failed)), "x", color=color,
                     label=f"failed (no successful run){suffix}")
+        if len(not_run):
+            ax.plot(not_run[x] * fx, np.zeros(len(not_run)), "|", color=color, markersize=12,
+                    label=f"not run here (see why in the table){suffix}")
     if log_x:
-        ax.set_xscale("symlog" if (frame[x] == 0).any() else "log", linthresh=1e-3 * fx or 1)
+        if (frame[x] == 0).any():
+            ax.set_xscale("symlog", linthresh=1e-3 * fx or 1)
+        else:
+            ax.set_xscale("log")
+        from matplotlib.ticker import FuncFormatter
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set(xlabel=label_x, ylabel=label_y, title=title or f"{label_y.split(' (')[0]}: measured vs predicted")
     if log_y:
         _log_y(ax)
+    elif limits:      # model terms far above what binds would squash the picture: keep it in view
+        shown = [np.nanmax(np.asarray(line.get_ydata(), dtype=float)) for line in ax.get_lines()
+                 if line.get_linestyle() in ("-", "None") and len(line.get_ydata())]
+        top = max([v for v in shown if np.isfinite(v)] or [1.0])
+        ax.set_ylim(0, 1.3 * top)
     else:
         ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def _draw_limits(ax, runs: pd.DataFrame, x: str, fx: float, fy: float, color, suffix: str,
+                 log_x: bool) -> None:
+    """Each term of the model as a thin dashed line (the binding one is the solid line's floor)."""
+    styles = ["--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3))]
+    names = [c[len("pred_limit_"):-len("_bps")] for c in runs.columns
+             if c.startswith("pred_limit_") and c.endswith("_bps") and runs[c].notna().any()]
+    ordered = runs.sort_values(x)
+    for i, name in enumerate(sorted(names, key=lambda n: list(LIMIT_LABELS).index(n)
+                                    if n in LIMIT_LABELS else 99)):
+        dense = _dense_prediction(runs, x, ordered, column=f"pred_limit_{name}_bps", log=log_x)
+        if dense is None or not np.isfinite(dense[1]).any():
+            continue
+        ax.plot(dense[0] * fx, dense[1] * fy, linestyle=styles[i % len(styles)], color=color,
+                alpha=0.5, linewidth=1, label=f"{LIMIT_LABELS.get(name, name)} (model term){suffix}")
 
 
 def _log_y(ax) -> None:

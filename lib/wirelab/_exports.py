@@ -1,0 +1,53 @@
+"""Package fronts: every subpackage exports its public names the same way, imported on first use.
+
+    _EXPORTS = {"LinkSpec": "spec", "open": "opened:open_link"}   # name → "module" or "module:attribute"
+    __all__ = list(_EXPORTS)
+    __getattr__, __dir__ = lazy(__name__, _EXPORTS)
+
+Why lazy: ``wirelab send`` must start fast and ``python -m wirelab.transfer.tcp``
+must not pull in pandas; a name costs its import only when someone uses it.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+__all__ = ["lazy", "MODULE"]
+
+#: ``"units": "units:" + MODULE`` exports the module itself rather than an attribute of it.
+MODULE = "__module__"
+
+
+def lazy(package: str, exports: dict[str, str]):
+    """Module ``__getattr__`` and ``__dir__`` for ``package`` resolving ``exports`` on first use."""
+    def __getattr__(name: str):
+        if name not in exports:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, _, attribute = exports[name].partition(":")
+        found = importlib.import_module(f".{module}", package)
+        value = found if attribute == MODULE else getattr(found, attribute or name)
+        setattr(importlib.import_module(package), name, value)     # next time: no lookup
+        return value
+
+    def __dir__():
+        return sorted(set(importlib.import_module(package).__dict__) | set(exports))
+
+    sys.modules[package].__class__ = _Front
+    return __getattr__, __dir__
+
+
+class _Front(types.ModuleType):
+    """A package front whose exported names win over its submodules of the same name.
+
+    Importing ``wirelab.model.predict`` (the module) makes Python set the package's
+    attribute ``predict`` to that module; for a front that exports the *function*
+    ``predict``, that would change what ``from wirelab.model import predict`` gives
+    depending on import order. The front keeps the exported name instead."""
+
+    def __setattr__(self, name, value):
+        exports = self.__dict__.get("_EXPORTS", {})
+        if (name in exports and isinstance(value, types.ModuleType)
+                and value.__name__ == f"{self.__name__}.{name}" and not exports[name].endswith(MODULE)):
+            return
+        super().__setattr__(name, value)

@@ -231,3 +231,32 @@ def test_summary_has_mean_std_and_t_interval_per_setting(tmp_path):
     assert "pred_goodput_bps" in table and "measured_over_predicted" in table
     lossless = table[(table["loss"] == 0) & (table["delay_s"] == 0)]
     assert lossless["measured_over_predicted"].between(0.9, 1.1).all()
+
+
+def test_a_folder_of_the_first_format_still_loads_and_resumes(tmp_path):
+    from wirelab.experiment.store import FORMAT, folder_format
+    run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    assert folder_format(tmp_path / "s") == FORMAT == 2
+    # make it look like a format-1 folder: no version, none of the columns format 2 added
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    del meta["format"], meta["format_written"]
+    (tmp_path / "s" / "meta.json").write_text(json.dumps(meta))
+    old = pd.read_parquet(tmp_path / "s" / "results.parquet")
+    old = old.drop(columns=[c for c in old.columns if c in ("loss_reverse", "window_bytes", "omit_s")
+                            or c.startswith("link_")])
+    old.to_parquet(tmp_path / "s" / "results.parquet")
+    assert folder_format(tmp_path / "s") == 1 and len(load(tmp_path / "s")) == 8
+    engine = FakeEngine()
+    df = run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=engine, progress=False)
+    assert engine.calls == [] and len(df) == 8           # every setting recognised: nothing re-run
+    df = run(small(proto=["tcp", "udp"], reps=1), out=tmp_path / "s", engine=engine, progress=False)
+    assert len(engine.calls) == 8 and len(df) == 16 and set(df["proto"]) == {"tcp", "udp"}
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    assert meta["format"] == 2 and meta["format_written"] == [1, 2]
+
+
+def test_a_folder_from_a_newer_wirelab_is_refused(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "meta.json").write_text(json.dumps({"format": 99}))
+    with pytest.raises(ExperimentError, match="newer wirelab"):
+        run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=FakeEngine(), progress=False)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..link.capabilities import BACKENDS
 
 #: option → Experiment field; values stay text, the experiment parses them (lists allowed).
 GRID = {"proto": "tcp", "size": "1MB", "time": None, "offered": None, "packet": None, "echo": None,
@@ -40,7 +41,7 @@ def add_parser(subparsers):
     p.add_argument("--seed", type=int, default=0, help="seed of data and loss patterns")
     p.add_argument("--engine", default="wirelab",
                    help="wirelab, iperf3, or both: wirelab,iperf3 (one table)")
-    p.add_argument("--backend", default="auto", choices=["auto", "namespaces", "userspace", "loopback"],
+    p.add_argument("--backend", default="auto", choices=list(BACKENDS),
                    help="link backend (default: the best this machine has)")
     p.add_argument("--timeout", type=float, default=60.0, help="deadline of each run in seconds")
     p.add_argument("--out", default=None, help="results folder (default data/<name>)")

@@ -120,8 +120,9 @@ def _up(args) -> int:
 
 
 def _render(name: str, info: dict) -> str:
-    if info.get("backend") == "loopback":
-        lines = [f"testbed {name} ({info['id']}) is up: backend loopback (no namespaces)", f"  link: {info['link']}"]
+    if "relays" in info:                       # relays on this machine, no hosts of its own
+        lines = [f"testbed {name} ({info['id']}) is up: backend {info['backend']} (no namespaces)",
+                 f"  link: {info['link']}"]
         for relay in info.get("relays", []):
             lines.append(f"  {relay['relay']}: send to 127.0.0.1:{relay['listen'][1]} to reach "
                          f"127.0.0.1:{relay['target'][1]} across the link")
@@ -148,8 +149,8 @@ def _exec(args) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         raise UsageError("no command given", f"e.g. wirelab testbed exec {args.name} {args.host} -- ip addr")
-    if entry.get("backend") == "loopback":
-        argv = command                         # loopback: every "host" is this machine
+    if "relays" in entry:
+        argv = command                         # relays: every "host" is this machine
     else:
         hosts = entry.get("hosts", {})
         if args.host not in hosts:
@@ -164,8 +165,8 @@ def _exec(args) -> int:
 def _show(args) -> int:
     from ..link import inspect
     entry = _find(args.name)
-    if entry.get("backend") == "loopback":
-        raise UsageError(f"testbed {args.name} is loopback relays: the kernel holds nothing for it",
+    if "relays" in entry:
+        raise UsageError(f"testbed {args.name} is relays on this machine: the kernel holds nothing for it",
                          "`wirelab testbed ls --json` shows the relays and their counters")
     hosts = {h: {"interfaces": inspect.interfaces(ns), "qdiscs": inspect.qdiscs(ns)}
              for h, ns in entry.get("hosts", {}).items()}

@@ -4,7 +4,7 @@ Layout of a results folder::
 
     results.parquet   every run, one row each (the file to reload)
     results.csv       the same table for spreadsheets and other tools
-    meta.json         the experiment as written + one entry per session
+    meta.json         the format version, the experiment as written + one entry per session
                       (kernel, backend, qdiscs, offloads, sysctls, versions, git)
     runs/<run_id>.json   the full record of each run (nested fields, tool output)
     captures/<run_id>.pcapng   when the experiment captures
@@ -27,8 +27,12 @@ import pandas as pd
 
 from ..errors import ExperimentError
 
-__all__ = ["ResultStore", "load", "atomic_write"]
+__all__ = ["ResultStore", "load", "atomic_write", "FORMAT", "folder_format"]
 
+#: Version of the folder's layout, in meta.json's "format". 1: before settings carried a
+#: LinkSpec (no "format" key); 2: axes loss_reverse, window, omit, and link_* columns from the
+#: link's describe(). Every older folder still loads and resumes (setting ids are unchanged).
+FORMAT = 2
 RESULTS = "results.parquet"
 CSV = "results.csv"
 META = "meta.json"
@@ -92,6 +96,14 @@ def _records(frame: pd.DataFrame) -> list[dict]:
     """A table back to plain Python rows (NaN and NA become None)."""
     return [{k: (None if _missing(v) else v.item() if hasattr(v, "item") else v)
              for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def folder_format(folder: str | Path) -> int:
+    """The layout version of a results folder (1 when meta.json predates versions)."""
+    try:
+        return int(json.loads((Path(folder) / META).read_text()).get("format", 1))
+    except (OSError, ValueError):
+        return 1
 
 
 def load(path: str | Path) -> pd.DataFrame:
@@ -168,6 +180,12 @@ class ResultStore:
     def start_session(self, experiment: dict, session: dict) -> int:
         """Record the experiment and this session's machine metadata; returns the session number."""
         meta = self.meta()
+        if int(meta.get("format", 1)) > FORMAT:
+            raise ExperimentError(f"{self.folder} was written by a newer wirelab (format {meta['format']})",
+                                  "upgrade wirelab, or use another --out folder")
+        meta["format_written"] = sorted(set(meta.get("format_written", [meta.get("format", 1)] if meta else []))
+                                        | {FORMAT})
+        meta["format"] = FORMAT
         meta["experiment"] = experiment
         sessions = meta.setdefault("sessions", [])
         session = {"session": len(sessions), "experiment": experiment, **session}

@@ -2,15 +2,17 @@
 
 Read in this order: ``ppcb`` (the wire format, one table), ``tcp`` (server and
 client), ``udp_server`` and ``udp_client`` (udp and udpr), ``result`` (the one
-record every run returns), ``pacing`` and ``measure_server``/``measure_client``
-(bulk, offered load, echo), and ``run`` (both ends on loopback in one call).
+record every run returns), ``pacing``, ``measure_wire`` (the measurement
+modes' format, one table) and ``measure_server``/``measure_client`` (bulk,
+offered load, echo), and ``run`` (both ends on loopback in one call).
 Each program runs alone: ``python -m wirelab.transfer.tcp serve 5000``.
 Standard library only.
 """
 from .._exports import lazy
 
 _EXPORTS = {
-    "Result": "result", "merge": "result", "run_pair": "run", "start_server": "run",
+    "ppcb": "ppcb:__module__", "Result": "result", "merge": "result", "run_pair": "run",
+    "start_server": "run",
     "make_data": "run", "HashSink": "run", "measure": "measure_client", "listen_tcp": "tcp",
     "serve_tcp": "tcp", "send_tcp": "tcp", "listen_udp": "udp_server", "serve_udp": "udp_server",
     "send_udp": "udp_client", "DEFAULT_HOST": "sockets",

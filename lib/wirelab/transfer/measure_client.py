@@ -1,4 +1,4 @@
-"""The sending side of wirelab's measurement modes (the wire and the receiver are in ``measure_server.py``).
+"""The sending side of wirelab's measurement modes (the wire is ``measure_wire.py``, the receiver ``measure_server.py``).
 
     measure("udp", "127.0.0.1", 5000, mode="load", rate_bps=40e6, packet=1400, time_s=2)
 
@@ -16,7 +16,7 @@ import sys
 import time
 
 from ..errors import ProtocolError, TransferError, UsageError
-from . import measure_server as wire
+from . import measure_wire as wire
 from .pacing import Pacer
 from .result import Result
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket

@@ -90,7 +90,8 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
     discard) that receives each client's bytes. ``on_result(result)`` is called
     after each client; ``log(line)`` gets one line per client error. Returns
     the number of clients served."""
-    from .measure_server import MAGIC, serve_measure_tcp   # wirelab's measurement modes, same port
+    from .measure_server import serve_measure_tcp   # wirelab's measurement modes, same port
+    from .measure_wire import MAGIC
     served = 0        # results are handed to on_result, never kept: a long-running server stays small
     while (sessions is None or served < sessions) and not (stop and stop.is_set()):
         ready, _, _ = select.select([sock], [], [], 0.1)   # wake up to notice `stop`

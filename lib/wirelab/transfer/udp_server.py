@@ -71,7 +71,8 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
 
 def _dispatch(sock, raw: bytes, addr, state: dict, **kwargs) -> Result | None:
     """Idle: one datagram arrived. Start a session (its Result) or answer/ignore it (None)."""
-    from .measure_server import END, MAGIC, serve_measure_udp   # wirelab's measurement modes, same port
+    from .measure_server import serve_measure_udp   # wirelab's measurement modes, same port
+    from .measure_wire import END, MAGIC
     max_wait, max_retransmits = kwargs["max_wait"], kwargs["max_retransmits"]
     last_report, linger = state.get("last_report"), state.get("linger")
     if raw[:1] == bytes([MAGIC]):

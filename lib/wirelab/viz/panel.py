@@ -16,6 +16,8 @@ import time
 import uuid
 from pathlib import Path
 
+from ..link import BACKENDS
+
 __all__ = ["ExperimentPanel", "experiment_panel"]
 
 
@@ -45,7 +47,7 @@ class ExperimentPanel:
             "max_wait": w.Text(value=max_wait, description="udpr MAX_WAIT"),
             "reps": w.IntSlider(value=reps, min=1, max=10, description="repetitions"),
             "engine": w.Dropdown(options=engines, value=engine, description="engine"),
-            "backend": w.Dropdown(options=["auto", "namespaces", "userspace", "loopback"],
+            "backend": w.Dropdown(options=list(BACKENDS),
                                   value=backend, description="backend"),
         }
         self.button = w.Button(description="Run", button_style="primary", icon="play")

@@ -71,3 +71,14 @@ def test_sysctls_read_from_a_proc_tree(tmp_path):
     assert values == {"net.ipv4.tcp_timestamps": "0", "net.ipv4.tcp_rmem": "4096 131072 6291456",
                       "net.core.nothing": None}
     assert tcp_timestamps_enabled(values) is False and tcp_timestamps_enabled({}) is True
+
+
+def test_pretty_says_so_when_no_run_measured_anything():
+    import pandas as pd
+    from wirelab.experiment import pretty, summarize
+    frame = pd.DataFrame({"proto": ["tcp", "tcp"], "rate_bps": [1e7, 1e7], "status": ["failed", "failed"],
+                          "error": ["TransferError: refused", "TransferError: refused"],
+                          "pred_goodput_bps": [9.5e6, 9.5e6], "pred_binding": ["link", "link"]})
+    table = pretty(summarize(frame))
+    assert table["measured"].tolist() == ["—"] and table["runs"].tolist() == ["0 (+2 failed)"]
+    assert table["why failed"].str.contains("refused").all()

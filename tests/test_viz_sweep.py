@@ -95,7 +95,7 @@ class FlakyEngine:
     """Like the sweep tests' fake: udpr with a delay always fails."""
     name = "fake"
 
-    def run(self, setting, *, deadline, seed, workdir):
+    def run(self, setting, link, *, deadline, seed, workdir):
         if setting.proto == "udpr" and setting["delay_s"]:
             raise TransferError("retransmits exceeded", "raise MAX_RETRANSMITS")
         return {"ok": True, "goodput_bps": 0.95 * setting["rate_bps"],
@@ -104,7 +104,7 @@ class FlakyEngine:
 
 def test_panel_runs_shows_why_runs_failed_and_survives_bad_input(tmp_path):
     from wirelab.viz import ExperimentPanel
-    panel = ExperimentPanel(engine=FlakyEngine(), folder=tmp_path, progress=False, reps=2)
+    panel = ExperimentPanel(engine=FlakyEngine(), folder=tmp_path, progress=False, reps=2, backend="loopback")
     frame = panel.run()
     assert panel.error is None and len(frame) == 3 * 2 * 2
     assert "not ok" in panel.status.value and not panel.button.disabled

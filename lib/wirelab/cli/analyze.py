@@ -5,8 +5,6 @@ import json
 import math
 
 from .. import units
-from ..capture import flows, read_capture, read_overhead, predict_from_capture, tcp_analysis
-from ..capture.tcp_analysis import FLAGS
 from . import args as types
 
 
@@ -36,6 +34,9 @@ def _clean(value):
 
 def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10) -> dict:
     """Everything ``analyze`` prints, as plain data."""
+    from ..capture import flows, predict_from_capture, read_capture, read_overhead, tcp_analysis
+    from ..capture.tcp_analysis import FLAGS     # numpy and pandas: only when a capture is read
+
     df = read_capture(path)
     info = df.attrs["capture"]
     table = flows(df).head(top)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from ..transfer import measure, send_tcp, send_udp
 from . import args as types
 
 
@@ -35,6 +34,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    from ..transfer import measure, send_tcp, send_udp     # the programs, only when one runs
     measuring = args.time is not None or args.rate is not None or args.echo is not None
     common = dict(max_wait=args.max_wait, sndbuf=args.sndbuf, rcvbuf=args.rcvbuf)
     if measuring:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..transfer import DEFAULT_HOST, listen_tcp, listen_udp, serve_tcp, serve_udp
+from ..transfer.sockets import DEFAULT_HOST
 from . import args as types
 
 
@@ -29,6 +29,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    from ..transfer import listen_tcp, listen_udp, serve_tcp, serve_udp
     listen = listen_tcp if args.proto == "tcp" else listen_udp
     sock = listen(args.host, args.port, rcvbuf=args.rcvbuf, sndbuf=args.sndbuf)
     out = open(args.out, "wb") if args.out else sys.stdout.buffer

@@ -170,7 +170,9 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
         return rate(mean, 4) + (f" ± {rate(ci, 3)}" if math.isfinite(ci) else "")
     out["runs"] = [f"{n}" + (f" (+{f} failed)" if f else "") + (f" ({k} not run)" if k else "")
                    for n, f, k in zip(summary["n"], summary["n_failed"], summary["n_skipped"])]
-    out["measured"] = [cell(m, c) for m, c in zip(summary[f"{metric}_mean"], summary[f"{metric}_ci"])]
+    nothing = [math.nan] * len(summary)          # no run measured anything: every cell says so
+    out["measured"] = [cell(m, c) for m, c in zip(summary.get(f"{metric}_mean", nothing),
+                                                    summary.get(f"{metric}_ci", nothing))]
     if "pred_goodput_bps" in summary:
         out["predicted"] = [rate(v, 4) if isinstance(v, float) and math.isfinite(v) else "—"
                             for v in summary["pred_goodput_bps"]]

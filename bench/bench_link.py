@@ -17,8 +17,9 @@ import sys
 import time
 
 from wirelab import units
+from wirelab.experiment import iperf3_run
 from wirelab.link import LinkSpec, Testbed, capabilities
-from wirelab.link.iperf import iperf3_run
+from wirelab.link import open as open_link
 from wirelab.link.probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
 from wirelab.link.relay import UdpRelay
 
@@ -29,8 +30,9 @@ RATES = ["50mbit", "200mbit", "400mbit", "800mbit", "1600mbit"]
 def accuracy() -> None:
     spec = LinkSpec.parse(rate="10mbit", delay="20ms")
     predicted = spec.predict("tcp", timestamps=True).goodput_bps
-    with Testbed(spec, name="benchacc", backend="userspace") as tb:
-        runs = [iperf3_run(tb, seconds=4, omit=1)["goodput_bps"] for _ in range(2)]
+    with open_link(spec, name="benchacc", backend="userspace") as link:
+        runs = [iperf3_run(link, time="4s", omit="1s")["goodput_bps"] for _ in range(2)]
+        tb = link.testbed
         with UdpEcho((tb.address("b"), 0), netns=tb.namespace("b")) as echo:
             rtts = udp_rtts(echo.address, 100, netns=tb.namespace("a"), interval_s=0.005)
     goodput = statistics.mean(runs)
@@ -61,8 +63,8 @@ def ceiling(deadline: float) -> None:
         row = []
         for backend in ("userspace", "namespaces"):
             kernel_spec = spec if backend == "userspace" else LinkSpec.parse(rate=rate)
-            with Testbed(kernel_spec, name="benchmax", backend=backend) as tb:
-                row.append(iperf3_run(tb, seconds=2, omit=1)["goodput_bps"])
+            with open_link(kernel_spec, name="benchmax", backend=backend) as link:
+                row.append(iperf3_run(link, time="2s", omit="1s")["goodput_bps"])
         ratios = [g / predicted for g in row]
         print(f"{rate:>10} {units.format_rate(row[0]):>12} {ratios[0]:6.3f}   "
               f"{units.format_rate(row[1]):>12} {ratios[1]:6.3f}")

@@ -162,12 +162,12 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                                    capture_dir=folder / "captures" if experiment.capture else None,
                                    link_layer=link_layer)
                 row.update(experiment=experiment.name, session=session)
-                row["raw_file"] = os.path.relpath(store.write_run(row["run_id"], raw), folder)
+                row["raw_file"] = os.path.relpath(store.run_path(row["run_id"]), folder)
                 capture = (raw.get("result") or {}).get("capture_file")
                 if capture:
                     row["capture_file"] = os.path.relpath(capture, folder)
                     row.pop("result_capture_file", None)
-                store.append([row])
+                store.record(row, raw)
                 if bar is not None:
                     bar.set_postfix_str(f"{setting.label()} {row['status']}", refresh=False)
                     bar.update(1)

@@ -6,13 +6,20 @@ Layout of a results folder::
     results.csv       the same table for spreadsheets and other tools
     meta.json         the format version, the experiment as written + one entry per session
                       (kernel, backend, qdiscs, offloads, sysctls, versions, git)
-    runs/<run_id>.json   the full record of each run (nested fields, tool output)
+    runs/<run_id>.json   the full record of each run (nested fields, tool output) and its row
     captures/<run_id>.pcapng   when the experiment captures
 
 Every write goes to a temporary file in the same folder and is renamed over
 the old one (``os.replace`` is atomic), so an interrupted sweep leaves either
 the old table or the new one, never half a file. A lock file keeps two sweeps
 from writing one folder at once.
+
+Each run is saved the moment it ends as ``runs/<run_id>.json`` (its row
+inside); the tables are rewritten at most every ``FLUSH_S`` and when the
+sweep ends, so a long sweep does not rewrite a growing table after every run.
+A run whose JSON is newer than the tables (the sweep was killed between two
+rewrites) is taken back into the table when the folder is next read: nothing
+measured is lost.
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +41,8 @@ __all__ = ["ResultStore", "load", "atomic_write", "FORMAT", "folder_format"]
 #: LinkSpec (no "format" key); 2: axes loss_reverse, window, omit, and link_* columns from the
 #: link's describe(). Every older folder still loads and resumes (setting ids are unchanged).
 FORMAT = 2
+#: Rewrite the tables at most this often during a sweep (seconds); always at its end.
+FLUSH_S = 2.0
 RESULTS = "results.parquet"
 CSV = "results.csv"
 META = "meta.json"
@@ -106,14 +116,42 @@ def folder_format(folder: str | Path) -> int:
         return 1
 
 
+def _orphans(folder: Path, known) -> list[dict]:
+    """Rows saved in ``runs/*.json`` but not yet in the tables (a sweep stopped between rewrites)."""
+    runs = folder / "runs"
+    if not runs.is_dir():
+        return []
+    table = folder / RESULTS
+    since = table.stat().st_mtime - 1.0 if table.is_file() else 0.0
+    rows = []
+    for path in runs.glob("*.json"):
+        if path.stem in known or path.stat().st_mtime < since:
+            continue
+        try:
+            row = json.loads(path.read_text()).get("row")
+        except (OSError, ValueError):
+            continue
+        if isinstance(row, dict) and row.get("run_id") == path.stem:
+            rows.append(row)
+    return sorted(rows, key=lambda r: str(r.get("started_at")))
+
+
 def load(path: str | Path) -> pd.DataFrame:
-    """Reload a results folder (or its parquet/csv file) into the DataFrame it saved."""
+    """Reload a results folder (or its parquet/csv file) into the DataFrame it saved
+    (with any run saved after the tables' last rewrite)."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
+    frame = None
     if (folder / RESULTS).is_file():
-        return pd.read_parquet(folder / RESULTS)
-    if (folder / CSV).is_file():
-        return _table(_records(pd.read_csv(folder / CSV)))
+        frame = pd.read_parquet(folder / RESULTS)
+    elif (folder / CSV).is_file():
+        frame = _table(_records(pd.read_csv(folder / CSV)))
+    known = set(frame["run_id"]) if frame is not None and "run_id" in frame else set()
+    orphans = _orphans(folder, known)
+    if orphans:
+        frame = _table((_records(frame) if frame is not None else []) + orphans)
+    if frame is not None:
+        return frame
     raise ExperimentError(f"no results in {folder}", "run the experiment first, or check the path "
                           "(it should contain results.parquet)")
 
@@ -125,6 +163,8 @@ class ResultStore:
         self.folder = Path(folder)
         self._frame: pd.DataFrame | None = None
         self._rows: list[dict] | None = None
+        self._pending: list[dict] = []
+        self._flushed_at = 0.0
         self._lock = None
 
     # -- locking ---------------------------------------------------------------
@@ -141,6 +181,12 @@ class ResultStore:
         return self
 
     def __exit__(self, *exc) -> None:
+        try:
+            self.flush()
+        finally:
+            self._unlock()
+
+    def _unlock(self) -> None:
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
@@ -148,12 +194,16 @@ class ResultStore:
 
     # -- reading -----------------------------------------------------------------
     def frame(self) -> pd.DataFrame:
+        self.flush()
         if self._frame is None:
-            try:
-                self._frame = load(self.folder)
-            except ExperimentError:
-                self._frame = pd.DataFrame()
+            self._frame = self._load()
         return self._frame
+
+    def _load(self) -> pd.DataFrame:
+        try:
+            return load(self.folder)
+        except ExperimentError:
+            return pd.DataFrame()
 
     def done(self, statuses=("ok", "failed", "skipped")) -> set[tuple[str, int]]:
         """(setting_id, rep) of the runs already recorded with one of ``statuses``."""
@@ -193,17 +243,36 @@ class ResultStore:
         self.write_meta(meta)
         return session["session"]
 
+    def run_path(self, run_id: str) -> Path:
+        return self.folder / "runs" / f"{run_id}.json"
+
     def write_run(self, run_id: str, record: dict) -> Path:
-        path = self.folder / "runs" / f"{run_id}.json"
+        path = self.run_path(run_id)
         atomic_write(path, json.dumps(record, indent=1, default=_json_default).encode())
         return path
+
+    def record(self, row: dict, raw: dict) -> Path:
+        """Save one finished run now (its JSON, with the row inside); the tables follow within
+        ``FLUSH_S`` or when the store closes."""
+        path = self.write_run(row["run_id"], {**raw, "row": row})
+        self._pending.append(row)
+        if time.monotonic() - self._flushed_at >= FLUSH_S:
+            self.flush()
+        return path
+
+    def flush(self) -> None:
+        """Rewrite the tables with every run recorded so far."""
+        if self._pending:
+            rows, self._pending = self._pending, []
+            self.append(rows)
+        self._flushed_at = time.monotonic()
 
     def append(self, rows: list[dict]) -> pd.DataFrame:
         """Add rows and rewrite parquet and csv atomically; returns the whole table."""
         if not rows:
             return self.frame()
         if self._rows is None:
-            self._rows = _records(self.frame())
+            self._rows = _records(self._frame if self._frame is not None else self._load())
         self._rows.extend(rows)
         table = _table(self._rows)
         atomic_write(self.folder / RESULTS, table.to_parquet(index=False))

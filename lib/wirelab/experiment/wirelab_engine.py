@@ -106,7 +106,7 @@ class WirelabEngine:
         with link.inside("b"):
             port, stop, thread, server_results = start_server(
                 proto, host=link.address("b"), out=sink, max_wait=max_wait,
-                max_retransmits=retransmits, rcvbuf=rcvbuf)
+                max_retransmits=retransmits, rcvbuf=rcvbuf, sessions=1)   # one run, one session
         kind = "tcp" if proto == "tcp" else "udp"
         recorder = _capture(capture, link, kind, port) if capture else nullcontext()
         try:

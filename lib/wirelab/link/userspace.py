@@ -101,12 +101,17 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stopping.append(True))
+    # A signal must wake select() at once: Python retries an interrupted select until its
+    # timeout (PEP 475), which made every teardown wait up to OWNER_CHECK_S.
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
     print("ready", flush=True)
 
     heap: list = []                  # (due, sequence, out socket, frame, shaper)
     seq = 0
     started = next_owner_check = time.monotonic()
-    readable = list(routes)
+    readable = list(routes) + [wake_r]
     while not stopping:
         now = time.monotonic()
         if stop_after_s is not None and now - started > stop_after_s:
@@ -122,6 +127,9 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
             continue
         now = time.monotonic()
         for sock in ready:
+            if sock == wake_r:
+                os.read(wake_r, 512)
+                continue
             out, shaper, _ = routes[sock]
             for _ in range(256):     # drain, but let the clock run
                 try:
@@ -142,6 +150,9 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                     err.__class__.__name__, 0) + 1
     for sock in routes:
         sock.close()
+    signal.set_wakeup_fd(-1)
+    os.close(wake_r)
+    os.close(wake_w)
     return {name: vars(shaper.counters) for _, shaper, name in routes.values()}
 
 

@@ -260,3 +260,21 @@ def test_a_folder_from_a_newer_wirelab_is_refused(tmp_path):
     (tmp_path / "s" / "meta.json").write_text(json.dumps({"format": 99}))
     with pytest.raises(ExperimentError, match="newer wirelab"):
         run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+
+
+def test_runs_saved_after_the_last_table_rewrite_are_not_lost(tmp_path, monkeypatch):
+    from wirelab.experiment import store as store_module
+    run(small(proto="tcp", reps=1), out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    monkeypatch.setattr(store_module, "FLUSH_S", 1e9)          # no rewrite during the next sweep
+    killed = store_module.ResultStore(tmp_path / "s").__enter__()
+    for i in range(3):
+        row = {"run_id": f"orphan{i}", "setting_id": "x", "rep": i, "status": "ok", "goodput_bps": 1e6 + i,
+               "started_at": f"2026-01-01T00:00:0{i}Z"}
+        killed.record(row, {"run_id": row["run_id"]})
+    killed._unlock()                      # the process died here: the tables were never rewritten
+    assert len(pd.read_parquet(tmp_path / "s" / "results.parquet")) == 8
+    df = load(tmp_path / "s")
+    assert len(df) == 11 and df["run_id"].tolist()[-3:] == ["orphan0", "orphan1", "orphan2"]
+    with store_module.ResultStore(tmp_path / "s") as again:          # a writer takes them back for good
+        assert {("x", 0), ("x", 1), ("x", 2)} <= again.done()
+    assert len(pd.read_parquet(tmp_path / "s" / "results.parquet")) == 11

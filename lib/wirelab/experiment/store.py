@@ -178,6 +178,9 @@ class ResultStore:
             self._lock = None
             raise ExperimentError(f"another sweep is writing {self.folder}",
                                   "wait for it to finish or use another --out folder") from None
+        table = self.folder / RESULTS
+        known = set(pd.read_parquet(table, columns=["run_id"])["run_id"]) if table.is_file() else set()
+        self._pending = _orphans(self.folder, known)     # runs a killed sweep saved: into the tables
         return self
 
     def __exit__(self, *exc) -> None:
@@ -194,7 +197,8 @@ class ResultStore:
 
     # -- reading -----------------------------------------------------------------
     def frame(self) -> pd.DataFrame:
-        self.flush()
+        if self._pending:
+            self.flush()
         if self._frame is None:
             self._frame = self._load()
         return self._frame
@@ -204,6 +208,14 @@ class ResultStore:
             return load(self.folder)
         except ExperimentError:
             return pd.DataFrame()
+
+    def _tables(self) -> pd.DataFrame:
+        """What the tables hold now (without runs still to be added to them)."""
+        if (self.folder / RESULTS).is_file():
+            return pd.read_parquet(self.folder / RESULTS)
+        if (self.folder / CSV).is_file():
+            return _table(_records(pd.read_csv(self.folder / CSV)))
+        return pd.DataFrame()
 
     def done(self, statuses=("ok", "failed", "skipped")) -> set[tuple[str, int]]:
         """(setting_id, rep) of the runs already recorded with one of ``statuses``."""
@@ -272,7 +284,7 @@ class ResultStore:
         if not rows:
             return self.frame()
         if self._rows is None:
-            self._rows = _records(self._frame if self._frame is not None else self._load())
+            self._rows = _records(self._frame if self._frame is not None else self._tables())
         self._rows.extend(rows)
         table = _table(self._rows)
         atomic_write(self.folder / RESULTS, table.to_parquet(index=False))

@@ -29,6 +29,7 @@ from contextlib import nullcontext
 from ..errors import TransferError, UsageError
 from ..model.headers import PPCB_HEADER
 from ..transfer.sockets import congestion_unavailable
+from ..transfer.tcp import TCP_LEAST_WAIT_S
 from .client import client_argv
 from .engine import run_client
 from .series import goodput_series
@@ -98,6 +99,8 @@ class WirelabEngine:
         how = plan(setting)
         proto = setting.proto
         max_wait = float(setting.get("max_wait_s", 5.0))
+        if proto == "tcp":         # never below what TCP needs to repair a lost SYN itself
+            max_wait = max(max_wait, TCP_LEAST_WAIT_S)
         retransmits = int(setting.get("max_retransmits", 5))
         sndbuf = _whole(setting["sndbuf_bytes"] or setting["window_bytes"])
         rcvbuf = _whole(setting["rcvbuf_bytes"] or setting["window_bytes"])
@@ -106,14 +109,17 @@ class WirelabEngine:
         with link.inside("b"):
             port, stop, thread, server_results = start_server(
                 proto, host=link.address("b"), out=sink, max_wait=max_wait,
-                max_retransmits=retransmits, rcvbuf=rcvbuf, sessions=1)   # one run, one session
+                max_retransmits=retransmits, rcvbuf=rcvbuf,
+                # a file run is one session; a measurement's server stays to answer a resent END
+                sessions=1 if how["call"] == "file" else None)
         kind = "tcp" if proto == "tcp" else "udp"
         recorder = _capture(capture, link, kind, port) if capture else nullcontext()
         try:
             target = link.reach(port, kind)
             with recorder:
                 config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
-                                        max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
+                                        max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf,
+                                        same_clock=link.one_clock)
                 sender = Result.from_dict(_run_client(link, config, deadline))
                 # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
                 until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
@@ -126,7 +132,7 @@ class WirelabEngine:
         if how["call"] == "file":
             receiver = (server_results[0] if server_results
                         else Result(proto, receiver_error="server saw no session"))
-            result = merge(sender, receiver, same_clock=True)
+            result = merge(sender, receiver, same_clock=link.one_clock)
             if proto == "udp" and result.packets_received is not None:
                 result.lost = max(len(sender.send_times_s) - len(receiver.receive_times_s), 0)
             payload = make_data(size, seed)
@@ -142,6 +148,7 @@ class WirelabEngine:
         record["receiver_series"] = goodput_series(result.receive_times_s,
                                                    how.get("chunk") or how.get("packet") or 1000)
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
+        record["max_wait_used_s"] = max_wait
         return record
 
 
@@ -157,7 +164,7 @@ def _capture(path, link, kind: str, port: int):
 
 
 def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed: int,
-                   max_wait: float, retransmits: int, sndbuf) -> dict:
+                   max_wait: float, retransmits: int, sndbuf, same_clock: bool) -> dict:
     """The arguments of the client call (``client.py`` runs it in its own process)."""
     proto = setting.proto
     if how["call"] == "measure":
@@ -165,7 +172,8 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
                 "port": port, "mode": how["mode"], "time_s": how.get("time_s", 1.0),
                 "rate_bps": how.get("rate_bps"), "packet": how["packet"],
                 "count": how.get("count", 100), "max_wait": max_wait,
-                "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"]}
+                "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"],
+                "same_clock": same_clock}
     if proto == "tcp":
         return {"call": "send_tcp", "host": host, "port": port, "size": size, "seed": seed,
                 "max_wait": max_wait, "chunk": how["chunk"], "sndbuf": sndbuf,

@@ -11,7 +11,7 @@ Standard library only.
 from .._exports import lazy
 
 _EXPORTS = {
-    "ppcb": "ppcb:__module__", "Result": "result", "merge": "result", "run_pair": "run",
+    "ppcb": "ppcb:__module__", "measures": "measures:__module__", "Result": "result", "merge": "result", "run_pair": "run",
     "start_server": "run",
     "make_data": "run", "HashSink": "run", "measure": "measure_client", "listen_tcp": "tcp",
     "serve_tcp": "tcp", "send_tcp": "tcp", "listen_udp": "udp_server", "serve_udp": "udp_server",

@@ -73,7 +73,9 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 result.packets_sent, result.lost = 0, None
         if mode != "echo":
             pacer = Pacer(rate_bps, packet) if mode == "load" else None
+            result.first_data_time_s = time.time()
             end.records(time_s, pacer, gso)
+            result.last_data_time_s = time.time()
             result.bytes_offered = int(rate_bps * time_s / 8) if pacer else result.bytes_sent
             if pacer:
                 result.metadata["late_packets"] = pacer.late
@@ -105,8 +107,9 @@ def _fold(result: Result, report: dict, same_clock: bool, offset: float | None) 
     raw = report.get("raw_delays_s") or []
     if same_clock:
         result.one_way_delays_s, result.delay_method = raw, "same host clock"
+        result.clock = "one clock"
     elif offset is not None:
-        result.clock_offset_s = offset
+        result.clock_offset_s, result.clock = offset, "offset estimate"
         result.one_way_delays_s = [d - offset for d in raw]
         result.delay_method = "ntp-style offset estimate ((t2-t1)+(t3-t4))/2, median of echo rounds"
     if report.get("delays_sampled"):

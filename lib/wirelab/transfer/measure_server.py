@@ -164,8 +164,10 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
             try:
                 n, addr = sock.recvfrom_into(buf)
             except socket.timeout:
-                if time.monotonic() - silent_since > max_wait:
-                    error = f"timeout: nothing for {max_wait:g} s"
+                # twice MAX_WAIT: a client whose HELLO_ACK was lost resends its HELLO after
+                # MAX_WAIT; the session must still be here to answer it
+                if time.monotonic() - silent_since > 2 * max_wait:
+                    error = f"timeout: nothing for {2 * max_wait:g} s (2 × MAX_WAIT)"
                     break
                 if stop is not None and stop.is_set():
                     error = "server stopped"

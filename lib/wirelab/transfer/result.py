@@ -4,16 +4,19 @@ Each end fills in what it saw (``Result.sender(...)`` / the receiver's part)
 and ``merge`` puts the two halves together. Names say their unit: ``*_bytes``,
 ``*_s`` (seconds; ``*_time_s`` are Unix epoch seconds), ``*_bps`` (bit/s).
 
-Goodput: the receiver's figure (bytes delivered in order / receiver's
-transfer time) is the one to trust. The sender's figure (bytes offered /
-sender's time) is reported too, labelled, like nttcp's two lines: for short
-runs it times how fast the kernel took the bytes, not how fast they arrived.
+Every measured figure is defined once, in ``measures.py`` (and its
+``GLOSSARY``): the receiver's goodput (bytes delivered ÷ time from the first
+byte sent to the last delivered, on one clock) is the one to trust; the
+sender's view (bytes offered ÷ time to hand them to the kernel) is reported
+too, labelled, like nttcp's two lines.
 """
 from __future__ import annotations
 
 import json
 import statistics
 from dataclasses import asdict, dataclass, field, fields
+
+from . import measures
 
 __all__ = ["Result", "merge", "summarize"]
 
@@ -36,6 +39,9 @@ class Result:
     sender_end_time_s: float | None = None
     receiver_start_time_s: float | None = None   # first DATA (or CONN) seen
     receiver_end_time_s: float | None = None     # last byte delivered
+    first_data_time_s: float | None = None       # first data byte sent (sender clock): set-up is over
+    last_data_time_s: float | None = None        # last data byte handed to the kernel (sender clock)
+    clock: str | None = None                     # how the two ends' instants meet: measures.CLOCKS
     # packets (PPCB DATA, datagrams or records)
     packet_bytes: int | None = None              # data per packet / write
     packets_sent: int = 0                        # resends included
@@ -68,8 +74,11 @@ class Result:
     metadata: dict = field(default_factory=dict)  # free-form: host, port, session id, backend notes
 
     # -- derived figures -------------------------------------------------
+    # Each figure below is defined in measures.GLOSSARY.
     @property
     def sender_duration_s(self) -> float | None:
+        if self.first_data_time_s is not None and self.last_data_time_s is not None:
+            return _span(self.first_data_time_s, self.last_data_time_s)
         return _span(self.sender_start_time_s, self.sender_end_time_s)
 
     @property
@@ -77,16 +86,42 @@ class Result:
         return _span(self.receiver_start_time_s, self.receiver_end_time_s)
 
     @property
+    def transfer_s(self) -> float | None:
+        if self.clock in ("one clock", "offset estimate"):
+            offset = self.clock_offset_s if self.clock == "offset estimate" else 0.0
+            seconds = measures.transfer_time(self.first_data_time_s, self.receiver_end_time_s, offset_s=offset)
+            if seconds is not None:
+                return seconds
+        return self.receiver_duration_s
+
+    @property
+    def completion_s(self) -> float | None:
+        return _span(self.sender_start_time_s, self.sender_end_time_s)
+
+    @property
+    def setup_s(self) -> float | None:
+        return _span(self.sender_start_time_s, self.first_data_time_s)
+
+    @property
     def goodput_bps(self) -> float | None:
-        """Receiver goodput: bytes delivered in order × 8 / receiver time (trust this one)."""
-        d = self.receiver_duration_s
-        return 8.0 * self.bytes_delivered / d if d and self.bytes_delivered is not None else None
+        return measures.goodput(self.bytes_delivered, self.transfer_s)
 
     @property
     def sender_goodput_bps(self) -> float | None:
-        """Sender's view: bytes offered × 8 / sender time (labelled; see the module docstring)."""
-        d = self.sender_duration_s
-        return 8.0 * self.bytes_offered / d if d else None
+        return measures.goodput(self.bytes_offered, self.sender_duration_s)
+
+    @property
+    def delivered_fraction(self) -> float | None:
+        if self.bytes_delivered is None or not self.bytes_offered:
+            return None
+        return self.bytes_delivered / self.bytes_offered
+
+    @property
+    def goodput_clock(self) -> str:
+        """Which clock the goodput stands on (``measures.CLOCKS``)."""
+        if self.clock in ("one clock", "offset estimate") and self.first_data_time_s is not None:
+            return self.clock
+        return "receiver only"
 
     @property
     def loss_fraction(self) -> float | None:
@@ -101,8 +136,9 @@ class Result:
         if not samples:
             for name in _SAMPLES:
                 out.pop(name)
-        for name in ("sender_duration_s", "receiver_duration_s", "goodput_bps",
-                     "sender_goodput_bps", "loss_fraction"):
+        for name in ("sender_duration_s", "receiver_duration_s", "transfer_s", "completion_s", "setup_s",
+                     "goodput_bps", "sender_goodput_bps", "delivered_fraction", "goodput_clock",
+                     "loss_fraction"):
             out[name] = getattr(self, name)
         out["one_way_delay"] = summarize(self.one_way_delays_s)
         out["rtt"] = summarize(self.rtts_s)
@@ -130,7 +166,7 @@ class Result:
             return "\n".join(lines)
         if self.bytes_delivered is not None:
             lines.append(f"  receiver: {self.bytes_delivered} B delivered in "
-                         f"{self.receiver_duration_s or 0:.4f} s = {rate(self.goodput_bps)} goodput")
+                         f"{self.transfer_s or 0:.4f} s = {rate(self.goodput_bps)} goodput ({self.goodput_clock})")
         lines.append(f"  sender:   {self.bytes_offered} B offered in {self.sender_duration_s or 0:.4f} s"
                      f" = {rate(self.sender_goodput_bps)} (sender's view), "
                      f"{self.packets_sent} packets, {self.retransmissions} resent")
@@ -160,6 +196,7 @@ def merge(sender: Result, receiver: Result, *, same_clock: bool = False) -> Resu
             setattr(out, name, value)
     out.receiver_error = receiver.receiver_error or receiver.error
     out.ok = sender.ok and receiver.ok
+    out.clock = "one clock" if same_clock else None
     out.metadata = {**receiver.metadata, **sender.metadata}
     if receiver.one_way_delays_s:
         out.one_way_delays_s, out.delay_method = receiver.one_way_delays_s, receiver.delay_method

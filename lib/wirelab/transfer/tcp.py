@@ -22,7 +22,13 @@ from .result import Result
 from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over,
                       open_socket)
 
-__all__ = ["listen_tcp", "serve_tcp", "serve_tcp_connection", "send_tcp", "StreamReader", "read_packet"]
+__all__ = ["listen_tcp", "serve_tcp", "serve_tcp_connection", "send_tcp", "StreamReader", "read_packet",
+           "TCP_LEAST_WAIT_S"]
+
+#: The shortest MAX_WAIT that lets TCP recover a lost SYN: its initial RTO is 1 s (RFC 6298
+#: §2.1) and the retransmitted SYN's doubles (§5.5), so 1 s + 2 s. A smaller MAX_WAIT turns one
+#: lost packet, which TCP itself repairs, into a failed transfer.
+TCP_LEAST_WAIT_S = 3.0
 
 
 class StreamReader:
@@ -220,6 +226,7 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
                 meter.call()
                 result.bytes_sent += len(piece)
                 result.packets_sent += 1
+            result.last_data_time_s = time.time()
         except OSError:                   # the server hung up: did it say why (RJT) first?
             sock.settimeout(0.1)
             try:
@@ -245,6 +252,7 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
     finally:
         sock.close()
     result.sender_end_time_s = time.time()
+    result.first_data_time_s = result.send_times_s[0] if result.send_times_s else None
     result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
     return result
 

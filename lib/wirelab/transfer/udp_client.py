@@ -45,6 +45,7 @@ def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait
     finally:
         client.sock.close()
     result.sender_end_time_s = time.time()
+    result.first_data_time_s = result.send_times_s[0] if result.send_times_s else None
     result.sender_cpu_s, result.sender_syscalls = client.meter.stop(), client.meter.calls
     return result
 
@@ -60,10 +61,13 @@ class _Client:
                              metadata={"session_id": session.hex(), "server": f"{host}:{port}"})
         self.address = (host, port)
         self.sock = open_socket("udp", sndbuf=sndbuf, rcvbuf=rcvbuf)
+        self.sending_data = False
 
     def send(self, raw: bytes) -> None:
         self.sock.send(raw)
         self.meter.call()
+        if self.sending_data and raw[:1] == b"\x04":      # DATA: the sender's view ends at its last
+            self.result.last_data_time_s = time.time()
 
     def receive(self, deadline: float) -> ppcb.Packet | None:
         """The next packet of our session before ``deadline`` (monotonic), or None.
@@ -144,6 +148,7 @@ class _Client:
     def send_data(self, data: bytes, chunk: int) -> None:
         result, session, view = self.result, self.session, memoryview(data)
         got_rcvd, last = False, None
+        self.sending_data = True
         for number, offset in enumerate(range(0, len(data), chunk)):
             piece = view[offset:offset + chunk]
             last = ppcb.data_header(session, number, len(piece)) + piece
@@ -157,6 +162,7 @@ class _Client:
             else:
                 self.send(last)
                 result.bytes_sent += len(piece)
+        self.sending_data = False              # a last DATA resent to recover a lost RCVD is not data
         if got_rcvd:
             return
         if self.proto == "udp" or last is None:

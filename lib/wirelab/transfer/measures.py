@@ -1,0 +1,76 @@
+"""What every measured number means: one definition each, and the glossary that says it.
+
+A transfer has four instants that matter, each read by the end that sees it:
+
+    client start ──(set-up: connect, CONN/CONACC)──▶ first data byte sent
+        ──▶ last data byte handed to the kernel (sender)
+        ──▶ last byte delivered (receiver) ──▶ client's end (RCVD)
+
+Goodput is measured across the link, from the first byte *sent* to the last
+byte *delivered*, so both instants must be on one clock: two namespaces on
+one host share it; across hosts the receiver's clock is corrected by the
+estimated offset, and ``clock`` says which was used. Only when neither is
+possible does goodput fall back to the receiver's own span (first to last
+byte delivered), which leaves out the first packet's time on the wire and so
+reads high by about one packet in N: ``clock`` says so then too.
+
+Standard library only: this module is read by students.
+"""
+from __future__ import annotations
+
+__all__ = ["GLOSSARY", "CLOCKS", "transfer_time", "goodput", "sender_view", "glossary_markdown"]
+
+#: How the two instants of a goodput were put on one clock.
+CLOCKS = {
+    "one clock": "both ends read the same clock (one host: loopback or namespaces)",
+    "offset estimate": "receiver's clock corrected by the offset estimated from echo rounds",
+    "receiver only": "no common clock: the receiver's first-to-last delivery (reads about 1/N high)",
+}
+
+#: Every measured column of a run, defined once (README and notebook 02 print this).
+GLOSSARY = {
+    "goodput_bps": "receiver goodput: application bytes delivered in order, exactly once, × 8 "
+                   "÷ transfer_s. The figure to trust.",
+    "transfer_s": "from the first data byte sent (sender) to the last byte delivered (receiver), on one "
+                  "clock (see `clock`); connection set-up not included",
+    "completion_s": "from the client's start (connect, CONN) to its end (RCVD received, or its last "
+                    "report): what a user waits, set-up included",
+    "setup_s": "from the client's start to its first data byte: TCP handshake and PPCB's CONN/CONACC",
+    "sender_goodput_bps": "the sender's view: bytes offered × 8 ÷ sender_duration_s (first data byte "
+                          "sent → last handed to the kernel). Never below the receiver's goodput when "
+                          "everything arrived: the kernel takes bytes before the link carries them",
+    "sender_duration_s": "first data byte sent → last data byte handed to the kernel (sender's clock)",
+    "receiver_duration_s": "first byte delivered → last byte delivered (receiver's clock)",
+    "delivered_fraction": "bytes delivered ÷ bytes offered: below 1 when plain UDP lost data, which "
+                          "the protocol allows (a result, not a failure)",
+    "goodput_clock": "how transfer_s put its two instants on one clock: " + "; ".join(
+        f"'{k}': {v}" for k, v in CLOCKS.items()),
+}
+
+
+def transfer_time(first_sent_s: float | None, last_delivered_s: float | None, *,
+                  offset_s: float | None = None) -> float | None:
+    """Seconds from the first byte sent to the last delivered; ``offset_s`` = receiver clock −
+    sender clock (0 on one host). None when an instant is missing."""
+    if first_sent_s is None or last_delivered_s is None:
+        return None
+    return max(last_delivered_s - (offset_s or 0.0) - first_sent_s, 0.0)
+
+
+def goodput(bytes_delivered: int | None, seconds: float | None) -> float | None:
+    """Bytes × 8 ÷ seconds, or None when either is missing or the time is zero."""
+    if bytes_delivered is None or not seconds:
+        return None
+    return 8.0 * bytes_delivered / seconds
+
+
+def sender_view(bytes_offered: int, first_sent_s: float | None, last_handed_s: float | None) -> float | None:
+    """The sender's goodput: what it offered over the time it took to hand it to the kernel."""
+    if first_sent_s is None or last_handed_s is None:
+        return None
+    return goodput(bytes_offered, last_handed_s - first_sent_s)
+
+
+def glossary_markdown() -> str:
+    """The glossary as a Markdown list (for the README and notebooks)."""
+    return "\n".join(f"- `{name}`: {text}" for name, text in GLOSSARY.items())

@@ -1,0 +1,57 @@
+"""One definition of every measured quantity, and the invariants the physics imposes on them."""
+import pytest
+
+from wirelab.experiment import Experiment, run
+from wirelab.transfer import Result, measures
+
+
+def test_goodput_runs_from_the_first_byte_sent_to_the_last_delivered_on_one_clock():
+    r = Result("udp", bytes_offered=10_000, bytes_delivered=10_000, clock="one clock",
+               sender_start_time_s=99.0, first_data_time_s=100.0, last_data_time_s=100.001,
+               receiver_start_time_s=100.010, receiver_end_time_s=100.090, sender_end_time_s=100.1)
+    assert r.transfer_s == pytest.approx(0.090) and r.goodput_bps == pytest.approx(80_000 / 0.090)
+    assert r.setup_s == pytest.approx(1.0) and r.completion_s == pytest.approx(1.1)
+    assert r.sender_duration_s == pytest.approx(0.001) and r.sender_goodput_bps > r.goodput_bps
+    assert r.delivered_fraction == 1.0 and r.goodput_clock == "one clock"
+    # across hosts the receiver's clock is corrected by the estimated offset
+    shifted = Result("udp", bytes_delivered=10_000, clock="offset estimate", clock_offset_s=5.0,
+                     first_data_time_s=100.0, receiver_start_time_s=105.01, receiver_end_time_s=105.09)
+    assert shifted.transfer_s == pytest.approx(0.090) and shifted.goodput_clock == "offset estimate"
+    # no common clock: the receiver's own span, and the row says so
+    alone = Result("udp", bytes_delivered=10_000, receiver_start_time_s=5.01, receiver_end_time_s=5.09,
+                   first_data_time_s=100.0)
+    assert alone.transfer_s == pytest.approx(0.080) and alone.goodput_clock == "receiver only"
+    row = r.to_dict(samples=False)
+    assert {"transfer_s", "completion_s", "setup_s", "delivered_fraction", "goodput_clock"} <= set(row)
+
+
+def test_every_measured_column_has_one_definition_in_the_glossary(project_root):
+    for name in ("goodput_bps", "sender_goodput_bps", "transfer_s", "completion_s", "setup_s",
+                 "delivered_fraction", "goodput_clock"):
+        assert name in measures.GLOSSARY
+    readme = (project_root / "README.md").read_text()
+    assert all(f"`{name}`" in readme for name in measures.GLOSSARY), "README's glossary is the same list"
+    text = measures.glossary_markdown()
+    assert text.count("\n- ") == len(measures.GLOSSARY) - 1 and "first data byte sent" in text
+    assert measures.transfer_time(None, 1.0) is None and measures.goodput(1000, 0) is None
+    assert measures.sender_view(1000, 1.0, 1.5) == pytest.approx(16_000)
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("delay", ["0", "10ms"])
+def test_no_receiver_goodput_above_the_link_and_the_views_in_the_order_physics_allows(tmp_path, delay):
+    """Over a 10 Mbit/s link, whatever the protocol: the receiver cannot get more than the link
+    carries between the first byte sent and the last delivered (η·C, plus the bytes tbf's full
+    bucket lets through at once), and the sender hands bytes to its kernel no slower than
+    they arrive (when everything arrives)."""
+    exp = Experiment("inv", proto=["tcp", "udp", "udpr"], size="200KB", rate="10mbit", delay=delay,
+                     reps=2, max_wait="0.5s", timeout=60)
+    df = run(exp, out=tmp_path / "inv", progress=False)
+    ok = df[df["status"] == "ok"]
+    assert len(ok) == len(df), df["error"].tolist()
+    assert (ok["goodput_clock"] == "one clock").all()
+    burst = 5000 * 8 / ok["transfer_s"]           # tbf's bucket: 5000 B at 10 Mbit/s (LinkSpec.burst_for)
+    limit = ok["pred_limit_link_bps"] + burst
+    assert (ok["goodput_bps"] <= limit * 1.001).all(), (ok["goodput_bps"] / ok["pred_limit_link_bps"]).tolist()
+    complete = ok[ok["delivered_fraction"] == 1]
+    assert (complete["sender_goodput_bps"] >= complete["goodput_bps"]).all()

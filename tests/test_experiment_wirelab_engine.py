@@ -84,3 +84,18 @@ def test_capture_is_kept_beside_the_results_and_opens(tmp_path):
     assert len(series) > 3 and (series["run_id"] == row["run_id"]).all()
     # what the wire carried, per 50 ms: never much above the 10 Mbit/s link (tbf's burst aside)
     assert series["bps"].max() < 12e6 and series["bps"].sum() * 0.05 / 8 >= 300_000
+
+
+def test_plain_udp_losing_data_is_an_incomplete_run_not_a_failure(tmp_path):
+    """No rate: PPCB udp itself; 5 % loss over 200 datagrams loses one almost surely (1 − 0.95^200)."""
+    exp = Experiment("lossy", proto=["udp", "udpr"], size="200KB", rate=None, loss="5%", reps=1,
+                     backend="loopback", max_wait="0.2s", max_retransmits=10, timeout=60, seed=3)
+    df = run(exp, out=tmp_path / "lossy", progress=False)
+    udp = df[df["proto"] == "udp"].iloc[0]
+    assert udp["status"] == "incomplete" and "plain udp does not resend" in udp["error"]
+    assert 0 <= udp["delivered_fraction"] < 1 and udp["bytes_delivered"] < 200_000
+    udpr = df[df["proto"] == "udpr"].iloc[0]
+    assert udpr["status"] == "ok" and udpr["delivered_fraction"] == 1 and udpr["metadata_byte_exact"]
+    from wirelab.experiment import pretty, summarize
+    table = pretty(summarize(df))
+    assert table["runs"].tolist()[0] == "1 (1 incomplete)"

@@ -108,7 +108,9 @@ def _run_across(engine, setting: Setting, link, row: dict, raw: dict, *, start: 
     raw["result"] = record
     for key, value in flatten(record).items():
         row[f"result_{key}" if key in RESERVED or key in row else key] = value
-    if record.get("ok", True) is False or record.get("goodput_bps") is None:
+    if record.get("outcome") == "incomplete":       # the protocol's own ending: a result, not a failure
+        row.update(status="incomplete", error=record.get("outcome_reason"))
+    elif record.get("ok", True) is False or record.get("goodput_bps") is None:
         why = record.get("error") or record.get("receiver_error") or "no goodput measured"
         row.update(status="failed", error=str(why))
     else:
@@ -135,7 +137,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         experiment = Experiment(**{**experiment.to_dict(), "engine": engine_name})
 
     with ResultStore(folder) as store:
-        done = store.done(("ok",) if retry_failed else ("ok", "failed", "skipped"))
+        done = store.done(("ok", "incomplete") if retry_failed else ("ok", "incomplete", "failed", "skipped"))
         todo = [(s, r) for s, r in experiment.runs() if (s.setting_id, r) not in done]
         if max_runs is not None:
             todo = todo[:max_runs]

@@ -5,9 +5,10 @@ document 003 draws over its 1000 messages. With n = 3 repetitions t is 4.30,
 so three runs give a wide interval, honestly. The t quantile is computed here
 (regularised incomplete beta, Numerical Recipes §6.4) so no SciPy is needed.
 
-Only runs with ``status == "ok"`` are aggregated; ``n_failed`` counts failed
-runs, ``n_skipped`` the runs the engine could not make here (the reason is in
-``first_error``).
+Runs with status ``ok`` and ``incomplete`` (the protocol ended them early:
+plain UDP losing data; their goodput is that of what arrived) are aggregated;
+``n_incomplete`` counts the latter, ``n_failed`` failed runs, ``n_skipped``
+the runs the engine could not make here (the reason is in ``first_error``).
 Prediction columns (``pred_*``) are the same for every run of a setting and
 are carried into the summary unchanged, beside the measurement, never mixed.
 """
@@ -22,6 +23,9 @@ from ..errors import ExperimentError
 __all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS"]
 
 #: Columns that identify a setting (whatever of these the table has).
+#: Statuses whose measurements are averaged: completed runs, and runs the protocol itself ended
+#: early (plain UDP losing data), whose goodput is that of what arrived.
+MEASURED_STATUSES = ("ok", "incomplete")
 PARAMETER_COLUMNS = ["engine", "backend", "workload", "proto", "size_bytes", "time_s",
                      "offered_bps", "packet_bytes", "echo_count", "rate_bps", "delay_s",
                      "jitter_s", "loss", "loss_reverse", "mtu", "queue_packets", "window_bytes",
@@ -118,16 +122,18 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
     rows = []
     keys = frame[by].astype(object).where(frame[by].notna(), None)
     for key, group in frame.groupby([keys[c] for c in by], dropna=False, sort=False):
-        ok = group[group["status"] == "ok"]
+        # incomplete runs ended as their protocol says (plain UDP lost data): what arrived counts
+        ok = group[group["status"].isin(MEASURED_STATUSES)]
         row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
         row["n"] = len(ok)
+        row["n_incomplete"] = int((group["status"] == "incomplete").sum())
         row["n_skipped"] = int((group["status"] == "skipped").sum())
         row["n_failed"] = len(group) - len(ok) - row["n_skipped"]
         for metric in metrics:
             mean, std, half, _ = confidence_interval(pd.to_numeric(ok[metric], errors="coerce"), level)
             row.update({f"{metric}_mean": mean, f"{metric}_std": std, f"{metric}_ci": half,
                         f"{metric}_low": mean - half, f"{metric}_high": mean + half})
-        failed = group[group["status"] != "ok"]
+        failed = group[~group["status"].isin(("ok",))]
         row["first_error"] = (failed["error"].dropna().iloc[0]
                               if "error" in failed and failed["error"].notna().any() else None)
         for column in preds:
@@ -168,8 +174,10 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
         if not math.isfinite(mean):
             return "—"
         return rate(mean, 4) + (f" ± {rate(ci, 3)}" if math.isfinite(ci) else "")
-    out["runs"] = [f"{n}" + (f" (+{f} failed)" if f else "") + (f" ({k} not run)" if k else "")
-                   for n, f, k in zip(summary["n"], summary["n_failed"], summary["n_skipped"])]
+    incomplete = summary.get("n_incomplete", pd.Series(0, index=summary.index))
+    out["runs"] = [f"{n}" + (f" ({i} incomplete)" if i else "") + (f" (+{f} failed)" if f else "")
+                   + (f" ({k} not run)" if k else "")
+                   for n, i, f, k in zip(summary["n"], incomplete, summary["n_failed"], summary["n_skipped"])]
     nothing = [math.nan] * len(summary)          # no run measured anything: every cell says so
     out["measured"] = [cell(m, c) for m, c in zip(summary.get(f"{metric}_mean", nothing),
                                                     summary.get(f"{metric}_ci", nothing))]
@@ -178,7 +186,7 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
                             for v in summary["pred_goodput_bps"]]
         out["measured/predicted"] = [f"{v:.3f}" if isinstance(v, float) and math.isfinite(v) else "—"
                                      for v in summary.get("measured_over_predicted", [math.nan] * len(summary))]
-        out["binds"] = summary["pred_binding"].fillna("—")
+        out["binds"] = summary["pred_binding"].astype(object).where(summary["pred_binding"].notna(), "—")
     if summary["first_error"].notna().any():
-        out["why failed"] = summary["first_error"].fillna("")
+        out["why failed"] = summary["first_error"].fillna("")     # or why incomplete
     return out

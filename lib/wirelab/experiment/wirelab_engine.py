@@ -129,6 +129,7 @@ class WirelabEngine:
         finally:
             stop.set()
             thread.join(max_wait + 1.0)
+        outcome = {}
         if how["call"] == "file":
             receiver = (server_results[0] if server_results
                         else Result(proto, receiver_error="server saw no session"))
@@ -138,9 +139,16 @@ class WirelabEngine:
             payload = make_data(size, seed)
             result.metadata["byte_exact"] = sink.bytes == len(payload) and \
                 sink.hexdigest() == hashlib.sha256(payload).hexdigest()
+            missing = receiver.metadata.get("first_missing_packet")
+            if proto == "udp" and missing is not None:
+                # plain UDP cannot recover a lost datagram: PPCB ends the session there. The
+                # protocol defines this outcome: it is a result (what arrived), not a failure.
+                outcome = {"outcome": "incomplete",
+                           "outcome_reason": f"datagram {missing} was lost and plain udp does not resend: "
+                                             f"{result.delivered_fraction or 0:.1%} of the file arrived"}
         else:
             result = sender
-        record = result.to_dict(samples=False)
+        record = {**result.to_dict(samples=False), **outcome}
         if capture:
             record["capture_file"] = str(capture)
             record["capture_packets"] = recorder.packets

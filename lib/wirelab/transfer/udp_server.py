@@ -132,6 +132,7 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
                 continue
             result.receiver_error = (f"timeout: no packet {expected} within {max_wait:g} s"
                                      + (f" and {resends} resends" if reliable else ""))
+            result.metadata["first_missing_packet"] = expected
             break
         if stop is not None and stop.is_set():
             result.receiver_error = "server stopped"
@@ -166,6 +167,8 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
             continue
         if packet.packet_no > expected or len(packet.data) > total - received:
             result.out_of_order += packet.packet_no > expected
+            if packet.packet_no > expected:
+                result.metadata["first_missing_packet"] = expected
             send(ppcb.pack("RJT", session, packet_no=packet.packet_no))
             result.receiver_error = (f"packet {packet.packet_no} arrived, expected {expected} "
                                      "(a datagram was lost or reordered)" if packet.packet_no > expected else

@@ -43,7 +43,8 @@ def add_parser(subparsers):
                    help="wirelab, iperf3, or both: wirelab,iperf3 (one table)")
     p.add_argument("--backend", default="auto", choices=list(BACKENDS),
                    help="link backend (default: the best this machine has)")
-    p.add_argument("--timeout", type=float, default=60.0, help="deadline of each run in seconds")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="deadline of each run in seconds (default: 3 × the predicted time + 10 s)")
     p.add_argument("--out", default=None, help="results folder (default data/<name>)")
     p.add_argument("--name", default=None, help="experiment name (default: the --out folder's name)")
     p.add_argument("--capture", action="store_true",

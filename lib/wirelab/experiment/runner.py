@@ -14,6 +14,7 @@ it again to complete only the missing runs.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import traceback
 import uuid
@@ -25,6 +26,7 @@ from .. import link as links
 from ..errors import ExperimentError
 from . import meta as machine
 from .engine import flatten, get_engine
+from .deadline import deadline_s, too_long
 from .prediction import predict_columns
 from .spec import Experiment, Setting
 from .store import ResultStore, load
@@ -33,7 +35,7 @@ __all__ = ["run", "run_one", "default_folder", "RESERVED"]
 
 #: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
 RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
-            "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands",
+            "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands", "deadline_s",
             "capture_file", "raw_file"}
 
 
@@ -48,8 +50,15 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="run", leave=True)
 
 
+def _predictions(engine, setting: Setting, link_layer, timestamps: bool) -> dict:
+    """The model's ``pred_*`` columns for exactly this setting, framed as the engine frames data."""
+    framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
+    return predict_columns(setting.params, wire=link_layer.wire_of(setting.link), timestamps=timestamps,
+                           **framing)
+
+
 def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, seed: int = 0,
-            timeout: float = 60.0, workdir: str | Path | None = None, timestamps: bool = True,
+            timeout: float | None = None, workdir: str | Path | None = None, timestamps: bool = True,
             capture_dir: str | Path | None = None, link_layer=links) -> tuple[dict, dict]:
     """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
 
@@ -57,13 +66,14 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
     afterwards), hands it to the engine, and fills the row from the engine's record and
     the link's ``describe()``. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
     ``link_layer``: what opens links (``wirelab.link``; tests give a fake one).
+    ``timeout``: the run's deadline in seconds; None: derived from the prediction (``deadline``).
     """
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
     row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
     row["wire"] = link_layer.wire_of(setting.link)
-    row.update(predict_columns(setting.params, wire=row["wire"], timestamps=timestamps, **framing))
+    row.update(_predictions(engine, setting, link_layer, timestamps))
+    timeout = row["deadline_s"] = deadline_s(setting, row, timeout)
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
 
     reason = engine.unsupported(setting) if hasattr(engine, "unsupported") else None
@@ -147,8 +157,16 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         backend = link_layer.backend_for([s.link for s in experiment.settings()], experiment.backend)
         info = machine.collect(extra={"engine": engine_name, "backend": backend,
                                       "engine_info": getattr(engine, "info", lambda: {})()})
-        session = store.start_session(experiment.to_dict(), info)
         timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
+        # settings the model expects to outlast the user's deadline: said before anything runs
+        late = too_long([(s, _predictions(engine, s, link_layer, timestamps)) for s in experiment.settings()],
+                        experiment.timeout)
+        if late:
+            info["expected_to_outlast_timeout"] = [{"setting": s.label(), "expected_s": e} for s, e in late]
+            print(f"wirelab: {len(late)} setting(s) are predicted to take longer than the {experiment.timeout:g} s "
+                  f"timeout, e.g. {late[0][0].label()} ({late[0][1]:.0f} s): they will fail; raise the timeout "
+                  "or leave it unset (deadlines then follow the prediction)", file=sys.stderr)
+        session = store.start_session(experiment.to_dict(), info)
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
         try:

@@ -180,7 +180,8 @@ class Experiment:
     ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``window``
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
     timed run left out of its goodput: slow start, iperf3's ``-O``).
-    ``timeout`` is each run's deadline in seconds.
+    ``timeout`` is each run's deadline in seconds; unset, it follows the model's
+    prediction for the run (``experiment.deadline``).
     ``size`` applies to the ``file`` workload only (it is dropped otherwise).
     """
     name: str
@@ -209,7 +210,7 @@ class Experiment:
     seed: int = 0
     engine: str = "wirelab"
     backend: str = "auto"
-    timeout: float = 60.0
+    timeout: float | None = None
     capture: bool = False
     shuffle: bool = False
 
@@ -223,8 +224,9 @@ class Experiment:
             raise UsageError(f"unknown workload {self.workload!r}", f"use one of {', '.join(WORKLOADS)}")
         if not isinstance(self.reps, int) or self.reps < 1:
             raise UsageError(f"reps must be a whole number ≥ 1, not {self.reps!r}", "e.g. reps=3")
-        if not self.timeout > 0:
-            raise UsageError(f"timeout must be positive, not {self.timeout!r}", "e.g. timeout=60")
+        if self.timeout is not None and not self.timeout > 0:
+            raise UsageError(f"timeout must be positive, not {self.timeout!r}",
+                             "e.g. timeout=60, or leave it unset: each run's deadline then follows the prediction")
         for proto in self.axis_values("proto"):
             if proto not in PROTOCOLS:
                 raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")

@@ -27,7 +27,7 @@ class ExperimentPanel:
     def __init__(self, *, proto=("tcp", "udp", "udpr"), rate: str = "10mbit", delay: str = "0,20ms",
                  loss: str = "0", size: str = "200KB", reps: int = 2, engine="wirelab",
                  backend: str = "auto", max_wait: str = "0.5s", folder: str | Path = "data/panel",
-                 timeout: float = 60.0, progress: bool = True):
+                 timeout: float | None = None, progress: bool = True):
         import ipywidgets as w
 
         engines = ["wirelab", "iperf3"]

@@ -1,0 +1,61 @@
+"""Each run's deadline, derived from what the model predicts it takes (unless the user set one).
+
+A fixed 60 s deadline kills a stop-and-wait transfer the model itself
+expects to take 100 s, and waits a minute for a 50 ms transfer that hung.
+So a run may take ``SLACK`` times its predicted completion (set-up, transfer,
+the final RCVD or report) plus ``MARGIN_S`` for starting processes and
+building the link; a timed workload its duration plus the same margin.
+Where the model predicts no time, ``FALLBACK_S``.
+
+When the user gives a timeout, it is used as given, and a setting the model
+expects to outlast it is flagged before the sweep starts (``too_long``).
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["deadline_s", "expected_s", "too_long", "SLACK", "MARGIN_S", "FALLBACK_S"]
+
+#: A run may take this many times its predicted completion…
+SLACK = 3.0
+#: …plus this much (processes, link, MAX_WAIT at the end).
+MARGIN_S = 10.0
+#: When nothing predicts a time (no rate, a setting the model does not cover).
+FALLBACK_S = 60.0
+
+
+def _number(value) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def expected_s(setting, predictions: dict) -> float | None:
+    """How long the model expects the run to take, or None when it cannot say."""
+    if setting.workload in ("time", "load"):
+        return (_number(setting["time_s"]) or 0.0) + (_number(setting["omit_s"]) or 0.0)
+    return _number(predictions.get("pred_completion_s")) or _number(predictions.get("pred_transfer_time_s"))
+
+
+def deadline_s(setting, predictions: dict, timeout: float | None) -> float:
+    """The deadline of one run: the user's ``timeout`` if given, else derived from the prediction."""
+    if timeout is not None:
+        return float(timeout)
+    expected = expected_s(setting, predictions)
+    if expected is None:
+        return FALLBACK_S
+    return SLACK * expected + MARGIN_S
+
+
+def too_long(settings_and_predictions, timeout: float | None) -> list[tuple[object, float]]:
+    """(setting, expected seconds) of every setting predicted to outlast the user's ``timeout``."""
+    if timeout is None:
+        return []
+    out = []
+    for setting, predictions in settings_and_predictions:
+        expected = expected_s(setting, predictions)
+        if expected is not None and expected > timeout:
+            out.append((setting, expected))
+    return out

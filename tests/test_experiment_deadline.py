@@ -1,0 +1,25 @@
+"""Deadlines follow the prediction; a setting the model expects to outlast a given timeout is flagged."""
+import math
+
+from wirelab.experiment import Experiment
+from wirelab.experiment.deadline import FALLBACK_S, MARGIN_S, SLACK, deadline_s, expected_s, too_long
+
+
+def one(**kw):
+    return Experiment("d", **{"proto": "udpr", "size": "1MB", "rate": "10mbit", **kw}).settings()[0]
+
+
+def test_a_run_may_take_three_times_its_predicted_completion_plus_a_margin():
+    slow = one(loss="1%")
+    assert deadline_s(slow, {"pred_completion_s": 100.0}, None) == SLACK * 100 + MARGIN_S
+    assert deadline_s(slow, {"pred_completion_s": 100.0}, 20) == 20            # the user's word stands
+    assert deadline_s(slow, {"pred_completion_s": math.nan}, None) == FALLBACK_S
+    timed = one(proto="tcp", workload="time", time="5s", omit="1s")
+    assert expected_s(timed, {}) == 6 and deadline_s(timed, {}, None) == SLACK * 6 + MARGIN_S
+
+
+def test_settings_predicted_to_outlast_the_timeout_are_named():
+    fast, slow = one(), one(loss="5%")
+    late = too_long([(fast, {"pred_completion_s": 2.0}), (slow, {"pred_completion_s": 90.0})], 60)
+    assert late == [(slow, 90.0)]
+    assert too_long([(slow, {"pred_completion_s": 90.0})], None) == []

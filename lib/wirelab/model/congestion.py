@@ -92,6 +92,7 @@ class SteadyState:
     goodput_bps: float
     covered: bool = True                 # False: the model does not cover this case (see notes)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    retransmissions_on_link: bool = True # the link limit is η·C·(1 − p) (False: the classic η·C)
 
 
 def steady_state(cc: str, rate_bps: float, eta: float, mss_bytes: float, *, rtt_s: float,

@@ -221,7 +221,7 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
         if (loss > 0 or window_bytes) and not rtt_s:
             notes.append("loss and window limits need an RTT (--rtt); only the link limit applies")
         binding, goodput = binding_limit(limits)
-        steady = SteadyState("reno", limits, binding, goodput)
+        steady = SteadyState("reno", limits, binding, goodput, retransmissions_on_link=False)
     else:
         if loss >= 1:
             raise ModelError("TCP delivers nothing at 100 % loss", "use a loss below 100 %")

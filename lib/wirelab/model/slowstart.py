@@ -20,13 +20,18 @@ from ..errors import ModelError
 
 __all__ = ["initial_window", "LINUX_INITIAL_WINDOW", "LINUX_SYN_RTO", "slow_start_send",
            "kurose_ross_latency", "handshake_time", "retransmission_delay",
-           "expected_slow_start_segments", "expected_slow_start_window", "cardwell_slow_start_time",
+           "expected_slow_start_segments", "expected_segments_before_loss", "expected_slow_start_window", "cardwell_slow_start_time",
            "timeout_probability", "backoff_factor", "expected_timeout", "expected_loss_recovery"]
 
 #: Linux counts its initial window in segments: TCP_INIT_CWND = 10 (include/net/tcp.h).
 LINUX_INITIAL_WINDOW = 10
 #: Initial retransmission timeout before any RTT sample, 1 s (RFC 6298 §2.1; Linux TCP_TIMEOUT_INIT).
 LINUX_SYN_RTO = 1.0
+
+
+def _any_lost(loss: float, packets: float) -> float:
+    """1 − (1 − p)^n, accurate for tiny p (expm1/log1p)."""
+    return -math.expm1(packets * math.log1p(-loss))
 
 
 def initial_window(mss_bytes: int) -> int:
@@ -47,27 +52,41 @@ def _windows(segments: float, iw: float, gamma: float, max_window: float | None)
 
 
 def slow_start_send(segments: float, segment_time_s: float, rtt_s: float, *, iw: float = 10,
-                    gamma: float = 2.0, max_window: float | None = None) -> tuple[float, float]:
+                    gamma: float = 2.0, max_window: float | None = None,
+                    loss: float = 0.0) -> tuple[float, float]:
     """(send time, idle time) at the sender for ``segments`` segments of ``segment_time_s``
     each (S/R) in slow start: send time = segments·S/R + Σ idle, idle after window k
     = [S/R + RTT − w_k·S/R]⁺ for every window but the last (Kurose & Ross, generalised:
-    w_k = min(IW·γ^(k−1), W_max)). Once a window fills the pipe nothing idles again."""
+    w_k = min(IW·γ^(k−1), W_max)). Once a window fills the pipe nothing idles again.
+
+    With ``loss`` p the idle is an expectation: slow start still runs after window k
+    only if none of its first c_k segments was lost, so that idle counts (1 − p)^c_k
+    (derived here; it makes Cardwell et al.'s slow start, eq. 15, pay for transmission
+    and stay continuous in p)."""
     if segments < 0 or segment_time_s <= 0 or rtt_s < 0 or iw <= 0 or gamma < 1:
         raise ModelError("slow start needs segments ≥ 0, S/R > 0, RTT ≥ 0, IW > 0 and γ ≥ 1",
                          "e.g. 100 segments, 1.2 ms each, RTT 40 ms, IW 10, γ 2")
+    if not 0 <= loss < 1:
+        raise ModelError(f"loss must be in [0, 1), not {loss!r}", "e.g. 0.01")
     if gamma == 1:
         max_window = iw if max_window is None else min(iw, max_window)   # a static window
-    idle = 0.0
+    survive = math.log1p(-loss)                     # log(1 − p): weights (1 − p)^c
+    idle, sent = 0.0, 0.0
     for w, left in _windows(segments, iw, gamma, max_window):
+        sent += w
         if left <= w:
             break                                   # the last window: nothing to wait for
         gap = segment_time_s + rtt_s - w * segment_time_s
         if gap <= 0:
             break                                   # this window fills the pipe, so will the rest
         if max_window is not None and w >= max_window:
-            idle += (math.ceil(left / w - 1e-9) - 1) * gap    # capped: every window idles alike
+            more = math.ceil(left / w - 1e-9) - 1   # capped: every window idles alike
+            if loss == 0:
+                idle += more * gap
+            else:                                   # Σ_j (1 − p)^(sent + j·w), j = 0 … more − 1
+                idle += gap * math.exp(sent * survive) * math.expm1(more * w * survive) / math.expm1(w * survive)
             break
-        idle += gap
+        idle += gap * math.exp(sent * survive)
     return segments * segment_time_s + idle, idle
 
 
@@ -104,7 +123,16 @@ def expected_slow_start_segments(segments: int, loss: float) -> float:
     (Cardwell et al. 2000, eq. 5); d when p = 0. Capped at d (eq. 5 gives 2 − p for d = 1)."""
     if loss <= 0:
         return float(segments)
-    return min(float(segments), (1 - (1 - loss) ** segments) * (1 - loss) / loss + 1)
+    return min(float(segments), _any_lost(loss, segments) * (1 - loss) / loss + 1)
+
+
+def expected_segments_before_loss(segments: int, loss: float) -> float:
+    """E[min(J, d)] = (1 − (1−p)^d)/p, J the index of the first lost segment: eq. 5 of
+    Cardwell et al. 2000 less the (1−p)^d it adds when nothing is lost (then all d
+    segments go in slow start, not d + 1). Consistent with ``slow_start_send(loss=p)``."""
+    if loss <= 0:
+        return float(segments)
+    return _any_lost(loss, segments) / loss
 
 
 def expected_slow_start_window(slow_start_segments: float, iw: float = 10, gamma: float = 2.0) -> float:
@@ -133,7 +161,7 @@ def timeout_probability(loss: float, window: float) -> float:
     if window <= 3:
         return 1.0
     q = 1 - loss
-    return min(1.0, (1 + q ** 3 * (1 - q ** (window - 3))) / ((1 - q ** window) / (1 - q ** 3)))
+    return min(1.0, (1 + q ** 3 * _any_lost(loss, window - 3)) * _any_lost(loss, 3) / _any_lost(loss, window))
 
 
 def backoff_factor(loss: float) -> float:
@@ -154,6 +182,6 @@ def expected_loss_recovery(segments: int, loss: float, round_s: float, rto_s: fl
     eqs. 16 and 20)."""
     if loss <= 0:
         return 0.0
-    in_slow_start = 1 - (1 - loss) ** segments
+    in_slow_start = _any_lost(loss, segments)
     q = timeout_probability(loss, slow_start_window)
     return in_slow_start * (q * expected_timeout(loss, rto_s) + (1 - q) * round_s)

@@ -35,12 +35,15 @@ from ..errors import ModelError
 from .congestion import SteadyState
 from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
-                        expected_slow_start_segments, expected_slow_start_window, handshake_time,
+                        expected_segments_before_loss, expected_slow_start_window, handshake_time,
                         retransmission_delay, slow_start_send)
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
-__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr"]
+__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "BETA"]
+
+#: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
+BETA = {"reno": 0.5, "cubic": 0.7}
 
 
 @dataclass(frozen=True)
@@ -133,30 +136,35 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
     cap = None if window_bytes is None else max(1.0, window_bytes / mss_bytes)
     data: dict[str, float] = {}
     notes = list(steady.notes)
+    resent = loss if steady.retransmissions_on_link else 0.0   # the link's share spent on resending
     if loss <= 0 or steady.cc == "bbr":
         # Loss-free slow start, or BBR: its startup does not stop at a random loss.
         _, idle = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap)
-        _add(data, "link", n * segment / (1.0 - loss))
+        _add(data, "link", n * segment / (1.0 - resent))
         _add(data, "slow_start", idle)
         if loss > 0:
             # Derived here: earlier losses are repaired under cover of new data (SACK); one in
             # the last flight delays the last byte by a round.
             flight = min(d, math.ceil(1 + rtt_s / segment))
-            _add(data, "loss_recovery", (1 - (1 - loss) ** flight) * round_s)
+            _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
             notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
     else:
-        d_ss = expected_slow_start_segments(d, loss) * n / d if d else 0.0
-        _, idle = slow_start_send(d_ss, segment, rtt_s + ack, iw=iw, max_window=cap)
+        d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
+        _, idle = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
         w_ss = expected_slow_start_window(d_ss, iw)
         if cap is not None:
             w_ss = min(w_ss, cap)
-        steady_time = max(n - d_ss, 0.0) * 8.0 * mss_bytes / steady.goodput_bps
-        link = n * segment + max(n - d_ss, 0.0) * segment * loss / (1 - loss)
+        # The rest runs at the steady state (Cardwell eq. 24), but never faster than the window
+        # the loss left, β·E[W_ss] per round (derived here: keeps a loss from ever helping).
+        after_loss = BETA.get(steady.cc, 0.5) * w_ss * 8.0 * mss_bytes / round_s
+        steady_time = max(n - d_ss, 0.0) * 8.0 * mss_bytes / min(steady.goodput_bps, after_loss)
+        link = n * segment + max(n - d_ss, 0.0) * segment * resent / (1 - resent)
         _add(data, "link", link)
         _add(data, "slow_start", idle)
         _add(data, "loss_recovery", expected_loss_recovery(d, loss, round_s, rto, w_ss))
-        excess = steady_time - max(n - d_ss, 0.0) * segment / (1 - loss)
-        _add(data, steady.binding, excess)
+        excess = steady_time - max(n - d_ss, 0.0) * segment / (1 - resent)
+        loss_model = "cubic" if steady.cc == "cubic" else "padhye"
+        _add(data, steady.binding if steady.binding not in ("link", "window") else loss_model, excess)
         notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
     _add(data, "propagation", rtt_s / 2)
     return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes),

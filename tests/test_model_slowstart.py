@@ -101,3 +101,21 @@ def test_slow_start_never_faster_than_the_link_nor_slower_than_stop_and_wait(n, 
     assert idle >= 0 and send == pytest.approx(n * seg + idle)
     assert send <= n * (seg + rtt) + 1e-9                              # never worse than one per RTT
     assert math.isfinite(send)
+
+
+def test_segments_before_the_first_loss_is_eq5_without_its_no_loss_extra():
+    from wirelab.model.slowstart import expected_segments_before_loss
+    for d, p in [(10, 0.01), (100, 0.05), (1000, 0.001), (1, 0.3)]:
+        assert expected_segments_before_loss(d, p) == pytest.approx(
+            (1 - (1 - p) ** d) * (1 - p) / p + 1 - (1 - p) ** d)
+        # E[min(J, d)] = Σ_{m<d} P(J > m), J the first lost segment
+        assert expected_segments_before_loss(d, p) == pytest.approx(sum((1 - p) ** m for m in range(d)))
+    assert expected_segments_before_loss(50, 0.0) == 50
+
+
+def test_slow_start_idle_under_loss_is_weighted_by_survival():
+    s, rtt = 0.001, 0.05
+    free = slow_start_send(70, s, rtt, iw=10)[1]                         # idles after 10 and 30 segments
+    lossy = slow_start_send(70, s, rtt, iw=10, loss=0.01)[1]
+    assert free == pytest.approx((s + rtt - 10 * s) + (s + rtt - 20 * s))
+    assert lossy == pytest.approx((s + rtt - 10 * s) * 0.99 ** 10 + (s + rtt - 20 * s) * 0.99 ** 30)

@@ -233,7 +233,7 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
         limits, binding, goodput = dict(steady.limits), steady.binding, steady.goodput_bps
         notes.extend(steady.notes)
     transfer = None
-    if size is not None:
+    if size is not None and steady.covered:
         if cc is None and loss > 0 and not rtt_s:
             notes.append("the transfer time with loss needs an RTT (--rtt): not predicted")
         else:

@@ -27,7 +27,7 @@ def test_kurose_ross_slow_start_example():
     latency = 2 * rtt + 15 * s + 2 * (rtt + s) - (2 ** 2 - 1) * s
     assert latency == pytest.approx(0.220)
     assert kurose_ross_latency(15 * 8000, 8000, 8000 / s, rtt) == pytest.approx(latency)
-    send, idle = slow_start_send(15, s, rtt, iw=1)
+    send, idle, _ = slow_start_send(15, s, rtt, iw=1)
     assert idle == pytest.approx((s + rtt - s) + (s + rtt - 2 * s))      # the two stalls
     assert 2 * rtt + send == pytest.approx(latency)                       # handshake + request/response
 
@@ -35,8 +35,8 @@ def test_kurose_ross_slow_start_example():
 def test_kurose_ross_static_window():
     # K&R's static window: latency = 2·RTT + O/R + (K − 1)·[S/R + RTT − W·S/R]⁺
     s, rtt = 0.010, 0.020
-    send, idle = slow_start_send(16, s, rtt, iw=2, gamma=1.0)           # K = 8 windows of W = 2
-    assert idle == pytest.approx(7 * (s + rtt - 2 * s))
+    send, idle, capped = slow_start_send(16, s, rtt, iw=2, gamma=1.0)           # K = 8 windows of W = 2
+    assert idle == capped == pytest.approx(7 * (s + rtt - 2 * s))
     assert slow_start_send(16, s, rtt, iw=4, gamma=1.0)[1] == 0          # W·S/R ≥ S/R + RTT: no stall
     capped = slow_start_send(100, s, rtt, iw=1, max_window=2)[1]
     assert capped == pytest.approx((s + rtt - s) + 49 * (s + rtt - 2 * s))  # 1, then 2 forever
@@ -97,7 +97,7 @@ def test_cardwell_eq4_handshake():
 
 @given(st.floats(1, 1e5), st.floats(1e-6, 0.01), st.floats(0, 0.3), st.floats(1, 64))
 def test_slow_start_never_faster_than_the_link_nor_slower_than_stop_and_wait(n, seg, rtt, iw):
-    send, idle = slow_start_send(n, seg, rtt, iw=iw)
+    send, idle, _ = slow_start_send(n, seg, rtt, iw=iw)
     assert idle >= 0 and send == pytest.approx(n * seg + idle)
     assert send <= n * (seg + rtt) + 1e-9                              # never worse than one per RTT
     assert math.isfinite(send)

@@ -203,3 +203,17 @@ def test_udpr_uses_the_stack_it_is_given():
     v4 = udpr_transfer(50_000, 1e6, 0.0)
     v6 = udpr_transfer(50_000, 1e6, 0.0, stack=HeaderStack("udpr", ip_version=6))
     assert v6.total_s > v4.total_s
+
+
+def test_a_window_limit_is_named_as_such_under_loss():
+    p = tcp(2_000_000, 0.04, loss=0.001, window_bytes=16_000)
+    assert p.steady_binding == "window" and p.binding == "window"
+    u = predict("udp", 10e6, loss=0.01, payload=1000, size=10_000)
+    assert u.transfer.extras["exchange_probability"] == pytest.approx(0.99 ** 3 * 0.99 ** 10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(CCS, st.integers(1_000, 3_000_000), st.floats(1e-4, 0.2), maybe(1e-6, 0.05), st.floats(3_000, 200_000))
+def test_goodput_falls_with_a_smaller_window(cc, size, rtt, loss, window):
+    wide = tcp(size, rtt, loss, cc, window_bytes=window * 2).goodput_bps
+    assert tcp(size, rtt, loss, cc, window_bytes=window).goodput_bps <= wide * (1 + 1e-9)

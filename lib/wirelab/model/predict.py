@@ -169,7 +169,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         limits = {"link": link}
         transfer = None if size is None else udp_transfer(
             size, rate_bps, datagram_payload=packets.payload_bytes, datagram_wire_bytes=packets.wire_bytes,
-            header_bytes=stack.l2 + stack.l3 + stack.l4, delivery_probability=delivered, rtt_s=rtt_s or 0.0)
+            header_bytes=stack.l2 + stack.l3 + stack.l4, delivery_probability=delivered, rtt_s=rtt_s or 0.0,
+            loss=loss, loss_reverse=loss_reverse)
         return _finish(proto, rate_bps, stack, packets, limits, "link", link * delivered, notes, common,
                        delivered=delivered, transfer=transfer)
 

@@ -15,10 +15,11 @@ equations 4, 5, 11, 15-20, on top of PFTK (Padhye et al., SIGCOMM 1998).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from ..errors import ModelError
 
-__all__ = ["initial_window", "LINUX_INITIAL_WINDOW", "LINUX_SYN_RTO", "slow_start_send",
+__all__ = ["initial_window", "LINUX_INITIAL_WINDOW", "LINUX_SYN_RTO", "SlowStart", "slow_start_send",
            "kurose_ross_latency", "handshake_time", "retransmission_delay",
            "expected_slow_start_segments", "expected_segments_before_loss", "expected_slow_start_window", "cardwell_slow_start_time",
            "timeout_probability", "backoff_factor", "expected_timeout", "expected_loss_recovery"]
@@ -51,11 +52,19 @@ def _windows(segments: float, iw: float, gamma: float, max_window: float | None)
         window *= gamma
 
 
+class SlowStart(NamedTuple):
+    """Seconds at the sender: ``send`` = segments·S/R + ``idle``; ``window_idle`` is the
+    part of ``idle`` spent with the window at its cap W_max (the window, not slow start, binds)."""
+    send: float
+    idle: float
+    window_idle: float = 0.0
+
+
 def slow_start_send(segments: float, segment_time_s: float, rtt_s: float, *, iw: float = 10,
                     gamma: float = 2.0, max_window: float | None = None,
-                    loss: float = 0.0) -> tuple[float, float]:
-    """(send time, idle time) at the sender for ``segments`` segments of ``segment_time_s``
-    each (S/R) in slow start: send time = segments·S/R + Σ idle, idle after window k
+                    loss: float = 0.0) -> SlowStart:
+    """Send time, idle time and capped idle at the sender for ``segments`` segments of
+    ``segment_time_s`` each (S/R) in slow start: send time = segments·S/R + Σ idle, idle after window k
     = [S/R + RTT − w_k·S/R]⁺ for every window but the last (Kurose & Ross, generalised:
     w_k = min(IW·γ^(k−1), W_max)). Once a window fills the pipe nothing idles again.
 
@@ -82,12 +91,12 @@ def slow_start_send(segments: float, segment_time_s: float, rtt_s: float, *, iw:
         if max_window is not None and w >= max_window:
             more = math.ceil(left / w - 1e-9) - 1   # capped: every window idles alike
             if loss == 0:
-                idle += more * gap
+                capped = more * gap
             else:                                   # Σ_j (1 − p)^(sent + j·w), j = 0 … more − 1
-                idle += gap * math.exp(sent * survive) * math.expm1(more * w * survive) / math.expm1(w * survive)
-            break
+                capped = gap * math.exp(sent * survive) * math.expm1(more * w * survive) / math.expm1(w * survive)
+            return SlowStart(segments * segment_time_s + idle + capped, idle + capped, capped)
         idle += gap * math.exp(sent * survive)
-    return segments * segment_time_s + idle, idle
+    return SlowStart(segments * segment_time_s + idle, idle)
 
 
 def kurose_ross_latency(object_bits: float, segment_bits: float, rate_bps: float, rtt_s: float) -> float:

@@ -40,10 +40,29 @@ from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recov
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
-__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "BETA"]
+__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "BETA", "ALPHA", "regrowth_rounds"]
 
 #: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
 BETA = {"reno": 0.5, "cubic": 0.7}
+#: Growth per round in congestion avoidance: Reno 1 segment (RFC 5681 §3.1); CUBIC at
+#: least its Reno-friendly α = 3(1 − β)/(1 + β) (RFC 9438 §4.3).
+ALPHA = {"reno": 1.0, "cubic": 3 * (1 - 0.7) / (1 + 0.7)}
+
+
+def regrowth_rounds(segments: float, start: float, alpha: float, target: float) -> tuple[float, bool]:
+    """(rounds, mostly ramping?) to send ``segments`` with a window that starts at ``start``
+    and grows by ``alpha`` per round up to ``target`` segments per round, then stays there
+    (additive increase, RFC 5681 §3.1; derived here for a continuous window:
+    start·r + α·r²/2 segments in r rounds)."""
+    if segments <= 0:
+        return 0.0, False
+    start = max(min(start, target), 1e-9)
+    ramp = (target - start) / alpha                        # rounds to reach the target
+    in_ramp = ramp * (start + target) / 2
+    if segments <= in_ramp:
+        return (math.sqrt(start * start + 2 * alpha * segments) - start) / alpha, True
+    total = ramp + (segments - in_ramp) / target
+    return total, ramp > total / 2
 
 
 @dataclass(frozen=True)
@@ -139,9 +158,10 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
     resent = loss if steady.retransmissions_on_link else 0.0   # the link's share spent on resending
     if loss <= 0 or steady.cc == "bbr":
         # Loss-free slow start, or BBR: its startup does not stop at a random loss.
-        _, idle = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap)
+        start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap)
         _add(data, "link", n * segment / (1.0 - resent))
-        _add(data, "slow_start", idle)
+        _add(data, "slow_start", start.idle - start.window_idle)
+        _add(data, "window", start.window_idle)
         if loss > 0:
             # Derived here: earlier losses are repaired under cover of new data (SACK); one in
             # the last flight delays the last byte by a round.
@@ -150,21 +170,24 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
             notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
     else:
         d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
-        _, idle = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
+        start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
         w_ss = expected_slow_start_window(d_ss, iw)
         if cap is not None:
             w_ss = min(w_ss, cap)
-        # The rest runs at the steady state (Cardwell eq. 24), but never faster than the window
-        # the loss left, β·E[W_ss] per round (derived here: keeps a loss from ever helping).
-        after_loss = BETA.get(steady.cc, 0.5) * w_ss * 8.0 * mss_bytes / round_s
-        steady_time = max(n - d_ss, 0.0) * 8.0 * mss_bytes / min(steady.goodput_bps, after_loss)
+        # The rest runs at the steady state (Cardwell eq. 24), reached from the window the loss
+        # left, β·E[W_ss], growing by α per round (derived here: a loss never helps).
+        target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
+        beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
+        rounds, ramped = regrowth_rounds(max(n - d_ss, 0.0), beta * w_ss, alpha, target)
+        steady_time = rounds * round_s
         link = n * segment + max(n - d_ss, 0.0) * segment * resent / (1 - resent)
         _add(data, "link", link)
-        _add(data, "slow_start", idle)
+        _add(data, "slow_start", start.idle - start.window_idle)
+        _add(data, "window", start.window_idle)
         _add(data, "loss_recovery", expected_loss_recovery(d, loss, round_s, rto, w_ss))
         excess = steady_time - max(n - d_ss, 0.0) * segment / (1 - resent)
         loss_model = "cubic" if steady.cc == "cubic" else "padhye"
-        _add(data, steady.binding if steady.binding not in ("link", "window") else loss_model, excess)
+        _add(data, loss_model if ramped or steady.binding == "link" else steady.binding, excess)
         notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
     _add(data, "propagation", rtt_s / 2)
     return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes),
@@ -172,10 +195,12 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
 
 
 def udp_transfer(size_bytes: int, rate_bps: float, *, datagram_payload: int, datagram_wire_bytes: int,
-                 header_bytes: int, delivery_probability: float, rtt_s: float) -> TransferTime:
+                 header_bytes: int, delivery_probability: float, rtt_s: float, loss: float = 0.0,
+                 loss_reverse: float | None = None) -> TransferTime:
     """PPCB over plain UDP: CONN → CONACC, every DATA at once (no retransmission), RCVD.
     Each datagram arrives with probability q = (1 − p)^k (k fragments); of N datagrams
-    N·(1 − q) are lost on average, all arrive with probability q^N, and a receiver that
+    N·(1 − q) are lost on average, all arrive with probability q^N (and the whole
+    exchange, CONN, CONACC and RCVD too, with (1 − p)(1 − p_r)²·q^N), and a receiver that
     stops at the first gap (PPCB's udp server answers RJT and ends) delivers on average
     the fraction q(1 − q^N)/(N(1 − q)) (the expected length of the run before the first loss)."""
     if size_bytes < 0 or datagram_payload < 1:
@@ -190,7 +215,9 @@ def udp_transfer(size_bytes: int, rate_bps: float, *, datagram_payload: int, dat
     _add(data, "propagation", rtt_s / 2)
     in_order = 1.0 if q >= 1 or count == 0 else q * (1 - q ** count) / (count * (1 - q))
     extras = {"datagrams": count, "expected_lost_datagrams": count * (1 - q), "delivered_fraction": q,
-              "in_order_fraction": in_order, "complete_probability": q ** count}
+              "in_order_fraction": in_order, "complete_probability": q ** count,
+              "exchange_probability": (1 - loss) * (1 - (loss if loss_reverse is None else loss_reverse)) ** 2
+              * q ** count}
     notes = () if q >= 1 else ("plain UDP does not retransmit: expect an incomplete file",)
     return TransferTime("udp", size_bytes, setup, data, {"rcvd": rtt_s / 2 + wire(PPCB_HEADER["RCVD"])},
                         delivered_bytes=size_bytes * q, extras=extras, notes=notes)

@@ -16,8 +16,10 @@ The time is split three ways, each by cause (seconds):
              Kurose & Ross), ``loss_recovery`` (the first loss: Cardwell eq. 20),
              the steady-state limit's own name for the time beyond the link's
              (``cubic``, ``padhye``, ``window`` …: Cardwell eq. 24 with that
-             algorithm's rate, see ``congestion``) and ``propagation`` (the last byte's
-             one-way delay). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
+             algorithm's rate, see ``congestion``, reached from the window the loss
+             left, β·E[W_ss], by α segments per round: derived here) and
+             ``propagation`` (the last byte's one-way delay). BBR: startup runs on
+             through random loss; a loss in the last flight costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
              ``timeouts`` (MAX_WAIT).
   ``final``  last byte delivered → RCVD at the client: ``rcvd``.
 

@@ -70,7 +70,7 @@ def render(result) -> str:
     for name, value in result.limits.items():
         mark = "  ← binds" if name == result.binding else ""
         lines.append(f"    {name:<14} {units.format_rate(value):>16}   ({SOURCES[name]}){mark}")
-    if result.goodput_bps != result.goodput_bps:          # NaN: outside the model
+    if result.goodput_bps != result.goodput_bps and result.transfer is None:   # NaN: outside the model
         lines.append("  predicted goodput        not predicted: outside the model (see the notes)")
     elif result.transfer is None:
         lines.append(f"  predicted goodput        {units.format_rate(result.goodput_bps)}")
@@ -96,7 +96,8 @@ def _transfer_lines(result) -> list[str]:
                  f"(first packet → RCVD; mostly {t.transfer_binding})")
     lines.append(f"  data time                {units.format_time(t.data_time_s)}   "
                  "(first data byte sent → last byte delivered)")
-    lines.append(f"  predicted goodput        {units.format_rate(result.goodput_bps)}   (size / data time)")
+    if t.size_bytes:
+        lines.append(f"  predicted goodput        {units.format_rate(result.goodput_bps)}   (size / data time)")
     extras = t.extras
     if "expected_lost_datagrams" in extras and extras["delivered_fraction"] < 1:
         lines.append(f"  datagrams lost           {extras['expected_lost_datagrams']:.1f} of {extras['datagrams']} "

@@ -191,7 +191,7 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
         loss_model = "cubic" if steady.cc == "cubic" else "padhye"
         _add(data, loss_model if ramped or steady.binding == "link" else steady.binding, excess)
         notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
-    _add(data, "propagation", rtt_s / 2)
+    _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
     return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes),
                         extras={"segments": d, "initial_window": iw, "rto_s": rto})
 
@@ -214,7 +214,7 @@ def udp_transfer(size_bytes: int, rate_bps: float, *, datagram_payload: int, dat
     setup = {"conn": rtt_s + wire(PPCB_HEADER["CONN"]) + wire(PPCB_HEADER["CONACC"])}
     data: dict[str, float] = {}
     _add(data, "link", link)
-    _add(data, "propagation", rtt_s / 2)
+    _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
     in_order = 1.0 if q >= 1 or count == 0 else q * (1 - q ** count) / (count * (1 - q))
     extras = {"datagrams": count, "expected_lost_datagrams": count * (1 - q), "delivered_fraction": q,
               "in_order_fraction": in_order, "complete_probability": q ** count,

@@ -66,3 +66,24 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, words):
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], proc.stderr
+
+
+def test_cc_and_size_show_the_transfer_time(capsys):
+    assert main(["predict", "--rate", "10mbit", "--rtt", "40ms", "--loss", "1%", "--cc", "cubic",
+                 "--size", "200KB", "--timestamps", "--wire", "emulated"]) == 0
+    out = capsys.readouterr().out
+    assert "transfer of 200 kB with cubic" in out and "transfer time" in out and "slow_start" in out
+    assert "RFC 9438" in out and "steady-state goodput" in out and "size / data time" in out
+    data = predict_json("--rate", "10mbit", "--rtt", "40ms", "--cc", "bbr", "--size", "50KB")
+    t = data["transfer"]
+    assert data["cc"] == "bbr" and t["binding"] == "slow_start" and t["total_s"] > t["data_time_s"] > 0
+    assert set(t["setup"]) == {"handshake", "conn"} and set(t["final"]) == {"rcvd"}
+    assert data["goodput_bps"] == pytest.approx(8 * 50_000 / t["data_time_s"])
+
+
+def test_outside_the_model_says_so(capsys):
+    assert main(["predict", "--cc", "bbr", "--loss", "30%", "--rtt", "10ms", "--size", "1MB"]) == 0
+    out = capsys.readouterr().out
+    assert "not predicted: outside the model" in out and "not modelled" in out
+    proc = run_cli("predict", "--cc", "vegas")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr and "Traceback" not in proc.stderr

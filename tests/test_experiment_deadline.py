@@ -11,15 +11,15 @@ def one(**kw):
 
 def test_a_run_may_take_three_times_its_predicted_completion_plus_a_margin():
     slow = one(loss="1%")
-    assert deadline_s(slow, {"pred_completion_s": 100.0}, None) == SLACK * 100 + MARGIN_S
-    assert deadline_s(slow, {"pred_completion_s": 100.0}, 20) == 20            # the user's word stands
-    assert deadline_s(slow, {"pred_completion_s": math.nan}, None) == FALLBACK_S
+    assert deadline_s(slow, {"pred_transfer_time_s": 100.0}, None) == SLACK * 100 + MARGIN_S
+    assert deadline_s(slow, {"pred_transfer_time_s": 100.0}, 20) == 20            # the user's word stands
+    assert deadline_s(slow, {"pred_transfer_time_s": math.nan}, None) == FALLBACK_S
     timed = one(proto="tcp", workload="time", time="5s", omit="1s")
     assert expected_s(timed, {}) == 6 and deadline_s(timed, {}, None) == SLACK * 6 + MARGIN_S
 
 
 def test_settings_predicted_to_outlast_the_timeout_are_named():
     fast, slow = one(), one(loss="5%")
-    late = too_long([(fast, {"pred_completion_s": 2.0}), (slow, {"pred_completion_s": 90.0})], 60)
+    late = too_long([(fast, {"pred_transfer_time_s": 2.0}), (slow, {"pred_transfer_time_s": 90.0})], 60)
     assert late == [(slow, 90.0)]
-    assert too_long([(slow, {"pred_completion_s": 90.0})], None) == []
+    assert too_long([(slow, {"pred_transfer_time_s": 90.0})], None) == []

@@ -136,7 +136,12 @@ def test_sweep_records_every_run_with_parameters_results_and_predictions(tmp_pat
     assert (df["backend"] == "fake-wire").all() and df["tc_commands"].str.startswith("tc qdisc").all()
     # the prediction sees exactly the run's parameters
     tcp = df[(df["proto"] == "tcp") & (df["rate_bps"] == 10e6) & (df["delay_s"] == 0)]
-    assert tcp["pred_goodput_bps"].round(0).eq(9564069).all() and set(tcp["pred_binding"]) == {"link"}
+    clean, lossy = tcp[tcp["loss"] == 0], tcp[tcp["loss"] > 0]
+    assert clean["pred_goodput_bps"].round(0).eq(9564069).all() and set(clean["pred_binding"]) == {"link"}
+    # no cc given: the machine's own congestion control is predicted, and loss costs goodput
+    from wirelab.experiment.meta import read_sysctls
+    machine_cc = read_sysctls(["net.ipv4.tcp_congestion_control"])["net.ipv4.tcp_congestion_control"]
+    assert (lossy["pred_cc"] == machine_cc).all() and (lossy["pred_goodput_bps"] < 9564069).all()
 
 
 def test_reload_gives_the_same_dataframe(tmp_path):

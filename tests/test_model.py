@@ -105,11 +105,15 @@ def test_stop_and_wait_no_loss_is_one_packet_per_cycle():
 
 
 def test_stop_and_wait_loss_costs_timeouts():
+    # a lost DATA and a lost ACC each cost one MAX_WAIT (the server resends its ACC by itself):
+    # (1 − s)/s + (1 − r)/r extra tries, s = r = 0.9 (stopwait's docstring)
     sw = stop_and_wait(1000, 1e6, 0.05, loss_forward=0.1, loss_reverse=0.1, timeout_s=20)
     assert sw.success_probability == pytest.approx(0.81)
-    assert sw.expected_retransmissions == pytest.approx(1 / 0.81 - 1)
-    assert sw.time_per_packet_s > sw.cycle_s + 0.2 * 20
-    assert sw.failure_probability == pytest.approx(0.19 ** 6)
+    assert sw.expected_retransmissions == pytest.approx(2 * 0.1 / 0.9)
+    assert sw.time_per_packet_s == pytest.approx(sw.cycle_s + 20 * 2 * 0.1 / 0.9)
+    # give up: DATA never through in 6 tries, or through on try j and no ACC on tries j..6
+    stuck = 0.1 ** 6 + sum(0.9 * 0.1 ** (j - 1) * 0.1 ** (7 - j) for j in range(1, 7))
+    assert sw.failure_probability == pytest.approx(stuck)
 
 
 def test_delays():

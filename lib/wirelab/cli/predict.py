@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 from .. import units
-from ..model import predict
-from ..model.predict import SOURCES
+from ..model import CONGESTION_CONTROLS, predict
+from ..model.predict import SOURCES, TERM_SOURCES
 from . import args as types
 
 
@@ -32,6 +32,10 @@ def add_parser(subparsers):
                    help="real: 38 B/frame of Ethernet; emulated: 14 B as tbf counts")
     p.add_argument("--max-wait", type=types.time, default=5.0, help="udpr MAX_WAIT (default 5s)")
     p.add_argument("--max-retransmits", type=int, default=5, help="udpr MAX_RETRANSMITS (default 5)")
+    p.add_argument("--cc", choices=CONGESTION_CONTROLS, default=None,
+                   help="TCP congestion control (default: the classic Reno limits, Mathis and PFTK)")
+    p.add_argument("--size", type=types.size, default=None,
+                   help="bytes of one file, e.g. 200KB: predicts its transfer time too")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -41,7 +45,7 @@ def run(args) -> int:
                      tcp_options=args.tcp_options, timestamps=args.timestamps, vlan=args.vlan,
                      pppoe=args.pppoe, rtt_s=args.rtt, loss=args.loss, loss_reverse=args.loss_reverse,
                      window_bytes=args.window, wire=args.wire, max_wait_s=args.max_wait,
-                     max_retransmits=args.max_retransmits)
+                     max_retransmits=args.max_retransmits, cc=args.cc, size=args.size)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
@@ -66,6 +70,38 @@ def render(result) -> str:
     for name, value in result.limits.items():
         mark = "  ← binds" if name == result.binding else ""
         lines.append(f"    {name:<14} {units.format_rate(value):>16}   ({SOURCES[name]}){mark}")
-    lines.append(f"  predicted goodput        {units.format_rate(result.goodput_bps)}")
+    if result.goodput_bps != result.goodput_bps and result.transfer is None:   # NaN: outside the model
+        lines.append("  predicted goodput        not predicted: outside the model (see the notes)")
+    elif result.transfer is None:
+        lines.append(f"  predicted goodput        {units.format_rate(result.goodput_bps)}")
+    else:
+        lines.append(f"  steady-state goodput     {units.format_rate(result.steady_goodput_bps)}")
+        lines.extend(_transfer_lines(result))
     lines.extend(f"  note: {note}" for note in result.notes)
     return "\n".join(lines)
+
+
+def _transfer_lines(result) -> list[str]:
+    """The whole file: every term of its time, what binds, the goodput of the finite transfer."""
+    t = result.transfer
+    cc = f" with {result.cc}" if result.cc else ""
+    lines = [f"  transfer of {units.format_size(t.size_bytes)}{cc}:"]
+    for phase, terms in (("set-up", t.setup), ("data", t.data), ("final", t.final)):
+        for name, seconds in terms.items():
+            mark = "  ← binds" if phase == "data" and name == t.binding else ""
+            source = TERM_SOURCES.get(name) or SOURCES.get(name, "")
+            lines.append(f"    {phase:<7}{name:<14} {units.format_time(seconds):>10}   ({source}){mark}")
+    spread = f" ± {units.format_time(t.std_s)}" if t.std_s else ""
+    lines.append(f"  transfer time            {units.format_time(t.total_s)}{spread}   "
+                 f"(first packet → RCVD; mostly {t.transfer_binding})")
+    lines.append(f"  data time                {units.format_time(t.data_time_s)}   "
+                 "(first data byte sent → last byte delivered)")
+    if t.size_bytes:
+        lines.append(f"  predicted goodput        {units.format_rate(result.goodput_bps)}   (size / data time)")
+    extras = t.extras
+    if "expected_lost_datagrams" in extras and extras["delivered_fraction"] < 1:
+        lines.append(f"  datagrams lost           {extras['expected_lost_datagrams']:.1f} of {extras['datagrams']} "
+                     f"expected; whole file arrives with probability {extras['complete_probability']:.3g}")
+    if extras.get("give_up_probability"):
+        lines.append(f"  client gives up          with probability {extras['give_up_probability']:.3g}")
+    return lines

@@ -36,7 +36,7 @@ def expected_s(setting, predictions: dict) -> float | None:
     """How long the model expects the run to take, or None when it cannot say."""
     if setting.workload in ("time", "load"):
         return (_number(setting["time_s"]) or 0.0) + (_number(setting["omit_s"]) or 0.0)
-    return _number(predictions.get("pred_completion_s")) or _number(predictions.get("pred_transfer_time_s"))
+    return _number(predictions.get("pred_transfer_time_s"))
 
 
 def deadline_s(setting, predictions: dict, timeout: float | None) -> float:

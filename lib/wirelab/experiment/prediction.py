@@ -2,9 +2,18 @@
 
 Predictions live in their own columns, all named ``pred_*``, so they can never
 be mistaken for measurements: ``pred_goodput_bps``, ``pred_binding`` (which
-limit binds: link, window, mathis, padhye, stop_and_wait, offered),
-``pred_efficiency``, ``pred_limit_<name>_bps`` for every limit, and
-``pred_note`` saying what the prediction assumed.
+limit or term binds: link, window, mathis, padhye, cubic, bbr, slow_start,
+propagation, loss_recovery, stop_and_wait, timeouts, offered),
+``pred_efficiency``, ``pred_limit_<name>_bps`` for every steady-state limit,
+and ``pred_note`` saying what the prediction assumed.
+
+With a file size (the ``size_bytes`` column) the goodput is the finite
+transfer's: file bytes / (first data byte sent → last byte delivered), and
+``pred_transfer_time_s`` is the whole transfer, first packet to RCVD, with
+every term in ``pred_time_<term>_s`` (handshake, conn, link, slow_start,
+loss_recovery, propagation, rcvd …); ``pred_steady_goodput_bps`` keeps the
+steady state. ``pred_cc`` is the congestion control the TCP prediction assumed
+(the ``cc`` column, else the machine's default).
 
 ``wire`` is how the link in use counts bytes: ``"emulated"`` (tbf and the
 userspace link charge the IP packet + 14 B Ethernet header), ``"real"`` (a
@@ -16,17 +25,20 @@ from __future__ import annotations
 import math
 
 from ..errors import WirelabError
-from ..model import predict
+from ..model import CONGESTION_CONTROLS, predict
 
 __all__ = ["predict_columns", "predict_like", "PRED_COLUMNS", "FRAMING_COLUMNS", "WIRES"]
 
 WIRES = ("emulated", "real", "payload", "none")
 #: Columns always present (NaN when there is nothing to predict).
 PRED_COLUMNS = ["pred_goodput_bps", "pred_binding", "pred_efficiency", "pred_payload_bytes",
-                "pred_wire_bytes", "pred_rtt_s", "pred_wire", "pred_note"]
+                "pred_wire_bytes", "pred_rtt_s", "pred_wire", "pred_note", "pred_cc",
+                "pred_steady_goodput_bps", "pred_steady_binding", "pred_transfer_time_s",
+                "pred_data_time_s", "pred_transfer_binding", "pred_transfer_std_s"]
 #: How the prediction was asked (so a plot can redraw it for any other value of an axis).
 FRAMING_COLUMNS = ["pred_timestamps", "pred_payload_arg", "pred_stream_header_bytes",
                    "pred_udp_header_bytes"]
+_TEXT = ("pred_binding", "pred_wire", "pred_note", "pred_cc", "pred_steady_binding", "pred_transfer_binding")
 
 
 def _missing(value) -> bool:
@@ -42,8 +54,20 @@ def _get(params: dict, name: str, default=None):
     return default if _missing(value) else value
 
 
+def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> str | None:
+    """The cc column, else the machine's default; None (the classic Reno answer) if unknown."""
+    if proto != "tcp":
+        return None
+    cc = _get(params, "cc") or (None if _missing(default_cc) else default_cc)
+    if cc is not None and cc not in CONGESTION_CONTROLS:
+        notes.append(f"no model for congestion control {cc!r}: the classic Reno answer")
+        return None
+    return cc
+
+
 def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
-                    payload: int | None = None, stream_header: int = 0, udp_header: int = 0) -> dict:
+                    payload: int | None = None, stream_header: int = 0, udp_header: int = 0,
+                    default_cc: str | None = None) -> dict:
     """``pred_*`` columns for one setting's parameters (SI values, results column names).
 
     ``timestamps``: whether TCP segments carry the 12 B timestamp option (Linux
@@ -53,12 +77,14 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     ``stream_header`` bytes of application framing per ``payload`` inside a TCP
     stream (PPCB's 21 B DATA header per 1000 B chunk costs 2 %);
     ``udp_header`` bytes of such framing inside each UDP datagram.
+    ``default_cc``: the machine's ``net.ipv4.tcp_congestion_control``, used when
+    the ``cc`` column is empty.
     ``wire="none"``: nothing shapes the link (loopback), so nothing is predicted.
     """
     out: dict = {c: math.nan for c in PRED_COLUMNS}
-    out.update(pred_binding=None, pred_wire=wire, pred_note=None, pred_timestamps=bool(timestamps),
-               pred_payload_arg=payload, pred_stream_header_bytes=stream_header,
-               pred_udp_header_bytes=udp_header)
+    out.update({c: None for c in _TEXT})
+    out.update(pred_wire=wire, pred_timestamps=bool(timestamps), pred_payload_arg=payload,
+               pred_stream_header_bytes=stream_header, pred_udp_header_bytes=udp_header)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
@@ -68,50 +94,74 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         return out
     delay = _get(params, "delay_s", 0.0)
     rtt = 2.0 * delay if delay > 0 else None
-    notes = []
+    notes: list[str] = []
+    cc = _congestion_control(proto, params, default_cc, notes)
+    chunk = payload if payload is not None else _get(params, "packet_bytes")
+    file_bytes = _get(params, "size_bytes")
+    file_bytes = None if file_bytes is None else int(file_bytes)
+    per_packet, carried = chunk, file_bytes          # what the transport carries, framing included
+    if proto == "tcp" and stream_header:
+        per_packet = None                            # the stream is cut into full segments anyway
+        if file_bytes is not None:
+            carried = file_bytes + stream_header * math.ceil(file_bytes / (chunk or 1000))
+    elif per_packet is not None and udp_header:
+        per_packet = per_packet + udp_header
+        if file_bytes is not None:
+            carried = file_bytes + udp_header * math.ceil(file_bytes / chunk)
     try:
-        size = payload if payload is not None else _get(params, "packet_bytes")
-        if proto == "tcp" and stream_header:
-            size = None                       # the stream is cut into full segments anyway
-        elif size is not None and udp_header:
-            size = size + udp_header
-        p = predict(proto, rate, mtu=_get(params, "mtu"), payload=size,
+        p = predict(proto, rate, mtu=_get(params, "mtu"), payload=per_packet,
                     timestamps=timestamps and proto == "tcp", rtt_s=rtt,
                     loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
                     window_bytes=_get(params, "window_bytes"),
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
-                    max_retransmits=int(_get(params, "max_retransmits", 5)))
+                    max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried)
     except WirelabError as err:
-        out["pred_note"] = f"no prediction: {err}"
+        out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
-    limits = dict(p.limits)
     share = 1.0
     if proto == "tcp" and stream_header:
-        chunk = payload or _get(params, "packet_bytes") or 1000
-        share = chunk / (chunk + stream_header)
-        notes.append(f"{stream_header} B of application framing per {chunk:g} B: ×{share:.4f}")
+        framed = chunk or 1000
+        share = framed / (framed + stream_header)
+        notes.insert(0, f"{stream_header} B of application framing per {framed:g} B: ×{share:.4f}")
     elif proto == "udp" and udp_header and p.payload_bytes:
         share = (p.payload_bytes - udp_header) / p.payload_bytes
-        notes.append(f"{udp_header} B of application framing per datagram: ×{share:.4f}")
-    limits = {name: value * share for name, value in limits.items()}
+        notes.insert(0, f"{udp_header} B of application framing per datagram: ×{share:.4f}")
+    limits = {name: value * share for name, value in p.limits.items()}
     if wire == "payload":
         limits["link"] = share * rate * (p.delivery_probability if proto == "udp" else 1.0)
         notes.append("the relay paces application bytes, so η = 1")
     elif proto == "udp":
-        limits["link"] = p.goodput_bps * share
+        limits["link"] = (p.steady_goodput_bps if p.transfer is not None else p.goodput_bps) * share
     offered = _get(params, "offered_bps")
     if offered is not None and proto == "udp":
         limits["offered"] = offered * p.delivery_probability
     binding = min(limits, key=limits.get)
+    steady_goodput, steady_binding = limits[binding], binding
+    goodput = steady_goodput
     notes.extend(p.notes)
-    if rtt is None and proto == "tcp":
+    if rtt is None and proto == "tcp" and cc is None:
         notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
-    out.update(pred_goodput_bps=limits[binding], pred_binding=binding,
+    if p.transfer is not None and wire != "payload":
+        t = p.transfer
+        goodput = t.goodput_bps * (file_bytes / carried if carried else 1.0)
+        binding = t.binding
+        if "offered" in limits and limits["offered"] < goodput:
+            goodput, binding = limits["offered"], "offered"
+        out.update(pred_transfer_time_s=t.total_s, pred_data_time_s=t.data_time_s,
+                   pred_transfer_binding=t.transfer_binding,
+                   pred_transfer_std_s=math.nan if t.std_s is None else t.std_s)
+        out.update({f"pred_time_{name}_s": seconds for name, seconds in t.terms().items()})
+        out.update({f"pred_{name}": value for name, value in t.extras.items()
+                    if name not in ("segments", "initial_window", "rto_s")})
+    elif p.transfer is not None:
+        notes.append("the relay paces application bytes: no transfer time predicted")
+    out.update(pred_goodput_bps=goodput, pred_binding=binding, pred_cc=cc,
+               pred_steady_goodput_bps=steady_goodput, pred_steady_binding=steady_binding,
                pred_efficiency=1.0 if wire == "payload" else p.efficiency,
                pred_payload_bytes=p.payload_bytes, pred_wire_bytes=p.wire_bytes,
                pred_rtt_s=rtt if rtt is not None else math.nan,
-               pred_note="; ".join(notes) or None)
+               pred_note="; ".join(dict.fromkeys(notes)) or None)
     for name, value in limits.items():
         out[f"pred_limit_{name}_bps"] = value
     return out
@@ -119,10 +169,10 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
 
 def predict_like(row, **changes) -> dict:
     """The prediction of a results row with some parameters changed (e.g. ``delay_s=0.03``):
-    the same wire, timestamps and framing the row was predicted with."""
+    the same wire, timestamps, framing and congestion control the row was predicted with."""
     params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
                                   "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
-                                  "max_retransmits") if k in row}
+                                  "max_retransmits", "size_bytes", "cc") if k in row}
     params.update(changes)
 
     def value(name, default):
@@ -133,4 +183,5 @@ def predict_like(row, **changes) -> dict:
                            timestamps=bool(value("pred_timestamps", True)),
                            payload=None if payload is None else int(payload),
                            stream_header=int(value("pred_stream_header_bytes", 0)),
-                           udp_header=int(value("pred_udp_header_bytes", 0)))
+                           udp_header=int(value("pred_udp_header_bytes", 0)),
+                           default_cc=value("pred_cc", None))

@@ -50,16 +50,18 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="run", leave=True)
 
 
-def _predictions(engine, setting: Setting, link_layer, timestamps: bool) -> dict:
-    """The model's ``pred_*`` columns for exactly this setting, framed as the engine frames data."""
+def _predictions(engine, setting: Setting, link_layer, timestamps: bool, default_cc: str | None) -> dict:
+    """The model's ``pred_*`` columns for exactly this setting, framed as the engine frames data,
+    with the machine's congestion control where the setting names none."""
     framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
     return predict_columns(setting.params, wire=link_layer.wire_of(setting.link), timestamps=timestamps,
-                           **framing)
+                           default_cc=default_cc, **framing)
 
 
 def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, seed: int = 0,
             timeout: float | None = None, workdir: str | Path | None = None, timestamps: bool = True,
-            capture_dir: str | Path | None = None, link_layer=links) -> tuple[dict, dict]:
+            capture_dir: str | Path | None = None, link_layer=links,
+            default_cc: str | None = None) -> tuple[dict, dict]:
     """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
 
     Opens ``setting.link`` on ``backend`` (``wirelab.link.open``: a fresh link, removed
@@ -67,12 +69,13 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
     the link's ``describe()``. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
     ``link_layer``: what opens links (``wirelab.link``; tests give a fake one).
     ``timeout``: the run's deadline in seconds; None: derived from the prediction (``deadline``).
+    ``default_cc``: the machine's TCP congestion control, for settings that name none.
     """
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
     row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     row["wire"] = link_layer.wire_of(setting.link)
-    row.update(_predictions(engine, setting, link_layer, timestamps))
+    row.update(_predictions(engine, setting, link_layer, timestamps, default_cc))
     timeout = row["deadline_s"] = deadline_s(setting, row, timeout)
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
 
@@ -158,9 +161,10 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         info = machine.collect(extra={"engine": engine_name, "backend": backend,
                                       "engine_info": getattr(engine, "info", lambda: {})()})
         timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
+        default_cc = info["sysctls"].get("net.ipv4.tcp_congestion_control")
         # settings the model expects to outlast the user's deadline: said before anything runs
-        late = too_long([(s, _predictions(engine, s, link_layer, timestamps)) for s in experiment.settings()],
-                        experiment.timeout)
+        late = too_long([(s, _predictions(engine, s, link_layer, timestamps, default_cc))
+                         for s in experiment.settings()], experiment.timeout)
         if late:
             info["expected_to_outlast_timeout"] = [{"setting": s.label(), "expected_s": e} for s, e in late]
             print(f"wirelab: {len(late)} setting(s) are predicted to take longer than the {experiment.timeout:g} s "
@@ -180,7 +184,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                                    seed=experiment.run_seed(setting, rep),
                                    timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
                                    capture_dir=folder / "captures" if experiment.capture else None,
-                                   link_layer=link_layer)
+                                   link_layer=link_layer, default_cc=default_cc)
                 row.update(experiment=experiment.name, session=session)
                 row["raw_file"] = os.path.relpath(store.run_path(row["run_id"]), folder)
                 capture = (raw.get("result") or {}).get("capture_file")

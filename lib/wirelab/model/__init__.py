@@ -2,8 +2,11 @@
 
 Read in this order: ``headers`` (what each layer adds), ``efficiency``
 (payload / bytes on the wire, fragmentation), ``tcp`` (link, window and loss
-limits), ``stopwait`` (UDPR), ``delay``, and ``predict`` which puts them
-together for one protocol on one link. Every formula names its source.
+limits), ``congestion`` (steady state by congestion control: Reno, CUBIC,
+BBR), ``slowstart`` (initial window, slow start, the first loss),
+``stopwait`` (UDPR), ``transfer_time`` (a whole file: set-up, data, RCVD),
+``delay``, and ``predict`` which puts them together for one protocol on one
+link. Every formula names its source.
 """
 from .._exports import lazy
 
@@ -13,7 +16,13 @@ _EXPORTS = {
     "Packetization": "efficiency", "efficiency": "efficiency", "max_payload": "efficiency",
     "packetize": "efficiency", "bdp_bytes": "tcp", "link_limited": "tcp", "mathis": "tcp",
     "padhye": "tcp", "window_limited": "tcp", "tcp_limits": "tcp", "binding_limit": "tcp",
-    "StopAndWait": "stopwait", "stop_and_wait": "stopwait", "propagation_delay": "delay",
+    "CONGESTION_CONTROLS": "congestion", "SteadyState": "congestion", "cubic": "congestion",
+    "cubic_average_window": "congestion", "steady_state": "congestion",
+    "handshake_time": "slowstart", "initial_window": "slowstart", "kurose_ross_latency": "slowstart",
+    "slow_start_send": "slowstart",
+    "StopAndWait": "stopwait", "stop_and_wait": "stopwait", "UdprTransfer": "stopwait",
+    "udpr_transfer": "stopwait", "TransferTime": "transfer_time", "tcp_transfer": "transfer_time",
+    "udp_transfer": "transfer_time", "propagation_delay": "delay",
     "transmission_delay": "delay", "one_way_from_rtt": "delay", "Prediction": "predict",
     "predict": "predict", "SOURCES": "predict",
 }

@@ -58,6 +58,11 @@ class Packetization:
         TCP retransmits what it loses, so for TCP this is per-segment only."""
         return (1.0 - loss) ** self.packets
 
+    def expected_lost(self, loss: float, datagrams: int) -> float:
+        """Expected datagrams lost of ``datagrams`` sent: N·(1 − (1 − p)^k) (each
+        datagram independently, Kent & Mogul 1987 for the k fragments)."""
+        return datagrams * (1.0 - self.delivery_probability(loss))
+
 
 def packetize(stack: HeaderStack, payload: int | None = None) -> Packetization:
     """Split one application write of ``payload`` bytes into IP packets.

@@ -1,13 +1,23 @@
-"""One call that predicts goodput for a protocol on a link, naming the limit that binds."""
+"""One call that predicts goodput for a protocol on a link, naming the limit that binds.
+
+With ``size`` it also predicts the whole file's transfer time (``transfer_time``),
+and the goodput becomes that of the finite transfer: size / (first data byte sent
+→ last byte delivered). With ``cc`` the steady state is that congestion
+control's (``congestion``); ``cc=None`` keeps the classic answer: min(η·C, W/RTT,
+Mathis, PFTK), Reno's, without the retransmissions' share of the link.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..errors import ModelError
+from .congestion import CONGESTION_CONTROLS, SteadyState, steady_state
 from .efficiency import Packetization, max_payload, packetize
 from .headers import TCP_TIMESTAMPS, HeaderStack
-from .stopwait import StopAndWait, stop_and_wait
+from .slowstart import LINUX_INITIAL_WINDOW
+from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
+from .transfer_time import TransferTime, from_udpr, tcp_transfer, udp_transfer
 
 __all__ = ["Prediction", "predict", "SOURCES"]
 
@@ -18,6 +28,20 @@ SOURCES = {
     "mathis": "Mathis et al., CCR 1997",
     "padhye": "Padhye et al. (PFTK), SIGCOMM 1998",
     "stop_and_wait": "Bertsekas & Gallager §2.4; Kurose & Ross §3.4",
+    "cubic": "RFC 9438 §5 eq. 5, Reno-friendly 1.2/√p",
+    "bbr": "η·C·(1 − p), Cardwell et al., ACM Queue 2016",
+}
+#: Where each term of a transfer time comes from.
+TERM_SOURCES = {
+    "handshake": "Cardwell, Savage & Anderson, INFOCOM 2000, eq. 4",
+    "conn": "PPCB CONN/CONACC: one RTT, lost ones per Cardwell eq. 4 / stop-and-wait",
+    "link": "η·C, document 002",
+    "slow_start": "Kurose & Ross §3.7 from IW (RFC 6928)",
+    "loss_recovery": "Cardwell et al. 2000, eq. 20",
+    "propagation": "one-way delay of the last byte, RTT/2",
+    "stop_and_wait": "one RTT per DATA, Kurose & Ross §3.4",
+    "timeouts": "MAX_WAIT per lost DATA or ACC (stopwait)",
+    "rcvd": "RCVD back to the client, RTT/2",
 }
 
 
@@ -37,6 +61,15 @@ class Prediction:
     stop_and_wait: StopAndWait | None = None
     bdp_bytes: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    cc: str | None = None
+    transfer: TransferTime | None = None        # with ``size``: the whole file's time
+    steady_goodput_bps: float | None = None     # the steady state, when ``goodput_bps`` is a finite transfer's
+    steady_binding: str | None = None
+
+    @property
+    def transfer_time_s(self) -> float | None:
+        """Expected seconds from the client's first packet to RCVD (None without ``size``)."""
+        return None if self.transfer is None else self.transfer.total_s
 
     @property
     def efficiency(self) -> float:
@@ -63,10 +96,18 @@ class Prediction:
             "pppoe": s.pppoe, "payload_bytes": self.payload_bytes, "wire_bytes": self.wire_bytes,
             "fragments": self.fragments, "efficiency": self.efficiency,
             "goodput_bps": self.goodput_bps, "limits": dict(self.limits), "binding": self.binding,
-            "sources": {k: SOURCES[k] for k in self.limits}, "rtt_s": self.rtt_s, "loss": self.loss,
+            "sources": {k: SOURCES.get(k, k) for k in self.limits}, "rtt_s": self.rtt_s, "loss": self.loss,
             "delivery_probability": self.delivery_probability, "bdp_bytes": self.bdp_bytes,
-            "notes": list(self.notes),
+            "notes": list(self.notes), "cc": self.cc,
+            "steady_goodput_bps": self.steady_goodput_bps, "steady_binding": self.steady_binding,
         }
+        if self.transfer is not None:
+            t = self.transfer
+            out["transfer"] = {
+                "size_bytes": t.size_bytes, "total_s": t.total_s, "data_time_s": t.data_time_s,
+                "goodput_bps": t.goodput_bps, "binding": t.binding, "transfer_binding": t.transfer_binding,
+                "setup": dict(t.setup), "data": dict(t.data), "final": dict(t.final), "std_s": t.std_s,
+                "extras": dict(t.extras), "notes": list(t.notes)}
         if self.stop_and_wait is not None:
             sw = self.stop_and_wait
             out["stop_and_wait"] = {
@@ -81,12 +122,18 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             timestamps: bool = False, vlan: bool = False, pppoe: bool = False,
             rtt_s: float | None = None, loss: float = 0.0, loss_reverse: float | None = None,
             window_bytes: float | None = None, wire: str = "real", rto_s: float | None = None,
-            max_wait_s: float = 5.0, max_retransmits: int = 5, acked_per_ack: int = 1) -> Prediction:
+            max_wait_s: float = 5.0, max_retransmits: int = 5, acked_per_ack: int = 1,
+            cc: str | None = None, size: int | None = None,
+            initial_window: int = LINUX_INITIAL_WINDOW) -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
-    TCP: min(η·C, W/RTT, Mathis, PFTK). UDP: η·C·(1 − p)^k (k fragments).
-    UDPR: min(η·C, stop-and-wait). ``loss`` is per packet, forward direction;
-    ``loss_reverse`` (default: same as ``loss``) applies to UDPR's ACCs.
+    TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
+    algorithm's steady state. UDP: η·C·(1 − p)^k (k fragments). UDPR: min(η·C,
+    stop-and-wait). ``loss`` is per packet, forward direction; ``loss_reverse``
+    (default: same as ``loss``) applies to ACKs, ACCs, CONACC and RCVD.
+    ``size``: bytes of one file (TCP: of the stream; UDP: of datagram payloads):
+    adds ``transfer`` (the time from the first packet to RCVD, by cause) and makes
+    ``goodput_bps``/``binding`` those of the finite transfer.
     """
     if not 0 <= loss <= 1:
         raise ModelError(f"loss must be between 0 and 100 %, not {loss * 100:g} %", "e.g. --loss 1%")
@@ -94,24 +141,25 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         raise ModelError(f"RTT cannot be negative ({rtt_s} s)", "e.g. --rtt 40ms")
     if not rate_bps > 0:
         raise ModelError(f"rate must be positive, not {rate_bps!r} bit/s", "e.g. --rate 10mbit")
+    if cc is not None and cc not in CONGESTION_CONTROLS:
+        raise ModelError(f"no model for congestion control {cc!r}", f"use one of {', '.join(CONGESTION_CONTROLS)}")
+    if size is not None and (isinstance(size, bool) or size < 0):
+        raise ModelError(f"size must be a number of bytes ≥ 0, not {size!r}", "e.g. --size 200KB")
     options = tcp_options + (TCP_TIMESTAMPS if timestamps else 0)
     stack = HeaderStack(proto, mtu, ip_version, options, vlan, pppoe, wire)
     packets = packetize(stack, payload)
     notes: list[str] = []
     bdp = bdp_bytes(rate_bps, rtt_s) if rtt_s else None
     link = packets.efficiency * rate_bps
+    size = None if size is None else int(size)
+    common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp)
 
     if proto == "tcp":
-        mss = min(max_payload(stack), packets.payload_bytes)
-        limits = tcp_limits(rate_bps, packets.efficiency, mss, rtt_s=rtt_s, loss=loss,
-                            window_bytes=window_bytes, rto_s=rto_s, acked_per_ack=acked_per_ack)
-        if loss >= 1:
-            limits = {**limits, "padhye": 0.0}
-        if (loss > 0 or window_bytes) and not rtt_s:
-            notes.append("loss and window limits need an RTT (--rtt); only the link limit applies")
-        binding, goodput = binding_limit(limits)
-        return Prediction(proto, rate_bps, stack, packets, limits, binding, goodput, rtt_s, loss,
-                          1.0, None, bdp, tuple(notes))
+        return _tcp(stack, packets, rate_bps, notes, common, cc=cc, size=size, window_bytes=window_bytes,
+                    rto_s=rto_s, loss_reverse=loss_reverse, acked_per_ack=acked_per_ack,
+                    initial_window=initial_window)
+    if cc is not None:
+        notes.append(f"{cc} is a TCP congestion control: it does not apply to {proto}")
 
     if proto == "udp":
         delivered = packets.delivery_probability(loss)
@@ -119,8 +167,12 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             notes.append(f"{packets.payload_bytes} B > MTU − {stack.l3 + stack.l4}: "
                          f"{packets.packets} IP fragments; one lost fragment loses the datagram")
         limits = {"link": link}
-        return Prediction(proto, rate_bps, stack, packets, limits, "link", link * delivered,
-                          rtt_s, loss, delivered, None, bdp, tuple(notes))
+        transfer = None if size is None else udp_transfer(
+            size, rate_bps, datagram_payload=packets.payload_bytes, datagram_wire_bytes=packets.wire_bytes,
+            header_bytes=stack.l2 + stack.l3 + stack.l4, delivery_probability=delivered, rtt_s=rtt_s or 0.0,
+            loss=loss, loss_reverse=loss_reverse)
+        return _finish(proto, rate_bps, stack, packets, limits, "link", link * delivered, notes, common,
+                       delivered=delivered, transfer=transfer)
 
     reverse = loss if loss_reverse is None else loss_reverse
     if loss >= 1 or reverse >= 1:
@@ -132,5 +184,65 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
                        max_retransmits=max_retransmits)
     limits = {"link": link, "stop_and_wait": sw.goodput_bps}
     binding, goodput = binding_limit(limits)
-    return Prediction(proto, rate_bps, stack, packets, limits, binding, goodput, rtt_s, loss,
-                      sw.success_probability, sw, bdp, tuple(notes))
+    transfer = None
+    if size is not None:
+        whole = udpr_transfer(size, rate_bps, rtt_s or 0.0, chunk_bytes=packets.payload_bytes, stack=stack,
+                              loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
+                              max_retransmits=max_retransmits)
+        transfer = from_udpr(whole, rtt_s or 0.0)
+    return _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common,
+                   delivered=sw.success_probability, sw=sw, transfer=transfer)
+
+
+def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, *,
+            delivered=1.0, sw=None, transfer=None, cc=None) -> Prediction:
+    """The Prediction; with a transfer, goodput and binding become the finite transfer's."""
+    steady_goodput, steady_binding = goodput, binding
+    if transfer is not None:
+        goodput, binding = transfer.goodput_bps, transfer.binding
+        notes = notes + [n for n in transfer.notes if n not in notes]
+    return Prediction(proto, rate_bps, stack, packets, limits, binding, goodput, common["rtt_s"],
+                      common["loss"], delivered, sw, common["bdp_bytes"], tuple(notes), cc, transfer,
+                      steady_goodput if transfer is not None else None,
+                      steady_binding if transfer is not None else None)
+
+
+def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto_s, loss_reverse,
+         acked_per_ack, initial_window) -> Prediction:
+    """TCP: the classic limits (cc None) or a congestion control's steady state, then the transfer."""
+    rtt_s, loss = common["rtt_s"], common["loss"]
+    mss = min(max_payload(stack), packets.payload_bytes)
+    eta = packets.efficiency
+    header = stack.l2 + stack.l3 + stack.l4                  # a frame without payload: an ACK
+    if cc is None:
+        limits = tcp_limits(rate_bps, eta, mss, rtt_s=rtt_s, loss=loss, window_bytes=window_bytes,
+                            rto_s=rto_s, acked_per_ack=acked_per_ack)
+        if loss >= 1:
+            limits = {**limits, "padhye": 0.0}
+        if (loss > 0 or window_bytes) and not rtt_s:
+            notes.append("loss and window limits need an RTT (--rtt); only the link limit applies")
+        binding, goodput = binding_limit(limits)
+        steady = SteadyState("reno", limits, binding, goodput, retransmissions_on_link=False)
+    else:
+        if loss >= 1:
+            raise ModelError("TCP delivers nothing at 100 % loss", "use a loss below 100 %")
+        if rtt_s is None:
+            notes.append("no RTT given: the propagation delay is taken as 0")
+        round_s = (rtt_s or 0.0) + 8.0 * (mss / eta + header) / rate_bps
+        steady = steady_state(cc, rate_bps, eta, mss, rtt_s=round_s, loss=loss, window_bytes=window_bytes,
+                              rto_s=rto_s)
+        limits, binding, goodput = dict(steady.limits), steady.binding, steady.goodput_bps
+        notes.extend(steady.notes)
+    transfer = None
+    if size is not None and steady.covered:
+        if cc is None and loss > 0 and not rtt_s:
+            notes.append("the transfer time with loss needs an RTT (--rtt): not predicted")
+        else:
+            try:
+                transfer = tcp_transfer(size, rate_bps, eta=eta, mss_bytes=mss, header_bytes=header,
+                                        rtt_s=rtt_s or 0.0, steady=steady, loss=loss, loss_reverse=loss_reverse,
+                                        iw=initial_window, window_bytes=window_bytes, rto_s=rto_s)
+            except ModelError as err:
+                notes.append(f"transfer time not predicted: {err}")
+    return _finish("tcp", rate_bps, stack, packets, limits, binding, goodput, notes, common,
+                   transfer=transfer, cc=cc)

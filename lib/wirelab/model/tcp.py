@@ -67,7 +67,7 @@ def padhye(mss_bytes: float, rtt_s: float, loss: float, *, rto_s: float | None =
     b, p = acked_per_ack, loss
     denominator = (rtt_s * math.sqrt(2 * b * p / 3)
                    + rto * min(1.0, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p))
-    segments_per_s = 1.0 / denominator
+    segments_per_s = 1.0 / denominator if denominator > 0 else math.inf   # underflow: no limit
     if max_window_bytes is not None:
         segments_per_s = min(segments_per_s, max_window_bytes / mss_bytes / rtt_s)
     return 8.0 * mss_bytes * segments_per_s

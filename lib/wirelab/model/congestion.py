@@ -1,0 +1,133 @@
+"""Steady-state TCP goodput that knows the congestion control: Reno, CUBIC, BBR.
+
+Each algorithm answers "how fast once the transfer has settled?" for random,
+independent packet loss p on one flow. Sources (one per algorithm):
+
+reno   Mathis, Semke, Mahdavi & Ott, CCR 1997, eq. 3, and Padhye, Firoiu,
+       Towsley & Kurose (PFTK), SIGCOMM 1998, eq. 33 (see ``tcp``).
+cubic  RFC 9438 §5 eq. 5: AVG_W_cubic = (C(3+β)/(4(1−β)))^¼ · RTT^¾ / p^¾ segments,
+       and its Reno-friendly region (§4.3): CUBIC never runs below Reno's average
+       window, 1.2/√p (RFC 3649 §5, the "Reno" column of RFC 9438 Tables 1-2).
+       Linux: C = 0.4, β = 0.7 (net/ipv4/tcp_cubic.c), Reno-friendliness on.
+bbr    Cardwell, Cheng, Gunn, Hassas Yeganeh & Jacobson, "BBR: Congestion-Based
+       Congestion Control", ACM Queue 14(5), 2016 (Fig. 10 and its text): BBR v1
+       does not slow down on random loss; "the maximum possible throughput is the
+       link rate times fraction delivered (= 1 − lossRate). BBR meets this limit up
+       to a 5 % loss and is close up to 15 %". Above 20 % its bandwidth probe
+       (gain 1.25) can no longer refresh its estimate, 1.25·(1 − p) < 1 (N. Cardwell,
+       bbr-dev list, 2017), and throughput collapses: **not modelled** above 20 %;
+       between 15 and 20 % the prediction is flagged as optimistic.
+
+What we assume for all three, and say in every prediction's notes:
+  * the loss is applied after the bottleneck (iptables at the receiver, wirelab's
+    userspace link), so the link also carries every retransmission: at most
+    η·C·(1 − p) of goodput ("link" below). With netem before tbf it is η·C.
+  * the bottleneck queue keeps the link busy at equilibrium (≥ BDP·(1 − β)/β);
+    queue overflow losses are not modelled.
+  * ``rtt_s`` is the round of the ACK clock: propagation plus one segment's and
+    one ACK's transmission (``predict`` adds them).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import ModelError
+from .tcp import link_limited, mathis, padhye, window_limited
+
+__all__ = ["CONGESTION_CONTROLS", "CUBIC_C", "CUBIC_BETA", "BBR_LOSS_LIMIT", "reno_average_window",
+           "cubic_average_window", "cubic", "bbr", "SteadyState", "steady_state"]
+
+CONGESTION_CONTROLS = ("reno", "cubic", "bbr")
+#: RFC 9438 §4.6 and §4.5 (SHOULD values), as Linux's tcp_cubic.c uses them.
+CUBIC_C, CUBIC_BETA = 0.4, 0.7
+#: BBR v1 holds its rate while 1.25·(1 − p) ≥ 1 (bbr-dev, 2017); the ACM Queue
+#: article saw it close to the limit up to 15 %.
+BBR_LOSS_LIMIT, BBR_CLOSE_LIMIT = 0.20, 0.15
+
+
+def _loss(p: float) -> None:
+    if not 0 < p < 1:
+        raise ModelError(f"loss must be between 0 and 1 (exclusive) here, not {p!r}", "e.g. 0.01 for 1 %")
+
+
+def reno_average_window(loss: float) -> float:
+    """Reno's average window 1.2/√p segments (RFC 3649 §5; RFC 9438 Tables 1-2, "Reno")."""
+    _loss(loss)
+    return 1.2 / math.sqrt(loss)
+
+
+def cubic_average_window(rtt_s: float, loss: float, *, c: float = CUBIC_C, beta: float = CUBIC_BETA,
+                         reno_friendly: bool = True) -> float:
+    """CUBIC's average window in segments: RFC 9438 §5 eq. 5
+    (C(3+β)/(4(1−β)))^¼ · RTT^¾/p^¾, at least Reno's 1.2/√p in the
+    Reno-friendly region (RFC 9438 §4.3, §5.1 Tables 1-2)."""
+    _loss(loss)
+    if not rtt_s > 0:
+        raise ModelError(f"RTT must be positive, not {rtt_s!r}", "e.g. 0.04")
+    window = (c * (3 + beta) / (4 * (1 - beta))) ** 0.25 * rtt_s ** 0.75 / loss ** 0.75
+    return max(window, reno_average_window(loss)) if reno_friendly else window
+
+
+def cubic(mss_bytes: float, rtt_s: float, loss: float, **kwargs) -> float:
+    """CUBIC goodput in bit/s: AVG_W_cubic · MSS / RTT (RFC 9438 §5, eq. 5 and §5.1)."""
+    return 8.0 * mss_bytes * cubic_average_window(rtt_s, loss, **kwargs) / rtt_s
+
+
+def bbr(rate_bps: float, eta: float, loss: float) -> float:
+    """BBR v1 goodput in bit/s: η·C·(1 − p), "link rate times fraction delivered"
+    (Cardwell et al., ACM Queue 14(5) 2016, Fig. 10); valid up to 20 % loss."""
+    if not 0 <= loss <= BBR_LOSS_LIMIT:
+        raise ModelError(f"BBR v1 is not modelled above {BBR_LOSS_LIMIT:.0%} loss (here {loss:.1%})",
+                         "its bandwidth probe fails there (1.25·(1 − p) < 1); use a lower loss")
+    return link_limited(rate_bps, eta) * (1.0 - loss)
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """The steady state of one congestion control: every limit by name (bit/s)."""
+    cc: str
+    limits: dict[str, float]
+    binding: str
+    goodput_bps: float
+    covered: bool = True                 # False: the model does not cover this case (see notes)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    retransmissions_on_link: bool = True # the link limit is η·C·(1 − p) (False: the classic η·C)
+
+
+def steady_state(cc: str, rate_bps: float, eta: float, mss_bytes: float, *, rtt_s: float,
+                 loss: float = 0.0, window_bytes: float | None = None,
+                 rto_s: float | None = None) -> SteadyState:
+    """Limits of ``cc`` ("reno", "cubic" or "bbr") on a link of ``rate_bps`` with
+    efficiency ``eta``; ``rtt_s`` is the ACK-clock round (> 0). The binding limit
+    is the smallest; on a tie the algorithm's own name wins over "link"."""
+    if cc not in CONGESTION_CONTROLS:
+        raise ModelError(f"unknown congestion control {cc!r}", f"use one of {', '.join(CONGESTION_CONTROLS)}")
+    if not 0 <= loss < 1:
+        raise ModelError(f"loss must be in [0, 1) for TCP, not {loss!r}", "e.g. 0.01 for 1 %")
+    notes: list[str] = []
+    link = link_limited(rate_bps, eta) * (1.0 - loss)
+    limits: dict[str, float] = {}
+    covered = True
+    if cc == "bbr":
+        if loss > BBR_LOSS_LIMIT:
+            covered = False
+            notes.append(f"BBR v1 above {BBR_LOSS_LIMIT:.0%} loss is not modelled: its throughput collapses")
+        elif loss > 0:
+            limits["bbr"] = bbr(rate_bps, eta, loss)
+            notes.append("BBR v1 ignores random loss: link rate × fraction delivered (ACM Queue 2016)")
+            if loss > BBR_CLOSE_LIMIT:
+                notes.append(f"above {BBR_CLOSE_LIMIT:.0%} loss BBR v1 falls short of η·C·(1 − p): optimistic")
+    limits["link"] = link
+    if loss > 0:
+        notes.append("the link also carries the retransmissions: η·C·(1 − p)")
+    if window_bytes is not None:
+        limits["window"] = window_limited(window_bytes, rtt_s)
+    if loss > 0 and cc == "reno":
+        limits["mathis"] = mathis(mss_bytes, rtt_s, loss)
+        limits["padhye"] = padhye(mss_bytes, rtt_s, loss, rto_s=rto_s, max_window_bytes=window_bytes)
+    elif loss > 0 and cc == "cubic":
+        limits["cubic"] = cubic(mss_bytes, rtt_s, loss)
+    binding = min(limits, key=limits.__getitem__)
+    goodput = limits[binding] if covered else math.nan
+    return SteadyState(cc, limits, binding if covered else cc, goodput, covered, tuple(notes))

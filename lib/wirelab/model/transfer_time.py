@@ -1,0 +1,236 @@
+"""How long a whole file takes: set-up, data, and the final RCVD, for TCP, UDP and UDPR.
+
+A PPCB file transfer (shared/ppcb.md) runs, as the client sees it:
+
+    TCP   SYN → SYN-ACK (connect returns) · CONN → CONACC · DATA … · wait RCVD
+    UDP                                     CONN → CONACC · DATA … · wait RCVD
+    UDPR                                    CONN ⇄ CONACC · DATA ⇄ ACC … · wait RCVD
+
+The time is split three ways, each by cause (seconds):
+  ``setup``  before the first data byte leaves: ``handshake`` (TCP's 3-way handshake,
+             Cardwell et al. 2000 eq. 4, SYN timeout 1 s) and ``conn`` (CONN/CONACC;
+             over TCP a lost one waits one RTO, with backoff, same equation).
+  ``data``   first data byte sent → last data byte delivered (what receiver goodput
+             divides by): ``link`` (transmission at η·C, retransmissions included),
+             ``slow_start`` (the sender idle, its window smaller than the pipe:
+             Kurose & Ross), ``loss_recovery`` (the first loss: Cardwell eq. 20),
+             the steady-state limit's own name for the time beyond the link's
+             (``cubic``, ``padhye``, ``window`` …: Cardwell eq. 24 with that
+             algorithm's rate, see ``congestion``, reached from the window the loss
+             left, β·E[W_ss], by α segments per round: derived here) and
+             ``propagation`` (the last byte's one-way delay). BBR: startup runs on
+             through random loss; a loss in the last flight costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
+             ``timeouts`` (MAX_WAIT).
+  ``final``  last byte delivered → RCVD at the client: ``rcvd``.
+
+What is not modelled, and said in the notes: delayed ACKs of the first segment
+(Linux acknowledges at once at the start, "quickack"), HyStart leaving slow start
+early, receive-window autotuning, queue overflow in slow start, RACK-TLP repairing
+a tail loss faster than the RTO that Cardwell's timeout term charges.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import ModelError
+from .congestion import SteadyState
+from .headers import PPCB_HEADER
+from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
+                        expected_segments_before_loss, expected_slow_start_window, handshake_time,
+                        retransmission_delay, slow_start_send)
+from .stopwait import UdprTransfer
+from .tcp import default_rto
+
+__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "BETA", "ALPHA", "regrowth_rounds"]
+
+#: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
+BETA = {"reno": 0.5, "cubic": 0.7}
+#: Growth per round in congestion avoidance: Reno 1 segment (RFC 5681 §3.1); CUBIC at
+#: least its Reno-friendly α = 3(1 − β)/(1 + β) (RFC 9438 §4.3).
+ALPHA = {"reno": 1.0, "cubic": 3 * (1 - 0.7) / (1 + 0.7)}
+
+
+def regrowth_rounds(segments: float, start: float, alpha: float, target: float) -> tuple[float, bool]:
+    """(rounds, mostly ramping?) to send ``segments`` with a window that starts at ``start``
+    and grows by ``alpha`` per round up to ``target`` segments per round, then stays there
+    (additive increase, RFC 5681 §3.1; derived here for a continuous window:
+    start·r + α·r²/2 segments in r rounds)."""
+    if segments <= 0:
+        return 0.0, False
+    start = max(min(start, target), 1e-9)
+    ramp = (target - start) / alpha                        # rounds to reach the target
+    in_ramp = ramp * (start + target) / 2
+    if segments <= in_ramp:
+        return (math.sqrt(start * start + 2 * alpha * segments) - start) / alpha, True
+    total = ramp + (segments - in_ramp) / target
+    return total, ramp > total / 2
+
+
+@dataclass(frozen=True)
+class TransferTime:
+    """The expected time of one file transfer, by phase and cause (seconds)."""
+    proto: str
+    size_bytes: int
+    setup: dict[str, float]
+    data: dict[str, float]
+    final: dict[str, float]
+    delivered_bytes: float | None = None     # expected bytes delivered (UDP loses some)
+    std_s: float | None = None               # standard deviation of the total, where known
+    extras: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def total_s(self) -> float:
+        """From the client's first packet to RCVD in its hands."""
+        return sum(self.setup.values()) + self.data_time_s + sum(self.final.values())
+
+    @property
+    def data_time_s(self) -> float:
+        """First data byte sent → last data byte delivered."""
+        return sum(self.data.values())
+
+    @property
+    def goodput_bps(self) -> float:
+        """Receiver goodput: bytes delivered / data time."""
+        delivered = self.size_bytes if self.delivered_bytes is None else self.delivered_bytes
+        return 8.0 * delivered / self.data_time_s if self.data_time_s > 0 else math.nan
+
+    @property
+    def binding(self) -> str:
+        """What limits the goodput: ``link`` while transmission takes at least
+        ``LINK_BINDS`` of the data time (goodput within 10 % of η·C's share),
+        else the longest other data-phase term."""
+        return _dominant(self.data)
+
+    @property
+    def transfer_binding(self) -> str:
+        """The same for the whole transfer, set-up and RCVD counted as ``handshake``."""
+        return _dominant({**self.data, "handshake": sum(self.setup.values()) + sum(self.final.values())})
+
+    def terms(self) -> dict[str, float]:
+        """Every term by name (set-up, data, final), for a table or a stacked bar."""
+        return {**self.setup, **self.data, **self.final}
+
+
+#: The link binds while it takes this share of the time (the kit's ±10 % yardstick).
+LINK_BINDS = 0.9
+
+
+def _dominant(terms: dict[str, float]) -> str:
+    total = sum(terms.values())
+    others = {k: v for k, v in terms.items() if k != "link" and v > 0}
+    if not others or terms.get("link", 0.0) >= LINK_BINDS * total:
+        return "link"
+    return max(others, key=others.__getitem__)
+
+
+def _add(terms: dict, name: str, seconds: float) -> None:
+    if seconds > 0:
+        terms[name] = terms.get(name, 0.0) + seconds
+
+
+def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int, header_bytes: int,
+                 rtt_s: float, steady: SteadyState, loss: float = 0.0, loss_reverse: float | None = None,
+                 iw: int = LINUX_INITIAL_WINDOW, window_bytes: float | None = None,
+                 rto_s: float | None = None, syn_timeout_s: float = LINUX_SYN_RTO) -> TransferTime:
+    """PPCB over TCP: ``size_bytes`` of stream (PPCB framing included) in segments of
+    ``mss_bytes``; ``eta`` of a full segment; ``header_bytes`` per frame without
+    payload (an ACK); ``rtt_s`` propagation round trip; ``steady`` the congestion
+    control's steady state (its ``goodput_bps`` runs the congestion-avoidance phase)."""
+    if size_bytes < 0 or not rate_bps > 0 or rtt_s < 0:
+        raise ModelError("size ≥ 0, rate > 0 and RTT ≥ 0 please", "e.g. 200KB at 10mbit, RTT 40 ms")
+    if not steady.covered:
+        raise ModelError("; ".join(steady.notes) or "steady state not covered", "lower the loss")
+    reverse = loss if loss_reverse is None else loss_reverse
+    rto = default_rto(rtt_s) if rto_s is None else rto_s
+    segment = 8.0 * mss_bytes / (eta * rate_bps)          # one full segment on the wire (S/R)
+    ack = 8.0 * header_bytes / rate_bps
+    round_s = rtt_s + segment + ack                        # the ACK clock's round
+    wire = lambda payload: 8.0 * (header_bytes + payload) / rate_bps   # noqa: E731
+    setup = {"handshake": handshake_time(rtt_s, loss, reverse, syn_timeout_s=syn_timeout_s) + 2 * ack,
+             "conn": rtt_s + wire(PPCB_HEADER["CONN"]) + wire(PPCB_HEADER["CONACC"])
+             + retransmission_delay(loss, rto) + retransmission_delay(reverse, rto)}
+    final = {"rcvd": rtt_s / 2 + wire(PPCB_HEADER["RCVD"]) + retransmission_delay(reverse, rto)}
+    n = size_bytes / mss_bytes                             # segments (the last may be short)
+    d = math.ceil(n - 1e-9)
+    cap = None if window_bytes is None else max(1.0, window_bytes / mss_bytes)
+    data: dict[str, float] = {}
+    notes = list(steady.notes)
+    resent = loss if steady.retransmissions_on_link else 0.0   # the link's share spent on resending
+    if loss <= 0 or steady.cc == "bbr":
+        # Loss-free slow start, or BBR: its startup does not stop at a random loss.
+        start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap)
+        _add(data, "link", n * segment / (1.0 - resent))
+        _add(data, "slow_start", start.idle - start.window_idle)
+        _add(data, "window", start.window_idle)
+        if loss > 0:
+            # Derived here: earlier losses are repaired under cover of new data (SACK); one in
+            # the last flight delays the last byte by a round.
+            flight = min(d, math.ceil(1 + rtt_s / segment))
+            _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
+            notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
+    else:
+        d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
+        start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
+        w_ss = expected_slow_start_window(d_ss, iw)
+        if cap is not None:
+            w_ss = min(w_ss, cap)
+        # The rest runs at the steady state (Cardwell eq. 24), reached from the window the loss
+        # left, β·E[W_ss], growing by α per round (derived here: a loss never helps).
+        target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
+        beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
+        rounds, ramped = regrowth_rounds(max(n - d_ss, 0.0), beta * w_ss, alpha, target)
+        steady_time = rounds * round_s
+        link = n * segment + max(n - d_ss, 0.0) * segment * resent / (1 - resent)
+        _add(data, "link", link)
+        _add(data, "slow_start", start.idle - start.window_idle)
+        _add(data, "window", start.window_idle)
+        _add(data, "loss_recovery", expected_loss_recovery(d, loss, round_s, rto, w_ss))
+        excess = steady_time - max(n - d_ss, 0.0) * segment / (1 - resent)
+        loss_model = "cubic" if steady.cc == "cubic" else "padhye"
+        _add(data, loss_model if ramped or steady.binding == "link" else steady.binding, excess)
+        notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
+    _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
+    return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes),
+                        extras={"segments": d, "initial_window": iw, "rto_s": rto})
+
+
+def udp_transfer(size_bytes: int, rate_bps: float, *, datagram_payload: int, datagram_wire_bytes: int,
+                 header_bytes: int, delivery_probability: float, rtt_s: float, loss: float = 0.0,
+                 loss_reverse: float | None = None) -> TransferTime:
+    """PPCB over plain UDP: CONN → CONACC, every DATA at once (no retransmission), RCVD.
+    Each datagram arrives with probability q = (1 − p)^k (k fragments); of N datagrams
+    N·(1 − q) are lost on average, all arrive with probability q^N (and the whole
+    exchange, CONN, CONACC and RCVD too, with (1 − p)(1 − p_r)²·q^N), and a receiver that
+    stops at the first gap (PPCB's udp server answers RJT and ends) delivers on average
+    the fraction q(1 − q^N)/(N(1 − q)) (the expected length of the run before the first loss)."""
+    if size_bytes < 0 or datagram_payload < 1:
+        raise ModelError("size ≥ 0 and datagrams ≥ 1 B please", "e.g. 1MB in 1000 B datagrams")
+    count = math.ceil(size_bytes / datagram_payload - 1e-9)
+    q = delivery_probability
+    wire = lambda payload: 8.0 * (header_bytes + payload) / rate_bps   # noqa: E731
+    link = size_bytes / datagram_payload * 8.0 * datagram_wire_bytes / rate_bps
+    setup = {"conn": rtt_s + wire(PPCB_HEADER["CONN"]) + wire(PPCB_HEADER["CONACC"])}
+    data: dict[str, float] = {}
+    _add(data, "link", link)
+    _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
+    in_order = 1.0 if q >= 1 or count == 0 else q * (1 - q ** count) / (count * (1 - q))
+    extras = {"datagrams": count, "expected_lost_datagrams": count * (1 - q), "delivered_fraction": q,
+              "in_order_fraction": in_order, "complete_probability": q ** count,
+              "exchange_probability": (1 - loss) * (1 - (loss if loss_reverse is None else loss_reverse)) ** 2
+              * q ** count}
+    notes = () if q >= 1 else ("plain UDP does not retransmit: expect an incomplete file",)
+    return TransferTime("udp", size_bytes, setup, data, {"rcvd": rtt_s / 2 + wire(PPCB_HEADER["RCVD"])},
+                        delivered_bytes=size_bytes * q, extras=extras, notes=notes)
+
+
+def from_udpr(t: UdprTransfer, rtt_s: float) -> TransferTime:
+    """A ``stopwait.udpr_transfer`` as a TransferTime (the last ACC's way back counts as final)."""
+    data: dict[str, float] = {}
+    _add(data, "link", t.link_s)
+    _add(data, "stop_and_wait", t.round_trips_s - rtt_s / 2 if t.packets else 0.0)
+    _add(data, "timeouts", t.timeouts_s)
+    final = {"rcvd": t.rcvd_s + (rtt_s / 2 if t.packets else 0.0)}
+    return TransferTime("udpr", t.size_bytes, {"conn": t.handshake_s}, data, final, std_s=t.std_s,
+                        extras={"datagrams": t.packets, "give_up_probability": t.give_up_probability})

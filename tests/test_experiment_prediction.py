@@ -1,0 +1,61 @@
+"""The pred_* columns of a file transfer: the congestion control, the finite transfer, its breakdown."""
+import math
+
+import pandas as pd
+import pytest
+
+from wirelab.experiment.prediction import PRED_COLUMNS, predict_columns, predict_like
+
+TCP = {"proto": "tcp", "rate_bps": 10e6, "delay_s": 0.02, "loss": 0.0, "size_bytes": 200_000}
+
+
+def test_the_cc_column_wins_over_the_machine_default():
+    assert predict_columns({**TCP, "cc": "cubic"}, stream_header=21, default_cc="bbr")["pred_cc"] == "cubic"
+    assert predict_columns(TCP, stream_header=21, default_cc="bbr")["pred_cc"] == "bbr"
+    classic = predict_columns({**TCP, "cc": "htcp"}, stream_header=21)
+    assert classic["pred_cc"] is None and "no model for congestion control 'htcp'" in classic["pred_note"]
+    assert predict_columns({**TCP, "proto": "udpr"}, payload=1000, default_cc="bbr")["pred_cc"] is None
+
+
+def test_a_file_gets_its_transfer_time_and_every_term():
+    row = predict_columns({**TCP, "loss": 0.01}, stream_header=21, default_cc="cubic")
+    assert set(PRED_COLUMNS) <= set(row)
+    terms = {k: v for k, v in row.items() if k.startswith("pred_time_")}
+    assert {"pred_time_handshake_s", "pred_time_conn_s", "pred_time_link_s", "pred_time_slow_start_s",
+            "pred_time_propagation_s", "pred_time_rcvd_s"} <= set(terms)
+    assert row["pred_transfer_time_s"] == pytest.approx(sum(terms.values()))
+    assert row["pred_transfer_time_s"] > row["pred_data_time_s"] > 0
+    # goodput of the file's bytes (the 21 B PPCB headers are not goodput) over the data time
+    assert row["pred_goodput_bps"] == pytest.approx(8 * 200_000 / row["pred_data_time_s"])
+    # (with loss a short transfer may beat the steady state: slow start runs until the first loss)
+    clean = predict_columns(TCP, stream_header=21, default_cc="cubic")
+    assert clean["pred_goodput_bps"] < clean["pred_steady_goodput_bps"] and clean["pred_binding"] == "slow_start"
+    assert row["pred_note"].startswith("21 B of application framing")
+    assert row["pred_binding"] in ("cubic", "slow_start", "loss_recovery") and row["pred_steady_binding"] == "cubic"
+
+
+def test_without_a_size_the_columns_are_the_steady_state():
+    row = predict_columns({**TCP, "size_bytes": None}, stream_header=21, default_cc="cubic")
+    assert math.isnan(row["pred_transfer_time_s"]) and row["pred_goodput_bps"] == row["pred_steady_goodput_bps"]
+    assert not any(k.startswith("pred_time_") for k in row)
+
+
+def test_udp_and_udpr_files():
+    udp = predict_columns({"proto": "udp", "rate_bps": 10e6, "loss": 0.01, "size_bytes": 100_000},
+                          payload=1000, udp_header=21)
+    assert udp["pred_datagrams"] == 100 and udp["pred_expected_lost_datagrams"] == pytest.approx(1.0)
+    assert udp["pred_delivered_fraction"] == pytest.approx(0.99) and udp["pred_binding"] == "link"
+    assert udp["pred_goodput_bps"] == pytest.approx(0.99 * 10e6 * 1000 / 1063, rel=1e-6)
+    udpr = predict_columns({"proto": "udpr", "rate_bps": 10e6, "delay_s": 0.005, "loss": 0.02,
+                            "max_wait_s": 0.3, "size_bytes": 100_000}, payload=1000)
+    assert udpr["pred_binding"] == "timeouts" and udpr["pred_transfer_std_s"] > 0
+    assert udpr["pred_time_timeouts_s"] == pytest.approx(100 * 0.3 * 2 * 0.02 / 0.98, rel=1e-6)
+    assert 0 <= udpr["pred_give_up_probability"] < 1e-6
+
+
+def test_predict_like_keeps_the_congestion_control_and_size():
+    row = pd.Series({**TCP, "cc": None, "mtu": pd.NA, **predict_columns(TCP, stream_header=21, default_cc="bbr")})
+    longer = predict_like(row, delay_s=0.04)
+    assert longer["pred_cc"] == "bbr" and longer["pred_goodput_bps"] < row["pred_goodput_bps"]
+    bigger = predict_like(row, size_bytes=2_000_000)
+    assert bigger["pred_goodput_bps"] > row["pred_goodput_bps"]

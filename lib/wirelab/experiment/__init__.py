@@ -1,11 +1,14 @@
 """Experiments: a grid of settings × repetitions → one tidy DataFrame, saved and resumable.
 
-Read in this order: ``spec`` (describe the sweep), ``engine`` (the seam to the
-programs that move bytes; ``wirelab_engine`` and ``iperf3`` implement it),
-``runner`` (run it with deadlines, record failures, resume), ``store``
-(atomic parquet + csv + meta.json in ``data/<experiment>/``), ``meta`` (the
-machine a run was made on), ``prediction`` (the model's ``pred_*`` columns)
-and ``stats`` (mean, std, 95 % Student-t interval per setting).
+Read in this order: ``spec`` (describe the sweep; each setting carries its
+``LinkSpec``), ``engine`` (the seam to the programs that move bytes;
+``wirelab_engine`` and ``iperf3`` implement it), ``runner`` (one road per run:
+predict, open the link with ``wirelab.link.open``, let the engine run across
+it, record; failures recorded, resume), ``deadline`` (each run's deadline from
+its prediction), ``store`` (atomic parquet + csv + meta.json in
+``data/<experiment>/``), ``meta`` (the machine a run was made on),
+``prediction`` (the model's ``pred_*`` columns) and ``stats`` (mean, std,
+95 % Student-t interval per setting).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",

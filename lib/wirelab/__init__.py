@@ -1,7 +1,7 @@
 """wirelab: predict, run, capture and explain TCP, UDP and UDPR transfers.
 
 Layers (imports point only to earlier ones): model → transfer → link →
-capture → experiment → viz → cli. The public API is re-exported here.
+capture → experiment → grade → viz → cli. The public API is re-exported here.
 """
 from . import units
 from .errors import (BackendUnavailableError, CaptureError, ExperimentError, LinkError,

@@ -24,7 +24,7 @@ _EXPORTS = {
     "load_catalogue": "catalogue", "Catalogue": "catalogue", "GradeTest": "catalogue",
     "Assignment": "catalogue", "Limits": "catalogue", "find_submissions": "submission",
     "grade_submission": "runner", "grade_class": "classroom", "Outcome": "outcome", "Graded": "outcome",
-    "json_summary": "outcome", "write_reports": "report", "class_table": "report", "pass_rates": "report",
+    "json_summary": "outcome", "save_graded": "outcome", "load_graded": "outcome", "write_reports": "report", "class_table": "report", "pass_rates": "report",
     "load_expected": "expected", "check_expected": "expected",
 }
 __all__ = list(_EXPORTS)

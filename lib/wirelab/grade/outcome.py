@@ -7,9 +7,11 @@ Measurements (``goodput_bps``) and predictions (``pred_*``) stay apart.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-__all__ = ["Outcome", "Graded", "STATUSES", "json_summary"]
+__all__ = ["Outcome", "Graded", "STATUSES", "json_summary", "save_graded", "load_graded"]
 
 STATUSES = ("pass", "fail", "timeout", "error")
 
@@ -72,14 +74,15 @@ class Graded:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "score": self.score, "points": self.points, "max_points": self.max_points,
-                "language": self.language, "build_error": self.build_error, "duration_s": self.duration_s,
+                "language": self.language, "build_error": self.build_error, "build_log": self.build_log,
+                "duration_s": self.duration_s,
                 "source": self.source, "counts": self.counts(), "tests": [t.to_dict() for t in self.tests]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Graded":
         tests = [Outcome(**t) for t in data["tests"]]
         return cls(data["name"], tests, data.get("language", "?"), data.get("build_error"),
-                   duration_s=data.get("duration_s", 0.0), source=data.get("source", ""))
+                   data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""))
 
 
 def json_summary(graded: list[Graded]) -> dict:
@@ -88,3 +91,19 @@ def json_summary(graded: list[Graded]) -> dict:
     return {"submissions": [{"name": g.name, "score": g.score,
                              "tests": [{"id": t.id, "status": t.status, "reason": t.reason, "points": t.points}
                                        for t in g.tests]} for g in graded]}
+
+
+def save_graded(graded: list[Graded], path: str | Path) -> Path:
+    """Every outcome of a grading run, to reload later (``load_graded``)."""
+    path = Path(path)
+    path.write_text(json.dumps([g.to_dict() for g in graded], indent=1, default=str))
+    return path
+
+
+def load_graded(path: str | Path) -> list[Graded]:
+    """A grading run saved by ``save_graded`` (``results.json`` in every report folder)."""
+    from ..errors import UsageError
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no saved grading at {path}", "grade first, or give a report folder's results.json")
+    return [Graded.from_dict(item) for item in json.loads(path.read_text())]

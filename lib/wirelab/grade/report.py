@@ -3,7 +3,7 @@
 the class finds hard).
 
     report_dir/
-      index.html  class.csv  class.parquet  class.json
+      index.html  class.csv  class.parquet  class.json  results.json (every field, load_graded)
       <submission>/report.json  report.html  captures/<test>.pcapng (failed tests only)
 
 HTML is written with the standard library (escaped f-strings), one file each,
@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from .catalogue import Catalogue
-from .outcome import Graded, json_summary
+from .outcome import Graded, json_summary, save_graded
 
 __all__ = ["class_table", "write_reports", "write_submission_report", "pass_rates"]
 
@@ -106,6 +106,7 @@ def write_reports(graded: list[Graded], report_dir: str | Path, catalogue: Catal
     table.to_csv(files["csv"], index=False)
     table.to_parquet(files["parquet"], index=False)
     files["json"].write_text(json.dumps(json_summary(graded), indent=1))
+    files["results"] = save_graded(graded, report_dir / "results.json")
     files["html"].write_text(_class_page(graded, table, catalogue), encoding="utf-8")
     return files
 

@@ -5,7 +5,9 @@ returns the Axes; nothing here changes global style on import.
 Sweeps (``sweep``): ``plot_predicted_vs_measured``, ``plot_by_protocol``,
 ``plot_loss``, ``plot_delay``, ``plot_sender_vs_receiver``; inside a run
 (``timeseries``): ``plot_goodput_over_time``; the experiment control panel
-(``panel``): ``experiment_panel``."""
+(``panel``): ``experiment_panel``; a graded class (``grade``): ``plot_pass_rate``,
+``plot_goodput_vs_model``."""
+from .grade import plot_goodput_vs_model, plot_pass_rate
 from .panel import ExperimentPanel, experiment_panel
 from .sweep import (plot_by_protocol, plot_delay, plot_loss, plot_predicted_vs_measured,
                     plot_sender_vs_receiver, swept_columns)
@@ -13,4 +15,4 @@ from .timeseries import plot_goodput_over_time
 
 __all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "plot_loss", "plot_delay",
            "plot_sender_vs_receiver", "plot_goodput_over_time", "swept_columns",
-           "experiment_panel", "ExperimentPanel"]
+           "experiment_panel", "ExperimentPanel", "plot_pass_rate", "plot_goodput_vs_model"]

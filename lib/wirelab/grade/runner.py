@@ -24,6 +24,7 @@ from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
 from .catalogue import Catalogue, GradeTest
 from .context import Failed, TestContext, TimedOut
 from .outcome import Graded, Outcome
+from .packets import build
 from .prediction import predict_test
 from .sandbox import UidLease, kill_uid
 from .scenarios import run_scenario
@@ -169,6 +170,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
     (report_dir / "captures").mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     capabilities()           # probe once, here: stages are built in threads and must not probe at once
+    build("CONN", bytes(8), protocol_id=1, total_length=0)   # import scapy now, not inside a timed test
     with UidLease() as lease:
         scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-"))
         os.chmod(scratch, 0o755)                 # the submission's uid must reach its own folders

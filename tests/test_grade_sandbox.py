@@ -1,0 +1,73 @@
+"""Isolation of submissions: their own uid, limits that hold, a sure end; builds that fail are reported."""
+import subprocess
+import time
+
+import pytest
+
+from wirelab.grade.catalogue import Limits, load_catalogue
+from wirelab.grade.runner import grade_submission
+from wirelab.grade.sandbox import UidLease, kill_uid, limit_argv, processes_of
+
+from ppcb_raw import wait_for
+
+
+def test_limit_argv_drops_privileges_then_limits_then_lowers_priority():
+    argv = limit_argv(61234, Limits(processes=7, file_size_bytes=1000, memory_bytes=2000, cpu_s=3))
+    assert argv[:5] == ["setpriv", "--reuid=61234", "--regid=61234", "--clear-groups", "--no-new-privs"]
+    assert {"--nproc=7", "--fsize=1000", "--as=2000", "--cpu=3:4", "--core=0"} <= set(argv)
+    assert argv[-3:] == ["nice", "-n", "10"]
+
+
+@pytest.mark.root
+def test_a_fork_bomb_stays_under_the_process_limit_and_dies_with_its_uid():
+    with UidLease() as lease:
+        limits = Limits(processes=8)
+        code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+        bomb = subprocess.Popen(limit_argv(lease.uid, limits) + ["python3", "-c", code], start_new_session=True)
+        try:
+            assert wait_for(lambda: len(processes_of(lease.uid)) >= 8, timeout=10)
+            counts = []
+            for _ in range(20):
+                counts.append(len(processes_of(lease.uid)))
+            assert max(counts) <= 8
+        finally:
+            assert kill_uid(lease.uid)
+            bomb.wait(5)
+        assert processes_of(lease.uid) == []
+
+
+@pytest.mark.root
+def test_a_flood_stops_at_the_file_size_limit(tmp_path):
+    out = tmp_path / "stdout"
+    with UidLease() as lease, open(out, "wb") as sink:
+        done = subprocess.run(limit_argv(lease.uid, Limits(file_size_bytes=100_000)) + ["yes", "flood"],
+                              stdout=sink, timeout=30)
+    assert done.returncode != 0 and out.stat().st_size == 100_000
+
+
+@pytest.mark.root
+def test_each_submission_gets_its_own_uid_and_processes_that_escape_their_group_are_killed():
+    with UidLease() as first, UidLease() as second:
+        assert first.uid != second.uid
+        escaped = subprocess.Popen(limit_argv(first.uid, Limits()) + ["setsid", "sleep", "60"])
+        assert wait_for(lambda: processes_of(first.uid), timeout=5)
+        started = time.monotonic()
+        assert kill_uid(first.uid) and time.monotonic() - started < 3
+        escaped.wait(5)
+
+
+@pytest.mark.root
+def test_a_failed_build_and_missing_programs_are_errors_with_the_reason(tmp_path):
+    cat = load_catalogue().select(["client-udpr-1B", "server-udp-1B"])
+    broken = tmp_path / "broken-build"
+    broken.mkdir()
+    (broken / "Makefile").write_text("all:\n\tcc -o ppcbc does-not-exist.c\n")
+    graded = grade_submission("broken-build", broken, cat, tmp_path / "out", capture=False)
+    assert graded.build_error and "build failed: make exited with status 2" in graded.build_error
+    assert [t.status for t in graded.tests] == ["error", "error"] and graded.score == 0
+    assert "does-not-exist.c" in graded.build_log
+    empty = tmp_path / "half"
+    empty.mkdir()
+    (empty / "ppcbc").write_text("#!/bin/sh\nexit 0\n")
+    graded = grade_submission("half", empty, cat, tmp_path / "out2", capture=False)
+    assert "no ppcbs" in graded.tests[0].reason

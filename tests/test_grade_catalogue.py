@@ -100,7 +100,7 @@ def test_predictions_name_the_model_and_are_absent_without_a_rate(cat):
     expected = LinkSpec.parse(rate="10mbit", delay="10ms").predict("udpr", payload=1000, max_wait_s=0.5)
     assert udpr["pred_goodput_bps"] == pytest.approx(expected.goodput_bps)
     assert udpr["pred_binding"] == "stop_and_wait" and "stop-and-wait" in udpr["pred_note"]
-    tcp = predict_test(cat["client-tcp-1MB-10mbit-20ms"], a, 1000)
+    tcp = predict_test(cat["client-tcp-1MB-10mbit-10ms"], a, 1000)
     assert tcp["pred_goodput_bps"] < 10e6 * 1000 / 1021 and "slow start" in tcp["pred_note"]
     clean = predict_test(cat["client-tcp-1B"], a, None)
     assert clean["pred_goodput_bps"] is None and "no rate" in clean["pred_note"]

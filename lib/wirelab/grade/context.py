@@ -105,10 +105,11 @@ class TestContext:
             if server.poll() is not None:
                 break
             time.sleep(0.01)
-        tail = server.stderr_tail()
+        tail, flood = server.stderr_tail(), server.stdout_size()
         raise Failed(f"ppcbs {server.describe_exit()} and was not listening on {kind} port "
                      f"{self.assignment.port} within {self.limits.listen_s:g} s"
-                     + (f"; its stderr: {tail!r}" if tail else ""))
+                     + (f"; it wrote {flood} B to stdout, the file-size limit" if flood >= self.limits.file_size_bytes
+                        else "") + (f"; its stderr: {tail!r}" if tail else ""))
 
     def _sockets(self, kind: str) -> list[list[str]]:
         """Host b's socket table: rows of sl, local_address (hex ip:port), rem_address, st, ..."""

@@ -12,6 +12,7 @@ from wirelab.grade.prediction import predict_test
 from wirelab.grade.scenarios import SCENARIOS
 from wirelab.grade.scenarios_client import CLIENT_SCENARIOS
 from wirelab.grade.scenarios_server import SERVER_SCENARIOS
+from wirelab.grade.scenarios_tcp import TCP_SCENARIOS
 from wirelab.link import LinkSpec
 from wirelab.model import stop_and_wait
 
@@ -44,7 +45,8 @@ def test_every_error_scenario_of_ppcb_md_has_a_test(cat):
                  "server_stops", "tcp_busy", "lost_acc", "resends_acc", "conrjt", "rjt"):
         assert must in used
     for t in cat.tests:      # scenarios play the other side: the role must fit
-        assert t.scenario not in SERVER_SCENARIOS or t.role == "server", t.id
+        assert t.scenario not in {**SERVER_SCENARIOS, **TCP_SCENARIOS} or t.role == "server", t.id
+        assert t.scenario not in TCP_SCENARIOS or t.proto == "tcp", t.id
         assert t.scenario not in CLIENT_SCENARIOS or t.role == "client", t.id
 
 

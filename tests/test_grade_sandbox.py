@@ -15,7 +15,7 @@ def test_limit_argv_drops_privileges_then_limits_then_lowers_priority():
     argv = limit_argv(61234, Limits(processes=7, file_size_bytes=1000, memory_bytes=2000, cpu_s=3))
     assert argv[:5] == ["setpriv", "--reuid=61234", "--regid=61234", "--clear-groups", "--no-new-privs"]
     assert {"--nproc=7", "--fsize=1000", "--as=2000", "--cpu=3:4", "--core=0"} <= set(argv)
-    assert argv[-3:] == ["nice", "-n", "10"]
+    assert argv[-3:] == ["nice", "-n", "19"]
 
 
 @pytest.mark.root

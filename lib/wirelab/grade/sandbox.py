@@ -5,7 +5,7 @@ from 61000–61999 with no passwd entry, held with a lock file so parallel
 graders never share one). Its programs start as
 
     ip netns exec <host> setpriv --reuid U --regid U --clear-groups --no-new-privs \\
-        prlimit --cpu=.. --as=.. --fsize=.. --nproc=.. --nofile=.. --core=0 -- nice -n 10 <program> ...
+        prlimit --cpu=.. --as=.. --fsize=.. --nproc=.. --nofile=.. --core=0 -- nice -n 19 <program> ...
 
 * the network namespace of a testbed host (no route out: the link is all it has);
 * an unprivileged uid, because RLIMIT_NPROC does not bind root, and because
@@ -13,7 +13,9 @@ graders never share one). Its programs start as
   ones that left their process group (a fork bomb cannot hide);
 * setrlimit limits (CPU seconds, address space, file size — stdout included,
   so a flood stops at the limit —, process count, open files, no core dumps);
-* a lower priority, so the grader's own peers keep their timing.
+* the lowest priority (nice 19), so the grader's own peers keep their timing
+  even while another submission's fork bomb or busy loop runs beside them
+  (a correct program needs little CPU: it mostly waits for packets).
 
 ``stop()`` kills the program's process group, then everything the uid owns.
 """
@@ -85,7 +87,7 @@ def limit_argv(uid: int, limits: Limits, *, processes: int | None = None, cpu_s:
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
             "prlimit", f"--cpu={cpu}:{cpu + 1}", f"--as={limits.memory_bytes}",
             f"--fsize={limits.file_size_bytes}", f"--nproc={processes or limits.processes}",
-            f"--nofile={limits.open_files}", "--core=0", "--", "nice", "-n", "10"]
+            f"--nofile={limits.open_files}", "--core=0", "--", "nice", "-n", "19"]
 
 
 def processes_of(uid: int) -> list[int]:

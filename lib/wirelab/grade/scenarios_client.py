@@ -12,7 +12,7 @@ import zlib
 
 from ..transfer import make_data
 from .context import Failed, TestContext, TimedOut
-from .packets import Exchange, build, matches, parse, read_stream_packet, show
+from .packets import Exchange, build, matches, parse, read_stream_packet
 
 __all__ = ["CLIENT_SCENARIOS"]
 

@@ -3,7 +3,8 @@
 Each scenario plays one or two clients by hand with packets built by the
 scapy layer, checks the server's answers against shared/ppcb.md, and then,
 where the specification says the server goes on, lets wirelab's own client
-prove it does ("the next client is served").
+prove it does ("the next client is served"). Over udp and udpr here; the
+tcp-only ones are in scenarios_tcp.py.
 """
 from __future__ import annotations
 
@@ -101,21 +102,17 @@ def duplicate_conn(ctx: TestContext) -> None:
     check_output(ctx, server, body)
 
 
-def tcp_foreign_session(ctx: TestContext) -> None:
-    _tcp_rejects(ctx, build("DATA", OTHER, packet_no=0, data=b"x" * 1000), 2000,
-                 "a DATA of another session")
-
-
 # ------------------------------------------------------------------------- ordering
 def out_of_order(ctx: TestContext) -> None:
     server = ctx.start_server()
     body = make_data(3000, seed=4)
     if ctx.test.proto == "tcp":
+        from .scenarios_tcp import tcp_conn, tcp_expect_rjt
         with ctx.tcp("a") as conn:
-            _tcp_conn(ctx, conn, len(body))
+            tcp_conn(ctx, conn, len(body))
             conn.sendall(build("DATA", SID, packet_no=0, data=body[:1000])
                          + build("DATA", SID, packet_no=2, data=body[2000:]))
-            _tcp_expect_rjt(ctx, conn, "DATA 2 after DATA 0", number=2)
+            tcp_expect_rjt(ctx, conn, "DATA 2 after DATA 0", number=2)
     else:
         ex = _open(ctx, len(body))
         _data(ex, ctx, 0, body[:1000])
@@ -178,32 +175,6 @@ def udp_garbage(ctx: TestContext) -> None:
     _next_client_served(ctx, server)
 
 
-def tcp_wrong_type(ctx: TestContext) -> None:
-    wrong = bytearray(build("DATA", SID, packet_no=0, data=b"x" * 10))
-    wrong[0] = 9                               # DATA-shaped, with a type no packet has
-    _tcp_rejects(ctx, bytes(wrong), 1000, "a packet of type 9 where DATA was expected")
-
-
-def tcp_bad_length(ctx: TestContext) -> None:
-    _tcp_rejects(ctx, build("DATA", SID, packet_no=0, data=b"y" * 200), 100,
-                 "a 200-byte DATA when CONN announced 100 B in all")
-
-
-def tcp_garbage(ctx: TestContext) -> None:
-    server = ctx.start_server()
-    for blob in (b"", b"\xff" * 30, build("CONN", SID, protocol_id=1, total_length=5)[:10],
-                 build("CONN", SID, protocol_id=2, total_length=5)):
-        with ctx.tcp("a") as conn:
-            conn.sendall(blob)
-            if blob[:1] != b"\x01" or len(blob) != 18:
-                try:
-                    conn.shutdown(1)              # junk, then EOF: the server must give up on it
-                except OSError:
-                    pass                          # it already hung up: fine too
-            read_stream_packet(conn, ctx.max_wait + 1.0)
-    _next_client_served(ctx, server)
-
-
 # ------------------------------------------------------------------------- timeouts and robustness
 def silent_client(ctx: TestContext) -> None:
     server = ctx.start_server()
@@ -246,70 +217,8 @@ def silent_client(ctx: TestContext) -> None:
     _next_client_served(ctx, server)
 
 
-def tcp_busy(ctx: TestContext) -> None:
-    server = ctx.start_server()
-    first_body, second_body = make_data(1000, seed=8), make_data(1500, seed=9)
-    with ctx.tcp("a") as first:
-        _tcp_conn(ctx, first, len(first_body))
-        second = ctx.in_host("a", _send_tcp_patient, ctx, second_body)
-        ctx.wait_connections(2)                   # the second client is connected, queued behind the first
-        first.sendall(build("DATA", SID, packet_no=0, data=first_body))
-        raw, _ = read_stream_packet(first, _reply_s(ctx))
-        if raw is None or not matches(raw, "RCVD", SID):
-            raise Failed(f"expected RCVD for the first client, got {show(raw)}")
-    result = second.result()
-    if not result.ok:
-        raise Failed(f"a second client that connected while the first was served failed: {result.error}")
-    check_output(ctx, server, first_body + second_body)
-
-
-def _send_tcp_patient(ctx, data):
-    from ..transfer import send_tcp
-    host, port = ctx.server_address
-    return send_tcp(host, port, data, max_wait=ctx.max_wait * 4, chunk=ctx.assignment.chunk)
-
-
-def tcp_client_dies(ctx: TestContext) -> None:
-    server = ctx.start_server()
-    body = make_data(3000, seed=10)
-    with ctx.tcp("a") as conn:
-        _tcp_conn(ctx, conn, len(body))
-        conn.sendall(build("DATA", SID, packet_no=0, data=body[:1000]))
-    _next_client_served(ctx, server, earlier=[body[:1000]])
-
-
-# ------------------------------------------------------------------------- tcp helpers
-def _tcp_conn(ctx: TestContext, conn, total: int) -> None:
-    conn.sendall(build("CONN", SID, protocol_id=1, total_length=total))
-    raw, closed = read_stream_packet(conn, _reply_s(ctx))
-    if raw is None or not matches(raw, "CONACC", SID):
-        raise Failed(f"expected CONACC for session {SID.hex()}, got {show(raw)}"
-                     + (" and the connection was closed" if closed else ""))
-
-
-def _tcp_expect_rjt(ctx: TestContext, conn, what: str, number: int | None = None) -> None:
-    raw, closed = read_stream_packet(conn, _reply_s(ctx))
-    if raw is None or not matches(raw, "RJT", packet_no=number):
-        raise Failed(f"expected RJT{f' for packet {number}' if number is not None else ''} after {what}, "
-                     f"got {show(raw)}" + (" and the connection was closed" if closed else ""))
-    _, closed = read_stream_packet(conn, _reply_s(ctx))
-    if not closed:
-        raise Failed(f"ppcbs answered RJT to {what} but kept the connection open (it must close it)")
-
-
-def _tcp_rejects(ctx: TestContext, bad: bytes, total: int, what: str) -> None:
-    server = ctx.start_server()
-    with ctx.tcp("a") as conn:
-        _tcp_conn(ctx, conn, total)
-        conn.sendall(bad)
-        _tcp_expect_rjt(ctx, conn, what)
-    _next_client_served(ctx, server)
-
-
 SERVER_SCENARIOS = {
     "foreign_conn": foreign_conn, "foreign_data": foreign_data, "duplicate_conn": duplicate_conn,
-    "tcp_foreign_session": tcp_foreign_session, "out_of_order": out_of_order, "duplicate_data": duplicate_data,
-    "resends_acc": resends_acc, "udp_bad_length": udp_bad_length, "udp_garbage": udp_garbage,
-    "tcp_wrong_type": tcp_wrong_type, "tcp_bad_length": tcp_bad_length, "tcp_garbage": tcp_garbage,
-    "silent_client": silent_client, "tcp_busy": tcp_busy, "tcp_client_dies": tcp_client_dies,
+    "out_of_order": out_of_order, "duplicate_data": duplicate_data, "resends_acc": resends_acc,
+    "udp_bad_length": udp_bad_length, "udp_garbage": udp_garbage, "silent_client": silent_client,
 }

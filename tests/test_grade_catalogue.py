@@ -150,3 +150,10 @@ def test_the_example_class_expectations_name_real_tests(project_root, cat):
     for name, entry in expected.items():
         for pattern in entry["fails"]:
             assert expected_failures([pattern], ids), f"{name}: {pattern} names no test"
+
+
+def test_the_example_hidden_tests_load_and_stay_hidden(project_root, cat):
+    both = load_catalogue(extra=[project_root / "data" / "example-class" / "hidden.toml"])
+    hidden = both.select(["hidden-*"]).tests
+    assert len(hidden) == 2 and not any(t.public for t in hidden)
+    assert len(both.public().tests) == len(cat.public().tests)

@@ -1,6 +1,8 @@
 """Isolation of submissions: their own uid, limits that hold, a sure end; builds that fail are reported."""
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +73,42 @@ def test_a_failed_build_and_missing_programs_are_errors_with_the_reason(tmp_path
     (empty / "ppcbc").write_text("#!/bin/sh\nexit 0\n")
     graded = grade_submission("half", empty, cat, tmp_path / "out2", capture=False)
     assert "no ppcbs" in graded.tests[0].reason
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_removes_every_namespace_and_process_of_the_grading(project_root, tmp_path, jobs):
+    import os
+    import re
+    import signal
+
+    from wirelab.link.netns import list_namespaces
+    class_dir = project_root / "data" / "example-class"
+    argv = [sys.executable, "-m", "wirelab", "grade", str(class_dir / "loops-forever"), "--only", "client-tcp-*",
+            "--jobs", str(jobs), "--out", str(tmp_path), "--no-progress"]
+    if jobs > 1:
+        argv.insert(5, str(class_dir / "forks-forever"))
+    grader = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    mine = re.compile(r"^wl-g(6\d{4})-\d+-(\d+)-[ab]$")
+
+    def owners():                                       # the grader, or its worker processes
+        found = {grader.pid}
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == grader.pid:
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+        return found
+    ours = lambda: [m for m in map(mine.match, list_namespaces()) if m and int(m[2]) in owners()]
+    try:
+        assert wait_for(lambda: ours() and any(processes_of(int(m[1])) for m in ours()), timeout=60)
+        uids = {int(m[1]) for m in ours()}
+        pids = {int(m[2]) for m in ours()}
+        os.killpg(grader.pid, signal.SIGINT)            # what Ctrl-C in a terminal sends
+        assert grader.wait(60) == 130
+    finally:
+        if grader.poll() is None:
+            grader.kill()
+    assert not [ns for ns in list_namespaces() if any(f"-{pid}-" in ns for pid in pids)]
+    assert all(processes_of(uid) == [] for uid in uids)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -73,6 +74,10 @@ def _print_human(graded, files, out: Path) -> None:
     print(f"reports: {files['html']} (per submission: {out}/<name>/report.html)")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
@@ -86,8 +91,12 @@ def run(args) -> int:
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
-    graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
-                         progress=not args.no_progress and not args.json)
+    previous = signal.signal(signal.SIGTERM, _interrupt)   # `kill` cleans up like Ctrl-C does
+    try:
+        graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
+                             progress=not args.no_progress and not args.json)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     files = write_reports(graded, out, cat)
     if args.json:
         print(json.dumps(json_summary(graded), indent=1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -76,7 +77,12 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 except Exception as err:     # noqa: BLE001 - one submission's disaster is not the class's
                     found[name] = _lost(name, source, catalogue, repr(err))
                 bar.update()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:            # workers clean up their testbeds and uids, then stop
+            for process in list(getattr(pool, "_processes", {}).values()):
+                try:
+                    os.kill(process.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:

@@ -74,6 +74,15 @@ def _print_human(graded, files, out: Path) -> None:
     print(f"reports: {files['html']} (per submission: {out}/<name>/report.html)")
 
 
+def _give_back(folder: Path) -> None:
+    """Under sudo, the reports belong to the user who asked for them, not to root."""
+    uid, gid = os.environ.get("SUDO_UID"), os.environ.get("SUDO_GID")
+    if not (uid and gid and uid.isdigit() and gid.isdigit()):
+        return
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, int(uid), int(gid), follow_symlinks=False)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -98,6 +107,7 @@ def run(args) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     files = write_reports(graded, out, cat)
+    _give_back(out)
     if args.json:
         print(json.dumps(json_summary(graded), indent=1))
     else:

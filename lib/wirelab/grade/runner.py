@@ -215,6 +215,8 @@ def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:
             pass
         if not keep:
             stage.pcap.unlink(missing_ok=True)
+        elif stage.pcap.exists():
+            stage.pcap.chmod(0o644)              # dumpcap writes 0600; the report is for reading
     thread = threading.Thread(target=close, daemon=True)
     thread.start()
     return thread

@@ -66,3 +66,13 @@ def test_correct_submissions_in_c_and_python_score_100_on_the_whole_catalogue(pr
     delayed = next(t for t in shaped if t.id == "client-udpr-100KB-10mbit-10ms")
     # stop-and-wait over 20 ms RTT: nothing to hide behind, the measurement sits near the model
     assert 0.7 < delayed.goodput_bps / delayed.pred_goodput_bps < 1.3
+
+
+def test_a_student_checks_their_own_folder_with_the_public_tests(project_root, tmp_path):
+    folder = project_root / "data" / "example-class" / "correct-python"
+    done = subprocess.run([sys.executable, "-m", "wirelab", "grade", "--public", ".", "--only", "*-udpr-1B,*-10MB",
+                           "--out", str(tmp_path), "--json"], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    submission, = json.loads(done.stdout)["submissions"]
+    assert submission["name"] == "correct-python" and submission["score"] == 100.0
+    assert [t["id"] for t in submission["tests"]] == ["client-udpr-1B", "server-udpr-1B"]   # the 10 MB ones are hidden

@@ -112,3 +112,17 @@ def test_ctrl_c_removes_every_namespace_and_process_of_the_grading(project_root,
             grader.kill()
     assert not [ns for ns in list_namespaces() if any(f"-{pid}-" in ns for pid in pids)]
     assert all(processes_of(uid) == [] for uid in uids)
+
+
+@pytest.mark.root
+def test_a_build_that_never_ends_is_stopped_at_its_time_limit(tmp_path):
+    from dataclasses import replace
+    cat = load_catalogue().select(["client-udpr-1B"])
+    cat = replace(cat, limits=replace(cat.limits, build_s=2))
+    slow = tmp_path / "slow-build"
+    slow.mkdir()
+    (slow / "Makefile").write_text("all:\n\tsleep 600\n")
+    started = time.monotonic()
+    graded = grade_submission("slow-build", slow, cat, tmp_path / "out", capture=False)
+    assert time.monotonic() - started < 20
+    assert "make did not finish within 2 s" in graded.build_error and graded.tests[0].status == "error"

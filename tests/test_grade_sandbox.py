@@ -126,3 +126,18 @@ def test_a_build_that_never_ends_is_stopped_at_its_time_limit(tmp_path):
     graded = grade_submission("slow-build", slow, cat, tmp_path / "out", capture=False)
     assert time.monotonic() - started < 20
     assert "make did not finish within 2 s" in graded.build_error and graded.tests[0].status == "error"
+
+
+@pytest.mark.root
+def test_a_server_on_loopback_only_is_told_to_listen_everywhere(tmp_path):
+    sub = tmp_path / "loopback-only"
+    sub.mkdir()
+    server = ("#!/usr/bin/env python3\nimport socket, sys, time\n"
+              "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.bind(('127.0.0.1', int(sys.argv[2])))\n"
+              "time.sleep(60)\n")
+    for name, text in (("ppcbs", server), ("ppcbc", "#!/bin/sh\nexit 1\n")):
+        (sub / name).write_text(text)
+        (sub / name).chmod(0o755)
+    graded = grade_submission("loopback-only", sub, load_catalogue().select(["server-udpr-1B"]), tmp_path / "out",
+                              capture=False)
+    assert graded.tests[0].status == "fail" and "127.0.0.1 only" in graded.tests[0].reason

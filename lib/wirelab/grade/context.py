@@ -99,8 +99,12 @@ class TestContext:
         wanted = f":{self.assignment.port:04X}"
         end = min(time.monotonic() + self.limits.listen_s, self.deadline)
         while time.monotonic() < end:
-            if any(row[1].endswith(wanted) and (kind != "tcp" or row[3] == "0A")    # 0A: LISTEN
-                   for row in self._sockets(kind)):
+            bound = [row[1].split(":")[0] for row in self._sockets(kind)
+                     if row[1].endswith(wanted) and (kind != "tcp" or row[3] == "0A")]    # 0A: LISTEN
+            if bound and all(address == "0100007F" for address in bound):
+                raise Failed(f"ppcbs listens on 127.0.0.1 only: a server must listen on every address "
+                             f"(INADDR_ANY), clients come from {self.tb.address('a')}")
+            if bound:
                 return
             if server.poll() is not None:
                 break
@@ -112,9 +116,15 @@ class TestContext:
                         else "") + (f"; its stderr: {tail!r}" if tail else ""))
 
     def _sockets(self, kind: str) -> list[list[str]]:
-        """Host b's socket table: rows of sl, local_address (hex ip:port), rem_address, st, ..."""
+        """Host b's socket tables (IPv4, and IPv6 for dual-stack servers): rows of sl,
+        local_address (hex ip:port), rem_address, st, ..."""
+        rows = []
         with self.tb.inside("b"):
-            return [line.split() for line in Path(f"/proc/thread-self/net/{kind}").read_text().splitlines()[1:]]
+            for table in (kind, kind + "6"):
+                path = Path(f"/proc/thread-self/net/{table}")
+                if path.exists():
+                    rows += [line.split() for line in path.read_text().splitlines()[1:]]
+        return rows
 
     def wait_connections(self, count: int, timeout: float = 2.0) -> None:
         """Until ``count`` TCP connections to the server port are established (accepted or queued)."""

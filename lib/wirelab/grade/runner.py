@@ -176,26 +176,29 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         os.chmod(scratch, 0o755)                 # the submission's uid must reach its own folders
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
-        try:
-            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits)
-            tests = [] if sub.error else list(catalogue.tests)
+        tests = list(catalogue.tests)
 
-            def stage(i: int) -> Stage:
-                made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng",
-                             capture)
-                stages.append(made)
-                return made
-            outcomes = [run_test(t, sub, lease.uid, catalogue, report_dir, scratch, None)
-                        for t in catalogue.tests] if sub.error else []
-            current = stage(0) if tests else None
+        def stage(i: int) -> Stage | None:
+            if i >= len(tests):
+                return None
+            made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng", capture)
+            stages.append(made)
+            return made
+        try:
+            current = stage(0)                   # the first testbed comes up while the submission builds
+            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits)
+            outcomes = []
             for i, test in enumerate(tests):
-                upcoming = stage(i + 1) if i + 1 < len(tests) else None
-                outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
-                closing.append(_close_later(current, keep=outcome.capture is not None))
+                if sub.error:                    # every test says why it could not run
+                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                else:
+                    upcoming = stage(i + 1)
+                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                    closing.append(_close_later(current, keep=outcome.capture is not None))
+                    current = upcoming
                 outcomes.append(outcome)
                 if on_test is not None:
                     on_test(outcome)
-                current = upcoming
         finally:
             kill_uid(lease.uid)
             for thread in closing:

@@ -3,11 +3,12 @@
 Read in this order: ``catalogue`` (the tests are data: catalogue.toml),
 ``sandbox`` (each submission's own uid, limits and sure end), ``submission``
 (find, copy, build), ``context`` (what a running test holds), ``transfers``,
-``packets`` and ``scenarios_server``/``scenarios_client`` (what the tests do;
-crafted packets come from the scapy layer ``wirelab.capture.ppcb_scapy``),
-``runner`` (one submission: testbed, capture, deadline per test),
-``classroom`` (many, in parallel), ``prediction`` (the model's goodput),
-``report`` (JSON, HTML, CSV/parquet) and ``outcome`` (the records).
+``packets`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client``
+(what the tests do; crafted packets come from the scapy layer
+``wirelab.capture.ppcb_scapy``), ``runner`` (one submission: testbed,
+capture, deadline per test), ``classroom`` (many, in parallel),
+``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
+(JSON, HTML, CSV/parquet) and ``expected`` (what a class should fail).
 
     >>> from wirelab.grade import load_catalogue, grade_class, find_submissions, write_reports  # doctest: +SKIP
     >>> cat = load_catalogue()

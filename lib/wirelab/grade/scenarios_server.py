@@ -193,6 +193,7 @@ def silent_client(ctx: TestContext) -> None:
             result = send(ctx, data)
             if result.ok or time.monotonic() - start > 2 * wait + 0.5:
                 break
+            time.sleep(0.05)                     # poll step: refused (CONRJT) at once, ask again soon
         if not result.ok:
             raise Failed(f"{time.monotonic() - start:.1f} s after a client fell silent (MAX_WAIT is {wait:g} s) "
                          f"ppcbs still refused the next one: {result.error}")

@@ -20,7 +20,7 @@ def _caps(root=True, netem=False):
 
 def test_without_root_only_loopback_and_every_reason_says_why(monkeypatch):
     monkeypatch.setattr(caps_module, "is_root", lambda: False)
-    caps = caps_module.capabilities.__wrapped__()
+    caps = caps_module._probe.__wrapped__()
     assert caps.backends == ["loopback"] and not caps.netem and not caps.tbf
     assert all("root" in caps.reasons[k] for k in ("netns", "netem", "tbf", "tun"))
     assert "root" in caps.describe()
@@ -47,3 +47,16 @@ def test_a_testbed_of_hosts_refuses_the_loopback_backend():
         Testbed(DELAY, backend="loopback").up()
     with pytest.raises(UsageError):
         Testbed(DELAY, name="Bad Name")
+
+
+def test_threads_asking_at_once_share_one_probe():
+    import threading
+    from wirelab.link import capabilities as probe
+    from wirelab.link.capabilities import _probe
+    _probe.cache_clear()
+    answers, threads = [], [threading.Thread(target=lambda: answers.append(probe())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(answers) == 4 and all(a is answers[0] for a in answers)

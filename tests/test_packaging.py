@@ -42,11 +42,11 @@ def test_public_api_is_exported():
         assert hasattr(wirelab, name), name
 
 
-LAYERS = ["model", "transfer", "link", "capture", "experiment", "viz", "cli"]
+LAYERS = ["model", "transfer", "link", "capture", "experiment", "grade", "viz", "cli"]
 
 
 def test_imports_only_point_down_the_layers():
-    """model → transfer → link → capture → experiment → viz → cli (style.md)."""
+    """model → transfer → link → capture → experiment → grade → viz → cli (style.md)."""
     lib = ROOT / "lib" / "wirelab"
     for layer_index, layer in enumerate(LAYERS):
         paths = list((lib / layer).rglob("*.py")) if (lib / layer).is_dir() else \

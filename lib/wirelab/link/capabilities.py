@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -75,9 +76,18 @@ def _try(argv: list[str]) -> tuple[bool, str]:
     return done.returncode == 0, ("ok" if done.returncode == 0 else (text[-1] if text else "refused"))
 
 
-@lru_cache(maxsize=1)
+_PROBING = threading.Lock()
+
+
 def capabilities() -> Capabilities:
-    """Probe once per process (about 0.2 s as root)."""
+    """Probe once per process (about 0.2 s as root); threads asking at once share one probe
+    (two would race for the same scratch namespace name)."""
+    with _PROBING:
+        return _probe()
+
+
+@lru_cache(maxsize=1)
+def _probe() -> Capabilities:
     tools = {t: shutil.which(t) or shutil.which(t, path="/usr/sbin:/sbin") for t in TOOLS}
     reasons: dict[str, str] = {}
     root = is_root()

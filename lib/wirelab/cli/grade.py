@@ -1,0 +1,121 @@
+"""``wirelab grade``: test PPCB submissions (ppcbc + ppcbs, any language) like an instructor would.
+
+    sudo wirelab grade SUBMISSION...            # folders with ppcbc and ppcbs, or a Makefile
+    sudo wirelab grade --class DIR --jobs 2     # every sub-folder of DIR
+    sudo wirelab grade --public .               # a student checks their own work: public tests only
+    wirelab grade --list                        # the catalogue (no root needed)
+
+Each submission runs isolated (its own network namespaces with no route out,
+its own user id, CPU/memory/file-size/process limits, a deadline per test).
+Reports go to --out (default ./grade-reports): per submission report.html and
+report.json with the reason for every test and the pcapng of each failed one;
+for the class index.html, class.csv and class.parquet. --json prints
+{"submissions": [{"name", "score", "tests": [{"id", "status", "reason", "points"}]}]}.
+Exit status: 0 when every test passed, 1 when some did not, 2 on bad usage.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from ..errors import NeedsRootError, UsageError
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("grade", help="grade PPCB submissions (ppcbc + ppcbs) against the test catalogue",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="submission folders")
+    p.add_argument("--class", dest="class_dir", metavar="DIR", help="grade every sub-folder of DIR")
+    p.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
+    p.add_argument("--public", action="store_true", help="only the public tests (what students may run)")
+    p.add_argument("--tests", action="append", default=[], metavar="FILE",
+                   help="add the tests of FILE (hidden tests; repeatable)")
+    p.add_argument("--catalogue", metavar="FILE", help="use FILE instead of the bundled catalogue")
+    p.add_argument("--only", metavar="ID[,ID...]", help="only tests whose id matches (globs: 'server-udpr-*')")
+    p.add_argument("--out", default="grade-reports", help="reports folder (default ./grade-reports)")
+    p.add_argument("--no-capture", action="store_true", help="keep no pcapng of failed tests (faster)")
+    p.add_argument("--expect", metavar="FILE", help="check the failures against FILE (like "
+                   "data/example-class/expected.toml); exit 1 on any difference")
+    p.add_argument("--list", action="store_true", help="print the tests and exit")
+    p.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _catalogue(args):
+    from ..grade import load_catalogue
+    cat = load_catalogue(args.catalogue, extra=args.tests)
+    if args.public:
+        cat = cat.public()
+    return cat.select(args.only.split(",") if args.only else None)
+
+
+def _list(cat) -> int:
+    a = cat.assignment
+    print(f"{len(cat.tests)} tests, {cat.total_points:g} points; MAX_WAIT {a.max_wait_s:g} s, "
+          f"MAX_RETRANSMITS {a.max_retransmits}, servers on port {a.port}")
+    for t in cat.tests:
+        print(f"  {t.id:<34} {'public' if t.public else 'hidden':<7} {t.points:>3g} pt {t.deadline_s:>4g} s  "
+              f"{t.describe_link():<38} {t.checks}")
+    return 0
+
+
+def _print_human(graded, files, out: Path) -> None:
+    for g in graded:
+        print(f"{g.name}: {g.score:g} % ({g.points:g}/{g.max_points:g} points"
+              + (f"; {g.build_error}" if g.build_error else "") + ")")
+        for t in g.tests:
+            if t.status != "pass":
+                capture = f"  [{out / g.name / t.capture}]" if t.capture else ""
+                print(f"  {t.status:<7} {t.id}: {t.reason}{capture}")
+    print(f"reports: {files['html']} (per submission: {out}/<name>/report.html)")
+
+
+def _give_back(folder: Path) -> None:
+    """Under sudo, the reports belong to the user who asked for them, not to root."""
+    uid, gid = os.environ.get("SUDO_UID"), os.environ.get("SUDO_GID")
+    if not (uid and gid and uid.isdigit() and gid.isdigit()):
+        return
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, int(uid), int(gid), follow_symlinks=False)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run(args) -> int:
+    cat = _catalogue(args)
+    if args.list:
+        return _list(cat)
+    if not args.submissions and not args.class_dir:
+        raise UsageError("nothing to grade", "give submission folders, or --class DIR (see --help)")
+    if os.geteuid() != 0:
+        raise NeedsRootError("grading (network namespaces, and a user id of its own for each submission)",
+                             "run it with sudo: sudo wirelab grade ...")
+    from ..grade import check_expected, find_submissions, grade_class, json_summary, load_expected, write_reports
+    submissions = find_submissions(args.submissions, class_dir=args.class_dir)
+    expected = load_expected(args.expect) if args.expect else None
+    out = Path(args.out)
+    previous = signal.signal(signal.SIGTERM, _interrupt)   # `kill` cleans up like Ctrl-C does
+    try:
+        graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
+                             progress=not args.no_progress and not args.json)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    files = write_reports(graded, out, cat)
+    _give_back(out)
+    if args.json:
+        print(json.dumps(json_summary(graded), indent=1))
+    else:
+        _print_human(graded, files, out)
+    status = 0 if all(not g.failed() for g in graded) else 1
+    if expected is not None:
+        problems = check_expected(graded, expected)
+        for line in problems:
+            print(f"not as expected: {line}", file=sys.stderr)
+        status = 1 if problems else 0
+    return status

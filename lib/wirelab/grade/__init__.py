@@ -1,0 +1,31 @@
+"""Grade a course's PPCB programs (client ``ppcbc`` + server ``ppcbs``, any language) the way an instructor would.
+
+Read in this order: ``catalogue`` (the tests are data: catalogue.toml),
+``sandbox`` (each submission's own uid, limits and sure end), ``submission``
+(find, copy, build), ``context`` (what a running test holds), ``transfers``,
+``packets`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client``
+(what the tests do; crafted packets come from the scapy layer
+``wirelab.capture.ppcb_scapy``), ``runner`` (one submission: testbed,
+capture, deadline per test), ``classroom`` (many, in parallel),
+``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
+(JSON, HTML, CSV/parquet) and ``expected`` (what a class should fail).
+
+    >>> from wirelab.grade import load_catalogue, grade_class, find_submissions, write_reports  # doctest: +SKIP
+    >>> cat = load_catalogue()
+    >>> graded = grade_class(find_submissions(class_dir="data/example-class"), cat, "reports", jobs=2)
+    >>> write_reports(graded, "reports", cat)
+
+Needs root: namespaces for the links, a user id per submission for the limits.
+"""
+from .._exports import lazy
+
+_EXPORTS = {
+    "load_catalogue": "catalogue", "Catalogue": "catalogue", "GradeTest": "catalogue",
+    "Assignment": "catalogue", "Limits": "catalogue", "find_submissions": "submission",
+    "grade_submission": "runner", "grade_class": "classroom", "Outcome": "outcome", "Graded": "outcome",
+    "json_summary": "outcome", "save_graded": "outcome", "load_graded": "outcome",
+    "write_reports": "report", "class_table": "report", "pass_rates": "report",
+    "load_expected": "expected", "check_expected": "expected",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

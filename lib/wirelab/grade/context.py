@@ -1,0 +1,206 @@
+"""What one running test holds and the verbs its checks use.
+
+A ``TestContext`` joins a test of the catalogue, the testbed it runs on
+(host ``a`` is the client's, host ``b`` the server's), the submission and its
+sandbox, and a deadline. Checks call ``ctx.start_server()`` /
+``ctx.start_client(data)`` for the student's programs, ``ctx.udp("a")`` /
+``ctx.tcp("a")`` for sockets living in a host (to play a peer by hand), and
+``ctx.in_host("a", fn)`` to run wirelab's own programs there. A check that
+fails raises ``Failed("plain words")``; every wait is bounded by the deadline.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+from .catalogue import Assignment, GradeTest, Limits
+from .sandbox import Program, limit_argv, prepare_scratch
+
+__all__ = ["TestContext", "Failed", "TimedOut"]
+
+
+class Failed(Exception):
+    """The submission did something the specification does not allow; the message says what."""
+
+
+class TimedOut(Failed):
+    """The submission did not finish what it had to within the test's deadline."""
+
+
+class TestContext:
+    __test__ = False   # not a pytest class
+
+    def __init__(self, test: GradeTest, testbed, submission, uid: int, limits: Limits, assignment: Assignment,
+                 out_dir: Path):
+        self.test, self.tb, self.submission, self.uid = test, testbed, submission, uid
+        self.limits, self.assignment, self.out_dir = limits, assignment, out_dir
+        self.started = time.monotonic()
+        self.deadline = self.started + test.deadline_s
+        self.programs: list[Program] = []
+        self.measured: dict = {}           # goodput and what it was measured on, for the report
+        self.expired = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- time -------------------------------------------------------------------------
+    def left(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    @property
+    def max_wait(self) -> float:
+        return self.assignment.max_wait_s
+
+    @property
+    def retransmits(self) -> int:
+        return self.assignment.max_retransmits
+
+    # -- addresses -------------------------------------------------------------------
+    @property
+    def server_address(self) -> tuple[str, int]:
+        return self.tb.address("b"), self.assignment.port
+
+    # -- the student's programs -------------------------------------------------------
+    def _start(self, program: str, args: list[str], host: str, stdin: Path | None) -> Program:
+        run_dir = prepare_scratch(self.out_dir / f"run-{program}-{len(self.programs)}", self.uid)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(run_dir), "LANG": "C.UTF-8",
+               "PPCB_MAX_WAIT": f"{self.max_wait:g}", "PPCB_MAX_RETRANSMITS": str(self.retransmits)}
+        argv = limit_argv(self.uid, self.limits) + [self.submission.program(program), *args]
+        stdout = self.out_dir / f"{program}-{len(self.programs)}.stdout"
+        stderr = self.out_dir / f"{program}-{len(self.programs)}.stderr"
+        with open(stdin or os.devnull, "rb") as fin, open(stdout, "wb") as fout, open(stderr, "wb") as ferr:
+            popen = self.tb.popen(host, argv, stdin=fin, stdout=fout, stderr=ferr, cwd=run_dir, env=env,
+                                  text=False, start_new_session=True)
+        started = Program(program, [program, *args], popen, stdout, stderr)
+        with self._lock:
+            self.programs.append(started)
+        if self.expired.is_set():
+            started.stop()
+        return started
+
+    def start_server(self, proto: str | None = None) -> Program:
+        """``ppcbs <tcp|udp> PORT`` on host b, waited for until it listens (else ``Failed``)."""
+        kind = "tcp" if (proto or self.test.proto) == "tcp" else "udp"
+        server = self._start("ppcbs", [kind, str(self.assignment.port)], "b", None)
+        self.wait_listening(server, kind)
+        return server
+
+    def start_client(self, data_path: Path, proto: str | None = None) -> Program:
+        """``ppcbc <proto> 10.77.0.2 PORT < data`` on host a."""
+        host, port = self.server_address
+        return self._start("ppcbc", [proto or self.test.proto, host, str(port)], "a", data_path)
+
+    def wait_listening(self, server: Program, kind: str) -> None:
+        """Poll host b's socket table (no connection made) until ``server`` listens on the port."""
+        wanted = f":{self.assignment.port:04X}"
+        end = min(time.monotonic() + self.limits.listen_s, self.deadline)
+        while time.monotonic() < end:
+            bound = [row[1].split(":")[0] for row in self._sockets(kind)
+                     if row[1].endswith(wanted) and (kind != "tcp" or row[3] == "0A")]    # 0A: LISTEN
+            if bound and all(address == "0100007F" for address in bound):
+                raise Failed(f"ppcbs listens on 127.0.0.1 only: a server must listen on every address "
+                             f"(INADDR_ANY), clients come from {self.tb.address('a')}")
+            if bound:
+                return
+            if server.poll() is not None:
+                break
+            time.sleep(0.01)
+        tail, flood = server.stderr_tail(), server.stdout_size()
+        raise Failed(f"ppcbs {server.describe_exit()} and was not listening on {kind} port "
+                     f"{self.assignment.port} within {self.limits.listen_s:g} s"
+                     + (f"; it wrote {flood} B to stdout, the file-size limit" if flood >= self.limits.file_size_bytes
+                        else "") + (f"; its stderr: {tail!r}" if tail else ""))
+
+    def _sockets(self, kind: str) -> list[list[str]]:
+        """Host b's socket tables (IPv4, and IPv6 for dual-stack servers): rows of sl,
+        local_address (hex ip:port), rem_address, st, ..."""
+        rows = []
+        with self.tb.inside("b"):
+            for table in (kind, kind + "6"):
+                path = Path(f"/proc/thread-self/net/{table}")
+                if path.exists():
+                    rows += [line.split() for line in path.read_text().splitlines()[1:]]
+        return rows
+
+    def wait_connections(self, count: int, timeout: float = 2.0) -> None:
+        """Until ``count`` TCP connections to the server port are established (accepted or queued)."""
+        wanted = f":{self.assignment.port:04X}"
+        end = min(time.monotonic() + timeout, self.deadline)
+        while time.monotonic() < end:
+            if sum(row[1].endswith(wanted) and row[3] == "01" for row in self._sockets("tcp")) >= count:
+                return
+            time.sleep(0.005)
+        raise Failed(f"fewer than {count} connections to ppcbs were established within {timeout:g} s")
+
+    def wait_exit(self, program: Program, what: str, timeout: float | None = None) -> int:
+        """Wait (bounded by the deadline) for ``program`` to end; its status, or ``TimedOut``."""
+        limit = self.left() if timeout is None else min(timeout, self.left())
+        code = program.wait(limit)
+        if code is None:
+            raise TimedOut(f"{program.name} was still running after {program.runtime_s:.1f} s ({what})")
+        return code
+
+    def stop_programs(self) -> None:
+        with self._lock:
+            programs = list(self.programs)
+        for program in programs:
+            program.stop()
+
+    # -- wirelab's side ---------------------------------------------------------------
+    def udp(self, host: str = "a") -> socket.socket:
+        """A UDP socket bound in ``host`` (port chosen by the kernel)."""
+        with self.tb.inside(host):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.bind((self.tb.address(host), 0))
+        return sock
+
+    def tcp(self, host: str = "a", timeout: float = 2.0) -> socket.socket:
+        """A TCP connection from ``host`` to the student's server."""
+        with self.tb.inside(host):
+            sock = socket.create_connection(self.server_address, timeout=min(timeout, self.left() or 0.01))
+        return sock
+
+    def listener(self, kind: str) -> socket.socket:
+        """A bound (and, for tcp, listening) socket on host b at the assignment's port."""
+        with self.tb.inside("b"):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(self.server_address)
+            if kind == "tcp":
+                sock.listen(8)
+        return sock
+
+    def in_host(self, host: str, fn, *args, **kwargs) -> "Background":
+        """Run ``fn`` in a thread inside ``host``'s namespace; ``.result()`` joins it."""
+        return Background(self, host, fn, args, kwargs)
+
+
+class Background:
+    """A function running in a thread inside a testbed host."""
+
+    def __init__(self, ctx: TestContext, host: str, fn, args, kwargs):
+        self.value, self.error, self._ctx = None, None, ctx
+
+        def body():
+            try:
+                with ctx.tb.inside(host):
+                    self.value = fn(*args, **kwargs)
+            except BaseException as err:      # noqa: BLE001 - handed to the caller in result()
+                self.error = err
+        self._thread = threading.Thread(target=body, name=f"grade-{host}", daemon=True)
+        self._thread.start()
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def result(self, timeout: float | None = None):
+        self._thread.join(self._ctx.left() if timeout is None else min(timeout, self._ctx.left()))
+        if self._thread.is_alive():
+            raise TimedOut("wirelab's peer was still waiting at the test's deadline")
+        if self.error is not None:
+            raise self.error
+        return self.value

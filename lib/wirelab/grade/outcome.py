@@ -1,0 +1,109 @@
+"""What grading produced: one ``Outcome`` per test, one ``Graded`` per submission.
+
+Status is one of ``pass``, ``fail`` (the program broke the specification),
+``timeout`` (it did not finish in time) or ``error`` (it could not be run:
+a failed build, a missing program, or a problem of the grader's, named).
+Measurements (``goodput_bps``) and predictions (``pred_*``) stay apart.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+__all__ = ["Outcome", "Graded", "STATUSES", "json_summary", "save_graded", "load_graded"]
+
+STATUSES = ("pass", "fail", "timeout", "error")
+
+
+@dataclass
+class Outcome:
+    """One test of one submission."""
+    id: str
+    status: str
+    reason: str
+    points: float                      # earned: the test's points if it passed, else 0
+    max_points: float
+    role: str = ""
+    proto: str = ""
+    topic: str = ""
+    public: bool = True
+    link: str = "clean"
+    duration_s: float = 0.0
+    goodput_bps: float | None = None   # measured (where: goodput_at)
+    goodput_at: str | None = None
+    data_bytes: int | None = None      # DATA size the programs used, when wirelab saw it
+    pred_goodput_bps: float | None = None
+    pred_binding: str | None = None
+    pred_note: str | None = None
+    capture: str | None = None         # pcapng of a failed test, relative to the report folder
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Graded:
+    """One submission: its score (percent of the points) and every test's outcome."""
+    name: str
+    tests: list[Outcome]
+    language: str = "?"
+    build_error: str | None = None
+    build_log: str = ""
+    duration_s: float = 0.0
+    source: str = ""
+
+    @property
+    def points(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def max_points(self) -> float:
+        return sum(t.max_points for t in self.tests)
+
+    @property
+    def score(self) -> float:
+        return round(100.0 * self.points / self.max_points, 1) if self.max_points else 0.0
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(t.status == s for t in self.tests) for s in STATUSES}
+
+    def failed(self) -> list[str]:
+        return [t.id for t in self.tests if t.status != "pass"]
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "score": self.score, "points": self.points, "max_points": self.max_points,
+                "language": self.language, "build_error": self.build_error, "build_log": self.build_log,
+                "duration_s": self.duration_s,
+                "source": self.source, "counts": self.counts(), "tests": [t.to_dict() for t in self.tests]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Graded":
+        tests = [Outcome(**t) for t in data["tests"]]
+        return cls(data["name"], tests, data.get("language", "?"), data.get("build_error"),
+                   data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""))
+
+
+def json_summary(graded: list[Graded]) -> dict:
+    """What ``wirelab grade --json`` prints, exactly:
+    ``{"submissions": [{"name", "score", "tests": [{"id", "status", "reason", "points"}]}]}``."""
+    return {"submissions": [{"name": g.name, "score": g.score,
+                             "tests": [{"id": t.id, "status": t.status, "reason": t.reason, "points": t.points}
+                                       for t in g.tests]} for g in graded]}
+
+
+def save_graded(graded: list[Graded], path: str | Path) -> Path:
+    """Every outcome of a grading run, to reload later (``load_graded``)."""
+    path = Path(path)
+    path.write_text(json.dumps([g.to_dict() for g in graded], indent=1, default=str))
+    return path
+
+
+def load_graded(path: str | Path) -> list[Graded]:
+    """A grading run saved by ``save_graded`` (``results.json`` in every report folder)."""
+    from ..errors import UsageError
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no saved grading at {path}", "grade first, or give a report folder's results.json")
+    return [Graded.from_dict(item) for item in json.loads(path.read_text())]

@@ -1,0 +1,49 @@
+"""The model's goodput for a transfer test, for exactly its link and the DATA size the programs used.
+
+tcp: ``wirelab.model.predict`` (η·C, W/RTT), less PPCB's 21-byte DATA header
+per chunk on the stream; udp: η·C with PPCB's header inside each datagram;
+udpr: stop-and-wait (Bertsekas & Gallager §2.4; Kurose & Ross §3.4) with
+MAX_WAIT as the timeout, the link's forward and reverse loss. The emulated
+wire (IP packet + 14 B) is what both link backends charge. A link without a
+rate gets no prediction, and the note says so.
+"""
+from __future__ import annotations
+
+from ..errors import WirelabError
+from ..link import LinkSpec
+from ..model import PPCB_HEADER
+from .catalogue import Assignment, GradeTest
+
+__all__ = ["predict_test"]
+
+
+def predict_test(test: GradeTest, assignment: Assignment, data_bytes: int | None) -> dict:
+    """``pred_goodput_bps``, ``pred_binding``, ``pred_note`` for ``test``."""
+    out = {"pred_goodput_bps": None, "pred_binding": None, "pred_note": None}
+    if test.scenario != "transfer":
+        return out
+    if not test.link.get("rate"):
+        out["pred_note"] = "no rate on this link: nothing for the model to predict"
+        return out
+    chunk = int(data_bytes or assignment.chunk)
+    header = PPCB_HEADER["DATA"]
+    try:
+        spec = LinkSpec.parse(**test.link)
+        if test.proto == "udpr":
+            p = spec.predict("udpr", payload=chunk, max_wait_s=assignment.max_wait_s,
+                             max_retransmits=assignment.max_retransmits)
+            share, note = 1.0, f"stop-and-wait with {chunk} B DATA"
+        elif test.proto == "udp":
+            p = spec.predict("udp", payload=chunk + header)
+            share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B datagram"
+        else:
+            p = spec.predict("tcp", timestamps=True)
+            share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B on the stream"
+    except WirelabError as err:
+        out["pred_note"] = f"no prediction: {err}"
+        return out
+    notes = [note, *p.notes]
+    if test.proto == "tcp" and spec.rtt_s:
+        notes.append("steady state: slow start is not modelled, a short transfer measures less")
+    out.update(pred_goodput_bps=p.goodput_bps * share, pred_binding=p.binding, pred_note="; ".join(notes))
+    return out

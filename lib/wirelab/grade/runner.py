@@ -1,0 +1,225 @@
+"""Grade one submission: build it, then run every test on a fresh testbed, with a capture and a deadline.
+
+For each test: a ``Testbed`` of two hosts joined by the test's link (links
+with random loss, duplication or reordering go through the userspace link,
+seeded by the test, so every submission meets the same pattern), dumpcap on
+host a's interface, a watchdog that kills the submission's programs at the
+deadline, then the scenario. Whatever happens the programs are killed, the
+uid's processes too, the testbed is removed (Ctrl-C included), and the
+outcome is recorded; the pcapng is kept only when the test did not pass.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..capture import LiveCapture
+from ..errors import WirelabError
+from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
+from .catalogue import Catalogue, GradeTest
+from .context import Failed, TestContext, TimedOut
+from .outcome import Graded, Outcome
+from .packets import build
+from .prediction import predict_test
+from .sandbox import UidLease, kill_uid
+from .scenarios import run_scenario
+from .submission import Submission, prepare
+
+__all__ = ["grade_submission", "run_test"]
+
+#: Bytes of each frame kept in captures of big transfers (headers and the PPCB header survive).
+SNAPLEN_BIG = 200
+
+
+def _backend(test: GradeTest) -> str:
+    random_parts = {"loss", "duplicate", "reorder", "jitter"}
+    seeded = any(k.removesuffix("_reverse") in random_parts and str(v) not in ("0", "0%")
+                 for k, v in test.link.items())
+    return "userspace" if seeded else "auto"
+
+
+def _capture(tb: Testbed, path: Path, test: GradeTest) -> LiveCapture:
+    """dumpcap on host a's side of the link. No probe packet: it would cross the seeded link and
+    shift its loss pattern; the stage is built well before its test, so dumpcap is long running."""
+    return LiveCapture("to-b", path, prefix=commands.netns_exec(tb.namespace("a"), []),
+                       snaplen=SNAPLEN_BIG if test.size > 1_000_000 else None)
+
+
+def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
+    if err is None:
+        return "pass", "ok"
+    if isinstance(err, TimedOut):
+        return "timeout", str(err)
+    if isinstance(err, Failed):
+        if ctx.expired.is_set():
+            return "timeout", f"the test's deadline ({ctx.test.deadline_s:g} s) passed: {err}"
+        return "fail", str(err)
+    if isinstance(err, (ConnectionError, socket.timeout)):
+        return "fail", f"talking to the submission's program: {err}"
+    if isinstance(err, WirelabError):
+        return "error", f"the grader could not run this test: {err}"
+    return "error", f"the grader failed on this test: {err!r}"
+
+
+class Stage:
+    """A testbed and its running capture for one test, built ahead in a thread (while the previous
+    test runs) and taken down in one afterwards: captures take about a second to start and stop."""
+
+    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool):
+        self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
+        self._thread = threading.Thread(target=self._up, args=(name, capture), daemon=True)
+        self._thread.start()
+
+    def _up(self, name: str, capture: bool) -> None:
+        try:
+            spec = LinkSpec.parse(**self.test.link)
+            self.tb = Testbed(two_hosts(spec), name=name, backend=_backend(self.test), seed=self.test.seed)
+            self.tb.up()
+            if capture:
+                self.cap = _capture(self.tb, self.pcap, self.test).start()
+        except BaseException as err:        # noqa: BLE001 - reported when the test wants its stage
+            self.error = err
+
+    def ready(self) -> Testbed:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.tb
+
+    def close(self) -> None:
+        """Stop the capture, remove the testbed; safe to call twice and after a failed start."""
+        self._thread.join()
+        try:
+            if self.cap is not None:
+                self.cap.stop()
+        finally:
+            if self.tb is not None:
+                self.tb.down()
+
+
+def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, report_dir: Path,
+             scratch: Path, stage: Stage) -> Outcome:
+    """One test on its stage; never raises for the submission's faults (only KeyboardInterrupt).
+    The caller closes the stage (and keeps ``stage.pcap`` only if the outcome says so)."""
+    outcome = Outcome(test.id, "error", "", 0.0, test.points, test.role, test.proto, test.topic, test.public,
+                      test.describe_link())
+    if sub.error:
+        outcome.reason = sub.error
+        return outcome
+    started = time.monotonic()
+    work = scratch / "tests" / test.id
+    work.mkdir(parents=True, exist_ok=True)
+    err = None
+    try:
+        tb = stage.ready()
+        ctx = TestContext(test, tb, sub, uid, catalogue.limits, catalogue.assignment, work)
+        watchdog = threading.Timer(test.deadline_s, _expire, (ctx,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            run_scenario(ctx)
+        except (Failed, OSError, WirelabError) as caught:
+            err = caught
+        finally:
+            watchdog.cancel()
+            ctx.stop_programs()
+            kill_uid(uid)
+        outcome.status, outcome.reason = _classify(ctx, err)
+        outcome.points = test.points if outcome.status == "pass" else 0.0
+        outcome.details = dict(ctx.measured)
+    except KeyboardInterrupt:
+        raise
+    except Exception as problem:                 # noqa: BLE001 - the grader's own failure: record it, go on
+        outcome.status, outcome.reason = "error", f"the grader could not run this test: {problem}"
+    finally:
+        kill_uid(uid)
+    outcome.duration_s = round(time.monotonic() - started, 3)
+    _measure(outcome, test, catalogue)
+    if stage.cap is not None and outcome.status != "pass" and stage.pcap.exists():
+        outcome.capture = str(stage.pcap.relative_to(report_dir))
+    return outcome
+
+
+def _expire(ctx: TestContext) -> None:
+    ctx.expired.set()
+    ctx.stop_programs()
+
+
+def _measure(outcome: Outcome, test: GradeTest, catalogue: Catalogue) -> None:
+    details = outcome.details
+    if outcome.status == "pass" and "goodput_bps" in details:
+        outcome.goodput_bps = details.pop("goodput_bps")
+        outcome.goodput_at = details.pop("goodput_at")
+        outcome.data_bytes = details.pop("data_bytes", None)
+    if outcome.status == "pass" or test.scenario == "transfer":
+        pred = predict_test(test, catalogue.assignment, outcome.data_bytes)
+        outcome.pred_goodput_bps, outcome.pred_binding, outcome.pred_note = (
+            pred["pred_goodput_bps"], pred["pred_binding"], pred["pred_note"])
+
+
+def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report_dir: str | Path, *,
+                     capture: bool = True, on_test=None) -> Graded:
+    """Build ``source`` and run every test of ``catalogue`` on it; artefacts go to ``report_dir``.
+    ``on_test(outcome)`` is called after each test (a progress bar)."""
+    report_dir = Path(report_dir)
+    (report_dir / "captures").mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    capabilities()           # probe once, here: stages are built in threads and must not probe at once
+    build("CONN", bytes(8), protocol_id=1, total_length=0)   # import scapy now, not inside a timed test
+    with UidLease() as lease:
+        scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-"))
+        os.chmod(scratch, 0o755)                 # the submission's uid must reach its own folders
+        stages: list[Stage] = []
+        closing: list[threading.Thread] = []
+        tests = list(catalogue.tests)
+
+        def stage(i: int) -> Stage | None:
+            if i >= len(tests):
+                return None
+            made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng", capture)
+            stages.append(made)
+            return made
+        try:
+            current = stage(0)                   # the first testbed comes up while the submission builds
+            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits)
+            outcomes = []
+            for i, test in enumerate(tests):
+                if sub.error:                    # every test says why it could not run
+                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                else:
+                    upcoming = stage(i + 1)
+                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                    closing.append(_close_later(current, keep=outcome.capture is not None))
+                    current = upcoming
+                outcomes.append(outcome)
+                if on_test is not None:
+                    on_test(outcome)
+        finally:
+            kill_uid(lease.uid)
+            for thread in closing:
+                thread.join()
+            for made in stages:                  # what Ctrl-C or an error left standing
+                made.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+    return Graded(name, outcomes, sub.language, sub.error, sub.build_log, round(time.monotonic() - started, 2),
+                  str(source))
+
+
+def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:
+    def close():
+        try:
+            stage.close()
+        except Exception:                        # noqa: BLE001 - a leftover is reaped by the next testbed
+            pass
+        if not keep:
+            stage.pcap.unlink(missing_ok=True)
+        elif stage.pcap.exists():
+            stage.pcap.chmod(0o644)              # dumpcap writes 0600; the report is for reading
+    thread = threading.Thread(target=close, daemon=True)
+    thread.start()
+    return thread

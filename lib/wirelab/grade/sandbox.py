@@ -1,0 +1,203 @@
+"""Where a submission's programs run: their own user, limits, a scratch directory, and a sure end.
+
+Each submission being graded gets a user id of its own (``UidLease``: a uid
+from 61000–61999 with no passwd entry, held with a lock file so parallel
+graders never share one). Its programs start as
+
+    ip netns exec <host> setpriv --reuid U --regid U --clear-groups --no-new-privs \\
+        prlimit --cpu=.. --as=.. --fsize=.. --nproc=.. --nofile=.. --core=0 -- nice -n 19 <program> ...
+
+* the network namespace of a testbed host (no route out: the link is all it has);
+* an unprivileged uid, because RLIMIT_NPROC does not bind root, and because
+  ``kill -KILL -1`` run as that uid then ends every process it made, even
+  ones that left their process group (a fork bomb cannot hide);
+* setrlimit limits (CPU seconds, address space, file size — stdout included,
+  so a flood stops at the limit —, process count, open files, no core dumps);
+* the lowest priority (nice 19), so the grader's own peers keep their timing
+  even while another submission's fork bomb or busy loop runs beside them
+  (a correct program needs little CPU: it mostly waits for packets).
+
+``stop()`` kills the program's process group, then everything the uid owns.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import NeedsRootError, SetupError
+from .catalogue import Limits
+
+__all__ = ["UidLease", "Program", "limit_argv", "kill_uid", "processes_of"]
+
+UID_RANGE = range(61000, 62000)
+LOCK_DIR = Path("/run/wirelab")
+
+
+class UidLease:
+    """An unused uid, held (flock) until ``release()``."""
+
+    def __init__(self):
+        if os.geteuid() != 0:
+            raise NeedsRootError("grading (network namespaces and a user id per submission)", "run with sudo")
+        LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        for uid in UID_RANGE:
+            if _has_passwd_entry(uid):
+                continue
+            fd = os.open(LOCK_DIR / f"grade-uid-{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.uid, self._fd = uid, fd
+            kill_uid(uid)                        # whatever a crashed grader left behind
+            return
+        raise SetupError("no free user id for a submission in 61000-61999", "finish other gradings first")
+
+    def release(self) -> None:
+        if self._fd is not None:
+            kill_uid(self.uid)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "UidLease":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _has_passwd_entry(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def limit_argv(uid: int, limits: Limits, *, processes: int | None = None, cpu_s: int | None = None) -> list[str]:
+    """The argv prefix that drops to ``uid`` and applies ``limits`` (see the module docstring)."""
+    cpu = int(cpu_s or limits.cpu_s)
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+            "prlimit", f"--cpu={cpu}:{cpu + 1}", f"--as={limits.memory_bytes}",
+            f"--fsize={limits.file_size_bytes}", f"--nproc={processes or limits.processes}",
+            f"--nofile={limits.open_files}", "--core=0", "--", "nice", "-n", "19"]
+
+
+def processes_of(uid: int) -> list[int]:
+    """Live pids whose real uid is ``uid`` (from /proc; zombies are dead already and left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines()
+                          if line.startswith(("State:", "Uid:")))
+            if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
+                found.append(int(entry.name))
+        except (OSError, ValueError, KeyError):
+            continue
+    return found
+
+
+def kill_uid(uid: int, *, timeout_s: float = 5.0) -> bool:
+    """SIGKILL every process of ``uid`` (kill -1 as that uid: race-free against forks); True when none is left."""
+    deadline = time.monotonic() + timeout_s
+    while processes_of(uid):
+        if time.monotonic() > deadline:
+            return False
+        try:
+            subprocess.run(["kill", "-KILL", "-1"], user=uid, group=uid, extra_groups=[],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=5)
+        except (OSError, subprocess.SubprocessError):
+            for pid in processes_of(uid):         # kill(1) could not even start (pids exhausted)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.01)                           # let the kernel reap before counting again
+    return True
+
+
+class Program:
+    """One started program of a submission: its process, output files and end."""
+
+    def __init__(self, name: str, argv: list[str], popen: subprocess.Popen, stdout: Path, stderr: Path):
+        self.name, self.argv, self.proc = name, argv, popen
+        self.stdout_path, self.stderr_path = stdout, stderr
+        self.started = time.monotonic()
+        self.ended: float | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        code = self.proc.poll()
+        if code is not None and self.ended is None:
+            self.ended = time.monotonic()
+        return code
+
+    def wait(self, timeout: float) -> int | None:
+        """The exit status, or None if it still runs after ``timeout`` seconds."""
+        try:
+            self.proc.wait(max(timeout, 0.0))
+        except subprocess.TimeoutExpired:
+            return None
+        return self.poll()
+
+    @property
+    def runtime_s(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    def stop(self) -> None:
+        """Kill its process group (children included) and reap it."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.poll()
+
+    def stdout_size(self) -> int:
+        return self.stdout_path.stat().st_size if self.stdout_path.exists() else 0
+
+    def stderr_tail(self, limit: int = 300) -> str:
+        try:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(max(self.stderr_path.stat().st_size - limit, 0))
+                text = f.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+        return " / ".join(line.strip() for line in text.splitlines() if line.strip())[-limit:]
+
+    def describe_exit(self) -> str:
+        """'exited with status 1', 'was killed by SIGXFSZ (...)' or 'is still running'."""
+        code = self.poll()
+        if code is None:
+            return "is still running"
+        if code >= 0:
+            return f"exited with status {code}"
+        sig = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        why = {"SIGXFSZ": " (file size limit: it wrote too much, e.g. to stdout)",
+               "SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGSEGV": " (segmentation fault)"}
+        return f"was killed by {sig}{why.get(sig, '')}"
+
+
+def prepare_scratch(path: Path, uid: int) -> Path:
+    """An empty directory the submission's uid owns (its working directory)."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    os.chown(path, uid, uid)
+    return path

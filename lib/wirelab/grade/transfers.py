@@ -1,0 +1,120 @@
+"""Transfer tests: move ``size`` bytes and check every one, in each of the three roles.
+
+* client: the student's ``ppcbc`` sends to wirelab's server (``wirelab.transfer``) on host b;
+  pass when ppcbc exits 0 and the server delivered exactly the input.
+* server: wirelab's client on host a sends to the student's ``ppcbs``;
+  pass when the client got RCVD, ppcbs's stdout is exactly the input, and ppcbs still runs.
+* pair: the student's client sends to the student's server.
+
+Goodput is measured where wirelab can measure it honestly (its server, its
+client, or the student client's run time) and ``ctx.measured`` says where.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+import zlib
+
+from ..transfer import HashSink, make_data, send_tcp, send_udp, start_server
+from .context import Failed, TestContext
+
+__all__ = ["run_transfer", "check_output"]
+
+
+def run_transfer(ctx: TestContext) -> None:
+    test = ctx.test
+    data = make_data(test.size, seed=zlib.crc32(test.id.encode()))
+    data_path = ctx.out_dir / "input.bin"
+    data_path.write_bytes(data)
+    {"client": _student_client, "server": _student_server, "pair": _pair}[test.role](ctx, data, data_path)
+
+
+def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
+    sink = HashSink()
+    host, port = ctx.server_address
+    with ctx.tb.inside("b"):
+        _, stop, thread, results = start_server(ctx.test.proto, host=host, port=port, out=sink,
+                                                max_wait=ctx.max_wait, max_retransmits=ctx.retransmits)
+    try:
+        client = ctx.start_client(data_path)
+        code = ctx.wait_exit(client, "a client must exit after RCVD or after its MAX_WAIT bounds")
+        end = time.monotonic() + min(ctx.max_wait * 2, ctx.left())
+        while not results and time.monotonic() < end:        # the server hands its Result over
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        thread.join(3)
+    served = results[-1] if results else None
+    if code != 0:
+        got = f"; wirelab's server received {served.bytes_delivered} of {len(data)} B" if served else ""
+        raise Failed(f"ppcbc exited with status {code}{got}{_stderr(client)}"
+                     + (f" (server: {served.receiver_error})" if served and served.receiver_error else ""))
+    if served is None:
+        raise Failed("ppcbc exited 0, but wirelab's server never completed a session (no CONN, or no RCVD sent)")
+    if not served.ok or sink.bytes != len(data) or sink.hexdigest() != hashlib.sha256(data).hexdigest():
+        raise Failed(f"ppcbc exited 0, but wirelab's server delivered {served.bytes_delivered} of {len(data)} B"
+                     + (f" ({served.receiver_error})" if served.receiver_error else " (different bytes)"))
+    packets = served.packets_received or 1
+    ctx.measured.update(goodput_bps=served.goodput_bps, goodput_at="wirelab's server (receiver)",
+                        data_bytes=round(served.bytes_received / packets))
+
+
+def _student_server(ctx: TestContext, data: bytes, data_path) -> None:
+    server = ctx.start_server()
+    result = send(ctx, data)
+    if not result.ok:
+        raise Failed(f"wirelab's client failed: {result.error}{_stderr(server, 'ppcbs')}")
+    check_output(ctx, server, data)
+    if server.poll() is not None:
+        raise Failed(f"ppcbs {server.describe_exit()} after one client (a server must go on serving)")
+    ctx.measured.update(goodput_bps=result.sender_goodput_bps, goodput_at="wirelab's client (CONN to RCVD)",
+                        data_bytes=ctx.assignment.chunk)
+
+
+def _pair(ctx: TestContext, data: bytes, data_path) -> None:
+    server = ctx.start_server()
+    client = ctx.start_client(data_path)
+    code = ctx.wait_exit(client, "a client must exit after RCVD")
+    if code != 0:
+        raise Failed(f"ppcbc exited with status {code}{_stderr(client)}{_stderr(server, 'ppcbs')}")
+    check_output(ctx, server, data)
+    ctx.measured.update(goodput_bps=8 * len(data) / client.runtime_s, goodput_at="ppcbc's run time")
+
+
+def send(ctx: TestContext, data: bytes, **kwargs):
+    """wirelab's client, on host a, to the student's server: its Result."""
+    host, port = ctx.server_address
+    if ctx.test.proto == "tcp":
+        job = ctx.in_host("a", send_tcp, host, port, data, max_wait=ctx.max_wait, chunk=ctx.assignment.chunk,
+                          **kwargs)
+    else:
+        job = ctx.in_host("a", send_udp, host, port, data, proto=ctx.test.proto, max_wait=ctx.max_wait,
+                          max_retransmits=ctx.retransmits, chunk=ctx.assignment.chunk, **kwargs)
+    return job.result()
+
+
+def check_output(ctx: TestContext, server, data: bytes, *, offset: int = 0) -> None:
+    """ppcbs's stdout, from byte ``offset`` on, must become exactly ``data`` within MAX_WAIT."""
+    want = offset + len(data)
+    end = time.monotonic() + min(max(ctx.max_wait, 0.5), ctx.left())
+    while server.stdout_size() < want and time.monotonic() < end and server.poll() is None:
+        time.sleep(0.01)
+    size = server.stdout_size()
+    if size < want:
+        raise Failed(f"ppcbs wrote {size - offset} of {len(data)} B to stdout"
+                     + (" (flush stdout after each transfer)" if server.poll() is None else
+                        f"; it {server.describe_exit()}") + _stderr(server, "ppcbs"))
+    with open(server.stdout_path, "rb") as f:
+        f.seek(offset)
+        got = f.read(len(data) + 1)
+    if got[:len(data)] != data:
+        first = next(i for i, (x, y) in enumerate(zip(got, data)) if x != y)
+        raise Failed(f"ppcbs's stdout differs from the bytes sent from byte {first} on "
+                     f"(a chunk written twice, out of order, or debug output?)")
+    if len(got) > len(data):
+        raise Failed(f"ppcbs wrote more than the {len(data)} B sent to stdout (debug output on stdout?)")
+
+
+def _stderr(program, name: str | None = None) -> str:
+    tail = program.stderr_tail()
+    return f"; {name or program.name}'s stderr: {tail!r}" if tail else ""

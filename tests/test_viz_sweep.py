@@ -103,10 +103,16 @@ class FlakyEngine:
 
 
 def test_panel_runs_shows_why_runs_failed_and_survives_bad_input(tmp_path):
+    from pixels import inked_fraction
     from wirelab.viz import ExperimentPanel
+    plt.close("all")
     panel = ExperimentPanel(engine=FlakyEngine(), folder=tmp_path, progress=False, reps=2)
     frame = panel.run()
     assert panel.error is None and len(frame) == 3 * 2 * 2
+    # Its plot is drawn off pyplot (another thread redraws pyplot's figures in JupyterLab),
+    # and what it showed is a drawn plot, not an empty frame.
+    assert plt.get_fignums() == [] and len(panel.figure.axes) == 3
+    assert inked_fraction(panel.png) > 0.015
     assert "not ok" in panel.status.value and not panel.button.disabled
     assert panel.table["why failed"].str.contains("retransmits exceeded").sum() == 1
     assert any(line.startswith("backend:") for line in panel.log)

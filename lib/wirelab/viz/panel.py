@@ -4,7 +4,7 @@
     experiment_panel()                 # in a notebook cell
 
 After each click the table (measured mean ± CI beside predicted) and the plot
-update; the backend used and the ``tc`` commands that built the link are
+update (drawn off pyplot: see ``offscreen`` for the blank plot this avoids); the backend used and the ``tc`` commands that built the link are
 shown. A failing run never breaks the panel: its reason is in the table
 ("why failed"), and an error before any run (a bad value, no root for the
 chosen backend) is printed in the panel itself. Each click is its own
@@ -54,6 +54,8 @@ class ExperimentPanel:
         self.button.on_click(lambda _: self.run())
         self.frame = None            # the runs of the last click (None before)
         self.table = None            # what the panel showed as its table
+        self.figure = None           # ... and its plot (a Figure pyplot does not know)
+        self.png: bytes | None = None
         self.log: list[str] = []     # every line the panel printed (also for tests)
         self.error: str | None = None
         c = self.controls
@@ -75,10 +77,10 @@ class ExperimentPanel:
 
     def run(self):
         """Run the sweep the widgets describe; show table, plot, backend and tc commands."""
-        import matplotlib.pyplot as plt
         from IPython.display import display
 
         from ..experiment import pretty, run, summarize
+        from .offscreen import new_figure, show_figure
         from .sweep import plot_by_protocol, swept_columns
 
         self.button.disabled = True
@@ -108,8 +110,11 @@ class ExperimentPanel:
                 swept = [c for c in swept_columns(frame) if c != "engine"]
                 x = swept[0] if swept else "rate_bps"
                 hue = swept[1] if len(swept) > 1 else None
-                plot_by_protocol(frame, x, hue=hue)
-                plt.show()
+                # Drawn off pyplot: in JupyterLab another thread redraws pyplot's figures
+                # while this callback runs, and the plot came out blank (see offscreen).
+                self.figure = new_figure()
+                plot_by_protocol(frame, x, hue=hue, figure=self.figure)
+                self.png = show_figure(self.figure)
                 bad = int((frame["status"] != "ok").sum())
                 note = f", {bad} not ok (see 'why failed')" if bad else ""
                 self.status.value = f"done: {len(frame)} runs{note}"
@@ -122,8 +127,12 @@ class ExperimentPanel:
         return self.frame
 
 
-def experiment_panel(**options):
-    """Build the panel and return its widget (display it by leaving it last in a cell)."""
+def experiment_panel(*, run_first: bool = False, **options):
+    """Build the panel and return its widget (display it by leaving it last in a cell).
+    ``run_first``: run once with these values now, so the cell (and a static report,
+    which shows the panel's last state) has a table and a plot before anyone clicks."""
     panel = ExperimentPanel(**options)
     panel.widget.panel = panel          # reach the controller from the widget
+    if run_first:
+        panel.run()
     return panel.widget

@@ -17,7 +17,7 @@ import pandas as pd
 from ..experiment.prediction import predict_like
 from ..experiment.stats import summarize
 
-__all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "plot_loss", "plot_delay",
+__all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "protocols_in", "plot_loss", "plot_delay",
            "plot_sender_vs_receiver", "AXIS_LABELS", "swept_columns"]
 
 #: column → (axis label, factor to the unit shown)
@@ -144,15 +144,24 @@ def _log_y(ax) -> None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
 
+def protocols_in(frame: pd.DataFrame) -> list[str]:
+    """The protocols of ``frame`` in the kit's order (tcp, udp, udpr); ["tcp"] when none."""
+    return [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
+
+
 def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
                      metric: str = "goodput_bps", axes=None, sharey: bool = False,
-                     log_y=("udpr",)):
+                     log_y=("udpr",), figure=None):
     """One panel per protocol (tcp, udp, udpr), each predicted vs measured; returns the Axes.
-    Protocols in ``log_y`` get a log y axis (stop-and-wait spans orders of magnitude)."""
+    Protocols in ``log_y`` get a log y axis (stop-and-wait spans orders of magnitude).
+    ``figure``: draw on this Figure (e.g. ``offscreen.new_figure``) instead of a new pyplot one."""
     import matplotlib.pyplot as plt
 
-    protos = [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
-    if axes is None:
+    protos = protocols_in(frame)
+    if axes is None and figure is not None:
+        figure.set_size_inches(5.2 * len(protos), 4)
+        axes = figure.subplots(1, len(protos), squeeze=False, sharey=sharey)[0]
+    elif axes is None:
         _, axes = plt.subplots(1, len(protos), figsize=(5.2 * len(protos), 4), squeeze=False,
                                sharey=sharey)
         axes = axes[0]

@@ -16,7 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
-__all__ = ["ExperimentPanel", "experiment_panel"]
+__all__ = ["ExperimentPanel", "experiment_panel", "panel_figure"]
 
 
 class ExperimentPanel:
@@ -80,8 +80,7 @@ class ExperimentPanel:
         from IPython.display import display
 
         from ..experiment import pretty, run, summarize
-        from .offscreen import new_figure, show_figure
-        from .sweep import plot_by_protocol, swept_columns
+        from .offscreen import show_figure
 
         self.button.disabled = True
         self.status.value = "running…"
@@ -107,13 +106,7 @@ class ExperimentPanel:
                 commands = frame["tc_commands"].dropna() if "tc_commands" in frame else []
                 if len(commands):
                     say("link built with (last run):\n  " + "\n  ".join(str(commands.iloc[-1]).splitlines()))
-                swept = [c for c in swept_columns(frame) if c != "engine"]
-                x = swept[0] if swept else "rate_bps"
-                hue = swept[1] if len(swept) > 1 else None
-                # Drawn off pyplot: in JupyterLab another thread redraws pyplot's figures
-                # while this callback runs, and the plot came out blank (see offscreen).
-                self.figure = new_figure()
-                plot_by_protocol(frame, x, hue=hue, figure=self.figure)
+                self.figure = panel_figure(frame)
                 self.png = show_figure(self.figure)
                 bad = int((frame["status"] != "ok").sum())
                 note = f", {bad} not ok (see 'why failed')" if bad else ""
@@ -125,6 +118,22 @@ class ExperimentPanel:
             finally:
                 self.button.disabled = False
         return self.frame
+
+
+def panel_figure(frame):
+    """The panel's plot of a sweep's runs: one panel per protocol against the first swept
+    parameter, coloured by the second. Drawn off pyplot: in JupyterLab another thread
+    redraws pyplot's figures while a button callback runs, and the plot came out blank
+    (see ``offscreen``)."""
+    from .offscreen import new_figure
+    from .sweep import plot_by_protocol, swept_columns
+
+    swept = [c for c in swept_columns(frame) if c != "engine"]
+    x = swept[0] if swept else "rate_bps"
+    hue = swept[1] if len(swept) > 1 else None
+    figure = new_figure()
+    plot_by_protocol(frame, x, hue=hue, figure=figure)
+    return figure
 
 
 def experiment_panel(*, run_first: bool = False, **options):

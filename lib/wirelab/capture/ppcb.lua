@@ -12,13 +12,13 @@
 -- stream, so TCP segments are reassembled into whole packets (dissect_tcp_pdus).
 --
 -- Which traffic is PPCB: a heuristic (on by default) recognises a UDP datagram that is
--- exactly one well-formed packet, and a TCP stream that starts with a CONN for tcp;
+-- exactly one well-formed packet, and a TCP stream whose first bytes are a CONN;
 -- the conversation is then PPCB in both directions. Ports can also be given:
 --   tshark -o ppcb.udp_ports:5000 -o ppcb.tcp_ports:5001 ...   (or Decode As... in the GUI)
 
--- Loaded twice (installed plugin and -X lua_script:)? The first one stays.
-if PPCB_WIRELAB_DISSECTOR then return end
-PPCB_WIRELAB_DISSECTOR = true
+-- Loaded twice (the installed plugin and -X lua_script:)? The first one stays.
+local found, loaded = pcall(Dissector.get, "ppcb")
+if found and loaded then return end
 
 local ppcb = Proto("ppcb", "PPCB (wirelab byte-stream transfer protocol)")
 
@@ -152,11 +152,15 @@ local function heuristic_udp(tvb, pinfo, root)
     return true
 end
 
--- A TCP stream is PPCB when it starts with a CONN for tcp (later segments may cut a
--- packet anywhere, so only the first one is judged; the conversation follows).
+-- A TCP stream is PPCB when its first byte starts a CONN (later segments may cut a packet
+-- anywhere, so only the stream's start is judged; the conversation follows). Judging only
+-- relative sequence number 1 keeps bulk data from matching by chance.
+local tcp_seq = Field.new("tcp.seq")
 local function heuristic_tcp(tvb, pinfo, root)
     if not ppcb.prefs.heuristic or tvb:len() < 18 then return false end
-    if tvb(0, 1):uint() ~= 1 or tvb(9, 1):uint() ~= 1 then return false end
+    local seq = tcp_seq()
+    if seq == nil or tostring(seq.value) ~= "1" then return false end
+    if tvb(0, 1):uint() ~= 1 or PROTOCOLS[tvb(9, 1):uint()] == nil then return false end
     pinfo.conversation = ppcb
     dissect(tvb, pinfo, root)
     return true

@@ -5,7 +5,7 @@ packet type over UDP (one packet a datagram) and TCP (a stream: segments are
 reassembled into whole packets), with the fields of shared/ppcb.md:
 ``ppcb.type``, ``ppcb.session_id``, ``ppcb.protocol_id``, ``ppcb.total_length``,
 ``ppcb.packet_no``, ``ppcb.data_len``, ``ppcb.data``. It finds PPCB by content
-(a datagram that is exactly one packet; a TCP stream that starts with CONN);
+(a datagram that is exactly one packet; a TCP stream whose first bytes are a CONN);
 ``ports`` adds ports to decode as PPCB whatever they carry.
 
     tshark -X lua_script:$(wirelab wireshark path) -r run.pcapng -Y ppcb

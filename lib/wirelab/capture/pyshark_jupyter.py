@@ -102,15 +102,24 @@ class _Session:
         return self.loop.run_until_complete(coroutine)
 
     def close(self):
+        """Kill and reap dumpcap/tshark, close their pipes while the loop lives, close the loop.
+        Returns the error pyshark raised while closing (e.g. tshark had failed), if any."""
+        failure = None
         try:
-            self.run(self.cap.close_async())                 # kill and reap dumpcap/tshark
+            self.run(self.cap.close_async())
+        except Exception as err:  # noqa: BLE001 - reported by the caller, after cleaning up
+            failure = err
+        finally:
             for process in self.processes:
+                if process.returncode is None:
+                    process.kill()
                 transport = getattr(process, "_transport", None)
                 if transport is not None:
-                    transport.close()                        # pipes closed while the loop lives
+                    transport.close()
+            self.cap._running_processes.clear()          # or pyshark's __del__ retries on a closed loop
             self.run(asyncio.sleep(0))                       # let those closes complete
-        finally:
             self.loop.close()
+        return failure
 
 
 def _in_worker(fn, timeout: float):
@@ -159,8 +168,14 @@ def pyshark_packets(path, *, display_filter: str | None = None, limit: int = 20,
             rows.append(_row(pkt, fields))
         try:
             session.run(session.cap.packets_from_tshark(take))
-        finally:
+        except Exception as err:  # noqa: BLE001 - pyshark's own errors say little
             session.close()
+            raise CaptureError(f"pyshark/tshark failed on {path}: {err}",
+                               "check the display filter and that the file opens in Wireshark") from None
+        failure = session.close()
+        if failure is not None:
+            raise CaptureError(f"tshark failed on {path}: {failure}",
+                               "check the display filter and that the file opens in Wireshark")
         return rows
 
     return pd.DataFrame(_in_worker(read, timeout))
@@ -271,7 +286,9 @@ class PysharkLive:
             self.error = err
         finally:
             started.set()
-            self._session.close()                         # no dumpcap/tshark left behind
+            failure = self._session.close()               # no dumpcap/tshark left behind
+            if failure is not None and self.error is None:
+                self.error = failure
             with self._changed:
                 self._changed.notify_all()
 

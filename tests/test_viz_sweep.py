@@ -146,3 +146,20 @@ def test_predicted_line_follows_the_model_between_the_measured_points():
     assert middle < (ys[0] + ys[-1]) / 2          # 1/RTT: far below a straight line
     assert ax.get_yscale() == "log"               # stop-and-wait spans orders of magnitude
     plt.close("all")
+
+
+def test_sender_and_receiver_views_stay_readable_when_they_differ_by_orders():
+    """2,000 Mbit/s written into a socket buffer, 10 carried: a linear axis squashes the
+    receiver to the floor; the plot switches to a log axis and shows both."""
+    from wirelab.viz import plot_sender_vs_receiver
+    frame = pd.DataFrame({"proto": ["tcp", "tcp", "udp", "udp"], "engine": ["wirelab"] * 4, "status": ["ok"] * 4,
+                          "sender_goodput_bps": [2.0e9, 1.9e9, 10.5e6, 10.4e6],
+                          "goodput_bps": [9.4e6, 9.5e6, 9.6e6, 9.5e6], "pred_goodput_bps": [9.56e6] * 4})
+    ax = plot_sender_vs_receiver(frame)
+    low, high = ax.get_ylim()
+    assert ax.get_yscale() == "log" and low <= 9.4 and high >= 2000
+    assert high / low < 1e3                                    # fitted to the data, not decades of air
+    close = frame.assign(sender_goodput_bps=frame["goodput_bps"] * 1.05)
+    ax = plot_sender_vs_receiver(close)
+    assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+    plt.close("all")

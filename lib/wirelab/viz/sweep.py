@@ -188,11 +188,14 @@ def plot_delay(frame: pd.DataFrame, *, hue: str | None = "proto", ax=None):
     return ax
 
 
-def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None):
+def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None, log_y="auto"):
     """The two views of one transfer (like nttcp's two lines): sender's and receiver's goodput.
 
     The receiver's figure is the one to trust; a sender that finishes writing
-    into its socket buffer early reports more than the link carried.
+    into its socket buffer early reports more than the link carried, sometimes
+    hundreds of times more (2,000 Mbit/s written, 10 carried). ``log_y="auto"``
+    switches to a log axis when the values drawn span more than 20×, so both
+    views stay readable; True/False force it.
     """
     ax = _new_ax(ax)
     ok = frame[frame["status"] == "ok"] if "status" in frame else frame
@@ -214,7 +217,14 @@ def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None):
                           label="predicted" if i == 0 else None)
     ax.set_xticks(range(len(levels)), levels)
     ax.set(ylabel="goodput (Mbit/s)", title="Sender's view vs receiver's view")
-    ax.set_ylim(bottom=0)
+    drawn = pd.concat([ok["sender_goodput_bps"], ok["goodput_bps"]]).astype(float)
+    drawn = drawn[np.isfinite(drawn) & (drawn > 0)]
+    spread = drawn.max() / drawn.min() if len(drawn) else 1.0
+    if log_y is True or (log_y == "auto" and spread > 20):
+        _log_y(ax)
+        ax.set_ylabel("goodput (Mbit/s, log scale)")
+    else:
+        ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
     return ax

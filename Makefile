@@ -4,9 +4,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 FLAGSHIP ?= notebooks/05-predicted-vs-measured.ipynb
-# Debian packages for the real tools: tshark+dumpcap, iperf3, and what the link layer drives.
-APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool
-TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool
+# Debian packages for the real tools: tshark+dumpcap, iperf3, what the link layer drives,
+# and chromium for the browser test (Playwright drives it; its own browser download is not used).
+APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool chromium
+TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool chromium
 
 .PHONY: setup venv tools demo test lab bench clean
 

@@ -117,6 +117,7 @@ def test_notebook_runs_in_jupyterlab(page, lab, path):
 
 
 def test_flagship_runs_and_its_control_panel_draws_a_plot(page, lab, workspace):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     run_in_browser(page, lab, "05-predicted-vs-measured.ipynb")
     button = page.locator("button.widget-button", has_text="Run")
     assert button.count() == 1
@@ -134,6 +135,10 @@ def test_flagship_runs_and_its_control_panel_draws_a_plot(page, lab, workspace):
     rows = output.locator("table tbody tr")
     assert rows.count() >= 4 and "bit/s" in output.locator("table").inner_text()   # the table filled
     image = output.locator("img").last
+    try:
+        image.wait_for(timeout=30_000)
+    except PlaywrightTimeout:
+        pytest.fail("the panel showed its table but no plot after Run")
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
     # the plot is drawn: a screenshot of it has ink, not axes titles alone (the bug: 0.4 %)
     drawn = inked_fraction(image.screenshot())

@@ -163,3 +163,15 @@ def test_sender_and_receiver_views_stay_readable_when_they_differ_by_orders():
     ax = plot_sender_vs_receiver(close)
     assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
     plt.close("all")
+
+
+def test_io_graph_plot_marks_measured_predicted_and_retransmissions():
+    from wirelab.viz import plot_io_graph
+    graph = pd.DataFrame({"time": [0.0, 0.1, 0.2], "goodput_bps": [9e6, 8e6, 9.2e6],
+                          "throughput_bps": [9.6e6, 9.5e6, 9.7e6]})
+    ax = plot_io_graph(graph, predicted_bps=9.4e6, retransmissions=[0.12, 0.15])
+    assert {"measured goodput", "measured throughput (frames)", "predicted goodput (link limit)",
+            "retransmission"} == set(labels(ax))
+    assert ax.get_lines()[2].get_ydata()[0] == pytest.approx(9.4)
+    assert "retransmission" not in labels(plot_io_graph(graph))
+    plt.close("all")

@@ -119,6 +119,11 @@ class _Session:
             self.cap._running_processes.clear()          # or pyshark's __del__ retries on a closed loop
             self.run(asyncio.sleep(0))                       # let those closes complete
             self.loop.close()
+        # A process that ended by itself with an error (we kill with a signal: negative codes).
+        failed = [p for p in self.processes if p.returncode is not None and p.returncode > 0]
+        if failure is None and failed:
+            failure = RuntimeError(f"exit status {failed[0].returncode}: "
+                                   f"{self.cap._last_error_line or 'no message'}")
         return failure
 
 

@@ -27,7 +27,10 @@ def tshark(*args, env=None) -> subprocess.CompletedProcess:
 def check_every_scenario(path):
     packets = ppcb_packets(path)
     for name, sent in EXPECTED.items():
-        assert by_sender(decoded(packets, name)) == by_sender(sent), name
+        seen = by_sender(decoded(packets, name))
+        for end, expected in by_sender(sent).items():
+            assert seen[end] == expected, (f"{name}, {end} side, in {path}:\n  decoded  {seen[end]}\n"
+                                           f"  sent     {expected}")
     for transport in ("tcp", "udp"):
         seen = set(packets.loc[packets["transport"] == transport, "type"])
         assert seen == (ALL_TYPES - {"ACC"} if transport == "tcp" else ALL_TYPES), transport

@@ -83,8 +83,10 @@ def run_scenarios() -> dict[str, object]:
 
     out, servers, PORTS = {}, [], {}
     for name in SCENARIOS:
+        # MAX_WAIT 5 s, the protocol's default: no scenario waits on a timeout, and a loaded
+        # machine must not turn a slow reply into a resent CONACC/ACC that nobody sent on purpose
         servers.append(start_server("tcp" if name.startswith("tcp") else "udp", host=HOST,
-                                    max_wait=2.0, max_retransmits=3))
+                                    max_wait=5.0, max_retransmits=3))
         PORTS[name] = servers[-1][0]
     try:
         data = make_data(3500)
@@ -110,7 +112,7 @@ def run_scenarios() -> dict[str, object]:
             first.send(raw.conn(b"UDPFIRST", proto=3, total=5))
             assert first.recv(100) == raw.conacc(b"UDPFIRST")
             out["udp-conrjt"] = send_udp(HOST, PORTS["udp-conrjt"], b"me too", proto="udpr",
-                                         session_id=b"UDP-LATE", max_wait=1.0, max_retransmits=0)
+                                         session_id=b"UDP-LATE", max_wait=2.0, max_retransmits=0)
             first.send(raw.data(0, b"hello", sid=b"UDPFIRST"))
             assert first.recv(100) == raw.acc(0, b"UDPFIRST") and first.recv(100) == raw.rcvd(b"UDPFIRST")
         with _udp_peer(PORTS["udp-rjt"]) as c, _udp_peer(PORTS["udp-rjt"]) as intruder:

@@ -103,12 +103,12 @@ class _Session:
 
     def close(self):
         """Kill and reap dumpcap/tshark, close their pipes while the loop lives, close the loop.
-        Returns the error pyshark raised while closing (e.g. tshark had failed), if any."""
-        failure = None
+        Returns an error when one of them had ended by itself with a failure (e.g. tshark
+        rejected the display filter), else None."""
         try:
             self.run(self.cap.close_async())
-        except Exception as err:  # noqa: BLE001 - reported by the caller, after cleaning up
-            failure = err
+        except Exception:  # noqa: BLE001 - pyshark's verdict; ours, from the exit codes, follows
+            pass
         finally:
             for process in self.processes:
                 if process.returncode is None:
@@ -119,12 +119,13 @@ class _Session:
             self.cap._running_processes.clear()          # or pyshark's __del__ retries on a closed loop
             self.run(asyncio.sleep(0))                       # let those closes complete
             self.loop.close()
-        # A process that ended by itself with an error (we kill with a signal: negative codes).
-        failed = [p for p in self.processes if p.returncode is not None and p.returncode > 0]
-        if failure is None and failed:
-            failure = RuntimeError(f"exit status {failed[0].returncode}: "
-                                   f"{self.cap._last_error_line or 'no message'}")
-        return failure
+        # Killed by us: a negative status. 255: asyncio lost the real status (a kill's poll()
+        # reaped the process first), so then its last words decide. Anything else above 0 failed.
+        said = self.cap._last_error_line or ""
+        for code in [p.returncode for p in self.processes if p.returncode is not None and p.returncode > 0]:
+            if code != 255 or said.startswith(("tshark:", "dumpcap:")):
+                return RuntimeError(f"exit status {code}: {said or 'no message'}")
+        return None
 
 
 def _in_worker(fn, timeout: float):

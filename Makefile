@@ -5,9 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 FLAGSHIP ?= notebooks/05-predicted-vs-measured.ipynb
 # Debian packages for the real tools: tshark+dumpcap, iperf3, and what the link layer drives;
-# wirelab grade runs submissions with setpriv/prlimit/unshare/kill and builds C ones with make+gcc.
-APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool util-linux procps make gcc libc6-dev
-TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool setpriv prlimit unshare kill make gcc
+# wirelab grade runs submissions with setpriv/prlimit/unshare/kill and builds C ones with make+gcc;
+# chromium for the browser test (Playwright drives it; its own browser download is not used).
+APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool util-linux procps make gcc libc6-dev chromium
+TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool setpriv prlimit unshare kill make gcc chromium
 
 .PHONY: setup venv tools demo test lab bench clean
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
@@ -47,3 +48,55 @@ def test_pyshark_runs_inside_a_running_event_loop():
                                limit=3, fields={"seq": "tcp.seq", "retrans": "tcp.analysis_retransmission"})
     rows = asyncio.run(notebook_cell())
     assert len(rows) == 3 and rows["frame"].is_monotonic_increasing
+
+
+def wireshark_children(parent: int | None = None) -> list[str]:
+    """tshark/dumpcap processes (zombies too) whose parent is ``parent`` (default: this process)."""
+    parent = parent or os.getpid()
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid, rest = stat.read_text().split(" (", 1)
+        except OSError:
+            continue
+        name, fields = rest.rsplit(") ", 1)
+        state, ppid = fields.split()[:2]
+        if int(ppid) == parent and name in ("tshark", "dumpcap"):
+            found.append(f"{pid} {name} {state}")
+    return found
+
+
+@needs_tshark
+def test_pyshark_leaves_no_tshark_behind_even_when_stopping_early():
+    async def notebook_cell():
+        return pyshark_packets(CAP / "tcp-10mbit.pcapng", limit=2)        # 2 of 2350 packets
+    assert len(asyncio.run(notebook_cell())) == 2
+    assert wireshark_children() == []
+
+
+@needs_tshark
+def test_pyshark_errors_are_wirelab_errors_and_leave_nothing_behind():
+    from wirelab import CaptureError
+    with pytest.raises(CaptureError):
+        pyshark_packets(CAP / "tcp-10mbit.pcapng", display_filter="tcp.nonsense ==")
+    assert wireshark_children() == []
+
+
+@needs_tshark
+@pytest.mark.root
+def test_pyshark_live_capture_inside_a_running_event_loop_reads_ppcb():
+    from wirelab.capture.wireshark import PysharkLive
+    from wirelab.transfer import run_pair
+
+    async def notebook_cell():
+        with PysharkLive("lo", bpf_filter="host 127.0.0.67", probe_host="127.0.0.67",
+                         fields={"type": "ppcb.type", "no": "ppcb.packet_no"}) as live:
+            during = wireshark_children()
+            result = run_pair("udpr", 3000, chunk=1000, host="127.0.0.67")
+        return live.packets, during, result
+    rows, during, result = asyncio.run(notebook_cell())
+    assert result.ok and len(during) == 2                     # dumpcap and tshark ran ...
+    assert wireshark_children() == []                         # ... and are gone, reaped
+    assert list(rows["highest_layer"]) == ["PPCB"] * 9        # every packet read, no probe among them
+    assert list(rows["type"]) == ["1", "2", "4", "5", "4", "5", "4", "5", "7"]
+    assert list(rows["no"].dropna()) == ["0", "0", "1", "1", "2", "2"]

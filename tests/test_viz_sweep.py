@@ -103,10 +103,16 @@ class FlakyEngine:
 
 
 def test_panel_runs_shows_why_runs_failed_and_survives_bad_input(tmp_path):
+    from pixels import inked_fraction
     from wirelab.viz import ExperimentPanel
+    plt.close("all")
     panel = ExperimentPanel(engine=FlakyEngine(), folder=tmp_path, progress=False, reps=2, backend="loopback")
     frame = panel.run()
     assert panel.error is None and len(frame) == 3 * 2 * 2
+    # Its plot is drawn off pyplot (another thread redraws pyplot's figures in JupyterLab),
+    # and what it showed is a drawn plot, not an empty frame.
+    assert plt.get_fignums() == [] and len(panel.figure.axes) == 3
+    assert inked_fraction(panel.png) > 0.015
     assert "not ok" in panel.status.value and not panel.button.disabled
     assert panel.table["why failed"].str.contains("retransmits exceeded").sum() == 1
     assert any(line.startswith("backend:") for line in panel.log)
@@ -139,4 +145,33 @@ def test_predicted_line_follows_the_model_between_the_measured_points():
     middle = ys[len(ys) // 2]
     assert middle < (ys[0] + ys[-1]) / 2          # 1/RTT: far below a straight line
     assert ax.get_yscale() == "log"               # stop-and-wait spans orders of magnitude
+    plt.close("all")
+
+
+def test_sender_and_receiver_views_stay_readable_when_they_differ_by_orders():
+    """2,000 Mbit/s written into a socket buffer, 10 carried: a linear axis squashes the
+    receiver to the floor; the plot switches to a log axis and shows both."""
+    from wirelab.viz import plot_sender_vs_receiver
+    frame = pd.DataFrame({"proto": ["tcp", "tcp", "udp", "udp"], "engine": ["wirelab"] * 4, "status": ["ok"] * 4,
+                          "sender_goodput_bps": [2.0e9, 1.9e9, 10.5e6, 10.4e6],
+                          "goodput_bps": [9.4e6, 9.5e6, 9.6e6, 9.5e6], "pred_goodput_bps": [9.56e6] * 4})
+    ax = plot_sender_vs_receiver(frame)
+    low, high = ax.get_ylim()
+    assert ax.get_yscale() == "log" and low <= 9.4 and high >= 2000
+    assert high / low < 1e3                                    # fitted to the data, not decades of air
+    close = frame.assign(sender_goodput_bps=frame["goodput_bps"] * 1.05)
+    ax = plot_sender_vs_receiver(close)
+    assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+    plt.close("all")
+
+
+def test_io_graph_plot_marks_measured_predicted_and_retransmissions():
+    from wirelab.viz import plot_io_graph
+    graph = pd.DataFrame({"time": [0.0, 0.1, 0.2], "goodput_bps": [9e6, 8e6, 9.2e6],
+                          "throughput_bps": [9.6e6, 9.5e6, 9.7e6]})
+    ax = plot_io_graph(graph, predicted_bps=9.4e6, retransmissions=[0.12, 0.15])
+    assert {"measured goodput", "measured throughput (frames)", "predicted goodput (link limit)",
+            "retransmission"} == set(labels(ax))
+    assert ax.get_lines()[2].get_ydata()[0] == pytest.approx(9.4)
+    assert "retransmission" not in labels(plot_io_graph(graph))
     plt.close("all")

@@ -2,6 +2,12 @@
 
 papermill injects the parameters after the cell tagged ``parameters``;
 nbconvert turns the executed notebook, figures included, into one HTML file.
+
+Widgets: nbconvert would embed a script that fetches the widget renderer from
+a CDN, so an offline report shows empty boxes. Instead ``static_widgets``
+replaces each widget with its last state as plain output, read from the
+widget state the kernel client saved: control values as a small table, the
+contents of ``Output`` widgets (the panel's table and plot) as they were.
 """
 from __future__ import annotations
 
@@ -9,7 +15,10 @@ from pathlib import Path
 
 from .errors import UsageError, WirelabError
 
-__all__ = ["execute_notebook", "write_report"]
+__all__ = ["execute_notebook", "write_report", "static_widgets"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = True,
@@ -42,7 +51,91 @@ def write_report(notebook: str | Path, out_dir: str | Path = "reports", *, quick
 
     notebook, out_dir = Path(notebook), Path(out_dir)
     executed = execute_notebook(notebook, out_dir / notebook.name, quick=quick, parameters=parameters)
-    html, _ = HTMLExporter().from_notebook_node(nbformat.read(str(executed), as_version=4))
+    html, _ = HTMLExporter().from_notebook_node(static_widgets(nbformat.read(str(executed), as_version=4)))
     target = out_dir / (notebook.stem + ".html")
     target.write_text(html, encoding="utf-8")
     return target
+
+
+def static_widgets(nb):
+    """``nb`` with every widget output replaced by its last state as static outputs
+    (and the widget state dropped, so no page fetches a widget renderer)."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = _static_outputs(cell.get("outputs", []), state)
+    return nb
+
+
+def _static_outputs(outputs: list, state: dict, depth: int = 0) -> list:
+    out = []
+    for output in outputs:
+        view = output.get("data", {}).get(WIDGET_VIEW)
+        if view is None:
+            out.append(output)
+            continue
+        items = _widget_items(view.get("model_id"), state, depth)
+        if not items:
+            items = [_html("<p><i>(an interactive widget: run the notebook to use it)</i></p>",
+                           "(an interactive widget)")]
+        out += _join_controls(items)
+    return out
+
+
+def _html(html: str, text: str) -> dict:
+    import nbformat
+    return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": text})
+
+
+def _widget_items(model_id, state: dict, depth: int) -> list:
+    """Static outputs (dicts) and control values (tuples) for one widget and its children."""
+    import html as escape
+
+    model = state.get(model_id or "")
+    if model is None or depth > 20:
+        return []
+    name, values = model.get("model_name", ""), model.get("state", {})
+    if name == "OutputModel":
+        return _static_outputs(values.get("outputs", []), state, depth + 1)
+    if "children" in values:
+        return [item for child in values["children"]
+                for item in _widget_items(str(child).removeprefix("IPY_MODEL_"), state, depth + 1)]
+    if name in ("HTMLModel", "HTMLMathModel", "LabelModel"):
+        value = str(values.get("value", ""))
+        return [_html(value if name != "LabelModel" else escape.escape(value), value)] if value.strip() else []
+    if name in ("FloatProgressModel", "IntProgressModel"):
+        value, top = values.get("value", 0), values.get("max", 100)
+        return [_html(f'<progress value="{value}" max="{top}"></progress>', f"{value}/{top}")]
+    if name == "ButtonModel" or "value" not in values and "index" not in values:
+        return []
+    labels = values.get("_options_labels")
+    if labels is not None and "index" in values:
+        index = values["index"]
+        shown = [labels[i] for i in index] if isinstance(index, list) else \
+            (labels[index] if index is not None else "")
+        value = ", ".join(map(str, shown)) if isinstance(shown, list) else shown
+    else:
+        value = values.get("value")
+    return [(str(values.get("description") or name.removesuffix("Model")), str(value))]
+
+
+def _join_controls(items: list) -> list:
+    """Runs of control values become one two-column table."""
+    import html as escape
+
+    out, run = [], []
+    for item in items + [None]:
+        if isinstance(item, tuple):
+            run.append(item)
+            continue
+        if run:
+            rows = "".join(f"<tr><th style='text-align:left'>{escape.escape(k)}</th>"
+                           f"<td style='text-align:left'>{escape.escape(v)}</td></tr>" for k, v in run)
+            out.append(_html(f"<table>{rows}</table>", "\n".join(f"{k}: {v}" for k, v in run)))
+            run = []
+        if item is not None:
+            out.append(item)
+    return out

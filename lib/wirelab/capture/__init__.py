@@ -6,7 +6,10 @@ and ``dissect`` to read headers with numpy, ``formats`` for the byte tables),
 ``flows`` (conversations, I/O graph), ``tcp_analysis`` (Wireshark's
 retransmission/loss flags), ``udp_loss`` (sequence numbers in datagrams),
 ``overhead`` (what the wire carried → ``wirelab.model``), ``live`` (dumpcap),
-``wireshark`` (tshark/pyshark for the details).
+``wireshark`` (tshark for the details), ``pyshark_jupyter`` (pyshark, file and
+live, safe inside Jupyter), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua
+dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
+the model's header count).
 """
 from .._exports import lazy
 
@@ -18,7 +21,9 @@ _EXPORTS = {
     "retransmission_summary": "tcp_analysis", "tcp_analysis": "tcp_analysis",
     "SEQUENCE_FORMATS": "udp_loss", "udp_loss": "udp_loss", "packets_json": "wireshark",
     "pyshark_packets": "wireshark", "tcp_analysis_flags": "wireshark",
-    "tshark_conversations": "wireshark", "tshark_fields": "wireshark",
+    "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "wireshark",
+    "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
+    "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout", "layout": "scapy_layout",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

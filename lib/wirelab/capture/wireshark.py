@@ -2,19 +2,17 @@
 
 Slow (thousands of packets per second), so for small captures or a few
 selected frames; ``read_capture`` is the fast path. Everything here runs
-tshark as a subprocess with a timeout, or pyshark in a worker thread with
-its own event loop, so it works inside Jupyter (whose event loop is already
-running and makes pyshark fail with "This event loop is already running").
+tshark as a subprocess with a timeout; pyshark (``pyshark_jupyter``) runs in
+a worker thread with its own event loop, so it works inside Jupyter. PPCB is
+decoded by the kit's dissector (``ppcb_dissector``).
 """
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import re
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +21,7 @@ import pandas as pd
 from ..errors import CaptureError, MissingToolError
 
 __all__ = ["tshark", "tshark_fields", "tshark_conversations", "parse_conversations",
-           "tcp_analysis_flags", "packets_json", "pyshark_packets", "TCP_FLAGS"]
+           "tcp_analysis_flags", "packets_json", "pyshark_packets", "PysharkLive", "TCP_FLAGS"]
 
 #: tcp.analysis.* flags we compare with our own analysis
 TCP_FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
@@ -138,61 +136,5 @@ def packets_json(path, *, display_filter: str | None = None, frames: list[int] |
     return [p["_source"]["layers"] for p in packets[:limit]]
 
 
-def _in_worker(fn, timeout: float):
-    """Run ``fn(loop)`` in a new thread with a fresh asyncio loop; return its result."""
-    box: dict = {}
-
-    def work():
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            box["value"] = fn(loop)
-        except BaseException as err:  # noqa: BLE001 - handed back to the caller
-            box["error"] = err
-        finally:
-            loop.close()
-
-    worker = threading.Thread(target=work, name="wirelab-pyshark", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise CaptureError(f"pyshark took more than {timeout:g} s", "use a display filter or fewer packets")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def pyshark_packets(path, *, display_filter: str | None = None, limit: int = 20,
-                    fields: dict[str, str] | None = None, timeout: float = 60) -> pd.DataFrame:
-    """pyshark, safely inside Jupyter: the first ``limit`` packets matching ``display_filter``,
-    one row each with the requested fields (name → "layer.field", e.g.
-    ``{"rtt": "tcp.analysis_ack_rtt"}``) plus frame number and highest layer."""
-    import pyshark
-
-    tshark()
-    if not Path(path).exists():
-        raise CaptureError(f"no capture file at {path}", "check the path")
-    fields = fields or {}
-
-    def read(loop):
-        cap = pyshark.FileCapture(str(path), display_filter=display_filter, eventloop=loop,
-                                  keep_packets=False)
-        rows = []
-        try:
-            for i, pkt in enumerate(cap):
-                if i >= limit:
-                    break
-                row = {"frame": int(pkt.number), "highest_layer": pkt.highest_layer,
-                       "length": int(pkt.length)}
-                for name, dotted in fields.items():
-                    layer, _, attr = dotted.partition(".")
-                    try:
-                        row[name] = getattr(getattr(pkt, layer), attr)
-                    except AttributeError:
-                        row[name] = None
-                rows.append(row)
-        finally:
-            cap.close()
-        return rows
-
-    return pd.DataFrame(_in_worker(read, timeout))
+# pyshark lives in its own module (worker threads, its own event loops); kept importable from here.
+from .pyshark_jupyter import PysharkLive, pyshark_packets  # noqa: E402,F401

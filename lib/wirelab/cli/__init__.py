@@ -16,7 +16,8 @@ from ..errors import WirelabError
 __all__ = ["main", "build_parser"]
 
 #: The order of subcommands in ``wirelab --help``; others follow alphabetically.
-COMMANDS = ["predict", "serve", "send", "testbed", "capture", "analyze", "run", "report", "grade"]
+COMMANDS = ["predict", "serve", "send", "testbed", "capture", "analyze", "wireshark", "run", "report",
+            "grade"]
 #: Modules of this package that are helpers, not subcommands.
 HELPERS = {"args"}
 

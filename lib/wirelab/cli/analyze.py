@@ -20,6 +20,8 @@ def add_parser(subparsers):
     p.add_argument("--wire", choices=["real", "emulated"], default="emulated",
                    help="emulated: 14 B/frame as tbf charges (default); real: 38 B of Ethernet")
     p.add_argument("--flows", type=int, default=10, metavar="N", help="show the N biggest flows")
+    p.add_argument("--no-ppcb", dest="ppcb", action="store_false",
+                   help="skip decoding PPCB with the kit's Wireshark dissector (needs tshark)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -32,7 +34,26 @@ def _clean(value):
     return value
 
 
-def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10) -> dict:
+#: Above this many frames tshark's dissection takes too long for a summary (thousands of frames/s).
+PPCB_FRAME_LIMIT = 200_000
+
+
+def _ppcb(path, frames: int) -> dict:
+    """PPCB sessions as the kit's Wireshark dissector reads them (or why not)."""
+    from ..capture.ppcb_dissector import ppcb_packets, ppcb_summary
+    from ..errors import WirelabError
+
+    if frames > PPCB_FRAME_LIMIT:
+        return {"sessions": [], "note": f"not decoded: {frames} frames (limit {PPCB_FRAME_LIMIT}); "
+                "use `wirelab wireshark packets FILE -Y ...`"}
+    try:
+        return {"sessions": ppcb_summary(ppcb_packets(path)), "note": None}
+    except WirelabError as err:
+        return {"sessions": [], "note": f"not decoded: {err}"}
+
+
+def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10,
+           ppcb: bool = True) -> dict:
     """Everything ``analyze`` prints, as plain data."""
     from ..capture import flows, predict_from_capture, read_capture, read_overhead, tcp_analysis
     from ..capture.tcp_analysis import FLAGS     # numpy and pandas: only when a capture is read
@@ -46,6 +67,8 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
            "notes": info["notes"],
            "flows": [{k: _clean(v) for k, v in row.items()} for row in table.astype(object).to_dict("records")],
            "tcp_analysis": {f: int(flags[f].sum()) for f in FLAGS}}
+    if ppcb:
+        out["ppcb"] = _ppcb(path, len(df))
     try:
         if rate_bps:
             verdict = predict_from_capture(df, rate_bps, wire=wire)
@@ -77,6 +100,17 @@ def render(r: dict) -> str:
                      f"{f['duration']:>8.3f}s {good:>14}")
     lines.append("")
     lines.append("TCP analysis (frames): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["tcp_analysis"].items()))
+    ppcb = r.get("ppcb") or {}
+    if ppcb.get("sessions"):
+        lines += ["", "PPCB sessions (the kit's Wireshark dissector):"]
+        for s in ppcb["sessions"]:
+            kinds = ", ".join(f"{k} {v}" for k, v in s["packets"].items())
+            total = f"{s['total_length']} B announced, " if s["total_length"] is not None else ""
+            lines.append(f"  {s['session_id']} over {s['transport']} ({s['protocol'] or 'no CONN seen'}): "
+                         f"{total}{s['data_bytes']} B in DATA; {kinds}"
+                         + (f"; refused {s['refused']}" if s["refused"] else ""))
+    elif ppcb.get("note"):
+        lines += ["", f"PPCB: {ppcb['note']}"]
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",
@@ -101,6 +135,6 @@ def render(r: dict) -> str:
 
 
 def run(args) -> int:
-    r = report(args.file, rate_bps=args.rate, wire=args.wire, top=args.flows)
+    r = report(args.file, rate_bps=args.rate, wire=args.wire, top=args.flows, ppcb=args.ppcb)
     print(json.dumps(r, indent=2) if args.json else render(r))
     return 0

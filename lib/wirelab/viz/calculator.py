@@ -27,8 +27,9 @@ def overhead_calculator(*, proto: str = "tcp", mtu: int = 1500, payload: int = 0
                         ip_version: int = 4, tcp_options: int = 12, rate: str = "10mbit"):
     """An ipywidgets panel; payload 0 means a full packet. Returns the widget."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
     from IPython.display import display
+
+    from .offscreen import new_figure, show_figure
 
     controls = {
         "proto": w.Dropdown(options=["tcp", "udp", "udpr"], value=proto, description="protocol"),
@@ -52,9 +53,10 @@ def overhead_calculator(*, proto: str = "tcp", mtu: int = 1500, payload: int = 0
                                 rate_bps=units.parse_rate(controls["rate"].value))
                 display(prediction_table(**settings))
                 stack = predict(**settings).stack
-                fig, ax = plt.subplots(figsize=(8, 2.2))
-                plot_header_bytes({f"{stack.proto.upper()}/IPv{stack.ip_version}": stack}, ax=ax)
-                plt.show()
+                figure = new_figure(figsize=(8, 2.2))      # off pyplot: see offscreen
+                plot_header_bytes({f"{stack.proto.upper()}/IPv{stack.ip_version}": stack},
+                                  ax=figure.subplots())
+                show_figure(figure)
             except WirelabError as err:
                 print(f"⚠ {err}")
 

@@ -4,7 +4,7 @@
     experiment_panel()                 # in a notebook cell
 
 After each click the table (measured mean ± CI beside predicted) and the plot
-update; the backend used and the ``tc`` commands that built the link are
+update (drawn off pyplot: see ``offscreen`` for the blank plot this avoids); the backend used and the ``tc`` commands that built the link are
 shown. A failing run never breaks the panel: its reason is in the table
 ("why failed"), and an error before any run (a bad value, no root for the
 chosen backend) is printed in the panel itself. Each click is its own
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..link import BACKENDS
 
-__all__ = ["ExperimentPanel", "experiment_panel"]
+__all__ = ["ExperimentPanel", "experiment_panel", "panel_figure"]
 
 
 class ExperimentPanel:
@@ -56,6 +56,8 @@ class ExperimentPanel:
         self.button.on_click(lambda _: self.run())
         self.frame = None            # the runs of the last click (None before)
         self.table = None            # what the panel showed as its table
+        self.figure = None           # ... and its plot (a Figure pyplot does not know)
+        self.png: bytes | None = None
         self.log: list[str] = []     # every line the panel printed (also for tests)
         self.error: str | None = None
         c = self.controls
@@ -77,11 +79,10 @@ class ExperimentPanel:
 
     def run(self):
         """Run the sweep the widgets describe; show table, plot, backend and tc commands."""
-        import matplotlib.pyplot as plt
         from IPython.display import display
 
         from ..experiment import pretty, run, summarize
-        from .sweep import plot_by_protocol, swept_columns
+        from .offscreen import show_figure
 
         self.button.disabled = True
         self.status.value = "running…"
@@ -107,11 +108,8 @@ class ExperimentPanel:
                 commands = frame["tc_commands"].dropna() if "tc_commands" in frame else []
                 if len(commands):
                     say("link built with (last run):\n  " + "\n  ".join(str(commands.iloc[-1]).splitlines()))
-                swept = [c for c in swept_columns(frame) if c != "engine"]
-                x = swept[0] if swept else "rate_bps"
-                hue = swept[1] if len(swept) > 1 else None
-                plot_by_protocol(frame, x, hue=hue)
-                plt.show()
+                self.figure = panel_figure(frame)
+                self.png = show_figure(self.figure)
                 bad = int((frame["status"] != "ok").sum())
                 note = f", {bad} not ok (see 'why failed')" if bad else ""
                 self.status.value = f"done: {len(frame)} runs{note}"
@@ -124,8 +122,28 @@ class ExperimentPanel:
         return self.frame
 
 
-def experiment_panel(**options):
-    """Build the panel and return its widget (display it by leaving it last in a cell)."""
+def panel_figure(frame):
+    """The panel's plot of a sweep's runs: one panel per protocol against the first swept
+    parameter, coloured by the second. Drawn off pyplot: in JupyterLab another thread
+    redraws pyplot's figures while a button callback runs, and the plot came out blank
+    (see ``offscreen``)."""
+    from .offscreen import new_figure
+    from .sweep import plot_by_protocol, swept_columns
+
+    swept = [c for c in swept_columns(frame) if c != "engine"]
+    x = swept[0] if swept else "rate_bps"
+    hue = swept[1] if len(swept) > 1 else None
+    figure = new_figure()
+    plot_by_protocol(frame, x, hue=hue, figure=figure)
+    return figure
+
+
+def experiment_panel(*, run_first: bool = False, **options):
+    """Build the panel and return its widget (display it by leaving it last in a cell).
+    ``run_first``: run once with these values now, so the cell (and a static report,
+    which shows the panel's last state) has a table and a plot before anyone clicks."""
     panel = ExperimentPanel(**options)
     panel.widget.panel = panel          # reach the controller from the widget
+    if run_first:
+        panel.run()
     return panel.widget

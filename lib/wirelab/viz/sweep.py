@@ -17,7 +17,7 @@ import pandas as pd
 from ..experiment.prediction import predict_like
 from ..experiment.stats import summarize
 
-__all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "plot_loss", "plot_delay",
+__all__ = ["plot_predicted_vs_measured", "plot_by_protocol", "protocols_in", "plot_loss", "plot_delay",
            "plot_sender_vs_receiver", "AXIS_LABELS", "swept_columns"]
 
 #: column → (axis label, factor to the unit shown)
@@ -189,15 +189,24 @@ def _log_y(ax) -> None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
 
+def protocols_in(frame: pd.DataFrame) -> list[str]:
+    """The protocols of ``frame`` in the kit's order (tcp, udp, udpr); ["tcp"] when none."""
+    return [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
+
+
 def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
                      metric: str = "goodput_bps", axes=None, sharey: bool = False,
-                     log_y=("udpr",)):
+                     log_y=("udpr",), figure=None):
     """One panel per protocol (tcp, udp, udpr), each predicted vs measured; returns the Axes.
-    Protocols in ``log_y`` get a log y axis (stop-and-wait spans orders of magnitude)."""
+    Protocols in ``log_y`` get a log y axis (stop-and-wait spans orders of magnitude).
+    ``figure``: draw on this Figure (e.g. ``offscreen.new_figure``) instead of a new pyplot one."""
     import matplotlib.pyplot as plt
 
-    protos = [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
-    if axes is None:
+    protos = protocols_in(frame)
+    if axes is None and figure is not None:
+        figure.set_size_inches(5.2 * len(protos), 4)
+        axes = figure.subplots(1, len(protos), squeeze=False, sharey=sharey)[0]
+    elif axes is None:
         _, axes = plt.subplots(1, len(protos), figsize=(5.2 * len(protos), 4), squeeze=False,
                                sharey=sharey)
         axes = axes[0]
@@ -224,11 +233,14 @@ def plot_delay(frame: pd.DataFrame, *, hue: str | None = "proto", ax=None):
     return ax
 
 
-def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None):
+def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None, log_y="auto"):
     """The two views of one transfer (like nttcp's two lines): sender's and receiver's goodput.
 
     The receiver's figure is the one to trust; a sender that finishes writing
-    into its socket buffer early reports more than the link carried.
+    into its socket buffer early reports more than the link carried, sometimes
+    hundreds of times more (2,000 Mbit/s written, 10 carried). ``log_y="auto"``
+    switches to a log axis when the values drawn span more than 20×, so both
+    views stay readable; True/False force it.
     """
     ax = _new_ax(ax)
     ok = frame[frame["status"] == "ok"] if "status" in frame else frame
@@ -250,7 +262,14 @@ def plot_sender_vs_receiver(frame: pd.DataFrame, *, by: str = "proto", ax=None):
                           label="predicted" if i == 0 else None)
     ax.set_xticks(range(len(levels)), levels)
     ax.set(ylabel="goodput (Mbit/s)", title="Sender's view vs receiver's view")
-    ax.set_ylim(bottom=0)
+    drawn = pd.concat([ok["sender_goodput_bps"], ok["goodput_bps"]]).astype(float)
+    drawn = drawn[np.isfinite(drawn) & (drawn > 0)]
+    spread = drawn.max() / drawn.min() if len(drawn) else 1.0
+    if log_y is True or (log_y == "auto" and spread > 20):
+        _log_y(ax)
+        ax.set_ylabel("goodput (Mbit/s, log scale)")
+    else:
+        ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
     return ax

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["plot_goodput_over_time"]
+__all__ = ["plot_goodput_over_time", "plot_io_graph"]
 
 
 def plot_goodput_over_time(series: pd.DataFrame, *, hue: str = "proto", ax=None,
@@ -36,4 +36,27 @@ def plot_goodput_over_time(series: pd.DataFrame, *, hue: str = "proto", ax=None,
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    return ax
+
+
+def plot_io_graph(graph: pd.DataFrame, *, predicted_bps: float | None = None, retransmissions=None,
+                  ax=None, title: str = "I/O graph"):
+    """Wireshark's I/O graph of one direction (the table of ``capture.io_graph``): measured
+    goodput (new payload) and throughput (whole frames) per bin as points, the predicted
+    goodput as a line, and ``retransmissions`` (times, seconds from the first packet) as
+    red ticks along the bottom."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.subplots(figsize=(9, 4))[1]
+    ax.plot(graph["time"], graph["goodput_bps"] * 1e-6, "o", ms=4, label="measured goodput")
+    ax.plot(graph["time"], graph["throughput_bps"] * 1e-6, ".", ms=3, alpha=0.6,
+            label="measured throughput (frames)")
+    if predicted_bps:
+        ax.axhline(predicted_bps * 1e-6, color="k", lw=1.5, label="predicted goodput (link limit)")
+    if retransmissions is not None and len(retransmissions):
+        ax.plot(list(retransmissions), [0.5] * len(retransmissions), "|", color="red", ms=14,
+                label="retransmission")
+    ax.set(xlabel="time (s)", ylabel="Mbit/s", title=title)
+    ax.set_ylim(0, None)
+    ax.legend(loc="center right")
     return ax

@@ -1,0 +1,39 @@
+"""Figures for widgets: drawn outside pyplot, shown as one finished PNG.
+
+Why: JupyterLab 4 with ipykernel 7 delivers widget messages on a kernel
+*subshell*, a second thread. After every widget message the ``comm`` package
+fires IPython's ``post_execute`` event, and pyplot (interactive under the
+inline backend) answers it by redrawing every figure it knows, in that
+thread. A panel that draws with pyplot in a button callback therefore has
+two threads drawing one figure on one Agg renderer at once, and the PNG it
+shows comes out blank or garbled (seen in a real browser: axes titles only).
+A ``matplotlib.figure.Figure`` made here is unknown to pyplot, so nothing
+else ever draws it; we render it once and display the bytes.
+"""
+from __future__ import annotations
+
+import io
+
+__all__ = ["new_figure", "figure_png", "show_figure"]
+
+
+def new_figure(figsize=(7, 4)):
+    """A Figure with an Agg canvas that pyplot does not track (no global state touched)."""
+    from matplotlib.figure import Figure
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def figure_png(figure, *, dpi: float = 100) -> bytes:
+    """The figure as PNG bytes, cropped to what is drawn."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+    return buffer.getvalue()
+
+
+def show_figure(figure, *, dpi: float = 100) -> bytes:
+    """Display the figure as an image in the current output (a cell or an ``Output`` widget)."""
+    from IPython.display import Image, display
+
+    png = figure_png(figure, dpi=dpi)
+    display(Image(data=png, format="png"))
+    return png

@@ -1,0 +1,83 @@
+"""Every lab once more as a student without root: each takes the loopback path or says
+what needs root, and no cell fails.
+
+When the suite runs as root (CI), each notebook runs through ``wirelab report`` (quick
+mode) as nobody: no capabilities, no groups, in a private mount namespace that lets it
+reach the venv and Python even when they live under /root (tests/unprivileged.py), on a
+copy of the labs it owns. Without root the whole suite already is that run
+(tests/test_notebooks.py), so this one skips.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+NOBODY = 65534
+TOOLS = [t for t in ("unshare", "setpriv", "mount") if not shutil.which(t)]
+
+pytestmark = [
+    pytest.mark.notebook,
+    pytest.mark.skipif(os.geteuid() != 0, reason="already unprivileged: tests/test_notebooks.py is this run"),
+    pytest.mark.skipif(bool(TOOLS), reason=f"needs {', '.join(TOOLS)} (util-linux, mount)"),
+]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    """A copy of the labs (library, notebooks, captures, reference data) that nobody owns."""
+    base = tmp_path_factory.mktemp("unprivileged")
+    ws = base / "ws"
+    shutil.copytree(ROOT / "lib", ws / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copytree(ROOT / "notebooks", ws / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "captures", ws / "captures")
+    shutil.copytree(ROOT / "data" / "reference", ws / "data" / "reference")
+    for folder in (ws / "data" / "runs", ws / "home", ws / "reports"):
+        folder.mkdir(parents=True)
+    for path in [ws, *ws.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    return ws                          # under pytest's 0700 temp root: run_as_nobody exposes it
+
+
+def run_as_nobody(ws: Path, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    env = {"HOME": str(ws / "home"), "PYTHONPATH": str(ws / "lib"), "LANG": "C.UTF-8",
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin",
+                                    "/usr/sbin", "/sbin"])}
+    expose = [sys.prefix, sys.base_prefix, str(ws)]
+    command = ["unshare", "--mount", "--propagation", "private", "--", sys.executable,
+               str(ROOT / "tests" / "unprivileged.py"), *[f"--expose={p}" for p in expose], "--",
+               "env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ws)
+
+
+def test_nobody_has_no_privileges_but_has_the_kit(workspace):
+    done = run_as_nobody(workspace, [sys.executable, "-c", "import os, wirelab; from wirelab.link import "
+                                     "capabilities; print(os.geteuid(), wirelab.__file__); "
+                                     "print(capabilities().describe())"], timeout=120)
+    assert done.returncode == 0, done.stderr
+    uid, where = done.stdout.splitlines()[0].split()
+    assert int(uid) == NOBODY and where.startswith(str(workspace / "lib"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_without_root(workspace, path):
+    notebook = workspace / "notebooks" / path.name
+    done = run_as_nobody(workspace, [sys.executable, "-m", "wirelab", "report", str(notebook),
+                                     "--out", str(workspace / "reports")], timeout=900)
+    assert done.returncode == 0, f"as nobody: {done.stderr.strip()[-2000:]}"
+    executed = json.loads((workspace / "reports" / path.name).read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs), "a lab shows at least one figure"
+    text = "\n".join("".join(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+    if path.name.startswith("04-"):
+        assert "no live capture here" in text            # it says so, and reads the committed captures
+    if path.name.startswith(("03-", "05-")):
+        assert "loopback" in text                        # the backend a student without root gets

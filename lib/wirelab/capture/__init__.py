@@ -23,7 +23,7 @@ _EXPORTS = {
     "pyshark_packets": "wireshark", "tcp_analysis_flags": "wireshark",
     "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "wireshark",
     "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
-    "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout", "layout": "scapy_layout",
+    "PPCB": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout", "layout": "scapy_layout",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

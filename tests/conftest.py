@@ -23,8 +23,11 @@ def project_root() -> Path:
     return ROOT
 
 
+@pytest.hookimpl(trylast=True)            # after -k/-m deselection: judge what really runs
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``root`` are skipped, with the reason, when not root."""
+    """Tests marked ``root`` are skipped, with the reason, when not root. A notebook that the
+    browser test runs in JupyterLab in this session is not also run headless (CI time)."""
+    _run_each_notebook_once(items)
     if is_root():
         return
     skip = pytest.mark.skip(reason="needs root (namespaces, qdiscs): run the suite with sudo")
@@ -55,3 +58,21 @@ def testbed(request):
     ours = {ns for made in opened if hasattr(made, "testbed") for ns in made.testbed.namespaces.values()}
     left = ours & set(list_namespaces())
     assert not left, f"namespaces left behind: {sorted(left)}"
+
+
+def _run_each_notebook_once(items) -> None:
+    in_browser = {item.callspec.params["path"].name for item in items
+                  if item.originalname in ("test_notebook_runs_in_jupyterlab",) and hasattr(item, "callspec")
+                  and not item.get_closest_marker("skip") and not _skipped_if(item)}
+    if any(item.originalname == "test_flagship_runs_and_its_control_panel_draws_a_plot" and not _skipped_if(item)
+           for item in items):
+        in_browser |= {p.name for p in (ROOT / "notebooks").glob("05-*.ipynb")}
+    skip = pytest.mark.skip(reason="run in JupyterLab by tests/test_browser_lab.py in this session")
+    for item in items:
+        if item.originalname == "test_notebook_runs_in_quick_mode" and hasattr(item, "callspec") \
+                and item.callspec.params["path"].name in in_browser:
+            item.add_marker(skip)
+
+
+def _skipped_if(item) -> bool:
+    return any(m.args and m.args[0] for m in item.iter_markers("skipif"))

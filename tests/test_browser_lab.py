@@ -104,7 +104,7 @@ def run_in_browser(page, lab, name: str) -> None:
     assert lab_tools.unrun_cells(page) == 0, f"{name}: cells left unrun"
     shown = page.evaluate("""() => [...document.querySelectorAll('.jp-OutputArea-output img')]
         .map(img => img.complete && img.naturalWidth > 0)""")
-    assert all(shown), f"{name}: {shown.count(False)} figure(s) did not load"
+    assert shown and all(shown), f"{name}: {shown.count(False)} of {len(shown)} figure(s) did not load"
     assert "Error displaying widget" not in page.inner_text("body"), f"{name}: a widget failed to render"
 
 

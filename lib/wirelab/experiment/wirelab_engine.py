@@ -114,6 +114,8 @@ class WirelabEngine:
             with recorder:
                 config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
                                         max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf)
+                if config["call"] == "measure":     # one clock: no echo rounds to estimate an offset
+                    config["same_clock"] = getattr(link, "one_clock", None)
                 sender = Result.from_dict(_run_client(link, config, deadline))
                 # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
                 until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)

@@ -37,6 +37,7 @@ def test_linux_grants_twice_the_request_within_its_floor_and_cap():
     assert granted_buffer(10_000_000, "rcv") == 8388608             # capped at rmem_max, then doubled
     assert granted_buffer(10_000_000, "rcv", cap=163840) == 327680
     assert tcp_window(5269) == pytest.approx(5269)                 # doubled, half of it is window
+    assert tcp_window(5269, mss=1448) == 3 * 1448 and tcp_window(500, mss=1448) == 1152
     with pytest.raises(ModelError):
         granted_buffer(100, "both")
 

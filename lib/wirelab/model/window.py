@@ -10,6 +10,7 @@ Sources:
   * Linux ``include/net/tcp.h``: the receive window is the buffer × ``scaling_ratio``,
     50 % by default (TCP_DEFAULT_SCALING_RATIO), later measured as payload / skb truesize;
     so the doubled buffer gives back about the window that was asked for.
+  * RFC 1122 §4.2.3.3 (a receiver offers whole segments, not slivers: silly window syndrome).
   * RFC 1323 §1.1 (a window per round trip: W/RTT), RFC 5681 §3.1 (slow start doubles
     the window every round trip), RFC 6928 (initial window of 10 segments).
 
@@ -49,12 +50,19 @@ def granted_buffer(requested: float, kind: str = "rcv", *, cap: float = LINUX_CA
     return max(int(min(requested, cap)) * 2, floor)
 
 
-def tcp_window(requested: float, *, cap: float = LINUX_CAP, ratio: float = DEFAULT_SCALING_RATIO) -> float:
+def tcp_window(requested: float, *, cap: float = LINUX_CAP, ratio: float = DEFAULT_SCALING_RATIO,
+               mss: float | None = None) -> float:
     """The TCP window a receive buffer request gives: the granted (doubled) buffer × the share
-    TCP offers as window (50 % by default, include/net/tcp.h), i.e. about the request itself."""
+    TCP offers as window (50 % by default, include/net/tcp.h), i.e. about the request itself.
+    With ``mss``: rounded down to whole segments, as a receiver avoiding the silly window
+    syndrome advertises it (RFC 1122 §4.2.3.3; Linux ``__tcp_select_window``), never below
+    what one segment smaller than the buffer needs."""
     if not 0 < ratio <= 1:
         raise ModelError(f"scaling ratio must be in (0, 1], not {ratio!r}", "e.g. 0.5")
-    return granted_buffer(requested, "rcv", cap=cap) * ratio
+    window = granted_buffer(requested, "rcv", cap=cap) * ratio
+    if mss:
+        window = max(window // mss * mss, min(window, mss))
+    return window
 
 
 def slow_start_bytes(duration_s: float, rtt_s: float, mss_bytes: float, *, initial_segments: int = 10,

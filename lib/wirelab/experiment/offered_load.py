@@ -26,29 +26,39 @@ from ..model.window import granted_buffer
 from .stats import summarize
 
 __all__ = ["load_prediction", "offered_load_table", "buffers_table", "buffers_1s_table",
-           "transmission_table", "MB"]
+           "transmission_table", "MB", "WMEM_DEFAULT"]
 
 #: Document 000's unit: megabytes (10⁶ B) per second.
 MB = 1e6
 
 
+#: Linux's default SO_SNDBUF (net.core.wmem_default): what a UDP socket may have waiting.
+WMEM_DEFAULT = 212992
+
+
 def load_prediction(proto: str, packet: int, offered_bps: float, rate_bps: float, *, mtu: int = 1500,
-                    timestamps: bool = True, queue_bytes: float | None = None) -> dict:
-    """The model for one offered load: received rate (min(offered, η·C)), and with independent
-    fragment drops; what is not delivered; one write's delay (transmission of all its packets,
-    plus a full queue once the offered load exceeds the link). Emulated wire (IP + 14 B)."""
+                    timestamps: bool = True, sndbuf: float = WMEM_DEFAULT) -> dict:
+    """The model for one offered load: received rate (min(offered, η·C)), and what it would be
+    if a router dropped fragments independently; what is not delivered; one write's delay
+    (transmission of all its packets; above capacity plus the backlog). Emulated wire (IP + 14 B).
+
+    The bottleneck here is the sender's own interface (tbf on it, as document 000's 1 Gbit/s
+    NIC): a full queue pushes back into the socket, so a UDP sender is held back rather than
+    dropped, and its backlog is at most its send buffer (``sndbuf``, granted). TCP's backlog
+    is as much as autotuning lets its send buffer grow: not modelled (NaN)."""
     p = predict(proto, rate_bps, mtu=mtu, payload=int(packet), timestamps=timestamps and proto == "tcp",
                 wire="emulated")
     eta, fragments = p.efficiency, p.fragments
     over = offered_bps > eta * rate_bps
-    queue = (queue_bytes if queue_bytes is not None else rate_bps * 0.1 / 8) if over else 0.0
+    backlog = (sndbuf if proto == "udp" else math.nan) if over else 0.0
     received = received_rate(offered_bps, eta, rate_bps)
     return {"pred_efficiency": eta, "pred_fragments": fragments, "pred_wire_bytes": p.wire_bytes,
             "pred_received_bps": received,
             "pred_received_independent_bps": received_rate(offered_bps, eta, rate_bps, fragments=fragments,
                                                            independent=True) if proto == "udp" else received,
             "pred_undelivered": 1.0 - received / offered_bps if offered_bps else 0.0,
-            "pred_delay_s": packet_delay(p.wire_bytes, rate_bps, queue_bytes=queue)}
+            "pred_delay_s": math.nan if backlog != backlog else packet_delay(p.wire_bytes, rate_bps,
+                                                                            queue_bytes=backlog)}
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
@@ -59,6 +69,8 @@ def _ok(frame: pd.DataFrame) -> pd.DataFrame:
         offered = out["bytes_offered"].where(out["bytes_offered"] > 0)
         out["undelivered"] = (1.0 - out["bytes_received"] / offered).clip(lower=0.0)
         out["sent_fraction"] = (out["bytes_sent"] / offered).clip(upper=1.0)
+        sent = out["packets_sent"].where(out["packets_sent"] > 0)
+        out["lost_fraction"] = (out["lost"] / sent).where(out["proto"] == "udp") if "lost" in out else math.nan
     out["received_fraction"] = out["bytes_received"] / out["bytes_sent"].where(out["bytes_sent"] > 0)
     return out
 
@@ -67,11 +79,14 @@ def _mean_ci(summary: pd.DataFrame, metric: str, factor: float, name: str) -> pd
     return pd.DataFrame({name: summary[f"{metric}_mean"] * factor, f"{name}_ci": summary[f"{metric}_ci"] * factor})
 
 
-def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
+def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
+                       sndbuf: float = WMEM_DEFAULT) -> pd.DataFrame:
     """Received MB/s, what was not delivered, and each packet's delay against the offered load,
-    per (proto, packet, offered): measured (mean, 95 % CI), the model, document 000 (App. B)."""
+    per (proto, packet, offered): measured (mean, 95 % CI), the model, document 000 (App. B).
+    Not delivered = not sent (``sent_fraction`` < 1: the sender was held back or could not
+    keep the pace) + lost (``lost_fraction`` of what was sent, UDP)."""
     runs = _ok(frame)
-    metrics = ["goodput_bps", "undelivered", "sent_fraction", "one_way_delay_mean_s", "one_way_delay_min_s"]
+    metrics = ["goodput_bps", "undelivered", "sent_fraction", "lost_fraction", "one_way_delay_mean_s"]
     summary = summarize(runs, metrics=metrics, by=["proto", "packet_bytes", "offered_bps", "rate_bps"])
     out = summary[["proto", "packet_bytes", "rate_bps", "n"]].copy()
     out.insert(2, "offered_MBps", (summary["offered_bps"] / 8 / MB).round(6))   # 0.1 MB/s, not 0.1000…01
@@ -79,7 +94,9 @@ def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = Non
                      _mean_ci(summary, "undelivered", 1.0, "undelivered"),
                      _mean_ci(summary, "one_way_delay_mean_s", 1e3, "delay_ms")], axis=1)
     out["sent_fraction"] = summary["sent_fraction_mean"]
-    model = [load_prediction(p, int(s), o, r) for p, s, o, r in
+    out["lost_fraction"] = summary["lost_fraction_mean"]
+    out["first_error"] = summary["first_error"]
+    model = [load_prediction(p, int(s), o, r, sndbuf=sndbuf) for p, s, o, r in
              zip(summary["proto"], summary["packet_bytes"], summary["offered_bps"], summary["rate_bps"])]
     model = pd.DataFrame(model, index=summary.index)
     out["pred_received_MBps"] = model["pred_received_bps"] / 8 / MB
@@ -96,11 +113,11 @@ def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = Non
 
 
 def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
-                  cap: float | None = None) -> pd.DataFrame:
+                  rmem_max: float | None = None, wmem_max: float | None = None) -> pd.DataFrame:
     """Rate and share received per (proto, packet, SO_SNDBUF, SO_RCVBUF) requested: measured,
-    the buffers the kernel granted (measured and the model: doubled, capped at ``cap`` =
-    rmem_max/wmem_max, at least the minimum), how many datagrams the receive buffer holds
-    (model), and document 000's figures 22–23 (Mbit/s, MB received of 1000 sent)."""
+    the buffers the kernel granted (measured and the model: doubled, capped at the machine's
+    ``wmem_max`` / ``rmem_max``, at least the minimum), how many datagrams the receive buffer
+    holds (model), and document 000's figures 22–23 (Mbit/s, MB received of 1000 sent)."""
     runs = _ok(frame)
     keys = ["proto", "packet_bytes", "sndbuf_bytes", "rcvbuf_bytes"]
     summary = summarize(runs, metrics=["goodput_bps", "received_fraction", "sndbuf_granted_bytes",
@@ -110,12 +127,17 @@ def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
                      _mean_ci(summary, "received_fraction", 100.0, "received_pct")], axis=1)
     out["sndbuf_granted"] = summary["sndbuf_granted_bytes_mean"]
     out["rcvbuf_granted"] = summary["rcvbuf_granted_bytes_mean"]
-    limit = {} if cap is None else {"cap": cap}
-    out["pred_sndbuf_granted"] = [granted_buffer(v, "snd", **limit) for v in out["sndbuf_bytes"]]
-    out["pred_rcvbuf_granted"] = [granted_buffer(v, "rcv", **limit) for v in out["rcvbuf_bytes"]]
+    snd = {} if wmem_max is None else {"cap": float(wmem_max)}
+    rcv = {} if rmem_max is None else {"cap": float(rmem_max)}
+    out["pred_sndbuf_granted"] = [granted_buffer(v, "snd", **snd) for v in out["sndbuf_bytes"]]
+    out["pred_rcvbuf_granted"] = [granted_buffer(v, "rcv", **rcv) for v in out["rcvbuf_bytes"]]
     out["pred_datagrams_buffered"] = [
         udp_datagrams_buffered(g, predict("udp", 1e9, payload=int(s)).fragments) if p == "udp" else math.nan
         for p, s, g in zip(out["proto"], out["packet_bytes"], out["pred_rcvbuf_granted"])]
+    # a datagram's memory must fit the send buffer at once, or send() fails (ENOBUFS)
+    out["pred_note"] = ["a datagram larger than the send buffer cannot be sent" if p == "udp" and s > g else ""
+                        for p, s, g in zip(out["proto"], out["packet_bytes"], out["pred_sndbuf_granted"])]
+    out["first_error"] = summary["first_error"]
     if reference is not None:
         doc = reference.rename(columns={"protocol": "proto", "rate_mbps": "doc_rate_Mbps"})
         doc["doc_received_pct"] = 100.0 * doc["received_MB"] / doc["sent_MB"]

@@ -10,6 +10,7 @@ RTT. At the end the receiver's REPORT is folded into the same Result.
 """
 from __future__ import annotations
 
+import errno
 import socket
 import sys
 import time
@@ -98,7 +99,11 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     except socket.timeout:
         result.error = f"timeout: the server did not answer within {max_wait:g} s: is it running?"
     except OSError as err:
-        result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
+        if err.errno == errno.ENOBUFS and proto == "udp":     # the datagram cannot fit the socket
+            result.error = (f"{err.strerror}: a {packet} B datagram does not fit the "
+                            f"{result.sndbuf_granted_bytes} B send buffer: raise sndbuf")
+        else:
+            result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
     finally:
         sock.close()
     if result.sender_end_time_s is None:

@@ -94,6 +94,10 @@ def _prediction(key: str, row: pd.Series, value: float) -> tuple[float, str]:
 
 def _why(key: str, measured: float, document: float, predicted: float, binding: str) -> str:
     notes = []
+    if key.startswith(("1.1", "special_bdp")) and not key.endswith("client"):
+        notes.append("Linux grants at least 2304 B of receive buffer whatever is asked (SOCK_MIN_RCVBUF) "
+                     "and offers whole segments: a 100 B or 500 B request is a 1152 B window here; the "
+                     "document's kernel (2.6.35) had its own minimum")
     if key.startswith("1.1") and "client" in key:
         notes.append("the sender's buffer bounds the data in flight only: with a sub-ms RTT even 4.6 kB "
                      "fills 100 Mbit/s")
@@ -112,7 +116,8 @@ def _why(key: str, measured: float, document: float, predicted: float, binding: 
     if binding == "slow_start":
         notes.append("a run of a few RTTs never leaves slow start (RFC 5681): the model counts its rounds")
     if math.isnan(measured):
-        notes.insert(0, "not measured in this run of the notebook")
+        notes.insert(0, "not measured in this run (quick mode runs a few settings; QUICK = False runs the "
+                        "document's grid)")
     return "; ".join(notes)
 
 

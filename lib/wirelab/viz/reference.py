@@ -30,6 +30,7 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
 
     ax = _ax(ax)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    seen: set = set()            # a published number drawn once, in the colour of its first side
     for i, (side, part) in enumerate(table.groupby("side", sort=True)):
         part, color = part.sort_values("value"), colors[i % len(colors)]
         ran = part[part["measured_bps"].notna()]
@@ -39,14 +40,18 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
         ax.errorbar(ran["value"], ran["measured_bps"] * scale, yerr=ran["measured_ci"].fillna(0) * scale,
                     fmt="o", color=color, capsize=3, label=f"measured (mean ± 95 % CI), {side}")
         doc = part[part["document_bps"].notna()]
-        ax.plot(doc["value"], doc["document_bps"] * scale, "x", color=color, markersize=10, mew=2,
-                label=f"document, {side}")
+        doc = doc[[(v, d) not in seen for v, d in zip(doc["value"], doc["document_bps"])]]
+        seen |= set(zip(doc["value"], doc["document_bps"]))
+        if len(doc):
+            ax.plot(doc["value"], doc["document_bps"] * scale, "x", color=color, markersize=10, mew=2,
+                    label=f"document, {side}")
     if log_x:
         ax.set_xscale("log")
     if log_y:
         ax.set_yscale("log")
     else:
-        ax.set_ylim(bottom=0)
+        top = table[["measured_bps", "predicted_bps", "document_bps"]].max().max()
+        ax.set_ylim(0, 1.12 * top * scale if top == top else None)
     ax.set(xlabel=xlabel, ylabel=f"goodput ({unit})", title=title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)

@@ -365,7 +365,9 @@ def fairness(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per run of a flows table: the setting's link and flows, ``n_streams``,
     ``total_goodput_bps``, ``jain_index``, ``jain_index_share``, the smallest and largest
     stream, their predictions, and ``status`` (ok when every stream that ran was measured).
-    ``summarize(fairness(df), metrics=["total_goodput_bps", "jain_index"])`` gives the CI."""
+    ``summarize(fairness(df), metrics=["total_goodput_bps", "jain_index"])`` gives the CI.
+    The total sums each stream's own average: flows started by separate processes begin a
+    few hundred ms apart, so in short runs it can exceed the link (see ``flow_began_s``)."""
     if frame.empty or "flow_id" not in frame:
         raise UsageError("this table has no flows", "run an Experiment with flows=[...]")
     keep = ["setting_id", "rep", "backend", "flows", "rate_bps", "delay_s", "jitter_s", "loss",

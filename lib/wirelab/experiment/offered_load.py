@@ -65,6 +65,8 @@ def _ok(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty or "status" not in frame:
         raise UsageError("no runs in this table", "pass the table run() returned")
     out = frame.copy()
+    if "bytes_received" not in out:          # what a failed-only or foreign table lacks
+        return out
     if "offered_bps" in out and out["offered_bps"].notna().any():
         offered = out["bytes_offered"].where(out["bytes_offered"] > 0)
         out["undelivered"] = (1.0 - out["bytes_received"] / offered).clip(lower=0.0)

@@ -56,8 +56,10 @@ def plot_offered_load(table: pd.DataFrame, axes=None):
                 if measured == "received_MBps" and proto == "udp" and (dense["pred_fragments"] > 1).any():
                     ax.plot(dense["offered_MBps"], dense["pred_received_independent_MBps"], ":", color=color,
                             alpha=0.6, label=f"model if fragments dropped independently, {label}")
-                ax.errorbar(data["offered_MBps"], data[measured] * f, yerr=data[f"{measured}_ci"].fillna(0) * f,
-                            fmt="o", color=color, capsize=3, label=f"measured (mean ± 95 % CI), {label}")
+                value, ci = data[measured] * f, data[f"{measured}_ci"].fillna(0) * f
+                low = ci.where(value - ci > 0, value * 0.9) if measured == "delay_ms" else ci   # a log axis: no bar below 0
+                ax.errorbar(data["offered_MBps"], value, yerr=[low, ci], fmt="o", color=color, capsize=3,
+                            label=f"measured (mean ± 95 % CI), {label}")
                 if doc and doc in data and data[doc].notna().any():
                     ax.plot(data["offered_MBps"], data[doc], "x", color=color, markersize=9, mew=2,
                             label=f"document 000, {label}")

@@ -95,3 +95,18 @@ def test_interval_narrowing_orders_by_run_length():
     table = interval_narrowing(frame)
     assert list(table["time_s"]) == [30.0, 60.0]
     assert table["ci_relative"].iloc[1] < table["ci_relative"].iloc[0]
+
+
+def test_plot_against_document_draws_measured_predicted_and_published(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from wirelab.viz import plot_against_document
+    windows = _runs(rcvbuf_bytes=[100.0, 10000.0], rate_bps=[100e6] * 2, delay_s=[0.0] * 2, loss=[0.0] * 2,
+                    time_s=[10.0] * 2, goodput_bps=[50e6, 94e6])
+    client = windows.rename(columns={"rcvbuf_bytes": "sndbuf_bytes"})
+    table = document_table({"1.1_window/server": windows, "1.1_window/client": client,
+                            "special_bdp/client": client.assign(delay_s=0.04)}, load_reference("seed004_iperf"))
+    # measured; only published (no runs at all); a side the document gave no number for
+    for task in ("1.1_window", "3_parallel", "special_bdp"):
+        ax = plot_against_document(table[table["task"] == task], log_x=True)
+        assert ax.get_lines()

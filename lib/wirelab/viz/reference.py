@@ -40,7 +40,7 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
         ax.errorbar(ran["value"], ran["measured_bps"] * scale, yerr=ran["measured_ci"].fillna(0) * scale,
                     fmt="o", color=color, capsize=3, label=f"measured (mean ± 95 % CI), {side}")
         doc = part[part["document_bps"].notna()]
-        doc = doc[[(v, d) not in seen for v, d in zip(doc["value"], doc["document_bps"])]]
+        doc = doc.loc[[(v, d) not in seen for v, d in zip(doc["value"], doc["document_bps"])]] if len(doc) else doc
         seen |= set(zip(doc["value"], doc["document_bps"]))
         if len(doc):
             ax.plot(doc["value"], doc["document_bps"] * scale, "x", color=color, markersize=10, mew=2,

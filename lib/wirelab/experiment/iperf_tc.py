@@ -107,6 +107,9 @@ def _why(key: str, measured: float, document: float, predicted: float, binding: 
     if key.startswith("2.2"):
         notes.append("netem's jitter reordered the document's packets (duplicate ACKs, retransmissions); "
                      "this kit's link is a FIFO wire, jitter never reorders")
+        if measured == measured and predicted == predicted and measured < 0.5 * predicted:
+            notes.append("once the BDP outgrows the link's queue (100 ms of the rate), slow start overshoots "
+                         "it and every loss costs round trips of a second or more: the model has no such term")
     if key.startswith("2.3"):
         notes.append("PFTK counts a 200 ms timeout per loss burst, which dominates at a sub-ms RTT; Linux "
                      "recovers most losses without one (SACK, RACK, tail loss probes) and beats it. At 50 % "

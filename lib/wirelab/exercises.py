@@ -106,6 +106,76 @@ def seeded_exercises(student: str) -> dict[str, Exercise]:
     }
 
 
+def _udp_beside_tcp_share() -> float:
+    """TCP's max-min share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow (1470 B datagrams)."""
+    from .model.fairness import max_min_shares
+    udp = predict("udp", 100e6, payload=1470, wire="emulated").efficiency
+    tcp = predict("tcp", 100e6, timestamps=True, wire="emulated").efficiency
+    udp_wire, tcp_wire = max_min_shares(100e6, [1.05e6 / udp, None])
+    return tcp_wire * tcp / 1e6
+
+
+def _labs_000_004() -> dict:
+    """Notebooks 07 (document 000) and 08 (document 004)."""
+    from .model.fairness import jain_index
+    from .model.load import udp_datagrams_buffered
+    from .model.tcp import bdp_bytes, window_limited
+    from .model.window import granted_buffer, slow_start_bytes
+
+    return {
+        "fragments_65000": Exercise(
+            "Into how many IPv4 fragments does one 65000-byte UDP datagram go at MTU 1500?",
+            lambda: predict("udp", 1e9, payload=65000).fragments, 0.0,
+            "65008 B of UDP datagram, 1480 B of it per fragment"),
+        "udp_65000_gbe_MBps": Exercise(
+            "Predicted UDP goodput in MB/s (10⁶ B/s) with 65000 B datagrams on a real 1 Gbit/s Ethernet?",
+            lambda: predict("udp", 1e9, payload=65000).goodput_bps / 8e6, 0.005,
+            "η counts the IP header and the 38 B of Ethernet framing of every fragment"),
+        "transmission_65000_gbe_ms": Exercise(
+            "Transmission delay (ms) of one 65000 B UDP datagram, all its fragments, at 1 Gbit/s (real wire)?",
+            lambda: predict("udp", 1e9, payload=65000).wire_bytes * 8 / 1e9 * 1e3, 0.005,
+            "size on the wire × 8 / C, every fragment with its headers"),
+        "rcvbuf_granted_163840": Exercise(
+            "You ask for SO_RCVBUF = 163840 B; what does getsockopt report (rmem_max = 4 MiB)?",
+            lambda: granted_buffer(163840, "rcv"), 0.0, "Linux doubles the request for its bookkeeping"),
+        "datagrams_in_327680": Exercise(
+            "About how many 64000 B datagrams (fragmented at MTU 1500) fit a 327680 B receive buffer?",
+            lambda: udp_datagrams_buffered(327680, predict("udp", 1e9, payload=64000).fragments), 0.0,
+            "each fragment costs about 2304 B of buffer (its truesize), not its length"),
+        "drift_one_minute_ms": Exercise(
+            "A clock runs 45 ppm fast. How many ms does it gain in one minute?",
+            lambda: 45e-6 * 60 * 1e3, 0.001, "1 ppm is 1 µs per second"),
+        "asymmetry_offset_error_ms": Exercise(
+            "Delays are 10 ms a→b and 2 ms b→a. By how many ms is the echo-exchange offset wrong?",
+            lambda: (10 - 2) / 2, 0.001, "θ = ((t2 − t1) + (t3 − t4)) / 2 assumes both directions alike"),
+        "bdp_100mbit_80ms_bytes": Exercise(
+            "Bandwidth-delay product (bytes) of 100 Mbit/s and an 80.8 ms RTT (document 004)?",
+            lambda: bdp_bytes(100e6, 0.0808), 0.002, "C × RTT / 8"),
+        "window_5269_kbps": Exercise(
+            "Goodput limit (kbit/s) of a 5269 B window over an 80.8 ms RTT?",
+            lambda: window_limited(5269, 0.0808) / 1e3, 0.005, "one window per round trip: 8·W/RTT"),
+        "equal_share_10_mbps": Exercise(
+            "Ten TCP streams share 100 Mbit/s (emulated wire, timestamps). Mbit/s per stream?",
+            lambda: predict("tcp", 100e6, timestamps=True, wire="emulated").goodput_bps / 10 / 1e6, 0.005,
+            "η·C shared equally"),
+        "jain_6_4": Exercise(
+            "Jain's fairness index of two flows getting 6 and 4 Mbit/s?",
+            lambda: jain_index([6, 4]), 0.002, "(Σx)² / (n·Σx²)"),
+        "tcp_beside_udp_mbps": Exercise(
+            "TCP's total share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow of 1470 B datagrams?",
+            _udp_beside_tcp_share, 0.005,
+            "max-min: UDP keeps its demand (in wire bits: 1.05 Mbit/s / η_UDP), TCP gets the rest × η_TCP"),
+        "slow_start_5s_rtt_kbps": Exercise(
+            "A 30 s run over a 5 s RTT, IW 10, MSS 1448, never losing: kbit/s (the test starts after the "
+            "handshake)?",
+            lambda: slow_start_bytes(30, 5, 1448, handshake_rtts=0) * 8 / 30 / 1e3, 0.005,
+            "6 round trips, each doubling: 10 + 20 + ... segments"),
+    }
+
+
+EXERCISES.update(_labs_000_004())
+
+
 def check(name: str, answer: float | None, *, student: str | None = None) -> str:
     """Compare ``answer`` with the model; returns (and prints) a one-line verdict.
     With ``student``, ``name`` is one of that student's seeded exercises."""

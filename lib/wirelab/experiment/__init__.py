@@ -8,7 +8,9 @@ it, record; failures recorded, resume), ``deadline`` (each run's deadline from
 its prediction), ``store`` (atomic parquet + csv + meta.json in
 ``data/<experiment>/``), ``meta`` (the machine a run was made on),
 ``prediction`` (the model's ``pred_*`` columns) and ``stats`` (mean, std,
-95 % Student-t interval per setting).
+95 % Student-t interval per setting). ``flows`` runs several flows at once on one link (one row per stream,
+Jain's index per run). The labs of documents 000 and 004 as tables:
+``offered_load``, ``clocks``, ``iperf_tc``.
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -26,6 +28,9 @@ _EXPORTS = {
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
     "load_series": "series", "capture_series": "series", "link_spec": "spec",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
+    "Flow": "flows", "fairness": "flows", "read_sysctls": "meta", "two_clocks": "clocks",
+    "offered_load_table": "offered_load", "buffers_table": "offered_load", "buffers_1s_table": "offered_load",
+    "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

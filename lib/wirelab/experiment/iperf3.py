@@ -22,6 +22,11 @@ Payload-rate semantics (what iperf3's numbers mean):
   * iperf3 has no udpr (stop-and-wait): such runs are ``skipped``.
   * iperf3 3.12 reads ``-t`` and ``-O`` (omit: seconds left out of the sums,
     e.g. slow start) as whole seconds: both are rounded up.
+  * The server takes every test parameter from the client: ``-w`` (socket
+    buffers), ``-l`` (write and read length) and ``-P`` apply at both ends;
+    ``-R`` (a setting's ``reverse``) makes the server (host b) the sender.
+  * ``-P N`` (a setting's ``streams``): ``streams`` lists each stream's own
+    receiver goodput (``stream_goodputs_bps``), beside the sums.
 """
 from __future__ import annotations
 
@@ -34,11 +39,12 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import MissingToolError, TransferError, UsageError
+from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
 from .engine import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
-           "iperf3_run", "SEMANTICS"]
+           "iperf3_run", "connect_timeout", "SEMANTICS"]
 
 SEMANTICS = ("iperf3 counts application payload bits (no headers); goodput is the receiver's "
              "end.sum_received; with -n the test stops when the sender has written the last byte, "
@@ -59,13 +65,27 @@ def _seconds(value: float) -> str:
     return str(max(1, math.ceil(value - 1e-9)))
 
 
-def client_argv(setting, host: str, port: int, *, connect_timeout_s: float = 5.0) -> list[str]:
+def connect_timeout(setting) -> float:
+    """Seconds to wait for the connection: 5 s plus two round trips of the link (a 5 s delay
+    each way needs more than iperf3's usual patience)."""
+    return 5.0 + 4.0 * float(setting.get("delay_s", 0.0))
+
+
+def client_argv(setting, host: str, port: int, *, connect_timeout_s: float | None = None) -> list[str]:
     """The client's argv for one setting (pure: tested without running iperf3)."""
     proto = setting.proto
     if proto == "udpr":
         raise UsageError("iperf3 has no udpr (stop-and-wait)", "use engine='wirelab' for udpr")
+    wait = connect_timeout(setting) if connect_timeout_s is None else connect_timeout_s
     argv = ["iperf3", "-c", host, "-p", str(port), "-J", "--get-server-output",
-            "--connect-timeout", str(int(connect_timeout_s * 1000))]
+            "--connect-timeout", str(int(wait * 1000))]
+    streams = int(setting.get("streams", 1))
+    if streams < 1 or streams > 128:
+        raise UsageError(f"iperf3 runs 1 to 128 parallel streams, not {streams}", "e.g. streams=4")
+    if streams > 1:
+        argv += ["-P", str(streams)]
+    if setting["reverse"]:
+        argv += ["-R"]
     workload = setting.workload
     if workload == "file":
         argv += ["-n", _num(setting.get("size_bytes", 1e6))]
@@ -144,6 +164,11 @@ def parse(doc: dict | str) -> dict:
                packet_bytes=test.get("blksize"),
                sndbuf_granted_bytes=start.get("sndbuf_actual"),
                rcvbuf_granted_bytes=start.get("rcvbuf_actual"))
+    out["streams"] = _streams(end.get("streams") or [], proto, test, out["receiver_duration_s"])
+    goodputs = [st["goodput_bps"] for st in out["streams"]]
+    if len(goodputs) > 1 and None not in goodputs:
+        out["stream_goodputs_bps"] = goodputs
+        out["streams_jain_index"] = jain_index(goodputs)
     if proto == "tcp" and test.get("bytes") and out["bytes_received"] is not None \
             and out["bytes_received"] < 0.9 * (out["bytes_sent"] or 0):
         out["warning"] = (f"iperf3 -n ended with only {out['bytes_received'] / out['bytes_sent']:.0%} of "
@@ -155,6 +180,30 @@ def parse(doc: dict | str) -> dict:
     server_intervals = _get(doc, "server_output_json", "intervals", default=[])
     out["receiver_series"] = [{"t_s": _get(i, "sum", "end"), "bps": _get(i, "sum", "bits_per_second")}
                               for i in server_intervals if _get(i, "sum", "end") is not None]
+    return out
+
+
+def _streams(streams: list, proto: str | None, test: dict, seconds: float | None) -> list[dict]:
+    """Each stream's own figures (``-P``): receiver goodput, bytes, retransmissions or loss.
+    UDP streams report packets and losses, not bytes received: their goodput is
+    (packets − lost) × datagram length × 8 / the receiver's time."""
+    out = []
+    for i, stream in enumerate(streams):
+        if proto == "udp":
+            udp = stream.get("udp", {})
+            packets, lost = udp.get("packets"), udp.get("lost_packets")
+            delivered = None if packets is None or lost is None else (packets - lost) * (test.get("blksize") or 0)
+            span = udp.get("seconds") or seconds
+            out.append({"stream": i, "goodput_bps": 8.0 * delivered / span if delivered is not None and span
+                        else None, "bytes_received": delivered, "packets_sent": packets, "lost": lost,
+                        "loss_fraction": None if udp.get("lost_percent") is None else udp["lost_percent"] / 100,
+                        "jitter_s": None if udp.get("jitter_ms") is None else udp["jitter_ms"] / 1e3})
+        else:
+            sent, received = stream.get("sender", {}), stream.get("receiver", {})
+            out.append({"stream": i, "goodput_bps": received.get("bits_per_second"),
+                        "bytes_received": received.get("bytes"), "bytes_sent": sent.get("bytes"),
+                        "retransmissions": sent.get("retransmits"),
+                        "rtt_mean_s": sent["mean_rtt"] / 1e6 if sent.get("mean_rtt") else None})
     return out
 
 

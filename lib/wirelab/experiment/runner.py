@@ -132,6 +132,11 @@ def _run_across(engine, setting: Setting, link, row: dict, raw: dict, *, start: 
         row.update(status="failed", error=f"overran its {timeout:g} s deadline")
 
 
+def _run_flows(engine, setting: Setting, **options) -> tuple[list[dict], dict]:
+    from .flows import run_flows        # read only by sweeps that have flows
+    return run_flows(engine, setting, **options)
+
+
 def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         engine_options: dict | None = None, progress: bool = True, retry_failed: bool = False,
         max_runs: int | None = None, on_row=None, link_layer=links) -> pd.DataFrame:
@@ -180,23 +185,28 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             for setting, rep in todo:
                 workdir = folder / "runs"
                 workdir.mkdir(parents=True, exist_ok=True)
-                row, raw = run_one(engine, setting, backend=backend, rep=rep,
-                                   seed=experiment.run_seed(setting, rep),
-                                   timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
-                                   capture_dir=folder / "captures" if experiment.capture else None,
-                                   link_layer=link_layer, default_cc=default_cc)
-                row.update(experiment=experiment.name, session=session)
-                row["raw_file"] = os.path.relpath(store.run_path(row["run_id"]), folder)
-                capture = (raw.get("result") or {}).get("capture_file")
-                if capture:
-                    row["capture_file"] = os.path.relpath(capture, folder)
-                    row.pop("result_capture_file", None)
-                store.record(row, raw)
+                # several flows on one link: one row per stream (flows.py); else the one row
+                one = _run_flows if setting["flows"] else run_one
+                rows, raw = one(engine, setting, backend=backend, rep=rep,
+                                seed=experiment.run_seed(setting, rep),
+                                timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
+                                capture_dir=folder / "captures" if experiment.capture else None,
+                                link_layer=link_layer, default_cc=default_cc)
+                rows = rows if isinstance(rows, list) else [rows]
+                raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
+                for row in rows:
+                    row.update(experiment=experiment.name, session=session, raw_file=raw_file)
+                    capture = (raw.get("result") or {}).get("capture_file") or row.get("result_capture_file")
+                    if capture:
+                        row["capture_file"] = os.path.relpath(capture, folder)
+                        row.pop("result_capture_file", None)
+                store.record(rows, raw)
                 if bar is not None:
-                    bar.set_postfix_str(f"{setting.label()} {row['status']}", refresh=False)
+                    bar.set_postfix_str(f"{setting.label()} {rows[-1]['status']}", refresh=False)
                     bar.update(1)
                 if on_row is not None:
-                    on_row(row)
+                    for row in rows:
+                        on_row(row)
         finally:
             if bar is not None:
                 bar.close()

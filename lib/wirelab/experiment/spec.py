@@ -38,6 +38,12 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def _flows(value: object) -> str:
+    """Several flows on one link (``flows.py``): their canonical text, e.g. ``tcp + udp rate=1mbit``."""
+    from .flows import canonical
+    return canonical(value)
+
+
 def _int(value: object) -> int:
     number = units.parse_size(value)
     if number != int(number):
@@ -71,11 +77,13 @@ AXES: dict[str, tuple[str, object]] = {
     "max_retransmits": ("max_retransmits", _int),
     # how a timed run is measured
     "omit": ("omit_s", units.parse_time),
+    # several flows at once on the one link (flows.py)
+    "flows": ("flows", _flows),
 }
 
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
-LATER_AXES = {"loss_reverse", "window_bytes", "omit_s"}
+LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows"}
 
 
 def column_for(axis: str) -> str:
@@ -159,7 +167,7 @@ class Setting:
 
     def label(self) -> str:
         """Short human text, e.g. ``tcp 10 Mbit/s 20 ms 1 %``."""
-        parts = [self.proto]
+        parts = [f"[{self['flows']}]" if self["flows"] else self.proto]
         if self["rate_bps"] is not None:
             parts.append(units.format_rate(self["rate_bps"], 3))
         if self["delay_s"]:
@@ -179,7 +187,8 @@ class Experiment:
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
     ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``window``
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
-    timed run left out of its goodput: slow start, iperf3's ``-O``).
+    timed run left out of its goodput: slow start, iperf3's ``-O``), ``flows`` (several
+    flows at once on one link, each its own rows: ``flows.py``; needs the time workload).
     ``timeout`` is each run's deadline in seconds; unset, it follows the model's
     prediction for the run (``experiment.deadline``).
     ``size`` applies to the ``file`` workload only (it is dropped otherwise).
@@ -206,6 +215,7 @@ class Experiment:
     max_wait: object = None
     max_retransmits: object = None
     omit: object = None
+    flows: object = None
     reps: int = 3
     seed: int = 0
     engine: str = "wirelab"
@@ -230,6 +240,10 @@ class Experiment:
         for proto in self.axis_values("proto"):
             if proto not in PROTOCOLS:
                 raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
+        if self.axis_values("flows") != (None,) and (self.workload != "time" or self.time is None):
+            raise UsageError("flows run for a time, side by side",
+                             "give workload='time' and time=..., e.g. Experiment(..., flows=[...], "
+                             "workload='time', time='5s')")
         needs = {"time": "time", "load": "offered", "echo": "echo"}.get(self.workload)
         if needs and self.axis_values(needs) == (None,):
             raise UsageError(f"the {self.workload} workload needs {needs}=...",

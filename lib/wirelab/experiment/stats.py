@@ -29,7 +29,8 @@ MEASURED_STATUSES = ("ok", "incomplete")
 PARAMETER_COLUMNS = ["engine", "backend", "workload", "proto", "size_bytes", "time_s",
                      "offered_bps", "packet_bytes", "echo_count", "rate_bps", "delay_s",
                      "jitter_s", "loss", "loss_reverse", "mtu", "queue_packets", "window_bytes",
-                     "sndbuf_bytes", "rcvbuf_bytes", "cc", "max_wait_s", "max_retransmits", "omit_s"]
+                     "sndbuf_bytes", "rcvbuf_bytes", "cc", "max_wait_s", "max_retransmits", "omit_s",
+                     "flows", "flow_id", "stream", "direction"]   # the last four: runs with flows
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -158,7 +159,8 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
              "jitter_s": units.format_time, "loss": units.format_fraction, "mtu": lambda v: f"{v:g}",
              "loss_reverse": units.format_fraction, "queue_packets": lambda v: f"{v:g}",
              "window_bytes": units.format_size, "sndbuf_bytes": units.format_size,
-             "rcvbuf_bytes": units.format_size, "cc": str}
+             "rcvbuf_bytes": units.format_size, "cc": str, "flows": str, "flow_id": str,
+             "stream": lambda v: f"{v:g}"}
     names = {"size_bytes": "size", "time_s": "time", "offered_bps": "offered", "packet_bytes": "packet",
              "rate_bps": "rate", "delay_s": "delay", "jitter_s": "jitter", "queue_packets": "queue",
              "loss_reverse": "loss b→a", "window_bytes": "window",

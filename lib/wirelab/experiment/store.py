@@ -128,11 +128,10 @@ def _orphans(folder: Path, known) -> list[dict]:
         if path.stem in known or path.stat().st_mtime < since:
             continue
         try:
-            row = json.loads(path.read_text()).get("row")
+            saved = json.loads(path.read_text()).get("rows")
         except (OSError, ValueError):
             continue
-        if isinstance(row, dict) and row.get("run_id") == path.stem:
-            rows.append(row)
+        rows += [row for row in saved or [] if isinstance(row, dict) and row.get("run_id") == path.stem]
     return sorted(rows, key=lambda r: str(r.get("started_at")))
 
 
@@ -263,11 +262,12 @@ class ResultStore:
         atomic_write(path, json.dumps(record, indent=1, default=_json_default).encode())
         return path
 
-    def record(self, row: dict, raw: dict) -> Path:
-        """Save one finished run now (its JSON, with the row inside); the tables follow within
-        ``FLUSH_S`` or when the store closes."""
-        path = self.write_run(row["run_id"], {**raw, "row": row})
-        self._pending.append(row)
+    def record(self, rows: dict | list[dict], raw: dict) -> Path:
+        """Save one finished run now (its JSON, with its row or rows inside: a run of several
+        flows has one per stream); the tables follow within ``FLUSH_S`` or when the store closes."""
+        rows = [rows] if isinstance(rows, dict) else list(rows)
+        path = self.write_run(rows[0]["run_id"], {**raw, "rows": rows})
+        self._pending.extend(rows)
         if time.monotonic() - self._flushed_at >= FLUSH_S:
             self.flush()
         return path

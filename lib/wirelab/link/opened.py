@@ -76,8 +76,11 @@ class OpenLink:
 
     backend: str = ""
     hosts = HOSTS
-    #: Both hosts read one clock (every backend runs them on this machine): one-way delay and
-    #: goodput from first byte sent to last delivered need no offset estimate.
+    #: Do all servers on host b share one bottleneck (one queue per direction)? Flows that
+    #: compete for a link need it (``experiment/flows.py``).
+    one_queue = True
+    #: Do both hosts read one clock (namespaces and loopback: one machine)? Then one-way
+    #: delay is receive − send time, with no offset to estimate.
     one_clock = True
 
     def __init__(self, spec: LinkSpec):
@@ -220,6 +223,11 @@ class LoopbackLink(OpenLink):
             raise UsageError(f"cannot relay {kind!r}", "use 'tcp' or 'udp'")
         relay = TcpRelay if kind == "tcp" else UdpRelay
         return relay(self.spec, (LOOPBACK, int(port)), listen=(LOOPBACK, listen_port), seed=self.seed)
+
+    @property
+    def one_queue(self) -> bool:
+        """Every port gets its own relay, so its own shaper: no shared bottleneck once shaped."""
+        return not _shapes(self.spec)
 
     def inside(self, host: str):
         self._host(host)

@@ -10,13 +10,14 @@ RTT. At the end the receiver's REPORT is folded into the same Result.
 """
 from __future__ import annotations
 
+import errno
 import socket
-import statistics
 import sys
 import time
 
 from ..errors import ProtocolError, TransferError, UsageError
 from . import measure_wire as wire
+from .clock import ClockFit, SkewedClock, echo_sample, fit_offset_drift
 from .pacing import Pacer
 from .result import Result
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket
@@ -32,11 +33,16 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             rate_bps: float | None = None, packet: int = 1400, count: int = 100,
             max_wait: float = 5.0, max_retransmits: int = 5, sndbuf: int | None = None,
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
-            offset_rounds: int = 16, same_clock: bool | None = None) -> Result:
+            offset_rounds: int = 16, same_clock: bool | None = None, echo_interval_s: float = 0.0,
+            clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0) -> Result:
     """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
 
     ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
-    Otherwise ``offset_rounds`` ECHO exchanges first estimate the receiver's clock offset.
+    Otherwise ``offset_rounds`` ECHO exchanges before and after the records give the
+    receiver's clock offset and drift (a line fitted over time, ``clock.py``), and every
+    one-way delay is corrected by the line at its send time. ``echo_interval_s``: spread
+    echo rounds this far apart (a fit over time needs time). ``clock_offset_s`` and
+    ``clock_drift_ppm``: this end's clock is made that wrong on purpose (a lab's known skew).
     """
     if same_clock is None:
         same_clock = wire.same_host(host)
@@ -54,6 +60,9 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                     sndbuf_requested_bytes=sndbuf, rcvbuf_requested_bytes=rcvbuf,
                     metadata={"server": f"{host}:{port}", "gso": gso})
     meter = Meter()
+    clock = SkewedClock(clock_offset_s, clock_drift_ppm)
+    if clock_offset_s or clock_drift_ppm:
+        result.metadata["clock_configured"] = {"offset_s": clock_offset_s, "drift_ppm": clock_drift_ppm}
     sock = open_socket(proto, sndbuf=sndbuf, rcvbuf=rcvbuf, congestion=congestion)
     try:
         sock.settimeout(max_wait)
@@ -62,15 +71,14 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
-        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result)
+        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock)
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso})
-        result.sender_start_time_s = time.time()
-        offset = None
-        if mode == "echo" or not same_clock:
-            offsets = end.echo(count if mode == "echo" else offset_rounds)
-            offset = statistics.median(offsets) if offsets else None
-            if mode != "echo":      # offset rounds are not data: keep their RTTs, not their count
-                result.packets_sent, result.lost = 0, None
+        result.sender_start_time_s = clock.time_ns() / 1e9
+        if mode == "echo":
+            end.echo(count, echo_interval_s)
+        elif not same_clock:        # offset rounds are not data: keep their RTTs, not their count
+            end.echo(offset_rounds, echo_interval_s)
+            result.packets_sent, result.lost = 0, None
         if mode != "echo":
             pacer = Pacer(rate_bps, packet) if mode == "load" else None
             result.first_data_time_s = time.time()
@@ -79,25 +87,37 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             result.bytes_offered = int(rate_bps * time_s / 8) if pacer else result.bytes_sent
             if pacer:
                 result.metadata["late_packets"] = pacer.late
-        result.sender_end_time_s = time.time()
+            if not same_clock:      # a second batch after the data: the line spans the run
+                lost, sent = result.lost, result.packets_sent
+                end.echo(offset_rounds, echo_interval_s)
+                result.lost, result.packets_sent = lost, sent
+        result.sender_end_time_s = clock.time_ns() / 1e9
         report = end.finish()
-        _fold(result, report, same_clock, offset)
+        _fold(result, report, same_clock, end.samples and fit_offset_drift(end.samples), end.span)
+        if mode == "echo":
+            result.metadata["echo_rounds"] = [list(r) for r in end.rounds(clock)]
     except (TransferError, ProtocolError) as err:
         result.error = str(err)
     except socket.timeout:
         result.error = f"timeout: the server did not answer within {max_wait:g} s: is it running?"
     except OSError as err:
-        result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
+        if err.errno == errno.ENOBUFS and proto == "udp":     # the datagram cannot fit the socket
+            result.error = (f"{err.strerror}: a {packet} B datagram does not fit the "
+                            f"{result.sndbuf_granted_bytes} B send buffer: raise sndbuf")
+        else:
+            result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
     finally:
         sock.close()
     if result.sender_end_time_s is None:
-        result.sender_end_time_s = time.time()
+        result.sender_end_time_s = clock.time_ns() / 1e9
     result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
     return result
 
 
-def _fold(result: Result, report: dict, same_clock: bool, offset: float | None) -> None:
-    """Put the receiver's REPORT into the Result; one-way delay with the clock method named."""
+def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, span) -> None:
+    """Put the receiver's REPORT into the Result; one-way delay with the clock method named.
+    ``span``: (first, last) send time of the records on this end's clock: the delay samples
+    are spread evenly over it, so each is corrected by the fitted θ at about its send time."""
     for key in ("bytes_received", "bytes_delivered", "packets_received", "duplicates", "out_of_order",
                 "receiver_start_time_s", "receiver_end_time_s", "receiver_cpu_s", "receiver_syscalls",
                 "rcvbuf_granted_bytes"):
@@ -105,13 +125,21 @@ def _fold(result: Result, report: dict, same_clock: bool, offset: float | None) 
     result.receiver_error = report.get("error")
     result.lost = report.get("lost", 0 if result.proto == "tcp" else None)
     raw = report.get("raw_delays_s") or []
+    if fit:
+        result.clock_offset_s = fit.offset_s
+        result.metadata.update(clock_drift_ppm=fit.drift_ppm, clock_fit_residual_s=fit.residual_s,
+                               clock_rounds_used=fit.used, clock_t0_s=fit.t0_s)
     if same_clock:
         result.one_way_delays_s, result.delay_method = raw, "same host clock"
         result.clock = "one clock"
-    elif offset is not None:
-        result.clock_offset_s, result.clock = offset, "offset estimate"
-        result.one_way_delays_s = [d - offset for d in raw]
-        result.delay_method = "ntp-style offset estimate ((t2-t1)+(t3-t4))/2, median of echo rounds"
+    elif fit:
+        first, last = span or (fit.t0_s, fit.t0_s)
+        step = (last - first) / max(len(raw), 1)
+        result.one_way_delays_s = [d - fit.at(first + (i + 0.5) * step) for i, d in enumerate(raw)]
+        result.delay_method = ("ntp-style offset and drift: a line fitted to echo rounds before and after "
+                               "the data (RFC 5905 offsets, least squares over the smallest-RTT half)")
+        # goodput's last instant is the end of the data: the receiver's clock, corrected there
+        result.clock_offset_s, result.clock = fit.at(last), "offset estimate"
     if report.get("delays_sampled"):
         result.metadata["delays_sampled"] = True
     result.ok = result.error is None and result.receiver_error is None
@@ -120,10 +148,27 @@ def _fold(result: Result, report: dict, same_clock: bool, offset: float | None) 
 class _Session:
     """The client's half of one measurement session over tcp or udp."""
 
-    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result):
+    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result, clock):
         self.sock, self.proto, self.packet = sock, proto, packet
         self.max_wait, self.max_retransmits, self.meter, self.result = max_wait, max_retransmits, meter, result
         self.reader = StreamReader(sock, meter) if proto == "tcp" else None
+        self.clock = clock
+        self.stamps: list[tuple[int, int, int, int]] = []   # (t1, t2, t3, t4) of each echo round
+        self.span: tuple[float, float] | None = None        # first and last record's send time (s)
+        self.echo_seq = 0
+
+    @property
+    def samples(self) -> list[tuple[float, float, float]]:
+        """(t1 s, θ s, RTT s) of every echo round answered (``clock.echo_sample``)."""
+        return [echo_sample(*stamps) for stamps in self.stamps]
+
+    def rounds(self, clock) -> list[tuple]:
+        """Each echo round as (t1 s, θ s, RTT s, and, when this end's clock was skewed on purpose,
+        the true one-way delays a→b and b→a: known only because the lab made the skew)."""
+        out = []
+        for (t1, t2, t3, t4), sample in zip(self.stamps, self.samples):
+            out.append(sample + ((t2 - clock.true_ns(t1)) / 1e9, (clock.true_ns(t4) - t3) / 1e9))
+        return out
 
     def send(self, raw) -> None:
         (self.sock.sendall if self.proto == "tcp" else self.sock.send)(raw)
@@ -155,23 +200,27 @@ class _Session:
         else:
             self.request(raw, wire.HELLO_ACK)
 
-    def echo(self, rounds: int) -> list[float]:
-        """``rounds`` ECHO exchanges: RTT samples into the Result; return clock-offset samples."""
+    def echo(self, rounds: int, interval_s: float = 0.0) -> None:
+        """``rounds`` ECHO exchanges, one every ``interval_s`` at most: RTT samples into the
+        Result, the four time stamps of each into ``stamps``."""
         pad = bytes(self.packet - wire.ECHO_HDR.size)
-        offsets = []
-        for seq in range(rounds):
-            t1 = time.time_ns()
+        due = time.monotonic()
+        for seq in range(self.echo_seq, self.echo_seq + rounds):   # numbers never reused: a late
+            self.echo_seq = seq + 1                                 # reply cannot pass for a new one
+            while (left := due - time.monotonic()) > 0:
+                time.sleep(left)                # pacing the rounds, not waiting for anyone
+            due += interval_s
+            t1 = self.clock.time_ns()
             self.send(wire.ECHO_HDR.pack(wire.ECHO, seq, t1, 0, 0) + pad)
             reply = self._echo_reply(seq)
-            t4 = time.time_ns()
+            t4 = self.clock.time_ns()
             if reply is None:
                 self.result.lost = (self.result.lost or 0) + 1
                 continue
             _, _, _, t2, t3 = reply
             self.result.rtts_s.append(((t4 - t1) - (t3 - t2)) / 1e9)
-            offsets.append(((t2 - t1) + (t3 - t4)) / 2e9)
+            self.stamps.append((t1, t2, t3, t4))
         self.result.packets_sent += rounds
-        return offsets
 
     def _echo_reply(self, seq: int):
         if self.proto == "tcp":
@@ -203,7 +252,8 @@ class _Session:
         for i in range(segments):
             buf[i * self.packet] = wire.RECORD
         # The type byte never changes: per record only seq and the send time are rewritten.
-        pack_into, now_ns, clock = wire.REC_STAMP.pack_into, time.time_ns, time.monotonic
+        pack_into, now_ns, clock = wire.REC_STAMP.pack_into, self.clock.time_ns, time.monotonic
+        first_ns = now_ns()
         send = self.sock.sendall if self.proto == "tcp" else self.sock.send
         # A socket with a timeout polls before every send: UDP, which never waits
         # long for buffer space, sends blocking (1.6x the packet rate); TCP keeps MAX_WAIT.
@@ -228,6 +278,7 @@ class _Session:
                     pack_into(buf, i * self.packet + 1, seq + i, stamp)
                 send(buf)
                 seq, calls = seq + segments, calls + 1
+        self.span = (first_ns / 1e9, now_ns() / 1e9)
         self.sock.settimeout(self.max_wait)
         self.meter.call(calls)
         self.result.packets_sent += seq

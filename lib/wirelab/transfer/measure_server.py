@@ -12,8 +12,9 @@ the receiver counts loss, duplicates and reordering, and one-way delay. The
 packets are one table in ``measure_wire.py``.
 
 One-way delay needs one clock: on one host that is given; across hosts the
-client first runs ECHO rounds and estimates the offset of the receiver's
-clock the NTP way, ((t2 − t1) + (t3 − t4)) / 2, median of the rounds.
+client runs ECHO rounds before and after the data, takes the offset of the
+receiver's clock in each the NTP way, ((t2 − t1) + (t3 − t4)) / 2, and fits
+a line over time: offset and drift (``clock.py``).
 """
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ Sweeps (``sweep``): ``plot_predicted_vs_measured``, ``plot_by_protocol``,
 ``plot_loss``, ``plot_delay``, ``plot_sender_vs_receiver``; inside a run
 (``timeseries``): ``plot_goodput_over_time``, ``plot_io_graph``; the experiment control panel
 (``panel``): ``experiment_panel``; a graded class (``grade``): ``plot_pass_rate``,
-``plot_goodput_vs_model``."""
+``plot_goodput_vs_model``; document 000's figures (``offered_load``): ``plot_offered_load``,
+``plot_transmission``; a published table beside the measurement, streams sharing a link,
+a clock fit (``reference``)."""
 from .._exports import lazy
 
 _EXPORTS = {
@@ -17,6 +19,8 @@ _EXPORTS = {
     "plot_efficiency": "overhead", "plot_header_bytes": "overhead",
     "header_table": "overhead", "plot_delivery": "overhead",
     "overhead_calculator": "calculator", "plot_pass_rate": "grade", "plot_goodput_vs_model": "grade",
+    "plot_offered_load": "offered_load", "plot_transmission": "offered_load",
+    "plot_against_document": "reference", "plot_streams": "reference", "plot_clock_fit": "reference",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -1,0 +1,191 @@
+"""Document 000's lab as tables: measurement, the model and the document's numbers side by side.
+
+    table = offered_load_table(runs, load_reference("seed000_offered_load"))
+    buffers_table(runs, load_reference("seed000_buffers"))
+    buffers_1s_table(runs, load_reference("seed000_buffers_1s"))
+    transmission_table(runs)
+
+Each takes the results of a sweep (one row per run, ``run``'s table) and
+returns one row per setting: the measured mean with its 95 % interval, the
+model's value for exactly that setting (``pred_*``, from ``wirelab.model``:
+``load``, ``window``, ``efficiency``), and, where the document measured the same
+setting, its number (``doc_*``). Document 000 worked in MB/s (10⁶ B/s) and ms;
+so do these tables. The document's link was a 1 Gbit/s LAN between two PCs:
+what a sweep here runs on is in its ``backend`` and ``rate_bps`` columns.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..errors import UsageError
+from ..model import predict
+from ..model.load import packet_delay, received_rate, udp_datagrams_buffered
+from ..model.window import granted_buffer
+from .stats import summarize
+
+__all__ = ["load_prediction", "offered_load_table", "buffers_table", "buffers_1s_table",
+           "transmission_table", "MB", "WMEM_DEFAULT"]
+
+#: Document 000's unit: megabytes (10⁶ B) per second.
+MB = 1e6
+
+
+#: Linux's default SO_SNDBUF (net.core.wmem_default): what a UDP socket may have waiting.
+WMEM_DEFAULT = 212992
+
+
+def load_prediction(proto: str, packet: int, offered_bps: float, rate_bps: float, *, mtu: int = 1500,
+                    timestamps: bool = True, sndbuf: float = WMEM_DEFAULT) -> dict:
+    """The model for one offered load: received rate (min(offered, η·C)), and what it would be
+    if a router dropped fragments independently; what is not delivered; one write's delay
+    (transmission of all its packets; above capacity plus the backlog). Emulated wire (IP + 14 B).
+
+    The bottleneck here is the sender's own interface (tbf on it, as document 000's 1 Gbit/s
+    NIC): a full queue pushes back into the socket, so a UDP sender is held back rather than
+    dropped, and its backlog is at most its send buffer (``sndbuf``, granted). TCP's backlog
+    is as much as autotuning lets its send buffer grow: not modelled (NaN)."""
+    p = predict(proto, rate_bps, mtu=mtu, payload=int(packet), timestamps=timestamps and proto == "tcp",
+                wire="emulated")
+    eta, fragments = p.efficiency, p.fragments
+    over = offered_bps > eta * rate_bps
+    backlog = (sndbuf if proto == "udp" else math.nan) if over else 0.0
+    received = received_rate(offered_bps, eta, rate_bps)
+    return {"pred_efficiency": eta, "pred_fragments": fragments, "pred_wire_bytes": p.wire_bytes,
+            "pred_received_bps": received,
+            "pred_received_independent_bps": received_rate(offered_bps, eta, rate_bps, fragments=fragments,
+                                                           independent=True) if proto == "udp" else received,
+            "pred_undelivered": 1.0 - received / offered_bps if offered_bps else 0.0,
+            "pred_delay_s": math.nan if backlog != backlog else packet_delay(p.wire_bytes, rate_bps,
+                                                                            queue_bytes=backlog)}
+
+
+def _ok(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty or "status" not in frame:
+        raise UsageError("no runs in this table", "pass the table run() returned")
+    out = frame.copy()
+    if "bytes_received" not in out:          # what a failed-only or foreign table lacks
+        return out
+    if "offered_bps" in out and out["offered_bps"].notna().any():
+        offered = out["bytes_offered"].where(out["bytes_offered"] > 0)
+        out["undelivered"] = (1.0 - out["bytes_received"] / offered).clip(lower=0.0)
+        out["sent_fraction"] = (out["bytes_sent"] / offered).clip(upper=1.0)
+        sent = out["packets_sent"].where(out["packets_sent"] > 0)
+        out["lost_fraction"] = (out["lost"] / sent).where(out["proto"] == "udp") if "lost" in out else math.nan
+    out["received_fraction"] = out["bytes_received"] / out["bytes_sent"].where(out["bytes_sent"] > 0)
+    return out
+
+
+def _mean_ci(summary: pd.DataFrame, metric: str, factor: float, name: str) -> pd.DataFrame:
+    return pd.DataFrame({name: summary[f"{metric}_mean"] * factor, f"{name}_ci": summary[f"{metric}_ci"] * factor})
+
+
+def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
+                       sndbuf: float = WMEM_DEFAULT) -> pd.DataFrame:
+    """Received MB/s, what was not delivered, and each packet's delay against the offered load,
+    per (proto, packet, offered): measured (mean, 95 % CI), the model, document 000 (App. B).
+    Not delivered = not sent (``sent_fraction`` < 1: the sender was held back or could not
+    keep the pace) + lost (``lost_fraction`` of what was sent, UDP)."""
+    runs = _ok(frame)
+    metrics = ["goodput_bps", "undelivered", "sent_fraction", "lost_fraction", "one_way_delay_mean_s"]
+    summary = summarize(runs, metrics=metrics, by=["proto", "packet_bytes", "offered_bps", "rate_bps"])
+    out = summary[["proto", "packet_bytes", "rate_bps", "n"]].copy()
+    out.insert(2, "offered_MBps", (summary["offered_bps"] / 8 / MB).round(6))   # 0.1 MB/s, not 0.1000…01
+    out = pd.concat([out, _mean_ci(summary, "goodput_bps", 1 / 8 / MB, "received_MBps"),
+                     _mean_ci(summary, "undelivered", 1.0, "undelivered"),
+                     _mean_ci(summary, "one_way_delay_mean_s", 1e3, "delay_ms")], axis=1)
+    out["sent_fraction"] = summary["sent_fraction_mean"]
+    out["lost_fraction"] = summary["lost_fraction_mean"]
+    out["first_error"] = summary["first_error"]
+    model = [load_prediction(p, int(s), o, r, sndbuf=sndbuf) for p, s, o, r in
+             zip(summary["proto"], summary["packet_bytes"], summary["offered_bps"], summary["rate_bps"])]
+    model = pd.DataFrame(model, index=summary.index)
+    out["pred_received_MBps"] = model["pred_received_bps"] / 8 / MB
+    out["pred_received_independent_MBps"] = model["pred_received_independent_bps"] / 8 / MB
+    out["pred_undelivered"] = model["pred_undelivered"]
+    out["pred_delay_ms"] = model["pred_delay_s"] * 1e3
+    out["pred_fragments"] = model["pred_fragments"]
+    if reference is not None:
+        doc = reference.rename(columns={"protocol": "proto", "received_MBps": "doc_received_MBps",
+                                        "send_time_per_packet_ms": "doc_send_time_ms"})
+        out = out.merge(doc, how="left", left_on=["proto", "packet_bytes", "offered_MBps"],
+                        right_on=["proto", "packet_bytes", "offered_MBps"])
+    return out.sort_values(["proto", "packet_bytes", "offered_MBps"]).reset_index(drop=True)
+
+
+def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
+                  rmem_max: float | None = None, wmem_max: float | None = None) -> pd.DataFrame:
+    """Rate and share received per (proto, packet, SO_SNDBUF, SO_RCVBUF) requested: measured,
+    the buffers the kernel granted (measured and the model: doubled, capped at the machine's
+    ``wmem_max`` / ``rmem_max``, at least the minimum), how many datagrams the receive buffer
+    holds (model), and document 000's figures 22–23 (Mbit/s, MB received of 1000 sent)."""
+    runs = _ok(frame)
+    keys = ["proto", "packet_bytes", "sndbuf_bytes", "rcvbuf_bytes"]
+    summary = summarize(runs, metrics=["goodput_bps", "received_fraction", "sndbuf_granted_bytes",
+                                       "rcvbuf_granted_bytes"], by=keys + ["rate_bps"])
+    out = summary[keys + ["n"]].copy()
+    out = pd.concat([out, _mean_ci(summary, "goodput_bps", 1e-6, "rate_Mbps"),
+                     _mean_ci(summary, "received_fraction", 100.0, "received_pct")], axis=1)
+    out["sndbuf_granted"] = summary["sndbuf_granted_bytes_mean"]
+    out["rcvbuf_granted"] = summary["rcvbuf_granted_bytes_mean"]
+    snd = {} if wmem_max is None else {"cap": float(wmem_max)}
+    rcv = {} if rmem_max is None else {"cap": float(rmem_max)}
+    out["pred_sndbuf_granted"] = [granted_buffer(v, "snd", **snd) for v in out["sndbuf_bytes"]]
+    out["pred_rcvbuf_granted"] = [granted_buffer(v, "rcv", **rcv) for v in out["rcvbuf_bytes"]]
+    out["pred_datagrams_buffered"] = [
+        udp_datagrams_buffered(g, predict("udp", 1e9, payload=int(s)).fragments) if p == "udp" else math.nan
+        for p, s, g in zip(out["proto"], out["packet_bytes"], out["pred_rcvbuf_granted"])]
+    # a datagram's memory must fit the send buffer at once, or send() fails (ENOBUFS)
+    out["pred_note"] = ["a datagram larger than the send buffer cannot be sent" if p == "udp" and s > g else ""
+                        for p, s, g in zip(out["proto"], out["packet_bytes"], out["pred_sndbuf_granted"])]
+    out["first_error"] = summary["first_error"]
+    if reference is not None:
+        doc = reference.rename(columns={"protocol": "proto", "rate_mbps": "doc_rate_Mbps"})
+        doc["doc_received_pct"] = 100.0 * doc["received_MB"] / doc["sent_MB"]
+        out = out.merge(doc[keys + ["doc_rate_Mbps", "doc_received_pct"]], how="left", on=keys)
+    return out
+
+
+def buffers_1s_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Document 000's figures 27–28: 10 MB offered in one second with the smallest and largest
+    buffers. Per (proto, packet, SO_SNDBUF, SO_RCVBUF): MB received of what was offered and each
+    packet's mean delay (measured), beside the document's bytes received and send time."""
+    runs = _ok(frame)
+    keys = ["proto", "packet_bytes", "sndbuf_bytes", "rcvbuf_bytes"]
+    summary = summarize(runs, metrics=["bytes_received", "bytes_offered", "one_way_delay_mean_s",
+                                       "rcvbuf_granted_bytes"], by=keys)
+    out = summary[keys + ["n"]].copy()
+    out["offered_MB"] = summary["bytes_offered_mean"] / MB
+    out = pd.concat([out, _mean_ci(summary, "bytes_received", 1 / MB, "received_MB"),
+                     _mean_ci(summary, "one_way_delay_mean_s", 1e3, "delay_ms")], axis=1)
+    out["rcvbuf_granted"] = summary["rcvbuf_granted_bytes_mean"]
+    if reference is not None:
+        rows = []
+        for proto in ("tcp", "udp"):
+            part = reference[keys[1:]].copy()
+            part["proto"] = proto
+            part["doc_received_MB"] = reference[f"received_bytes_{proto}"] / MB
+            part["doc_send_time_ms"] = reference[f"send_time_ms_{proto}"]
+            rows.append(part)
+        out = out.merge(pd.concat(rows), how="left", on=keys)
+    return out
+
+
+def transmission_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Transmission delay = size / C: each packet's one-way delay at a light load (no queue),
+    smallest and median, against the model (all the datagram's frames serialised at C:
+    ``model.load.packet_delay``), per (rate, packet)."""
+    runs = _ok(frame)
+    summary = summarize(runs, metrics=["one_way_delay_min_s", "one_way_delay_median_s"],
+                        by=["backend", "proto", "rate_bps", "packet_bytes"])
+    out = summary[["backend", "proto", "rate_bps", "packet_bytes", "n"]].copy()
+    out["min_ms"] = summary["one_way_delay_min_s_mean"] * 1e3
+    out = pd.concat([out, _mean_ci(summary, "one_way_delay_median_s", 1e3, "median_ms")], axis=1)
+    preds = [predict(p, r, payload=int(s), wire="emulated", timestamps=p == "tcp")
+             for p, r, s in zip(out["proto"], out["rate_bps"], out["packet_bytes"])]
+    out["pred_fragments"] = [p.fragments for p in preds]
+    out["pred_wire_bytes"] = [p.wire_bytes for p in preds]
+    out["pred_ms"] = [packet_delay(p.wire_bytes, r) * 1e3 for p, r in zip(preds, out["rate_bps"])]
+    out["median_over_pred"] = out["median_ms"] / out["pred_ms"]
+    return out

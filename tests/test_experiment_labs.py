@@ -1,0 +1,112 @@
+"""The tables of documents 000 and 004: measurement, model and the document's numbers joined."""
+import math
+
+import pandas as pd
+import pytest
+
+from wirelab.errors import UsageError
+from wirelab.experiment.iperf_tc import document_table, interval_narrowing, task_rows
+from wirelab.experiment.offered_load import (buffers_table, load_prediction, offered_load_table,
+                                             transmission_table)
+from wirelab.model import predict
+from wirelab.reference import load_reference
+
+
+def test_load_prediction_below_and_above_the_link():
+    below = load_prediction("udp", 65000, 80e6, 1e9)
+    assert below["pred_received_bps"] == 80e6 and below["pred_undelivered"] == 0
+    assert below["pred_fragments"] == 44
+    assert below["pred_delay_s"] == pytest.approx(8 * below["pred_wire_bytes"] / 1e9)
+    above = load_prediction("udp", 65000, 8e9, 1e9, sndbuf=212992)
+    assert above["pred_received_bps"] == pytest.approx(above["pred_efficiency"] * 1e9)
+    assert above["pred_received_independent_bps"] < 1e-20                 # 44 fragments, 1 in 8 survive each
+    # the sender's own interface is the bottleneck: the backlog is its send buffer
+    assert above["pred_delay_s"] == pytest.approx(8 * (above["pred_wire_bytes"] + 212992) / 1e9)
+    assert math.isnan(load_prediction("tcp", 1400, 8e9, 1e9)["pred_delay_s"])
+
+
+def _runs(**columns):
+    n = len(next(iter(columns.values())))
+    base = {"status": ["ok"] * n, "error": [None] * n}
+    return pd.DataFrame({**base, **columns})
+
+
+def test_offered_load_table_joins_the_document_at_the_same_setting():
+    frame = _runs(proto=["udp", "udp"], packet_bytes=[65000, 65000], offered_bps=[800e6, 800e6],
+                  rate_bps=[1e9, 1e9], goodput_bps=[790e6, 770e6], bytes_offered=[100e6, 100e6],
+                  bytes_sent=[99e6, 98e6], bytes_received=[98.75e6, 96.25e6], packets_sent=[1523, 1508],
+                  lost=[3, 27], one_way_delay_mean_s=[0.0004, 0.0005])
+    table = offered_load_table(frame, load_reference("seed000_offered_load"))
+    row = table.iloc[0]
+    assert row["offered_MBps"] == 100 and row["n"] == 2
+    assert row["received_MBps"] == pytest.approx(97.5) and row["received_MBps_ci"] > 0
+    assert row["doc_received_MBps"] == 100 and row["doc_send_time_ms"] == 1.84 and row["pred_received_MBps"] == 100
+    assert row["lost_fraction"] == pytest.approx((3 / 1523 + 27 / 1508) / 2)
+    assert row["undelivered"] == pytest.approx(1 - 97.5 / 100)
+
+
+def test_buffers_table_says_what_the_kernel_grants_and_what_cannot_be_sent():
+    frame = _runs(proto=["udp", "udp"], packet_bytes=[64000, 64000], sndbuf_bytes=[163840, 1500],
+                  rcvbuf_bytes=[163840, 163840], rate_bps=[1e9, 1e9], goodput_bps=[800e6, math.nan],
+                  bytes_sent=[100e6, math.nan], bytes_received=[90e6, math.nan],
+                  sndbuf_granted_bytes=[327680, math.nan], rcvbuf_granted_bytes=[327680, math.nan])
+    frame.loc[1, ["status", "error"]] = ["failed", "No buffer space available: a 64000 B datagram ..."]
+    table = buffers_table(frame, load_reference("seed000_buffers"), rmem_max=4194304, wmem_max=4194304)
+    big, small = table.iloc[0], table.iloc[1]
+    assert big["pred_rcvbuf_granted"] == big["rcvbuf_granted"] == 327680 and big["pred_datagrams_buffered"] == 3
+    assert big["doc_rate_Mbps"] == 920 and big["doc_received_pct"] == pytest.approx(96.2)
+    assert big["received_pct"] == pytest.approx(90)
+    assert small["n"] == 0 and "cannot be sent" in small["pred_note"] and "No buffer space" in small["first_error"]
+    assert small["pred_sndbuf_granted"] == 4608 and small["doc_rate_Mbps"] == 130
+
+
+def test_transmission_table_is_size_over_rate():
+    frame = _runs(backend=["userspace"] * 2, proto=["udp"] * 2, rate_bps=[10e6] * 2, packet_bytes=[65000] * 2,
+                  one_way_delay_min_s=[0.0532, 0.0531], one_way_delay_median_s=[0.0533, 0.0534])
+    row = transmission_table(frame).iloc[0]
+    wire = predict("udp", 10e6, payload=65000, wire="emulated").wire_bytes
+    assert row["pred_fragments"] == 44 and row["pred_ms"] == pytest.approx(8 * wire / 10e6 * 1e3)
+    assert row["median_over_pred"] == pytest.approx(53.35 / row["pred_ms"])
+
+
+def test_document_004_rows_stand_beside_measurement_and_model():
+    windows = _runs(rcvbuf_bytes=[100.0, 100.0, 10000.0], rate_bps=[100e6] * 3, delay_s=[0.0] * 3,
+                    loss=[0.0] * 3, time_s=[10.0] * 3, goodput_bps=[50e6, 60e6, 94e6])
+    loss = _runs(loss=[0.05] * 2, rate_bps=[100e6] * 2, delay_s=[0.0] * 2, time_s=[10.0] * 2,
+                 goodput_bps=[14e6, 16e6])
+    table = document_table({"1.1_window/server": windows, "2.3_loss/server": loss}, load_reference("seed004_iperf"))
+    row = table[(table["task"] == "1.1_window") & (table["side"] == "server") & (table["value"] == 100)].iloc[0]
+    assert row["document_bps"] == 21.9e6 and row["measured_bps"] == 55e6 and row["n"] == 2
+    assert row["binds"] == "window" and "2304 B" in row["why"]
+    assert row["predicted_bps"] == pytest.approx(8 * 1152 / (8 * 1580 / 100e6))   # one 1152 B window per RTT
+    lossy = table[(table["task"] == "2.3_loss") & (table["value"] == 0.05)].iloc[0]
+    assert lossy["document_bps"] == 17.6e6 and lossy["binds"] in ("padhye", "mathis") and "PFTK" in lossy["why"]
+    # every published row is there, measured or not; what was not run says so
+    assert len(table[table["document_bps"].notna()]) >= len(load_reference("seed004_iperf"))
+    unmeasured = table[table["measured_bps"].isna()]
+    assert unmeasured["why"].str.contains("not measured").all()
+    with pytest.raises(UsageError):
+        task_rows("9_nope/client", windows)
+
+
+def test_interval_narrowing_orders_by_run_length():
+    frame = _runs(loss=[0.01] * 6, time_s=[30.0] * 3 + [60.0] * 3,
+                  goodput_bps=[80e6, 90e6, 85e6, 84e6, 86e6, 85e6])
+    table = interval_narrowing(frame)
+    assert list(table["time_s"]) == [30.0, 60.0]
+    assert table["ci_relative"].iloc[1] < table["ci_relative"].iloc[0]
+
+
+def test_plot_against_document_draws_measured_predicted_and_published(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from wirelab.viz import plot_against_document
+    windows = _runs(rcvbuf_bytes=[100.0, 10000.0], rate_bps=[100e6] * 2, delay_s=[0.0] * 2, loss=[0.0] * 2,
+                    time_s=[10.0] * 2, goodput_bps=[50e6, 94e6])
+    client = windows.rename(columns={"rcvbuf_bytes": "sndbuf_bytes"})
+    table = document_table({"1.1_window/server": windows, "1.1_window/client": client,
+                            "special_bdp/client": client.assign(delay_s=0.04)}, load_reference("seed004_iperf"))
+    # measured; only published (no runs at all); a side the document gave no number for
+    for task in ("1.1_window", "3_parallel", "special_bdp"):
+        ax = plot_against_document(table[table["task"] == task], log_x=True)
+        assert ax.get_lines()

@@ -12,8 +12,7 @@ import pytest
 
 from wirelab import CaptureError
 from wirelab.capture import read_capture
-from wirelab.capture.fields import FileBytes
-from wirelab.capture.files import read_records
+from wirelab.capture.decode import scans
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests" / "data").glob("*.pcap*"))
@@ -237,5 +236,9 @@ def test_fast_walk_equals_the_one_by_one_walk_on_a_large_file():
             payload[4:20] = struct.pack("<IIII", 1700000000, 5, 40, 40)
         parts.append(struct.pack("<IIII", 1700000000 + i // 1000, i % 1000000, n, n) + bytes(payload))
     data = b"".join(parts)
-    rec = read_records(FileBytes(data))
-    assert (rec.start - 16).tolist() == _scalar_offsets(data)
+    (fb, base, scan), = scans(data)
+    assert scan.offsets.tolist() == _scalar_offsets(data)
+    # the same file through windows of 64 KiB (records cut at every window's end)
+    found = [base + scan.offsets for _, base, scan in scans(io.BufferedReader(io.BytesIO(data)),
+                                                             window_bytes=1 << 16)]
+    assert np.concatenate(found).tolist() == _scalar_offsets(data)

@@ -139,13 +139,18 @@ def capture_info(state: dict, packets: int) -> dict:
             "interfaces": [vars(i).copy() for i in reader.interfaces]}
 
 
-def read_capture(source) -> pd.DataFrame:
+def read_capture(source, *, chunk_packets: int | None = None):
     """Read a pcap/pcapng file (path, bytes or binary file object) into a DataFrame.
 
     Raises ``CaptureError`` only when the input is not a capture at all;
     damage inside the file gives the readable packets and a note in
-    ``df.attrs["capture"]["notes"]``.
+    ``df.attrs["capture"]["notes"]``. With ``chunk_packets`` it returns an
+    iterator of DataFrames of at most that many rows instead (memory stays
+    bounded whatever the file's size: ``stream.iter_capture``).
     """
+    if chunk_packets is not None:
+        from .stream import iter_capture
+        return iter_capture(source, chunk_packets=chunk_packets)
     if hasattr(source, "read") and not _is_plain_file(source):
         source = _buffer(source)                 # a stream or BytesIO: read it all (it fits)
     state: dict = {}

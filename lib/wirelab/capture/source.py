@@ -1,6 +1,6 @@
 """The bytes of a capture, one window at a time, in a buffer of bounded size.
 
-A file is seen through a memory map of one window (64 MiB by default) at a
+A file is seen through a memory map of one window (128 MiB by default) at a
 time; a file object that is not a plain file is read in windows into one
 reused buffer. A window starts where the reader asked (the first record the
 last window could not finish), so memory stays the same for a file of any
@@ -19,7 +19,7 @@ from ..errors import CaptureError
 
 __all__ = ["Windows", "WINDOW_BYTES"]
 
-WINDOW_BYTES = 64 << 20
+WINDOW_BYTES = 128 << 20
 
 
 def _open(source):

@@ -78,14 +78,17 @@ def convert(source, out_dir, *, chunk_packets: int = CHUNK_PACKETS, overwrite: b
             raise UsageError(f"{out} already exists", "give a new folder, or overwrite=True (--overwrite)")
         if not (out / INFO).is_file():
             raise UsageError(f"{out} is not a capture dataset; not overwriting it", "give a new folder")
+    chunks = iter_capture(source, chunk_packets=chunk_packets)
+    first = next(chunks, None)                 # not a capture: CaptureError before anything is written
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     schema = arrow_schema()
     info: dict = {}
     packets = parts = 0
-    bar = tqdm(total=_size(source), unit="B", unit_scale=True, desc="convert", disable=not progress)
+    total = _size(source)
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc="convert", disable=not progress)
     try:
-        for chunk in iter_capture(source, chunk_packets=chunk_packets):
+        for chunk in _chain(first, chunks):
             table = pa.Table.from_pandas(chunk, schema=schema, preserve_index=False)
             pq.write_table(table, tmp / f"part-{parts:05d}.parquet", compression="zstd")
             parts += 1
@@ -97,7 +100,7 @@ def convert(source, out_dir, *, chunk_packets: int = CHUNK_PACKETS, overwrite: b
             pq.write_table(schema.empty_table(), tmp / "part-00000.parquet")
             parts = 1
             info = _empty_info(source)
-        facts = {"schema_version": SCHEMA_VERSION, "source": str(source) if _size(source) else None,
+        facts = {"schema_version": SCHEMA_VERSION, "source": str(source) if total is not None else None,
                  "format": info.get("format"), "packets": packets, "parts": parts,
                  "interfaces": info.get("interfaces", []), "notes": info.get("notes", []),
                  "columns": COLUMNS}
@@ -105,12 +108,20 @@ def convert(source, out_dir, *, chunk_packets: int = CHUNK_PACKETS, overwrite: b
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
+        if total:
+            bar.update(total - bar.n)          # the file's last bytes (trailing blocks) are read too
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
         bar.close()
     return out
+
+
+def _chain(first, rest):
+    if first is not None:
+        yield first
+        yield from rest
 
 
 def _empty_info(source) -> dict:

@@ -45,7 +45,7 @@ class Windows:
 
     def __init__(self, source, size: int = WINDOW_BYTES):
         self.file, self._close, self._memory = _open(source)
-        self.size = max(int(size), 1 << 16)
+        self.size = max(int(size), 1024)
         self._buffer = None
         self._resume: int | None = 0
 

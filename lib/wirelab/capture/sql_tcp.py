@@ -14,7 +14,7 @@ import pandas as pd
 from .sql_flows import conversations_sql
 from .tcp_analysis import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
 
-__all__ = ["flags_sql", "tcp_analysis", "retransmission_summary", "FLAGS"]
+__all__ = ["flags_sql", "tcp_analysis", "retransmission_summary", "flag_counts", "FLAGS"]
 
 _WRAP = "((({x} + 2147483648) % 4294967296 + 4294967296) % 4294967296) - 2147483648"  # signed mod 2^32
 
@@ -130,3 +130,10 @@ def retransmission_summary(ds) -> pd.DataFrame:
     df.index = df.index.astype("int64")
     df["retransmitted_fraction"] = df["retransmission"] / df["data_segments"].where(df["data_segments"] > 0)
     return df
+
+
+def flag_counts(ds) -> dict[str, int]:
+    """How many frames carry each flag (what ``wirelab analyze`` prints)."""
+    sums = ", ".join(f"count(*) FILTER (WHERE {name}) AS {name}" for name in FLAGS)
+    row = ds.con.execute(f"WITH f AS ({flags_sql()}) SELECT {sums} FROM f").fetchone()
+    return {name: int(value) for name, value in zip(FLAGS, row)}

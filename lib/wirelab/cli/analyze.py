@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 from .. import units
-from ..capture import flows, read_capture, read_overhead, predict_from_capture, tcp_analysis
+from ..capture import flows, read_capture, read_overhead, tcp_analysis
+from ..capture.dataset import INFO, open_dataset
+from ..capture.overhead import predict_from_overhead
+from ..capture.sql_tcp import flag_counts
 from ..capture.tcp_analysis import FLAGS
 from . import args as types
 
@@ -16,7 +20,7 @@ def add_parser(subparsers):
                               "TCP retransmissions and losses (like Wireshark's tcp.analysis flags), the "
                               "overhead of the main flow read from the wire and, with --rate, the goodput "
                               "the model predicts for it beside the goodput measured.")
-    p.add_argument("file", help="a .pcap or .pcapng file")
+    p.add_argument("file", help="a .pcap or .pcapng file, or a dataset folder (wirelab capture convert)")
     p.add_argument("--rate", type=types.rate, default=None,
                    help="link rate the capture went through, e.g. 10mbit (enables the prediction)")
     p.add_argument("--wire", choices=["real", "emulated"], default="emulated",
@@ -35,22 +39,30 @@ def _clean(value):
 
 
 def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10) -> dict:
-    """Everything ``analyze`` prints, as plain data."""
+    """Everything ``analyze`` prints, as plain data (a capture file, or a dataset folder
+    written by ``wirelab capture convert``: then DuckDB does the work, out of core)."""
+    if (Path(path) / INFO).is_file():
+        with open_dataset(path) as ds:
+            return _report(path, ds.info, len(ds), ds.flows().head(top), flag_counts(ds),
+                           ds.read_overhead, rate_bps, wire)
     df = read_capture(path)
-    info = df.attrs["capture"]
-    table = flows(df).head(top)
     flags = tcp_analysis(df)
-    out = {"file": str(path), "format": info["format"], "packets": len(df),
+    return _report(path, df.attrs["capture"], len(df), flows(df).head(top),
+                   {f: int(flags[f].sum()) for f in FLAGS}, lambda: read_overhead(df, flags=flags), rate_bps, wire)
+
+
+def _report(path, info: dict, packets: int, table, counts: dict, overhead, rate_bps, wire) -> dict:
+    out = {"file": str(path), "format": info["format"], "packets": packets,
            "interfaces": [{k: _clean(v) for k, v in i.items()} for i in info["interfaces"]],
            "notes": info["notes"],
            "flows": [{k: _clean(v) for k, v in row.items()} for row in table.astype(object).to_dict("records")],
-           "tcp_analysis": {f: int(flags[f].sum()) for f in FLAGS}}
+           "tcp_analysis": counts}
     try:
+        ov = overhead()
         if rate_bps:
-            verdict = predict_from_capture(df, rate_bps, wire=wire)
-            out.update(verdict.to_dict())
+            out.update(predict_from_overhead(ov, rate_bps, wire=wire).to_dict())
         else:
-            out["overhead"] = read_overhead(df, flags=flags).to_dict()
+            out["overhead"] = ov.to_dict()
     except Exception as err:  # noqa: BLE001 - a capture without a transfer still gets its flow table
         from ..errors import CaptureError
         if not isinstance(err, CaptureError):

@@ -2,6 +2,8 @@
 16-byte header (seconds, fraction, captured length, original length) + the packet."""
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from ..errors import CaptureError
@@ -58,7 +60,13 @@ class PcapReader:
             orig = fb.windows(self.u32, starts + PCAP_RECORD["orig_len"], cols, 1)
             return (frac < ticks) & (incl <= orig) & (incl <= biggest) & (orig - 1 < MAX_FRAME)
 
-        return Layout(step, plausible, 1, rec_len, screen)
+        incl_of = struct.Struct((">" if big else "<") + "I").unpack_from
+        buf = fb.buf
+
+        def step1(pos):
+            return pos + rec_len + incl_of(buf, pos + incl_at)[0], True, 0
+
+        return Layout(step, plausible, 1, rec_len, screen, step1)
 
     def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
         """The records of the window ``fb`` (file bytes from ``base``), from ``start`` on."""

@@ -61,7 +61,15 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
         return (((kind == BLOCK["epb"]) | (kind == BLOCK["spb"]) | (kind == BLOCK["pb"]))
                 & (length % 4 == 0) & (length - PCAPNG["min_block"] < MAX_FRAME))
 
-    return Layout(step, plausible, 4, 8, screen)
+    head_of = struct.Struct(">II" if big else "<II").unpack_from
+    buf = fb.buf
+
+    def step1(pos):
+        kind, length = head_of(buf, pos)
+        ok = length >= PCAPNG["min_block"] and length & 3 == 0 and (not sections or kind != SHB or pos == section)
+        return pos + length, ok, kind
+
+    return Layout(step, plausible, 4, 8, screen, step1)
 
 
 def _options(fb: FileBytes, pos: int, end: int, big: bool) -> dict[int, bytes]:

@@ -88,18 +88,15 @@ def convert(source, out_dir, *, chunk_packets: int = CHUNK_PACKETS, overwrite: b
     total = _size(source)
     bar = tqdm(total=total, unit="B", unit_scale=True, desc="convert", disable=not progress)
     try:
-        for chunk in _chain(first, chunks):
+        for chunk in _chain(first, chunks):         # (a capture without packets: one empty chunk)
             table = pa.Table.from_pandas(chunk, schema=schema, preserve_index=False)
             pq.write_table(table, tmp / f"part-{parts:05d}.parquet", compression="zstd")
             parts += 1
             packets += len(chunk)
             info = chunk.attrs["capture"]
-            done = int(chunk["file_offset"].iloc[-1] + chunk["cap_len"].iloc[-1])
-            bar.update(max(done - bar.n, 0))
-        if not parts:        # a capture without packets: one empty part keeps the schema
-            pq.write_table(schema.empty_table(), tmp / "part-00000.parquet")
-            parts = 1
-            info = _empty_info(source)
+            if len(chunk):
+                done = int(chunk["file_offset"].iloc[-1] + chunk["cap_len"].iloc[-1])
+                bar.update(max(done - bar.n, 0))
         facts = {"schema_version": SCHEMA_VERSION, "source": str(source) if total is not None else None,
                  "format": info.get("format"), "packets": packets, "parts": parts,
                  "interfaces": info.get("interfaces", []), "notes": info.get("notes", []),
@@ -122,11 +119,6 @@ def _chain(first, rest):
     if first is not None:
         yield first
         yield from rest
-
-
-def _empty_info(source) -> dict:
-    from .loader import read_capture
-    return read_capture(source).attrs["capture"]
 
 
 def _plain(value):

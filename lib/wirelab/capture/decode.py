@@ -121,8 +121,9 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
 def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | None = None,
             state: dict | None = None) -> Iterator[Part]:
     """The columns of ``source``, window after window, each cut into parts of at most
-    ``chunk_packets`` packets (one pass over the file: for streams)."""
+    ``chunk_packets`` packets (one pass over the file: for streams); at least one part."""
     state = {} if state is None else state
+    any_packets = False
     for fb, base, scan in scans(source, window_bytes=window_bytes, state=state):
         n = scan.offsets.size
         step = chunk_packets or max(n, 1)
@@ -130,4 +131,7 @@ def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | No
             pick = slice(a, min(a + step, n))
             out = allocate(pick.stop - a)
             decode_into(out, 0, fb, state["reader"], scan, base, pick)
+            any_packets = True
             yield out
+    if not any_packets:            # a capture without packets is one empty part (its facts go with it)
+        yield allocate(0)

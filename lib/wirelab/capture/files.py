@@ -20,11 +20,14 @@ import numpy as np
 from ..errors import CaptureError
 from .formats import PCAP_MAGIC, PCAPNG
 
-__all__ = ["Interface", "Scan", "RecordFields", "open_reader", "settle", "MAX_SNAPLEN", "MAX_FRAME"]
+__all__ = ["Interface", "Scan", "RecordFields", "open_reader", "settle", "MAX_SNAPLEN", "MAX_FRAME",
+           "MAX_WINDOW_FOR_ONE_RECORD"]
 
 MAX_SNAPLEN = 262144
 #: no frame is longer (Wireshark's biggest snaplen is 256 KiB; 16 MiB leaves room)
 MAX_FRAME = 1 << 24
+#: a window grows up to this to hold one long record; a longer record is damage
+MAX_WINDOW_FOR_ONE_RECORD = MAX_FRAME + (1 << 20)
 
 
 @dataclass
@@ -83,8 +86,10 @@ def settle(ends: np.ndarray, n: int, start: int, min_header: int, final: bool):
     ``ends``: where each walked record ends (within the window of ``n`` bytes).
     Returns (records kept, resume offset within the window or None, why it stopped):
     a record running past a window that is not the file's last waits for the next
-    window; a record the walk could not read ends the file ("damaged"); a record
-    longer than a whole window does too ("too long").
+    window; a record the walk could not read ends the file ("damaged"). A record
+    longer than the whole window is read again in a bigger window (resume at
+    ``start``: the window grows) unless the window is already as big as any
+    record can be ("too long": damage too).
     """
     count = ends.size
     e = int(ends[-1]) if count else start
@@ -97,5 +102,5 @@ def settle(ends: np.ndarray, n: int, start: int, min_header: int, final: bool):
     else:
         return count, None, "damaged"
     if resume == start:
-        return count, None, "too long"
+        return (count, start, None) if n < MAX_WINDOW_FOR_ONE_RECORD else (count, None, "too long")
     return count, resume, None

@@ -5,7 +5,7 @@ time; a file object that is not a plain file is read in windows into one
 reused buffer. A window starts where the reader asked (the first record the
 last window could not finish), so memory stays the same for a file of any
 size. Bytes already in memory are one window. A record longer than a window
-is not a packet (the readers stop there, with a note).
+is read in a window grown to hold it (up to 17 MiB; longer is damage).
 """
 from __future__ import annotations
 
@@ -108,8 +108,10 @@ class Windows:
             yield base, memoryview(m)[base - first:], final     # unmapped when its last view goes
             del m
             resume = self._resume
-            if final or resume is None or resume <= base or resume > first + length:
+            if final or resume is None or resume < base or resume > first + length:
                 return
+            if resume == base:                     # one record longer than the window: a bigger one
+                self.size *= 2
             base = resume
 
     def _windows(self):
@@ -133,8 +135,11 @@ class Windows:
             keep = base + filled - resume                    # bytes of the unfinished record
             if resume > base:
                 arr[:keep] = arr[resume - base:filled].copy() if keep else arr[:0]
-            elif not eof:
-                return              # no progress: the reader said where to stop (a note says why)
+            elif not eof:                          # one record longer than the window: a bigger one
+                bigger = mmap.mmap(-1, 2 * self.size)
+                np.frombuffer(bigger, dtype=np.uint8)[:filled] = arr[:filled]
+                self.size, buf = 2 * self.size, bigger
+                arr, view = np.frombuffer(buf, dtype=np.uint8), memoryview(buf)
             base, filled = resume, keep
             if eof and keep == 0:
                 return

@@ -31,7 +31,8 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
     """Read a pcap/pcapng file (path, bytes or binary file object, a pipe too) in chunks.
 
     Every chunk's ``attrs["capture"]`` holds the file's facts as known so far
-    (format, interfaces, notes); the last chunk's are the whole file's.
+    (format, interfaces, notes); the last chunk's are the whole file's. A
+    capture without packets gives one empty chunk.
     Raises ``CaptureError`` (before the first chunk) when the input is not a capture.
     """
     if chunk_packets < 1:

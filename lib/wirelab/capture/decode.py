@@ -75,12 +75,16 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
     state = {} if state is None else state
     state.update(reader=reader, notes=[], windows=src)
     start = reader.first_record
-    for base, data, final in src:
+    windows = iter(src)
+    while (window := next(windows, None)) is not None:
+        base, data, final = window
         fb = FileBytes(data)
+        del window, data          # no reference to a window outlives it: one is mapped at a time
         scan = reader.scan(fb, base, start - base, final)
         state["notes"] += scan.notes
         src.resume_at(scan.resume)
         yield fb, base, scan
+        del fb
         if scan.resume is None:
             break
         start = scan.resume
@@ -124,7 +128,10 @@ def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | No
     ``chunk_packets`` packets (one pass over the file: for streams); at least one part."""
     state = {} if state is None else state
     any_packets = False
-    for fb, base, scan in scans(source, window_bytes=window_bytes, state=state):
+    found = scans(source, window_bytes=window_bytes, state=state)
+    while (item := next(found, None)) is not None:
+        fb, base, scan = item
+        del item                  # (so that the window is unmapped before the next one is)
         n = scan.offsets.size
         step = chunk_packets or max(n, 1)
         for a in range(0, n, step):
@@ -133,5 +140,6 @@ def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | No
             decode_into(out, 0, fb, state["reader"], scan, base, pick)
             any_packets = True
             yield out
+        del fb
     if not any_packets:            # a capture without packets is one empty part (its facts go with it)
         yield allocate(0)

@@ -155,12 +155,16 @@ def read_capture(source, *, chunk_packets: int | None = None):
         source = _buffer(source)                 # a stream or BytesIO: read it all (it fits)
     state: dict = {}
     out, at = None, 0
-    for fb, base, scan in scans(source, state=state):
+    found = scans(source, state=state)
+    while (item := next(found, None)) is not None:
+        fb, base, scan = item
+        del item                  # (so that the window is unmapped before the next one is)
         need = at + scan.offsets.size
         if out is None or need > out["time"].size:     # room for the rest of the file, estimated
             rest = state["windows"].size_after(base + fb.n)
             out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
         at += decode_into(out, at, fb, state["reader"], scan, base)
+        del fb
     state["windows"].close()
     return frame_from_part(shrink(out or allocate(0), at), capture_info(state, at))
 

@@ -105,8 +105,10 @@ class Windows:
             except (OSError, ValueError) as err:
                 raise CaptureError(f"cannot read the capture: {err}", "check the file and the disk") from None
             final = first + length >= size
-            yield base, memoryview(m)[base - first:], final     # unmapped when its last view goes
+            view = memoryview(m)[base - first:]
             del m
+            yield base, view, final             # the map goes when its last view does
+            del view
             resume = self._resume
             if final or resume is None or resume < base or resume > first + length:
                 return

@@ -6,7 +6,7 @@ same for a 1 MB and a 100 GB capture. ``file_offset`` is where the frame
 starts in the file (it grows through the file: sort by it to keep file order).
 The categories of ``src``/``dst``/``proto`` are those of each chunk.
 
-    for chunk in iter_capture("big.pcapng", chunk_packets=500_000):
+    for chunk in iter_capture("big.pcapng", chunk_packets=250_000):
         total += chunk["frame_len"].sum()
 
 ``dataset.convert`` writes the chunks as a parquet dataset to query with DuckDB.
@@ -23,7 +23,7 @@ from .source import WINDOW_BYTES
 
 __all__ = ["iter_capture", "CHUNK_PACKETS"]
 
-CHUNK_PACKETS = 500_000
+CHUNK_PACKETS = 250_000
 
 
 def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
@@ -37,7 +37,7 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
     """
     if chunk_packets < 1:
         from ..errors import UsageError
-        raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 500000")
+        raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
     state: dict = {}
     seen = 0
     for part in windows(source, window_bytes=window_bytes, chunk_packets=chunk_packets, state=state):

@@ -33,7 +33,7 @@ def add_parser(subparsers):
     c.add_argument("capture", help="a .pcap or .pcapng file")
     c.add_argument("out", help="the dataset folder to write")
     c.add_argument("--chunk-packets", type=int, default=None, metavar="N",
-                   help="packets per parquet part (default 500000)")
+                   help="packets per parquet part (default 250000)")
     c.add_argument("--overwrite", action="store_true", help="replace OUT if it is a capture dataset")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

@@ -56,8 +56,8 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
                 & (fb.u32(pos + length - 4, big) == length))
 
     def screen(starts, cols):         # a packet block (the usual kind) of a sane length
-        kind = fb.windows(u32, starts, cols, 4)
-        length = fb.windows(u32, starts + 4, cols, 4)
+        both = fb.windows(word, starts, cols, 4)          # type and length in one read
+        kind, length = (both >> 32, both & 0xFFFFFFFF) if big else (both & 0xFFFFFFFF, both >> 32)
         return (((kind == BLOCK["epb"]) | (kind == BLOCK["spb"]) | (kind == BLOCK["pb"]))
                 & (length % 4 == 0) & (length - PCAPNG["min_block"] < MAX_FRAME))
 

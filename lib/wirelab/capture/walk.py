@@ -125,7 +125,7 @@ def walk(layout: Layout, data_len: int, start: int, *,
     if records < 8192:                # a small file: the simple walk is fast enough (~0.4 µs a record)
         rest, rest_kinds, _, _ = _scalar_walk(layout, pos, data_len, data_len)
         return _arrays(head + rest, head_kinds + rest_kinds)
-    window = int(min(max(2 * mean, 64), 16384))     # usually holds a record start; if not, a longer chain
+    window = int(min(max(mean, 64), 16384))     # usually holds a record start; if not, a longer chain
     starts, _ = _window_starts(np.array([pos]), np.array([data_len - window]),
                                np.array([int(mean * chain_records)]), layout.align)
     seeds = _seeds(layout, starts, data_len, window)

@@ -46,6 +46,9 @@ from .formats import IP_PROTO
 
 __all__ = ["read_capture", "capture_info", "frame_from_part", "COLUMNS"]
 
+#: read_capture keeps every packet in memory anyway: bigger windows of the file cost less per record
+WHOLE_FILE_WINDOW = 512 << 20
+
 #: integer columns in the order they appear
 INT_COLUMNS = ["sport", "dport", "ip_len", "ttl", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
                "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len", "payload_len", "vlan",
@@ -155,7 +158,7 @@ def read_capture(source, *, chunk_packets: int | None = None):
         source = _buffer(source)                 # a stream or BytesIO: read it all (it fits)
     state: dict = {}
     out, at = None, 0
-    found = scans(source, state=state)
+    found = scans(source, window_bytes=WHOLE_FILE_WINDOW, state=state)
     while (item := next(found, None)) is not None:
         fb, base, scan = item
         del item                  # (so that the window is unmapped before the next one is)

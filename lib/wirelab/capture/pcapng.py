@@ -20,7 +20,6 @@ from .walk import Layout, walk
 
 __all__ = ["PcapngReader"]
 
-PACKET_BLOCKS = (BLOCK["epb"], BLOCK["spb"], BLOCK["pb"])
 SHB = PCAPNG["shb_type"]
 
 
@@ -160,7 +159,8 @@ class PcapngReader:
         offs, kinds, bigs, lengths = offs[:count], kinds[:count], bigs[:count], lengths[:count]
         new_section = kinds == SHB
         section = len(self.section_base) - 1 + np.cumsum(new_section)
-        for i in np.flatnonzero(~np.isin(kinds, PACKET_BLOCKS)):    # few blocks: plain Python
+        is_packet = (kinds == BLOCK["epb"]) | (kinds == BLOCK["spb"]) | (kinds == BLOCK["pb"])
+        for i in np.flatnonzero(~is_packet):    # few blocks: plain Python
             pos, length, big = int(offs[i]), int(lengths[i]), bool(bigs[i])
             if kinds[i] == SHB:
                 self.section_base.append(len(self.interfaces))
@@ -171,7 +171,7 @@ class PcapngReader:
                 glob = self._global(int(section[i]), int(fb.u32(pos + ISB["interface"], big)))
                 if glob >= 0:
                     _statistics(fb, pos, length, big, self.interfaces[glob])
-        packets = np.flatnonzero(np.isin(kinds, PACKET_BLOCKS))
+        packets = np.flatnonzero(is_packet)
         scan = Scan(offs[packets], kinds[packets], lengths[packets], bigs[packets], section[packets],
                     None if resume is None else base + resume)
         if offs.size:

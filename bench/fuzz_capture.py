@@ -39,10 +39,10 @@ def main(argv=None) -> int:
             done[key] += counts[key]
         done["slowest_s"] = max(done["slowest_s"], counts["slowest_s"])
         print(f"{done['cases']:>7} cases: {done['read']} read, {done['capture_error']} CaptureError, "
-              f"slowest {done['slowest_s']:.2f} s, {time.perf_counter() - t0:.0f} s", flush=True)
+              f"slowest {done['slowest_s']:.2f} s of CPU, {time.perf_counter() - t0:.0f} s", flush=True)
     print(f"\n{done['cases']} damaged captures (from {len(SEEDS)} seeds, seed {args.seed}): "
           f"{done['read']} read ({done['packets']} packets), {done['capture_error']} CaptureError, "
-          f"no other exception; slowest case {done['slowest_s']:.2f} s; "
+          f"no other exception; slowest case {done['slowest_s']:.2f} s of CPU; "
           f"{time.perf_counter() - t0:.0f} s on {os.cpu_count()} cores (load {os.getloadavg()[0]:.1f})")
     return 0 if done["cases"] == args.cases else 1
 

@@ -57,14 +57,6 @@ class FileBytes:
     def u32(self, pos, big: bool):
         return self.get(">u4" if big else "<u4", pos)
 
-    def u32_either(self, pos, big: np.ndarray):
-        """u32 where each position has its own byte order (pcapng sections)."""
-        if not big.any():
-            return self.u32(pos, False)
-        if big.all():
-            return self.u32(pos, True)
-        return np.where(big, self.u32(pos, True), self.u32(pos, False))
-
     def windows(self, dtype: str, starts: np.ndarray, cols: int, step: int) -> np.ndarray:
         """Values at ``starts[r] + c*step`` (c < cols) as a (rows × cols) array; positions past
         the end read the last value there is (the caller drops those candidates)."""

@@ -155,7 +155,7 @@ def read_capture(source, *, chunk_packets: int | None = None):
         from .stream import iter_capture
         return iter_capture(source, chunk_packets=chunk_packets)
     if hasattr(source, "read") and not _is_plain_file(source):
-        source = _buffer(source)                 # a stream or BytesIO: read it all (it fits)
+        source = _buffer(source)                 # a stream, BytesIO, a file read into: read it all
     state: dict = {}
     out, at = None, 0
     found = scans(source, window_bytes=WHOLE_FILE_WINDOW, state=state)
@@ -173,7 +173,8 @@ def read_capture(source, *, chunk_packets: int | None = None):
 
 
 def _is_plain_file(f) -> bool:
+    """A regular file object at its start (read through memory maps, not into memory)."""
     try:
-        return stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode) and f.tell() == 0
     except (AttributeError, OSError, ValueError):
         return False

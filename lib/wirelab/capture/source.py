@@ -92,9 +92,12 @@ class Windows:
         yield from (self._mapped(size) if size is not None else self._windows())
 
     def _file_size(self) -> int | None:
-        """The size of a plain file we can map; None for pipes, sockets, BytesIO."""
+        """The size of a plain file we can map from its start; None for pipes, sockets, BytesIO
+        and a file object already read into (it is read on from where it is)."""
         try:
             st = os.fstat(self.file.fileno())
+            if not self._close and self.file.tell() != len(getattr(self, "_pending", b"")):
+                return None
         except (AttributeError, OSError, ValueError):
             return None
         import stat

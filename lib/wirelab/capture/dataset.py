@@ -148,16 +148,26 @@ class CaptureDataset:
         self._tmp = tempfile.TemporaryDirectory(prefix="wirelab-duckdb-")
         self.con = duckdb.connect()
         self.con.execute(f"SET temp_directory = '{self._tmp.name}'")
+        self.con.execute("SET enable_progress_bar = false")
         if memory_limit:
             self.con.execute("SET memory_limit = ?", [memory_limit])
         files = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
         self.con.execute(f"CREATE VIEW packets AS SELECT * FROM read_parquet([{files}])")
+        self._tables: set[str] = set()
 
     def __repr__(self) -> str:
         return f"CaptureDataset({str(self.path)!r}: {self.info['packets']} packets, {self.info['format']})"
 
     def __len__(self) -> int:
         return int(self.info["packets"])
+
+    def table(self, name: str, query: str) -> str:
+        """``name``, a temporary table holding ``query``'s result, made on first use (the
+        conversations and TCP flags several analyses share are computed once)."""
+        if name not in self._tables:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query}")
+            self._tables.add(name)
+        return name
 
     def sql(self, query: str, params=None) -> pd.DataFrame:
         """Run a query (the table is ``packets``) and return its result as a DataFrame."""

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import UsageError
 
-__all__ = ["conversations_sql", "flows", "io_graph"]
+__all__ = ["conversations_sql", "conversations", "flows", "io_graph"]
 
 
 def conversations_sql(later_fragments: bool = True) -> str:
@@ -50,11 +50,17 @@ def conversations_sql(later_fragments: bool = True) -> str:
     FROM keyed k JOIN convs c USING (proto, lo_a, lo_p, hi_a, hi_p)"""
 
 
+def conversations(ds, later_fragments: bool = True) -> str:
+    """The table of ``conversations_sql`` in dataset ``ds`` (computed once)."""
+    return ds.table("conversations" if later_fragments else "conversations_no_fragments",
+                    conversations_sql(later_fragments))
+
+
 def flows(ds, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
     """One row per conversation, as ``flows.flows`` (biggest first; ties in order of appearance)."""
     df = ds.sql(f"""
-    WITH ids AS ({conversations_sql(later_fragments)}),
-    d AS (SELECT i.conv, i.a_to_b, p.* FROM ids i JOIN packets p USING (file_offset))
+    WITH d AS (SELECT i.conv, i.a_to_b, p.* FROM {conversations(ds, later_fragments)} i
+               JOIN packets p USING (file_offset))
     SELECT conv,
            arg_min(proto, file_offset) AS proto,
            arg_min(src, file_offset) AS a, arg_min(sport, file_offset) AS a_port,
@@ -98,12 +104,12 @@ def io_graph(ds, interval: float = 0.1, *, where: str | None = None, marks=()) -
     """
     if not interval > 0:
         raise UsageError(f"interval must be positive, not {interval}", "e.g. 0.1 (seconds)")
-    from .sql_tcp import FLAGS, flags_sql
+    from .sql_tcp import FLAGS, tcp_flags
     marks = list(marks)
     unknown = [m for m in marks if m not in FLAGS]
     if unknown:
         raise UsageError(f"unknown mark {unknown[0]!r}", f"use TCP analysis flags: {', '.join(FLAGS)}")
-    join = f"LEFT JOIN ({flags_sql()}) f USING (file_offset)" if marks else ""
+    join = f"LEFT JOIN {tcp_flags(ds)} f USING (file_offset)" if marks else ""
     counts = "".join(f", sum(CASE WHEN coalesce(f.{m}, false) THEN 1 ELSE 0 END) AS {m}" for m in marks)
     new = ("CASE WHEN coalesce(f.retransmission, false) THEN 0 ELSE coalesce(p.payload_len, 0) END"
            if "retransmission" in marks else "coalesce(p.payload_len, 0)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..errors import CaptureError
 from .overhead import WireOverhead
-from .sql_flows import conversations_sql
-from .sql_tcp import flags_sql
+from .sql_flows import conversations
+from .sql_tcp import tcp_flags
 
 __all__ = ["read_overhead", "capture_warnings"]
 
@@ -52,19 +52,19 @@ def capture_warnings(ds) -> list[str]:
 def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
     """Read the overhead of the main flow (or conversation ``conv``) of a capture dataset."""
     con = ds.con
-    con.execute(f"CREATE OR REPLACE TEMP TABLE overhead_ids AS {conversations_sql(later_fragments=True)}")
-    if not _one(ds, "SELECT count(*) FROM overhead_ids")[0]:
+    ids = conversations(ds, later_fragments=True)
+    if not _one(ds, f"SELECT count(*) FROM {ids}")[0]:
         raise CaptureError("no TCP or UDP conversation in this capture", "capture a transfer (tcp or udp)")
     pick = "" if conv is None else "WHERE i.conv = ?"
     main = _one(ds, f"""
-        SELECT i.conv, i.a_to_b FROM overhead_ids i JOIN packets p USING (file_offset) {pick}
+        SELECT i.conv, i.a_to_b FROM {ids} i JOIN packets p USING (file_offset) {pick}
         GROUP BY i.conv, i.a_to_b ORDER BY sum(coalesce(p.payload_len, 0)) DESC, i.conv, i.a_to_b LIMIT 1""",
                 [] if conv is None else [conv])
     if main is None:
         raise CaptureError(f"no conversation {conv} in this capture", "see flows() for the numbers")
     conv_id, ab = int(main[0]), bool(main[1])
-    con.execute("""CREATE OR REPLACE TEMP TABLE overhead_d AS
-        SELECT p.* FROM overhead_ids i JOIN packets p USING (file_offset)
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE overhead_d AS
+        SELECT p.* FROM {ids} i JOIN packets p USING (file_offset)
         WHERE i.conv = ? AND i.a_to_b = ? ORDER BY p.file_offset""", [conv_id, ab])
     data = "(SELECT * FROM overhead_d WHERE coalesce(payload_len, 0) > 0)"
     n_data, payload_bytes, first_t, last_t, biggest = _one(
@@ -96,7 +96,7 @@ def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
     ip_header = 40 if ip_version == 6 else 20
     if ip_len and not frag:
         ip_header = max(ip_len - full - l4, ip_header)
-    mss, = _one(ds, "SELECT min(p.tcp_mss) FROM overhead_ids i JOIN packets p USING (file_offset) "
+    mss, = _one(ds, f"SELECT min(p.tcp_mss) FROM {ids} i JOIN packets p USING (file_offset) "
                     "WHERE i.conv = ?", [conv_id])
     mss = int(mss) if mss is not None else None
     mtu = int(max_ip_len) if frag else int(ip_len or full + l4 + ip_header)
@@ -107,14 +107,12 @@ def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
         mtu = mss + ip_header + 20
     unique = int(payload_bytes)
     if proto == "tcp":
-        again, = _one(ds, f"""WITH f AS ({flags_sql()})
-            SELECT coalesce(sum(d.payload_len), 0) FROM {data} d JOIN f USING (file_offset)
-            WHERE f.retransmission""")
+        again, = _one(ds, f"""SELECT coalesce(sum(d.payload_len), 0) FROM {data} d
+            JOIN {tcp_flags(ds)} f USING (file_offset) WHERE f.retransmission""")
         unique -= int(again)
     mtu = max(mtu, (1280 if ip_version == 6 else 68))
     frame_len = _mode(ds, "frame_len", segs)
     con.execute("DROP TABLE overhead_d")
-    con.execute("DROP TABLE overhead_ids")
     return WireOverhead(
         proto=proto, conv=conv_id, src=str(src), dst=str(dst), ip_version=ip_version, vlan=bool(vlan),
         mss=mss, payload=int(full), tcp_options=int(tcp_opts), ip_header=int(ip_header), l4_header=int(l4),

@@ -108,6 +108,7 @@ class ResultsDataset:
         self._tmp = tempfile.TemporaryDirectory(prefix="wirelab-duckdb-")
         self.con = con if con is not None else duckdb.connect()
         self.con.execute(f"SET temp_directory = '{self._tmp.name}'")
+        self.con.execute("SET enable_progress_bar = false")
         self.con.register("_files", pd.DataFrame(files, columns=["file", "root", "folder"]))
         self.con.register("_sessions", pd.DataFrame(sessions, columns=["root", "folder", "session",
                                                                        "experiment_name", "backend",

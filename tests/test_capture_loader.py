@@ -12,8 +12,7 @@ import pytest
 
 from wirelab import CaptureError
 from wirelab.capture import read_capture
-from wirelab.capture.fields import FileBytes
-from wirelab.capture.files import read_records
+from wirelab.capture.decode import scans
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests" / "data").glob("*.pcap*"))
@@ -237,5 +236,39 @@ def test_fast_walk_equals_the_one_by_one_walk_on_a_large_file():
             payload[4:20] = struct.pack("<IIII", 1700000000, 5, 40, 40)
         parts.append(struct.pack("<IIII", 1700000000 + i // 1000, i % 1000000, n, n) + bytes(payload))
     data = b"".join(parts)
-    rec = read_records(FileBytes(data))
-    assert (rec.start - 16).tolist() == _scalar_offsets(data)
+    (fb, base, scan), = scans(data)
+    assert scan.offsets.tolist() == _scalar_offsets(data)
+    # the same file through windows of 64 KiB (records cut at every window's end)
+    found = [base + scan.offsets for _, base, scan in scans(io.BufferedReader(io.BytesIO(data)),
+                                                             window_bytes=1 << 16)]
+    assert np.concatenate(found).tolist() == _scalar_offsets(data)
+
+
+def _pcapng_offsets(data: bytes) -> list[int]:
+    offs, pos = [], 0
+    while pos + 12 <= len(data):
+        kind, length = struct.unpack_from("<II", data, pos)
+        if kind == 6:
+            offs.append(pos)
+        pos += length
+    return offs
+
+
+def test_walk_with_stretches_of_tiny_and_of_full_size_records():
+    """Chains over tiny records have many more steps: the walk seeds them again (levels)."""
+    rng = np.random.default_rng(11)
+    shb = struct.pack("<IIIHHq", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1) + struct.pack("<I", 28)
+    idb = struct.pack("<IIHHI", 1, 20, 1, 0, 0) + struct.pack("<I", 20)
+    parts = [shb, idb]
+    for stretch in range(40):
+        tiny = stretch % 2 == 0
+        for i in range(3000 if tiny else 150):
+            n = int(rng.integers(0, 8)) if tiny else 1514
+            pad = -n % 4
+            blen = 32 + n + pad
+            parts.append(struct.pack("<IIIIIII", 6, blen, 0, 0, i, n, n) + bytes(n + pad) + struct.pack("<I", blen))
+    data = b"".join(parts)
+    (fb, base, scan), = scans(data)
+    assert scan.offsets.tolist() == _pcapng_offsets(data)
+    df = read_capture(data)
+    assert len(df) == 20 * 3000 + 20 * 150

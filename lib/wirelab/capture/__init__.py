@@ -1,11 +1,14 @@
 """Capture and analysis: dumpcap in, a fast loader, Wireshark's TCP analysis, overhead from the wire.
 
 Read in this order: ``loader`` (``read_capture``: pcap/pcapng → DataFrame; it
-uses ``files`` for the record layout, ``walk`` to find records fast, ``fields``
-and ``dissect`` to read headers with numpy, ``formats`` for the byte tables),
-``flows`` (conversations, I/O graph), ``tcp_analysis`` (Wireshark's
-retransmission/loss flags), ``udp_loss`` (sequence numbers in datagrams),
-``overhead`` (what the wire carried → ``wirelab.model``), ``live`` (dumpcap),
+uses ``source`` for windows of the file, ``files``/``pcap``/``pcapng`` for the
+record layouts, ``walk`` to find records fast, ``decode``, ``fields`` and
+``dissect`` to read headers with numpy, ``formats`` for the byte tables),
+``stream`` (``iter_capture``: any size, in chunks), ``flows`` (conversations,
+I/O graph), ``tcp_analysis`` (Wireshark's retransmission/loss flags),
+``udp_loss`` (sequence numbers in datagrams), ``overhead`` (what the wire
+carried → ``wirelab.model``), ``dataset`` (a capture as parquet, queried with
+DuckDB: ``sql_flows``, ``sql_tcp``, ``sql_overhead``; or with Dask), ``live`` (dumpcap),
 ``wireshark`` (tshark for the details), ``pyshark_jupyter`` (pyshark, file and
 live, safe inside Jupyter), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua
 dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
@@ -23,7 +26,9 @@ _EXPORTS = {
     "pyshark_packets": "wireshark", "tcp_analysis_flags": "wireshark",
     "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "wireshark",
     "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
-    "PPCB": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout", "layout": "scapy_layout",
+    "PPCB": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
+    "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
+    "CaptureDataset": "dataset", "FLAGS": "tcp_analysis",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -57,23 +57,17 @@ class FileBytes:
     def u32(self, pos, big: bool):
         return self.get(">u4" if big else "<u4", pos)
 
-    def u32_either(self, pos, big: np.ndarray):
-        """u32 where each position has its own byte order (pcapng sections)."""
-        if not big.any():
-            return self.u32(pos, False)
-        if big.all():
-            return self.u32(pos, True)
-        return np.where(big, self.u32(pos, True), self.u32(pos, False))
-
-    def grid(self, dtype: str, first: int, spacing: int, count: int, cols: int, step: int) -> np.ndarray:
-        """Values at ``first + r*spacing + c*step`` as a (count × cols) strided view (no copy)."""
+    def windows(self, dtype: str, starts: np.ndarray, cols: int, step: int) -> np.ndarray:
+        """Values at ``starts[r] + c*step`` (c < cols) as a (rows × cols) array; positions past
+        the end read the last value there is (the caller drops those candidates)."""
         view = self.view(dtype)
-        while count > 0 and first + (count - 1) * spacing + (cols - 1) * step >= view.size:
-            count -= 1
-        if count <= 0:
-            return np.zeros((0, cols), dtype=view.dtype)
-        return np.lib.stride_tricks.as_strided(view[first:], shape=(count, cols),
-                                               strides=(spacing, step), writeable=False)
+        span = (cols - 1) * step
+        if view.size <= span:
+            return np.zeros((starts.size, cols), dtype=view.dtype)
+        slide = np.lib.stride_tricks.as_strided(view, shape=(view.size - span, cols),
+                                                strides=(view.strides[0], step * view.strides[0]),
+                                                writeable=False)
+        return slide[np.minimum(starts, view.size - span - 1)]
 
     def rows(self, start: np.ndarray, width: int) -> np.ndarray:
         """The ``width`` bytes from each start, as a (len(start) × width) array (zero past the end)."""

@@ -103,7 +103,7 @@ def flows(df: pd.DataFrame, *, min_packets: int = 1, later_fragments: bool = Tru
         dur = out["duration"].where(out["duration"] > 0)
         out["throughput_bps"] = out["bytes"] * 8 / dur
         out["goodput_bps"] = out[["payload_a_to_b", "payload_b_to_a"]].max(axis=1) * 8 / dur
-    out = out[out["packets"] >= min_packets].sort_values("bytes", ascending=False)
+    out = out[out["packets"] >= min_packets].sort_values("bytes", ascending=False, kind="stable")
     return out[cols].reset_index(drop=True)
 
 

@@ -16,30 +16,38 @@ Columns (missing values are <NA>; an unreadable header leaves its fields missing
     tcp_mss, tcp_wscale                announced in SYN segments only
     payload_len   transport payload bytes in this frame (a later fragment: all its IP data)
     vlan          outer 802.1Q VLAN id
-    linktype, iface                    link-layer type and pcapng interface index
+    linktype, iface                    link-layer type and pcapng interface index (-1: not described)
     payload_offset                     where the transport payload starts in the frame
     file_offset                        where the frame starts in the file (to read payload bytes)
 
 ``df.attrs["capture"]`` holds the file format, the interfaces (name, link
 type, snaplen, drops from pcapng statistics blocks) and notes about damage.
+
+The file is read a window at a time (``decode``), so what it costs in memory
+is the DataFrame, not the file. For a capture larger than memory, read it
+in chunks with ``stream.iter_capture`` or convert it once into a parquet
+dataset (``dataset.convert``) and query that with DuckDB.
 """
 from __future__ import annotations
 
 import ipaddress
 import mmap
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import CaptureError
-from .dissect import L3_NAMES, dissect
-from .fields import FileBytes
-from .files import Records, read_records
+from .decode import Part, allocate, decode_into, grow, scans, shrink
+from .dissect import L3_NAMES
 from .formats import IP_PROTO
 
-__all__ = ["read_capture", "capture_info"]
+__all__ = ["read_capture", "capture_info", "frame_from_part", "COLUMNS"]
+
+#: read_capture keeps every packet in memory anyway: bigger windows of the file cost less per record
+WHOLE_FILE_WINDOW = 512 << 20
 
 #: integer columns in the order they appear
 INT_COLUMNS = ["sport", "dport", "ip_len", "ttl", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
@@ -52,7 +60,8 @@ COLUMNS = ["time", "frame_len", "cap_len", "l3", "src", "dst", "proto", "sport",
 
 
 def _buffer(source):
-    """The file's bytes: a memory map for a path, the contents for a file object."""
+    """The file's bytes: a memory map for a path, the contents for a file object
+    (for the few readers that jump to payload bytes, e.g. ``udp_loss``)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source)
     if hasattr(source, "read"):
@@ -76,10 +85,9 @@ def _int(values: np.ndarray, ok: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(values.astype(np.int64, copy=False), ~ok)
 
 
-def _addresses(fields: dict) -> tuple[pd.Categorical, pd.Categorical]:
+def _addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
     """src and dst as categoricals sharing one set of address strings."""
-    (s4, s4ok), (d4, d4ok) = fields["src4"], fields["dst4"]
-    (s6, s6ok), (d6, d6ok) = fields["src6"], fields["dst6"]
+    s4, s4ok, d4, d4ok = part["src4"], part["src4_ok"], part["dst4"], part["dst4_ok"]
     src = np.full(s4.size, -1, dtype=np.int64)
     dst = np.full(s4.size, -1, dtype=np.int64)
     codes4, uniq4 = pd.factorize(np.concatenate([s4[s4ok], d4[d4ok]]))
@@ -87,7 +95,8 @@ def _addresses(fields: dict) -> tuple[pd.Categorical, pd.Categorical]:
     k = int(s4ok.sum())
     src[s4ok] = codes4[:k]
     dst[d4ok] = codes4[k:]
-    if s6ok.any() or d6ok.any():
+    s6, s6ok, d6, d6ok = part["src6"], part["src6_ok"], part["dst6"], part["dst6_ok"]
+    if s6 is not None and (s6ok.any() or d6ok.any()):
         six = np.concatenate([s6[s6ok], d6[d6ok]]).view("S16").ravel()
         codes6, uniq6 = pd.factorize(six)
         k = int(s6ok.sum())
@@ -99,9 +108,9 @@ def _addresses(fields: dict) -> tuple[pd.Categorical, pd.Categorical]:
             pd.Categorical.from_codes(dst, categories=cats))
 
 
-def _protocols(fields: dict) -> pd.Categorical:
-    proto, ok = fields["ip_proto"]
-    numbers = np.flatnonzero(np.bincount(proto[ok], minlength=256))
+def _protocols(part: Part) -> pd.Categorical:
+    proto, ok = part["ip_proto"], part["ip_proto_ok"]
+    numbers = np.flatnonzero(np.bincount(proto[ok] & 0xFF, minlength=256))
     names = [IP_PROTO.get(int(p), f"ip-proto-{int(p)}") for p in numbers]
     table = np.full(256, -1, dtype=np.int64)
     table[numbers] = np.arange(numbers.size)
@@ -109,39 +118,63 @@ def _protocols(fields: dict) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=names)
 
 
-def frame_from_records(fb: FileBytes, rec: Records) -> pd.DataFrame:
-    """Dissect every record and assemble the DataFrame."""
-    linktype = rec.linktype
-    fields = dissect(rec.headers, linktype, rec.frame_len)
-    src, dst = _addresses(fields)
-    data = {"time": rec.time, "frame_len": rec.frame_len, "cap_len": rec.cap_len,
-            "l3": pd.Categorical.from_codes(fields["l3"].astype(np.int64), categories=L3_NAMES),
-            "src": src, "dst": dst, "proto": _protocols(fields)}
+def frame_from_part(part: Part, info: dict | None = None) -> pd.DataFrame:
+    """Columns from ``decode`` → the DataFrame (``info`` goes to ``df.attrs["capture"]``)."""
+    src, dst = _addresses(part)
+    data = {"time": part["time"], "frame_len": part["frame_len"], "cap_len": part["cap_len"],
+            "l3": pd.Categorical.from_codes(part["l3"].astype(np.int64), categories=L3_NAMES),
+            "src": src, "dst": dst, "proto": _protocols(part)}
     for name in INT_COLUMNS:
-        data[name] = _int(*fields[name])
-    more, ok = fields["more_frags"]
-    data["more_frags"] = pd.arrays.BooleanArray(more, ~ok)
-    data["linktype"] = linktype
-    data["iface"] = rec.iface
-    data["file_offset"] = rec.start
+        data[name] = _int(part[name], part[name + "_ok"])
+    data["more_frags"] = pd.arrays.BooleanArray(part["more_frags"], ~part["more_frags_ok"])
+    for name in ("linktype", "iface", "file_offset"):
+        data[name] = part[name]
     df = pd.DataFrame({c: data[c] for c in COLUMNS}, copy=False)
-    df.attrs["capture"] = capture_info(rec)
+    if info is not None:
+        df.attrs["capture"] = info
     return df
 
 
-def capture_info(rec: Records) -> dict:
+def capture_info(state: dict, packets: int) -> dict:
     """File-level facts: format, interfaces (with drop counts), notes."""
-    return {"format": rec.format, "packets": int(rec.start.size), "notes": list(rec.notes),
-            "interfaces": [vars(i).copy() for i in rec.interfaces]}
+    reader = state["reader"]
+    return {"format": reader.format, "packets": int(packets), "notes": list(state["notes"]),
+            "interfaces": [vars(i).copy() for i in reader.interfaces]}
 
 
-def read_capture(source) -> pd.DataFrame:
+def read_capture(source, *, chunk_packets: int | None = None):
     """Read a pcap/pcapng file (path, bytes or binary file object) into a DataFrame.
 
     Raises ``CaptureError`` only when the input is not a capture at all;
     damage inside the file gives the readable packets and a note in
-    ``df.attrs["capture"]["notes"]``.
+    ``df.attrs["capture"]["notes"]``. With ``chunk_packets`` it returns an
+    iterator of DataFrames of at most that many rows instead (memory stays
+    bounded whatever the file's size: ``stream.iter_capture``).
     """
-    buf = _buffer(source)
-    fb = FileBytes(buf)
-    return frame_from_records(fb, read_records(fb))
+    if chunk_packets is not None:
+        from .stream import iter_capture
+        return iter_capture(source, chunk_packets=chunk_packets)
+    if hasattr(source, "read") and not _is_plain_file(source):
+        source = _buffer(source)                 # a stream, BytesIO, a file read into: read it all
+    state: dict = {}
+    out, at = None, 0
+    found = scans(source, window_bytes=WHOLE_FILE_WINDOW, state=state)
+    while (item := next(found, None)) is not None:
+        fb, base, scan = item
+        del item                  # (so that the window is unmapped before the next one is)
+        need = at + scan.offsets.size
+        if out is None or need > out["time"].size:     # room for the rest of the file, estimated
+            rest = state["windows"].size_after(base + fb.n)
+            out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
+        at += decode_into(out, at, fb, state["reader"], scan, base)
+        del fb
+    state["windows"].close()
+    return frame_from_part(shrink(out or allocate(0), at), capture_info(state, at))
+
+
+def _is_plain_file(f) -> bool:
+    """A regular file object at its start (read through memory maps, not into memory)."""
+    try:
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode) and f.tell() == 0
+    except (AttributeError, OSError, ValueError):
+        return False

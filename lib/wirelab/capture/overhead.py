@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CaptureError
-from ..model import HeaderStack, Prediction, predict
+from ..model import ETHERNET, HeaderStack, Prediction, predict
 from .flows import conversation_ids
 from .tcp_analysis import tcp_analysis
 
-__all__ = ["WireOverhead", "read_overhead", "CaptureVerdict", "predict_from_capture", "capture_warnings"]
+__all__ = ["WireOverhead", "read_overhead", "CaptureVerdict", "predict_from_capture", "predict_from_overhead",
+           "capture_warnings"]
 
-ETHERNET_HEADER = 14
+ETHERNET_HEADER = ETHERNET["header"]     # the one value, from the model
 VLAN_TAG = 4
 
 
@@ -183,7 +184,12 @@ def predict_from_capture(df: pd.DataFrame, rate_bps: float, *, wire: str = "emul
     use ``"real"`` (38 B) for a capture of a physical link. ``model_args`` go to
     ``predict`` (``rtt_s``, ``loss``, ``window_bytes``...).
     """
-    ov = read_overhead(df, conv=conv)
+    return predict_from_overhead(read_overhead(df, conv=conv), rate_bps, wire=wire, **model_args)
+
+
+def predict_from_overhead(ov: WireOverhead, rate_bps: float, *, wire: str = "emulated",
+                          **model_args) -> CaptureVerdict:
+    """``predict_from_capture`` for an overhead already read (e.g. from a capture dataset)."""
     payload = None if ov.proto == "tcp" else ov.payload
     pred = predict(ov.proto if ov.proto in ("tcp", "udp") else "udp", rate_bps, mtu=ov.mtu,
                    payload=payload, ip_version=ov.ip_version,

@@ -5,10 +5,12 @@ so record k+1 starts where record k ends. Following that chain one record at
 a time in Python costs ~0.4 µs per packet, too slow for millions. So we
 follow many chains at once with numpy:
 
-1. seed: guess a record start every few hundred records (a position whose
-   header looks right, checked on three consecutive records);
+1. seed: guess a record start every so many bytes (a position whose header
+   looks right, checked on three consecutive records);
 2. run all chains in lock-step, one vectorised step per record, each chain
-   stopping where the next seed begins;
+   stopping where the next seed begins. Where records are small a chain has
+   more of them to walk; when half the chains are done, the stretches still
+   to walk are seeded again, so no chain walks much longer than the others;
 3. stitch: starting from the file's true first record, follow the chains;
    when a chain ends exactly on the next seed, that seed was a real record
    start. When it does not (a wrong guess), step on one record at a time
@@ -18,7 +20,7 @@ Because the step is deterministic, the result is exactly what the plain
 one-record-at-a-time walk gives; the seeds only make it fast.
 
 A ``Layout`` tells the walker how to read one record format (classic pcap
-record headers or pcapng blocks): see ``formats.py``.
+record headers or pcapng blocks): see ``files.py``.
 """
 from __future__ import annotations
 
@@ -34,113 +36,107 @@ __all__ = ["Layout", "walk"]
 class Layout:
     """How to step over one kind of record.
 
-    ``step(pos) -> (next_pos, ok)``: vectorised over an int64 array of record
-    starts; ``ok`` is False where the record is not readable (the walk stops).
+    ``step(pos) -> (next_pos, ok, kind)``: vectorised over an int64 array of
+    record starts (each ≤ data_len − min_header); ``ok`` is False where the
+    record is not readable (the walk stops there); ``kind`` is the record's
+    type (pcapng block type; 0 for pcap), kept with each offset.
     ``plausible(pos)``: True where a record very probably starts (for seeds).
     ``align``: records start on multiples of this many bytes (pcapng: 4).
     ``min_header``: bytes a record needs before its length can be read.
-    ``screen(first, spacing, count, cols)``: optional cheap test of the
-    candidate grid ``first + r*spacing + c*align`` → bool array (count × cols).
+    ``screen(starts, cols)``: a cheap first test of the candidates
+    ``starts[r] + c*align`` (c < cols) → bool array (rows × cols).
+    ``step1(pos) -> (next_pos, ok, kind)``: ``step`` for one position, in plain
+    Python (a small file, or the stitching, walks one record at a time).
     """
-    step: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+    step: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
     plausible: Callable[[np.ndarray], np.ndarray]
     align: int
     min_header: int
-    screen: Callable[[int, int, int, int], np.ndarray] | None = None
+    screen: Callable[[np.ndarray, int], np.ndarray]
+    step1: Callable[[int], tuple[int, bool, int]]
 
 
-def _scalar_walk(layout: Layout, start: int, end: int, limit: int) -> tuple[list[int], int, bool]:
-    """Walk up to ``limit`` records one by one; returns (starts, next, stopped)."""
+def _scalar_walk(layout: Layout, start: int, end: int, limit: int):
+    """Walk up to ``limit`` records one by one; returns (starts, kinds, next, stopped)."""
     starts: list[int] = []
+    kinds: list[int] = []
     pos = start
     while len(starts) < limit:
         if pos + layout.min_header > end:
-            return starts, pos, True
-        nxt, ok = layout.step(np.array([pos], dtype=np.int64))
-        if not ok[0]:
-            return starts, pos, True
+            return starts, kinds, pos, True
+        nxt, ok, kind = layout.step1(pos)
+        if not ok:
+            return starts, kinds, pos, True
         starts.append(pos)
-        pos = int(nxt[0])
-    return starts, pos, False
+        kinds.append(kind)
+        pos = nxt
+    return starts, kinds, pos, False
 
 
-def _seeds(layout: Layout, start: int, end: int, spacing: int, window: int) -> np.ndarray:
-    """One plausible record start in each window of ``window`` bytes, every ``spacing`` bytes."""
-    spacing -= spacing % layout.align
-    first = start + spacing
-    count = max((end - layout.min_header - first) // spacing, 0)
+def _seeds(layout: Layout, starts: np.ndarray, end: int, window: int) -> np.ndarray:
+    """For each window ``[s, s + window)``, the first position where a record very probably
+    starts (it and the next two records look right), or -1."""
     cols = max(window // layout.align, 1)
-    if count == 0:
-        return np.zeros(0, dtype=np.int64)
-    if layout.screen is not None:         # a cheap first test on a strided view, no index arrays
-        rows, colidx = np.nonzero(layout.screen(first, spacing, count, cols))
-        cand = first + rows.astype(np.int64) * spacing + colidx.astype(np.int64) * layout.align
-    else:
-        cand = (first + np.arange(count, dtype=np.int64)[:, None] * spacing
-                + np.arange(cols, dtype=np.int64)[None, :] * layout.align).ravel()
-    cand = cand[cand + layout.min_header <= end]
+    out = np.full(starts.size, -1, dtype=np.int64)
+    if starts.size == 0:
+        return out
+    rows, colidx = np.nonzero(layout.screen(starts, cols))
+    cand = starts[rows] + colidx.astype(np.int64) * layout.align
+    keep = cand + layout.min_header <= end
+    rows, cand = rows[keep], cand[keep]
     good = layout.plausible(cand)
     pos = cand
     for _ in range(2):     # the next two records must look right too
-        nxt, ok = layout.step(pos)
+        nxt, ok, _ = layout.step(pos)
         good &= ok & (nxt + layout.min_header <= end)
         good[good] = layout.plausible(nxt[good])
         pos = np.where(good, nxt, pos)
-    window_of = (cand - start) // spacing
-    first_good = np.unique(window_of[good], return_index=True)[1]
-    return cand[good][first_good]
+    rows, cand = rows[good], cand[good]
+    first = np.unique(rows, return_index=True)[1]       # candidates come row by row, in order
+    out[rows[first]] = cand[first]
+    return out
 
 
-def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 256) -> np.ndarray:
-    """Offsets (int64, in order) of every readable record from ``start`` to ``data_len``."""
-    head, pos, stopped = _scalar_walk(layout, start, data_len, 256)
+def _window_starts(begin: np.ndarray, end: np.ndarray, spacing: np.ndarray, align: int):
+    """Window starts ``begin + k·spacing`` (k ≥ 1) inside each stretch [begin, end), as
+    (starts, index of the stretch each belongs to)."""
+    spacing = np.maximum(spacing - spacing % align, align)
+    count = np.maximum((end - begin - 1) // spacing, 0)
+    owner = np.repeat(np.arange(begin.size), count)
+    k = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count) + 1
+    return begin[owner] + k * spacing[owner], owner
+
+
+def _arrays(starts: list, kinds: list) -> tuple[np.ndarray, np.ndarray]:
+    return np.array(starts, dtype=np.int64), np.array(kinds, dtype=np.int64)
+
+
+def walk(layout: Layout, data_len: int, start: int, *,
+         chain_records: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (int64, in order) of every readable record from ``start`` to ``data_len``,
+    and each record's kind."""
+    head, head_kinds, pos, stopped = _scalar_walk(layout, start, data_len, 32)
     if stopped:
-        return np.array(head, dtype=np.int64)
+        return _arrays(head, head_kinds)
     mean = max((pos - start) / len(head), 1.0)
-    spacing = int(mean * chain_records)
-    if data_len - pos < 4 * spacing:   # small file: the simple walk is fast enough
-        rest, _, _ = _scalar_walk(layout, pos, data_len, data_len)
-        return np.array(head + rest, dtype=np.int64)
-    window = int(min(max(2 * mean, 64), 16384))     # usually holds a record start; if not, a longer chain
-    seeds = np.concatenate([[pos], _seeds(layout, pos, data_len, spacing, window)])
-    seeds = np.unique(seeds)
-
-    # 2. all chains in lock-step
-    limits = np.append(seeds[1:], data_len)
-    cur = seeds.copy()
-    active = np.arange(seeds.size)
-    rec_pos, rec_chain = [], []
-    ends = np.full(seeds.size, -1, dtype=np.int64)   # where each chain stopped
-    steps = 0
-    while active.size:
-        steps += 1
-        if steps > 16 * chain_records:        # a wrong seed walking tiny steps: give up on it
-            ends[active] = cur[active]
-            break
-        p = cur[active]
-        inside = p + layout.min_header <= data_len
-        nxt, ok = layout.step(np.where(inside, p, start))
-        ok &= inside
-        rec_pos.append(p[ok])
-        rec_chain.append(active[ok])
-        ends[active[~ok]] = p[~ok]
-        cur[active[ok]] = nxt[ok]
-        go = ok & (nxt < limits[active])
-        done = ok & ~go
-        ends[active[done]] = nxt[done]
-        active = active[go]
-    # positions by chain, then by step: a chain records its k-th position at step k, no sort needed
-    counts = np.bincount(np.concatenate(rec_chain), minlength=seeds.size) if rec_chain else \
-        np.zeros(seeds.size, dtype=np.int64)
-    offset = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    pos_all = np.empty(int(counts.sum()), dtype=np.int64)
-    for k, (p, a) in enumerate(zip(rec_pos, rec_chain)):
-        pos_all[offset[a] + k] = p
+    records = max(data_len - pos, 0) / mean
+    if chain_records is None:        # ~2·√records chains balance the cost of steps and of seeds
+        chain_records = int(min(max(0.5 * records ** 0.5, 32), 4096))
+    if records < 8192:                # a small file: the simple walk is fast enough (~0.4 µs a record)
+        rest, rest_kinds, _, _ = _scalar_walk(layout, pos, data_len, data_len)
+        return _arrays(head + rest, head_kinds + rest_kinds)
+    window = int(min(max(mean, 64), 16384))     # usually holds a record start; if not, a longer chain
+    starts, _ = _window_starts(np.array([pos]), np.array([data_len - window]),
+                               np.array([int(mean * chain_records)]), layout.align)
+    seeds = _seeds(layout, starts, data_len, window)
+    seeds = np.unique(np.concatenate([[pos], seeds[seeds >= 0]]))
+    seeds, pos_all, kind_all, counts, ends = _lock_step(layout, seeds, data_len, window, chain_records)
+    offset = np.cumsum(counts) - counts
     chain_stop = offset + counts
 
-    pieces = [np.array(head, dtype=np.int64)]
+    pieces = [_arrays(head, head_kinds)]
     if np.array_equal(ends[:-1], seeds[1:]):    # every seed was a true record start
-        pieces.append(pos_all)
+        pieces.append((pos_all, kind_all))
         e = int(ends[-1])
         sorted_pos = np.zeros(0, dtype=np.int64)
     else:
@@ -155,12 +151,90 @@ def walk(layout: Layout, data_len: int, start: int, *, chain_records: int = 256)
         if i < sorted_pos.size and sorted_pos[i] == e:
             k = by_pos[i]
             c = chain_all[k]
-            pieces.append(pos_all[k:chain_stop[c]])
+            pieces.append((pos_all[k:chain_stop[c]], kind_all[k:chain_stop[c]]))
             e = int(ends[c])
             continue
-        one, nxt, stopped = _scalar_walk(layout, e, data_len, 1)
+        one, one_kind, nxt, stopped = _scalar_walk(layout, e, data_len, 1)
         if stopped:
             break
-        pieces.append(np.array(one, dtype=np.int64))
+        pieces.append(_arrays(one, one_kind))
         e = nxt
-    return np.concatenate(pieces)
+    return np.concatenate([p for p, _ in pieces]), np.concatenate([k for _, k in pieces])
+
+
+def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, chain_records: int):
+    """2. Run a chain from every seed in lock-step, each until the next seed or a record it
+    cannot read. Returns the seeds (more are added on the way), every chain's positions
+    chain after chain (and their kinds), how many per chain, and where each chain stopped."""
+    last = data_len - layout.min_header        # a record starting after this cannot be read
+    starts = seeds.copy()                      # every chain's first position (its id: the index)
+    ends = np.zeros(seeds.size, dtype=np.int64)
+    levels = []                                # (chain ids, chains × steps tables: positions or -1, kinds)
+    ids = np.arange(seeds.size)
+    cur = seeds.copy()
+    limit = np.append(seeds[1:], data_len)
+    budget = 16 * chain_records                # a wrong seed walking tiny steps gives up after this
+    while ids.size and budget > 0:
+        columns, kinds, live, began = [], [], np.ones(ids.size, dtype=bool), cur
+        while budget > 0:
+            budget -= 1
+            nxt, ok, kind = layout.step(np.minimum(cur, last))
+            ok &= live & (cur <= last)
+            columns.append(np.where(ok, cur, -1))
+            kinds.append(kind)
+            cur = np.where(ok, nxt, cur)
+            live = ok & (cur < limit)
+            if len(columns) % 8 == 0 and np.count_nonzero(live) * 2 <= ids.size:
+                break
+        table = np.stack(columns, axis=1)
+        levels.append((ids, table, np.stack(kinds, axis=1)))
+        ends[ids] = cur
+        rest = np.flatnonzero(live)
+        if rest.size == 0 or budget <= 0:
+            break
+        # seed the stretches still to walk, at the density these chains have shown, so the
+        # next level takes about half as many steps as this one
+        ids, cur, limit = ids[rest], cur[rest], limit[rest]
+        walked = np.maximum(np.count_nonzero(table[rest] >= 0, axis=1), 1)
+        mean = (cur - began[rest]) / walked
+        spacing = np.maximum(mean * max(len(columns) // 2, 16), window).astype(np.int64)
+        win, owner = _window_starts(cur, limit - window, spacing, layout.align)
+        new = _seeds(layout, win, data_len, window)
+        found = new >= 0
+        new, owner = new[found], owner[found]
+        if new.size == 0:
+            continue
+        # in each stretch the old chain now runs to the first new seed, each new seed to the next
+        first_new = np.full(ids.size, -1)
+        first_new[owner[::-1]] = np.arange(new.size)[::-1]
+        new_limit = np.append(new[1:], 0)
+        last_of_stretch = np.append(owner[1:] != owner[:-1], True)
+        new_limit[last_of_stretch] = limit[owner[last_of_stretch]]
+        limit = np.concatenate([np.where(first_new >= 0, new[np.maximum(first_new, 0)], limit), new_limit])
+        ids = np.concatenate([ids, np.arange(new.size) + starts.size])
+        cur = np.concatenate([cur, new])
+        starts = np.concatenate([starts, new])
+        ends = np.concatenate([ends, new])
+    # every chain's positions, chains in the order of their first position
+    order = np.argsort(starts, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    counts = np.zeros(starts.size, dtype=np.int64)
+    found_by_level = []
+    for lvl_ids, table, kind_table in levels:
+        kept = table >= 0
+        n = np.count_nonzero(kept, axis=1)
+        found_by_level.append((lvl_ids, n, table[kept], kind_table[kept]))
+        counts[lvl_ids] += n
+    counts_sorted = counts[order]
+    begin = np.cumsum(counts_sorted) - counts_sorted
+    filled = np.zeros(starts.size, dtype=np.int64)
+    out = np.empty(int(counts.sum()), dtype=np.int64)
+    out_kind = np.empty(out.size, dtype=np.int64)
+    for lvl_ids, n, found, found_kind in found_by_level:
+        at = begin[rank[lvl_ids]] + filled[lvl_ids]
+        dest = np.repeat(at, n) + np.arange(found.size) - np.repeat(np.cumsum(n) - n, n)
+        out[dest] = found
+        out_kind[dest] = found_kind
+        filled[lvl_ids] += n
+    return starts[order], out, out_kind, counts_sorted, ends[order]

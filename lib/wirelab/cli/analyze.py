@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 from .. import units
 from . import args as types
@@ -14,14 +15,14 @@ def add_parser(subparsers):
                               "TCP retransmissions and losses (like Wireshark's tcp.analysis flags), the "
                               "overhead of the main flow read from the wire and, with --rate, the goodput "
                               "the model predicts for it beside the goodput measured.")
-    p.add_argument("file", help="a .pcap or .pcapng file")
+    p.add_argument("file", help="a .pcap or .pcapng file, or a dataset folder (wirelab capture convert)")
+    p.add_argument("--no-ppcb", dest="ppcb", action="store_false",
+                   help="skip decoding PPCB with the kit's Wireshark dissector (needs tshark)")
     p.add_argument("--rate", type=types.rate, default=None,
                    help="link rate the capture went through, e.g. 10mbit (enables the prediction)")
     p.add_argument("--wire", choices=["real", "emulated"], default="emulated",
                    help="emulated: 14 B/frame as tbf charges (default); real: 38 B of Ethernet")
     p.add_argument("--flows", type=int, default=10, metavar="N", help="show the N biggest flows")
-    p.add_argument("--no-ppcb", dest="ppcb", action="store_false",
-                   help="skip decoding PPCB with the kit's Wireshark dissector (needs tshark)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -54,27 +55,40 @@ def _ppcb(path, frames: int) -> dict:
 
 def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10,
            ppcb: bool = True) -> dict:
-    """Everything ``analyze`` prints, as plain data."""
-    from ..capture import flows, predict_from_capture, read_capture, read_overhead, tcp_analysis
-    from ..capture.tcp_analysis import FLAGS     # numpy and pandas: only when a capture is read
+    """Everything ``analyze`` prints, as plain data (a capture file, or a dataset folder
+    written by ``wirelab capture convert``: then DuckDB does the work, out of core)."""
+    # numpy, pandas and DuckDB: imported only when a capture is read
+    from ..capture import flows, read_capture, read_overhead, tcp_analysis
+    from ..capture.dataset import INFO, open_dataset
+    from ..capture.sql_tcp import flag_counts
+    from ..capture.tcp_analysis import FLAGS
 
+    if (Path(path) / INFO).is_file():
+        with open_dataset(path) as ds:
+            return _report(path, ds.info, len(ds), ds.flows().head(top), flag_counts(ds),
+                           ds.read_overhead, rate_bps, wire)
     df = read_capture(path)
-    info = df.attrs["capture"]
-    table = flows(df).head(top)
     flags = tcp_analysis(df)
-    out = {"file": str(path), "format": info["format"], "packets": len(df),
+    out = _report(path, df.attrs["capture"], len(df), flows(df).head(top),
+                  {f: int(flags[f].sum()) for f in FLAGS}, lambda: read_overhead(df, flags=flags), rate_bps, wire)
+    if ppcb:
+        out["ppcb"] = _ppcb(path, len(df))
+    return out
+
+
+def _report(path, info: dict, packets: int, table, counts: dict, overhead, rate_bps, wire) -> dict:
+    out = {"file": str(path), "format": info["format"], "packets": packets,
            "interfaces": [{k: _clean(v) for k, v in i.items()} for i in info["interfaces"]],
            "notes": info["notes"],
            "flows": [{k: _clean(v) for k, v in row.items()} for row in table.astype(object).to_dict("records")],
-           "tcp_analysis": {f: int(flags[f].sum()) for f in FLAGS}}
-    if ppcb:
-        out["ppcb"] = _ppcb(path, len(df))
+           "tcp_analysis": counts}
+    from ..capture.overhead import predict_from_overhead
     try:
+        ov = overhead()
         if rate_bps:
-            verdict = predict_from_capture(df, rate_bps, wire=wire)
-            out.update(verdict.to_dict())
+            out.update(predict_from_overhead(ov, rate_bps, wire=wire).to_dict())
         else:
-            out["overhead"] = read_overhead(df, flags=flags).to_dict()
+            out["overhead"] = ov.to_dict()
     except Exception as err:  # noqa: BLE001 - a capture without a transfer still gets its flow table
         from ..errors import CaptureError
         if not isinstance(err, CaptureError):

@@ -31,6 +31,7 @@ _EXPORTS = {
     "Flow": "flows", "fairness": "flows", "read_sysctls": "meta", "two_clocks": "clocks",
     "offered_load_table": "offered_load", "buffers_table": "offered_load", "buffers_1s_table": "offered_load",
     "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",
+    "results_dataset": "dataset",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

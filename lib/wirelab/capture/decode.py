@@ -1,0 +1,145 @@
+"""A capture → columns of numpy arrays, one window of the file at a time.
+
+For each window (``source.Windows``) the reader (``pcap``/``pcapng``) finds
+the packet records (a ``Scan``); then, a block of 32768 records at a time,
+their first bytes are copied into one small array (``fields.Headers``), the
+record headers give lengths, times and interfaces, and ``dissect`` reads the
+packet headers. A block's arrays fit in the processor's cache, so the many
+numpy passes over them cost little.
+
+The columns (``Part``: name → array, and ``name + "_ok"`` → where the value
+could be read) are written into arrays allocated for all the packets they
+will hold (estimated from the first window), not concatenated afterwards.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from .dissect import dissect
+from .fields import FileBytes, Headers
+from .files import Scan, open_reader
+from .source import WINDOW_BYTES, Windows
+
+__all__ = ["Part", "scans", "allocate", "grow", "shrink", "decode_into", "windows", "BLOCK_PACKETS",
+           "ADDRESS6"]
+
+BLOCK_PACKETS = 32768
+Part = dict
+#: columns of 16 bytes per packet (IPv6 addresses): allocated only when a capture has IPv6
+ADDRESS6 = ("src6", "dst6")
+_RECORD = {"time": np.float64, "frame_len": np.int64, "cap_len": np.int64, "linktype": np.int64,
+           "iface": np.int64, "file_offset": np.int64, "l3": np.int8}
+_DISSECTED = ["vlan", "ip_len", "ttl", "ip_id", "frag_offset", "more_frags", "ip_proto", "src4", "dst4",
+              "sport", "dport", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len",
+              "payload_len", "payload_offset", "tcp_mss", "tcp_wscale"]
+
+
+def allocate(n: int) -> Part:
+    """Empty columns for ``n`` packets."""
+    out: Part = {name: np.empty(n, dtype=dtype) for name, dtype in _RECORD.items()}
+    for name in _DISSECTED:
+        out[name] = np.empty(n, dtype=bool if name == "more_frags" else np.int64)
+        out[name + "_ok"] = np.empty(n, dtype=bool)
+    for name in ADDRESS6:
+        out[name], out[name + "_ok"] = None, np.zeros(n, dtype=bool)
+    return out
+
+
+def grow(out: Part | None, used: int, size: int) -> Part:
+    """``out`` with room for ``size`` packets (its first ``used`` kept)."""
+    bigger = allocate(size)
+    if out is not None:
+        for name, values in out.items():
+            if values is not None:
+                if bigger[name] is None:
+                    bigger[name] = np.zeros((size, 16), dtype=np.uint8)
+                bigger[name][:used] = values[:used]
+    return bigger
+
+
+def shrink(out: Part, used: int) -> Part:
+    """The first ``used`` packets of ``out`` (views, no copy)."""
+    return {name: None if values is None else values[:used] for name, values in out.items()}
+
+
+def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None) -> Iterator[tuple]:
+    """(file bytes of the window, its offset in the file, the packets it holds) for every window.
+
+    ``state`` (a dict) receives ``reader`` (``format``, ``interfaces``), ``notes``
+    and ``windows`` (the ``source.Windows``).
+    """
+    src = Windows(source, window_bytes)
+    reader = open_reader(src.head())
+    state = {} if state is None else state
+    state.update(reader=reader, notes=[], windows=src)
+    start = reader.first_record
+    windows = iter(src)
+    while (window := next(windows, None)) is not None:
+        base, data, final = window
+        fb = FileBytes(data)
+        del window, data          # no reference to a window outlives it: one is mapped at a time
+        scan = reader.scan(fb, base, start - base, final)
+        state["notes"] += scan.notes
+        src.resume_at(scan.resume)
+        yield fb, base, scan
+        del fb
+        if scan.resume is None:
+            break
+        start = scan.resume
+
+
+def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int,
+                pick: slice = slice(None)) -> int:
+    """Decode the packets ``pick`` of a window's scan into ``out`` from row ``at``; returns
+    the number written."""
+    first, stop, _ = pick.indices(scan.offsets.size)
+    table = np.array([i.linktype for i in reader.interfaces] + [-1], dtype=np.int64)
+    for a in range(first, stop, BLOCK_PACKETS):
+        block = slice(a, min(a + BLOCK_PACKETS, stop))
+        rows = slice(at + a - first, at + block.stop - first)
+        h = Headers(fb, scan.offsets[block], reader.lead(scan, block))
+        rec = reader.fields(h, scan, block, fb.n)
+        h.cap_len = rec.cap_len
+        linktype = table[rec.iface]            # -1 (not described) reads the last entry: -1
+        for name, value in (("time", rec.time), ("frame_len", rec.frame_len), ("cap_len", rec.cap_len),
+                            ("linktype", linktype), ("iface", rec.iface), ("file_offset", base + h.start)):
+            out[name][rows] = value
+        for name, value in dissect(h, linktype, rec.frame_len).items():
+            if not isinstance(value, tuple):
+                out[name][rows] = value
+                continue
+            values, ok = value
+            out[name + "_ok"][rows] = ok
+            if name in ADDRESS6:
+                if not ok.any():
+                    continue
+                for both in ADDRESS6:          # source and destination: both or neither
+                    if out[both] is None:
+                        out[both] = np.zeros((out["time"].size, 16), dtype=np.uint8)
+            out[name][rows] = values
+    return stop - first
+
+
+def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | None = None,
+            state: dict | None = None) -> Iterator[Part]:
+    """The columns of ``source``, window after window, each cut into parts of at most
+    ``chunk_packets`` packets (one pass over the file: for streams); at least one part."""
+    state = {} if state is None else state
+    any_packets = False
+    found = scans(source, window_bytes=window_bytes, state=state)
+    while (item := next(found, None)) is not None:
+        fb, base, scan = item
+        del item                  # (so that the window is unmapped before the next one is)
+        n = scan.offsets.size
+        step = chunk_packets or max(n, 1)
+        for a in range(0, n, step):
+            pick = slice(a, min(a + step, n))
+            out = allocate(pick.stop - a)
+            decode_into(out, 0, fb, state["reader"], scan, base, pick)
+            any_packets = True
+            yield out
+        del fb
+    if not any_packets:            # a capture without packets is one empty part (its facts go with it)
+        yield allocate(0)

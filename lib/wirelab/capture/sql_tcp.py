@@ -1,0 +1,143 @@
+"""Wireshark's TCP analysis flags over a capture dataset, in DuckDB SQL.
+
+The rules are those of ``tcp_analysis`` (Wireshark 4.0, packet-tcp.c,
+``tcp_analyze_sequence_number``; read that module's docstring first), written
+with window functions: per direction of a conversation, in file order,
+*nextseq* is the highest seq + length seen before the packet; "the reverse
+direction's state just before this packet" is the last value of the other
+direction's rows before it in the conversation.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from .sql_flows import conversations
+from .tcp_analysis import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
+
+__all__ = ["flags_sql", "tcp_flags", "tcp_analysis", "retransmission_summary", "flag_counts", "FLAGS"]
+
+_WRAP = "((({x} + 2147483648) % 4294967296 + 4294967296) % 4294967296) - 2147483648"  # signed mod 2^32
+
+
+def tcp_flags(ds) -> str:
+    """The table of ``flags_sql`` in dataset ``ds`` (computed once)."""
+    return ds.table("tcp_flags", flags_sql(conversations(ds, later_fragments=False)))
+
+
+def flags_sql(ids: str) -> str:
+    """A query: ``file_offset``, ``conv``, ``a_to_b`` and the six flags of every TCP segment;
+    ``ids``: the conversations (``sql_flows.conversations_sql(later_fragments=False)``)."""
+    rel_seq = _WRAP.format(x="seq - CASE WHEN ab THEN base_ab ELSE base_ba END")
+    rel_ack = _WRAP.format(x="ack - CASE WHEN ab THEN base_ba ELSE base_ab END")
+    rev = "CASE WHEN ab THEN {b} ELSE {a} END"
+    return f"""
+    WITH d AS (
+      SELECT i.conv, i.a_to_b AS ab, p.file_offset AS k, p.time AS t, p.tcp_seq AS seq,
+             coalesce(p.tcp_ack, 0) AS ack, coalesce(p.tcp_flags, 0) AS flags,
+             coalesce(p.tcp_win, 0) AS win, coalesce(p.payload_len, 0) AS len
+      FROM {ids} i JOIN packets p USING (file_offset)
+      WHERE p.proto = 'tcp' AND p.tcp_seq IS NOT NULL),
+    bases AS (
+      SELECT conv, coalesce(arg_min(seq, k) FILTER (WHERE ab), 0) AS base_ab,
+             coalesce(arg_min(seq, k) FILTER (WHERE NOT ab), 0) AS base_ba
+      FROM d GROUP BY conv),
+    r AS (
+      SELECT conv, ab, k, t, flags, win, len, {rel_seq} AS seq, {rel_ack} AS ack,
+             len + CASE WHEN flags & 2 > 0 THEN 1 ELSE 0 END + CASE WHEN flags & 1 > 0 THEN 1 ELSE 0 END AS seglen
+      FROM d JOIN bases USING (conv)),
+    s1 AS (
+      SELECT *, seq + seglen AS e,
+             max(seq + seglen) OVER before AS nextseq,
+             row_number() OVER dir AS rn,
+             last_value(CASE WHEN flags & 16 > 0 THEN ack END IGNORE NULLS) OVER before AS prev_ack,
+             lag(win) OVER dir AS prev_win
+      FROM r
+      WINDOW dir AS (PARTITION BY conv, ab ORDER BY k),
+             before AS (PARTITION BY conv, ab ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+    s2 AS (
+      SELECT *, rn = 1 OR e > nextseq AS new,
+             coalesce(rn > 1 AND seglen = 0 AND win <> 0 AND win = prev_win AND seq = nextseq
+                      AND ack = prev_ack AND flags & 7 = 0, false) AS duplicate_ack,
+             coalesce(rn > 1 AND seq > nextseq AND flags & 4 = 0, false) AS lost_segment,
+             coalesce(rn > 1 AND (seglen > 0 OR flags & 3 > 0) AND seq < nextseq
+                      AND NOT (seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0), false) AS behind
+      FROM s1),
+    s3 AS (   -- dupnum: duplicate ACKs in a row so far (rows since the last one that was not)
+      SELECT *, last_value(CASE WHEN new THEN t END IGNORE NULLS) OVER before AS nexttime,
+             rn - max(CASE WHEN NOT duplicate_ack THEN rn END) OVER (PARTITION BY conv, ab ORDER BY k
+                 ROWS UNBOUNDED PRECEDING) AS dupnum
+      FROM s2
+      WINDOW before AS (PARTITION BY conv, ab ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+    s5 AS (   -- the other direction's last dupnum, and its last ACK (value and time), before each row
+      SELECT *,
+        last_value(CASE WHEN ab THEN dupnum END IGNORE NULLS) OVER conv_before AS dup_ab,
+        last_value(CASE WHEN NOT ab THEN dupnum END IGNORE NULLS) OVER conv_before AS dup_ba,
+        last_value(CASE WHEN ab AND flags & 16 > 0 THEN {{'ack': ack, 't': t}} END IGNORE NULLS)
+            OVER conv_before AS acked_ab,
+        last_value(CASE WHEN NOT ab AND flags & 16 > 0 THEN {{'ack': ack, 't': t}} END IGNORE NULLS)
+            OVER conv_before AS acked_ba
+      FROM s3
+      WINDOW conv_before AS (PARTITION BY conv ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+    syn AS (
+      SELECT conv, arg_min(ab, k) AS syn_ab, arg_min(t, k) AS syn_t, min(k) AS syn_k
+      FROM r WHERE flags & 18 = 2 GROUP BY conv),
+    rtt AS (
+      SELECT s.conv, arg_min(r.t, r.k) - any_value(s.syn_t) AS rtt
+      FROM syn s JOIN r ON r.conv = s.conv AND r.k > s.syn_k AND r.ab = s.syn_ab AND r.flags & 18 = 16
+      GROUP BY s.conv),
+    s6 AS (
+      SELECT s5.*, CASE WHEN rtt.rtt IS NOT NULL AND rtt.rtt <> 0 THEN rtt.rtt
+                        ELSE {DEFAULT_OOO_THRESHOLD} END AS threshold,
+             coalesce({rev.format(a="dup_ab", b="dup_ba")}, 0) AS rev_dupnum,
+             {rev.format(a="acked_ab", b="acked_ba")}.ack AS last_ack,
+             {rev.format(a="acked_ab", b="acked_ba")}.t AS last_ack_t
+      FROM s5 LEFT JOIN rtt USING (conv)),
+    s7 AS (
+      SELECT *, coalesce(behind AND last_ack IS NOT NULL AND rev_dupnum >= 2 AND last_ack = seq
+                         AND t - last_ack_t < {FAST_RETRANSMIT_WINDOW}, false) AS fast,
+             coalesce(behind AND last_ack IS NOT NULL AND len > 0 AND seq + len <= last_ack, false) AS spur
+      FROM s6),
+    s8 AS (
+      SELECT *, coalesce(behind AND NOT fast AND t - nexttime >= 0 AND t - nexttime < threshold
+                         AND nextseq <> e, false) AS ooo
+      FROM s7)
+    SELECT k AS file_offset, conv, ab AS a_to_b,
+           behind AND NOT ooo AS retransmission, fast AS fast_retransmission,
+           spur AND NOT fast AND NOT ooo AS spurious_retransmission, ooo AS out_of_order,
+           lost_segment, duplicate_ack
+    FROM s8"""
+
+
+def tcp_analysis(ds) -> pd.DataFrame:
+    """The six flags of every frame in file order (False where not TCP), with ``conv``
+    (-1: in no conversation) and ``a_to_b``, as ``tcp_analysis.tcp_analysis``."""
+    flags = ", ".join(f"coalesce(f.{name}, false) AS {name}" for name in FLAGS)
+    df = ds.sql(f"""
+    SELECT p.file_offset, {flags}, coalesce(i.conv, -1) AS conv, coalesce(i.a_to_b, false) AS a_to_b
+    FROM packets p LEFT JOIN {conversations(ds, later_fragments=False)} i USING (file_offset)
+         LEFT JOIN {tcp_flags(ds)} f USING (file_offset)
+    ORDER BY p.file_offset""")
+    df["conv"] = df["conv"].astype("int64")
+    return df.drop(columns="file_offset")
+
+
+def retransmission_summary(ds) -> pd.DataFrame:
+    """Per conversation: segments with data and how many carry each flag (as the pandas one)."""
+    sums = ", ".join(f"sum(CASE WHEN coalesce(f.{name}, false) THEN 1 ELSE 0 END) AS {name}" for name in FLAGS)
+    df = ds.sql(f"""
+    SELECT i.conv, sum(CASE WHEN coalesce(p.payload_len, 0) > 0 AND p.proto = 'tcp' THEN 1 ELSE 0 END)
+               AS data_segments, {sums}
+    FROM {conversations(ds, later_fragments=False)} i JOIN packets p USING (file_offset)
+         LEFT JOIN {tcp_flags(ds)} f USING (file_offset)
+    GROUP BY i.conv ORDER BY i.conv""").set_index("conv")
+    df = df.astype("int64")
+    df.index = df.index.astype("int64")
+    df["retransmitted_fraction"] = df["retransmission"] / df["data_segments"].where(df["data_segments"] > 0)
+    return df
+
+
+def flag_counts(ds) -> dict[str, int]:
+    """How many frames carry each flag (what ``wirelab analyze`` prints)."""
+    sums = ", ".join(f"count(*) FILTER (WHERE {name}) AS {name}" for name in FLAGS)
+    row = ds.con.execute(f"SELECT {sums} FROM {tcp_flags(ds)}").fetchone()
+    return {name: int(value) for name, value in zip(FLAGS, row)}

@@ -1,0 +1,45 @@
+"""``iter_capture``: a capture of any size as DataFrames of at most ``chunk_packets`` rows.
+
+Each chunk has the columns and types of ``read_capture`` (see ``loader``), in
+file order; the memory used is one window of the file plus one chunk, the
+same for a 1 MB and a 100 GB capture. ``file_offset`` is where the frame
+starts in the file (it grows through the file: sort by it to keep file order).
+The categories of ``src``/``dst``/``proto`` are those of each chunk.
+
+    for chunk in iter_capture("big.pcapng", chunk_packets=250_000):
+        total += chunk["frame_len"].sum()
+
+``dataset.convert`` writes the chunks as a parquet dataset to query with DuckDB.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pandas as pd
+
+from .decode import windows
+from .loader import capture_info, frame_from_part
+from .source import WINDOW_BYTES
+
+__all__ = ["iter_capture", "CHUNK_PACKETS"]
+
+CHUNK_PACKETS = 250_000
+
+
+def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
+                 window_bytes: int = WINDOW_BYTES) -> Iterator[pd.DataFrame]:
+    """Read a pcap/pcapng file (path, bytes or binary file object, a pipe too) in chunks.
+
+    Every chunk's ``attrs["capture"]`` holds the file's facts as known so far
+    (format, interfaces, notes); the last chunk's are the whole file's. A
+    capture without packets gives one empty chunk.
+    Raises ``CaptureError`` (before the first chunk) when the input is not a capture.
+    """
+    if chunk_packets < 1:
+        from ..errors import UsageError
+        raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
+    state: dict = {}
+    seen = 0
+    for part in windows(source, window_bytes=window_bytes, chunk_packets=chunk_packets, state=state):
+        seen += part["time"].size
+        yield frame_from_part(part, capture_info(state, seen))

@@ -23,6 +23,8 @@ Why one select() loop per node rather than threads (the document's nodes
 were multi-threaded): with one message in flight nothing happens at once,
 and a loop reads top to bottom. Standard library only.
 
+Each node prints ``ready HOST:PORT`` once listening (port 0: the system picks one).
+
     python -m wirelab.transfer.broker destination 127.0.0.1:5304
     python -m wirelab.transfer.broker router 127.0.0.1:5302 --next 127.0.0.1:5304
     python -m wirelab.transfer.broker router 127.0.0.1:5303 --next 127.0.0.1:5304
@@ -86,9 +88,11 @@ def udp_socket(bind: tuple[str, int]) -> socket.socket:
     return sock
 
 
-def ready() -> None:
-    """Tell whoever started us that our sockets are open (one line on stdout)."""
-    print("ready", flush=True)
+def ready(sock: socket.socket) -> None:
+    """Tell whoever started us that our sockets are open: ``ready HOST:PORT`` on stdout
+    (the port the system chose when we were given port 0)."""
+    host, port = sock.getsockname()[:2]
+    print(f"ready {host}:{port}", flush=True)
 
 
 def read_exact(conn: socket.socket, n: int) -> bytes:
@@ -109,7 +113,7 @@ def read_exact(conn: socket.socket, n: int) -> bytes:
 def destination(bind, clock_offset: float = 0.0) -> None:
     """d: stamp each message's arrival, answer with its ACK to whoever brought it."""
     sock = udp_socket(bind)
-    ready()
+    ready(sock)
     while True:
         raw, sender = sock.recvfrom(64)
         arrived = time.time() + clock_offset
@@ -126,7 +130,7 @@ def router(bind, next_hop) -> None:
     to the node that sent that message (the broker)."""
     sock = udp_socket(bind)
     upstream = {}                                  # seq -> who sent us that message
-    ready()
+    ready(sock)
     while True:
         raw, sender = sock.recvfrom(64)
         m = unpack(raw)
@@ -143,8 +147,8 @@ def broker(bind, routers) -> None:
     """b: one source at a time over TCP; message i goes to router i mod 2 over UDP;
     each ACK that comes back goes to the source over TCP."""
     listener = socket.create_server(bind)
-    udp = udp_socket(bind)                         # same address and port number, UDP
-    ready()
+    udp = udp_socket(listener.getsockname()[:2])   # same address and port number, UDP
+    ready(listener)
     while True:
         conn, _ = listener.accept()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # 32 B must not wait (Nagle)

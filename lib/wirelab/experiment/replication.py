@@ -1,0 +1,99 @@
+"""A source document's published numbers beside our measurement and the model's prediction.
+
+    table = beside(frame, load_reference("seed001_transfers"), experiment="rate",
+                   axis="rate_bps", doc_axis="rate_kbps", to_doc=1e-3)
+
+One row per (protocol, swept value): the document's figure (its units, its
+note), what we measured (receiver goodput: mean ± 95 % CI over the runs that
+completed, how many failed and why), the sender's view (bytes offered ÷
+sender time: what document 001 reported for udp), the model's prediction for
+exactly our parameters, and the ratio of measured to predicted. Papers'
+numbers and ours are never mixed: each keeps its own column.
+
+``loss_for_goodput`` reads a published stop-and-wait figure backwards: the
+loss rate at which the model (``wirelab.model.stop_and_wait``) gives it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ExperimentError
+from ..model import HeaderStack, stop_and_wait
+from .stats import summarize
+
+__all__ = ["beside", "loss_for_goodput"]
+
+
+def beside(frame: pd.DataFrame, reference: pd.DataFrame, *, experiment: str, axis: str, doc_axis: str,
+           to_doc: float = 1.0, doc_metric: str = "speed_mbps", doc_scale: float = 1e6) -> pd.DataFrame:
+    """Join a sweep (``run``'s table, swept over ``axis``) with the ``experiment`` rows of a
+    reference table, where ``axis`` × ``to_doc`` equals the document's ``doc_axis``. Figures in
+    bit/s; the document's ``doc_metric`` × ``doc_scale`` becomes ``doc_bps``. Rows of either
+    side without a partner are kept (the document's blanks and our extra points alike)."""
+    if frame.empty:
+        raise ExperimentError("no runs to set beside the document", "run the sweep first")
+    ours = summarize(frame, ["goodput_bps", "sender_goodput_bps"], by=["proto", axis])
+    ours["doc_key"] = ours[axis].astype(float) * to_doc
+    doc = reference[reference["experiment"] == experiment].copy()
+    if doc.empty:
+        raise ExperimentError(f"the reference table has no {experiment!r} rows",
+                              f"experiments: {', '.join(reference['experiment'].unique())}")
+    doc["doc_bps"] = doc[doc_metric] * doc_scale
+    doc = doc.rename(columns={"protocol": "proto", "note": "doc_note"})
+    rows = []
+    used = set()
+    for _, mine in ours.iterrows():
+        match = doc[(doc["proto"] == mine["proto"]) & np.isclose(doc[doc_axis].astype(float), mine["doc_key"])]
+        paper = match.iloc[0] if len(match) else None
+        if paper is not None:
+            used.add(paper.name)
+        rows.append(_row(mine, paper, axis, doc_axis))
+    for index, paper in doc.iterrows():
+        if index not in used:
+            rows.append(_row(None, paper, axis, doc_axis))
+    return pd.DataFrame(rows)
+
+
+def _row(mine, paper, axis: str, doc_axis: str) -> dict:
+    def get(row, key):
+        if row is None or key not in row or row[key] is None:
+            return math.nan if key != "first_error" else None
+        return row[key]
+    row = {"proto": (mine if mine is not None else paper)["proto"],
+           doc_axis: paper[doc_axis] if paper is not None else mine["doc_key"],
+           axis: get(mine, axis),
+           "doc_bps": get(paper, "doc_bps"), "doc_note": get(paper, "doc_note"),
+           "goodput_bps": get(mine, "goodput_bps_mean"), "goodput_ci_bps": get(mine, "goodput_bps_ci"),
+           "runs_ok": get(mine, "n"), "runs_failed": get(mine, "n_failed"),
+           "sender_goodput_bps": get(mine, "sender_goodput_bps_mean"),
+           "pred_goodput_bps": get(mine, "pred_goodput_bps"), "pred_binding": get(mine, "pred_binding"),
+           "pred_note": get(mine, "pred_note"), "why_failed": get(mine, "first_error")}
+    pred, measured = row["pred_goodput_bps"], row["goodput_bps"]
+    row["measured_over_predicted"] = measured / pred if pred and pred == pred and measured == measured else math.nan
+    return row
+
+
+def loss_for_goodput(goodput_bps: float, data_bytes: int, *, timeout_s: float, rtt_s: float = 0.0,
+                     rate_bps: float = 1e12, mtu: int = 65535, loss_reverse: float = 0.0) -> float:
+    """The forward loss probability at which stop-and-wait (``model.stop_and_wait``, MAX_WAIT
+    ``timeout_s``) delivers ``goodput_bps`` with ``data_bytes`` per DATA; NaN when no loss rate
+    can (the figure beats even a lossless link). The default MTU keeps a DATA in one datagram,
+    so the answer is a loss rate per datagram; ``rate_bps`` 1e12 stands for "no rate limit"."""
+    stack = HeaderStack("udpr", mtu=mtu, wire="emulated")
+
+    def model(loss: float) -> float:
+        return stop_and_wait(data_bytes, rate_bps, rtt_s, stack=stack, loss_forward=loss,
+                             loss_reverse=loss_reverse, timeout_s=timeout_s).goodput_bps
+    if not goodput_bps > 0 or goodput_bps > model(0.0):
+        return math.nan
+    low, high = 0.0, 0.999999
+    for _ in range(100):                   # goodput falls as loss grows: bisect
+        mid = (low + high) / 2
+        if model(mid) > goodput_bps:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2

@@ -5,7 +5,10 @@ programs that move bytes; ``wirelab_engine`` and ``iperf3`` implement it),
 ``runner`` (run it with deadlines, record failures, resume), ``store``
 (atomic parquet + csv + meta.json in ``data/<experiment>/``), ``meta`` (the
 machine a run was made on), ``prediction`` (the model's ``pred_*`` columns)
-and ``stats`` (mean, std, 95 % Student-t interval per setting).
+and ``stats`` (mean, std, 95 % Student-t interval per setting). The labs of the
+source documents: ``broker_delay`` (document 003's five nodes), ``misbehaviour``
+(document 001 §5 live) with ``ppcb_capture`` (its packets from the capture),
+``replication`` (a document's table beside measurement and prediction).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -23,6 +26,12 @@ _EXPORTS = {
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
     "load_series": "series", "capture_series": "series", "link_spec": "spec",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
+    # the labs of documents 001 and 003
+    "delay_sweep": "broker_delay", "run_broker_network": "broker_delay", "summarize_delays": "broker_delay",
+    "delay_table": "broker_delay",
+    "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
+    "loss_for_goodput": "replication", "run_scenario": "misbehaviour", "SCENARIOS": "misbehaviour",
+    "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -47,8 +47,8 @@ from ..transfer.broker import MESSAGE_BYTES
 from .stats import confidence_interval
 from .store import atomic_write
 
-__all__ = ["run_broker_network", "delay_sweep", "summarize_delays", "route_hops", "predict_route",
-           "PORT", "METHODS"]
+__all__ = ["run_broker_network", "delay_sweep", "summarize_delays", "delay_table", "route_hops",
+           "predict_route", "PORT", "METHODS"]
 
 PORT = 5300
 READY_TIMEOUT_S = 15.0
@@ -236,4 +236,28 @@ def summarize_delays(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
             rows.append({"config": key, "emulated_delay_s": delay, "jitter_s": jitter, "method": method,
                          "label": label, "mean_s": mean, "ci_s": half, "std_s": std, "n": n,
                          "lost": int(group["lost"].sum()), "pred_s": pred, "measured_minus_pred_s": mean - pred})
+    return pd.DataFrame(rows)
+
+
+def delay_table(summary: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """For people: one row per configuration, milliseconds, measured "mean ± CI" per method, the
+    prediction, measured − predicted, and (with ``reference``, e.g. ``seed003_delay``) the
+    paper's figure beside ours and how far it is from the prediction for the same links."""
+    def cell(mean, ci):
+        return "—" if mean != mean else f"{mean * 1e3:.2f}" + (f" ± {ci * 1e3:.2f}" if ci == ci else "")
+    rows = []
+    for (key, delay, jitter), part in summary.groupby(["config", "emulated_delay_s", "jitter_s"], sort=False):
+        by = part.set_index("method")
+        row = {"link delay": key, "messages": int(by["n"].max()), "lost": int(by["lost"].max())}
+        for method in METHODS:
+            row[f"{METHODS[method]} (ms)"] = cell(by.loc[method, "mean_s"], by.loc[method, "ci_s"])
+        pred = by.loc["same_clock", "pred_s"]
+        row["predicted one-way (ms)"] = round(pred * 1e3, 3)
+        row["measured − predicted (ms)"] = round((by.loc["same_clock", "mean_s"] - pred) * 1e3, 3)
+        if reference is not None:
+            paper = reference[(reference["emulated_delay_ms"] - delay * 1e3).abs() < 1e-9]
+            figure = float(paper["measured_e2e_delay_ms"].iloc[0]) if len(paper) else math.nan
+            row["document 003 (ms)"] = figure
+            row["document − predicted (ms)"] = round(figure - pred * 1e3, 3)
+        rows.append(row)
     return pd.DataFrame(rows)

@@ -30,7 +30,8 @@ _EXPORTS = {
     "delay_sweep": "broker_delay", "run_broker_network": "broker_delay", "summarize_delays": "broker_delay",
     "delay_table": "broker_delay",
     "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
-    "loss_for_goodput": "replication", "run_scenario": "misbehaviour", "SCENARIOS": "misbehaviour",
+    "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
+    "SCENARIOS": "misbehaviour",
     "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
 }
 __all__ = list(_EXPORTS)

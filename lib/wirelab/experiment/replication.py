@@ -24,7 +24,7 @@ from ..errors import ExperimentError
 from ..model import HeaderStack, stop_and_wait
 from .stats import summarize
 
-__all__ = ["beside", "loss_for_goodput"]
+__all__ = ["beside", "format_beside", "loss_for_goodput"]
 
 
 def beside(frame: pd.DataFrame, reference: pd.DataFrame, *, experiment: str, axis: str, doc_axis: str,
@@ -97,3 +97,24 @@ def loss_for_goodput(goodput_bps: float, data_bytes: int, *, timeout_s: float, r
         else:
             high = mid
     return (low + high) / 2
+
+
+def format_beside(table: pd.DataFrame, doc_axis: str, unit: str = "") -> pd.DataFrame:
+    """``beside``'s table for people: Mbit/s with four significant digits, "mean ± CI", the runs
+    that completed, and one "why" column (the failure, else what the model did not cover)."""
+    def rate(value):
+        return "—" if value is None or value != value else f"{value / 1e6:.4g}"
+    out = pd.DataFrame({"proto": table["proto"], f"{doc_axis.rsplit('_', 1)[0]}{unit}": table[doc_axis]})
+    out["document 001 (Mbit/s)"] = [rate(v) for v in table["doc_bps"]]
+    out["measured (Mbit/s)"] = [rate(m) + (f" ± {c / 1e6:.2g}" if c == c and c is not None else "")
+                                if m == m else "—" for m, c in zip(table["goodput_bps"], table["goodput_ci_bps"])]
+    out["runs ok"] = [f"{ok:.0f}/{ok + bad:.0f}" if ok == ok else "not run"
+                      for ok, bad in zip(table["runs_ok"], table["runs_failed"])]
+    out["sender's view (Mbit/s)"] = [rate(v) for v in table["sender_goodput_bps"]]
+    out["predicted (Mbit/s)"] = [rate(v) for v in table["pred_goodput_bps"]]
+    out["measured/predicted"] = [f"{v:.3f}" if v == v else "—" for v in table["measured_over_predicted"]]
+    out["document's note"] = table["doc_note"].fillna("")
+    out["why (failure, or what the model did not cover)"] = [
+        why if isinstance(why, str) and why else (note if isinstance(note, str) else "")
+        for why, note in zip(table["why_failed"], table["pred_note"])]
+    return out

@@ -57,7 +57,8 @@ def plot_delay_distribution(frame: pd.DataFrame, method: str = "same_clock", *, 
         ax.step(values, (pd.RangeIndex(1, len(values) + 1) / len(values)), where="post", color=color,
                 label=f"measured {key} ({len(values)} messages)")
         ax.axvline(part["pred_one_way_s"].iloc[0] * 1e3, color=color, linestyle="--", linewidth=1)
-    ax.set(xlabel="end-to-end delay (ms)", ylabel="fraction of messages ≤ x", title=title + "; dashed: predicted mean")
+    ax.set(xlabel="end-to-end delay (ms)", ylabel="fraction of messages ≤ x",
+           title=title + "; dashed: predicted mean")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return ax

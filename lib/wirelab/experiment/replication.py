@@ -6,7 +6,8 @@
 One row per (protocol, swept value): the document's figure (its units, its
 note), what we measured (receiver goodput: mean ± 95 % CI over the runs that
 completed, how many failed and why), the sender's view (bytes offered ÷
-sender time: what document 001 reported for udp), the model's prediction for
+sender time, and the sending loop alone: what document 001 reported for udp,
+failed runs included), the model's prediction for
 exactly our parameters, and the ratio of measured to predicted. Papers'
 numbers and ours are never mixed: each keeps its own column.
 
@@ -35,7 +36,15 @@ def beside(frame: pd.DataFrame, reference: pd.DataFrame, *, experiment: str, axi
     side without a partner are kept (the document's blanks and our extra points alike)."""
     if frame.empty:
         raise ExperimentError("no runs to set beside the document", "run the sweep first")
-    ours = summarize(frame, ["goodput_bps", "sender_goodput_bps"], by=["proto", axis])
+    frame = frame.copy()
+    frame["pred_scope"] = [_scope(row) for row in frame.to_dict("records")]
+    frame.loc[frame["pred_scope"].notna(), "pred_goodput_bps"] = math.nan   # never a line where it does not hold
+    ours = summarize(frame, ["goodput_bps"], by=["proto", axis])
+    # the sender's figures count failed runs too: a udp flood that ends in RJT still sent
+    for column in ("sender_goodput_bps", "send_loop_bps"):
+        values = frame.groupby(["proto", axis])[column].mean() if column in frame else None
+        ours[f"{column}_mean"] = [values.get((p, a), math.nan) if values is not None else math.nan
+                                  for p, a in zip(ours["proto"], ours[axis])]
     ours["doc_key"] = ours[axis].astype(float) * to_doc
     doc = reference[reference["experiment"] == experiment].copy()
     if doc.empty:
@@ -57,6 +66,25 @@ def beside(frame: pd.DataFrame, reference: pd.DataFrame, *, experiment: str, axi
     return pd.DataFrame(rows)
 
 
+def _scope(row: dict) -> str | None:
+    """Why the steady-state prediction does not describe this run, or None when it does. TCP
+    reaches its steady rate only after slow start, which doubles the window once per round
+    trip (RFC 5681 §3.1) and so sends about twice the bandwidth-delay product on the way:
+    a file smaller than that ends before the model's rate applies."""
+    pred, rtt, size = row.get("pred_goodput_bps"), row.get("pred_rtt_s"), row.get("size_bytes")
+    if row.get("proto") != "tcp":
+        return None
+    if (row.get("loss") or 0) > 0 and not (isinstance(rtt, float) and rtt == rtt):
+        return "not covered: TCP's loss limits need a round-trip time and this link sets none; η·C only bounds it"
+    if not all(isinstance(v, (int, float)) and v == v for v in (pred, rtt, size)):
+        return None
+    bdp = pred * rtt / 8
+    if size >= 2 * bdp:
+        return None
+    return (f"not covered: a {size:.0f} B file ends in slow start (2 × BDP = {2 * bdp:.0f} B); the model's "
+            f"steady-state {pred / 1e6:.4g} Mbit/s does not apply")
+
+
 def _row(mine, paper, axis: str, doc_axis: str) -> dict:
     def get(row, key):
         if row is None or key not in row or row[key] is None:
@@ -69,8 +97,10 @@ def _row(mine, paper, axis: str, doc_axis: str) -> dict:
            "goodput_bps": get(mine, "goodput_bps_mean"), "goodput_ci_bps": get(mine, "goodput_bps_ci"),
            "runs_ok": get(mine, "n"), "runs_failed": get(mine, "n_failed"),
            "sender_goodput_bps": get(mine, "sender_goodput_bps_mean"),
+           "send_loop_bps": get(mine, "send_loop_bps_mean"),
            "pred_goodput_bps": get(mine, "pred_goodput_bps"), "pred_binding": get(mine, "pred_binding"),
-           "pred_note": get(mine, "pred_note"), "why_failed": get(mine, "first_error")}
+           "pred_note": get(mine, "pred_scope") if isinstance(get(mine, "pred_scope"), str)
+           else get(mine, "pred_note"), "why_failed": get(mine, "first_error")}
     pred, measured = row["pred_goodput_bps"], row["goodput_bps"]
     row["measured_over_predicted"] = measured / pred if pred and pred == pred and measured == measured else math.nan
     return row
@@ -111,6 +141,7 @@ def format_beside(table: pd.DataFrame, doc_axis: str, unit: str = "") -> pd.Data
     out["runs ok"] = [f"{ok:.0f}/{ok + bad:.0f}" if ok == ok else "not run"
                       for ok, bad in zip(table["runs_ok"], table["runs_failed"])]
     out["sender's view (Mbit/s)"] = [rate(v) for v in table["sender_goodput_bps"]]
+    out["send loop (Mbit/s)"] = [rate(v) for v in table["send_loop_bps"]]
     out["predicted (Mbit/s)"] = [rate(v) for v in table["pred_goodput_bps"]]
     out["measured/predicted"] = [f"{v:.3f}" if v == v else "—" for v in table["measured_over_predicted"]]
     out["document's note"] = table["doc_note"].fillna("")

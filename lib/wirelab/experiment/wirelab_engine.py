@@ -144,6 +144,9 @@ class WirelabEngine:
         else:
             result = sender
         record = result.to_dict(samples=False)
+        # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
+        loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0
+        record["send_loop_bps"] = 8.0 * result.bytes_sent / loop if loop > 0 else None
         if capture:
             record["capture_file"] = str(capture)
             record["capture_packets"] = recorder.packets

@@ -1,7 +1,7 @@
 """PPCB packets read back from a capture: what actually crossed the wire, packet by packet.
 
     packets = ppcb_packets("run.pcapng", port=5000)     # one row per PPCB packet (and TCP SYN/FIN/RST)
-    collapse(packets)                                    # runs of DATA/ACC folded: "DATA 0..57 (58)"
+    collapse(packets)                                    # repeats folded: "DATA 0..57 (58)", "DATA ⇄ ACC"
 
 Over UDP each datagram is one PPCB packet (its type byte first, shared/ppcb.md);
 over TCP the packets follow each other on the byte stream, so each direction's
@@ -135,13 +135,23 @@ def _numbers(first, last) -> str:
 
 
 def collapse(packets: pd.DataFrame) -> pd.DataFrame:
-    """Fold runs of the same kind in the same direction into one row: ``DATA`` numbered 0 to 57
-    becomes one row with ``count`` 58, ``packet_no`` "0..57" and the first and last times."""
+    """Fold what repeats: a run of the same kind in the same direction becomes one row (``DATA``
+    numbered 0 to 57: ``count`` 58, ``packet_no`` "0..57"), and so does a run of stop-and-wait
+    exchanges, each DATA followed by its ACC (kind "DATA ⇄ ACC"), with the first and last times."""
+    records = packets.to_dict("records")
+    paired = []
+    for row in records:
+        last = paired[-1] if paired else None
+        if (last and row["kind"] == "ACC" and last["kind"] == "DATA" and row["packet_no"] == last["packet_no"]
+                and (row["src"], row["dst"]) == (last["dst"], last["src"])):
+            last["kind"] = "DATA ⇄ ACC"
+            continue
+        paired.append(dict(row))
     rows = []
-    for row in packets.to_dict("records"):
+    for row in paired:
         last = rows[-1] if rows else None
         if last and (last["kind"], last["src"], last["dst"]) == (row["kind"], row["src"], row["dst"]) \
-                and row["kind"] in ("DATA", "ACC", "not PPCB"):
+                and row["kind"] in ("DATA", "ACC", "DATA ⇄ ACC", "not PPCB"):
             last["count"] += 1
             last["until_s"] = row["time_s"]
             last["last_no"] = row["packet_no"]

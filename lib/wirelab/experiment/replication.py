@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ExperimentError
-from ..model import HeaderStack, stop_and_wait
+from ..model import PPCB_HEADER, HeaderStack, packetize, stop_and_wait
 from .stats import summarize
 
 __all__ = ["beside", "format_beside", "loss_for_goodput"]
@@ -66,23 +66,40 @@ def beside(frame: pd.DataFrame, reference: pd.DataFrame, *, experiment: str, axi
     return pd.DataFrame(rows)
 
 
+def _finite(*values) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and v == v for v in values)
+
+
 def _scope(row: dict) -> str | None:
-    """Why the steady-state prediction does not describe this run, or None when it does. TCP
-    reaches its steady rate only after slow start, which doubles the window once per round
-    trip (RFC 5681 §3.1) and so sends about twice the bandwidth-delay product on the way:
-    a file smaller than that ends before the model's rate applies."""
-    pred, rtt, size = row.get("pred_goodput_bps"), row.get("pred_rtt_s"), row.get("size_bytes")
-    if row.get("proto") != "tcp":
-        return None
-    if (row.get("loss") or 0) > 0 and not (isinstance(rtt, float) and rtt == rtt):
-        return "not covered: TCP's loss limits need a round-trip time and this link sets none; η·C only bounds it"
-    if not all(isinstance(v, (int, float)) and v == v for v in (pred, rtt, size)):
-        return None
-    bdp = pred * rtt / 8
-    if size >= 2 * bdp:
-        return None
-    return (f"not covered: a {size:.0f} B file ends in slow start (2 × BDP = {2 * bdp:.0f} B); the model's "
-            f"steady-state {pred / 1e6:.4g} Mbit/s does not apply")
+    """Why the prediction does not describe this run, or None when it does.
+
+    * TCP reaches its steady rate only after slow start, which doubles the window once per
+      round trip (RFC 5681 §3.1) and so sends about twice the bandwidth-delay product on the
+      way: a smaller file ends before the model's rate applies. Its loss limits (Mathis, PFTK)
+      need a round-trip time: without one only η·C bounds it.
+    * PPCB udp stops at the first lost datagram (shared/ppcb.md); the model's η·C·(1 − p)^k is
+      a stream that goes on. And a file shorter than a round trip at the predicted rate is
+      timed mostly by the CONN/CONACC exchange, which η·C does not count.
+    """
+    proto, pred, rtt, size = (row.get(k) for k in ("proto", "pred_goodput_bps", "pred_rtt_s", "size_bytes"))
+    loss = row.get("loss") or 0.0
+    if proto == "tcp":
+        if loss > 0 and not _finite(rtt):
+            return "not covered: TCP's loss limits need a round-trip time and this link sets none; η·C only bounds it"
+        if _finite(pred, rtt, size) and size < 2 * pred * rtt / 8:
+            return (f"not covered: a {size:.0f} B file ends in slow start (2 × BDP = {2 * pred * rtt / 8:.0f} B); "
+                    f"the model's steady-state {pred / 1e6:.4g} Mbit/s does not apply")
+    if proto == "udp" and _finite(size, pred):
+        chunk = row.get("packet_bytes") if _finite(row.get("packet_bytes")) else 1000
+        stack = HeaderStack("udp", mtu=int(row["mtu"]) if _finite(row.get("mtu")) else None, wire="emulated")
+        pieces = math.ceil(size / chunk) * packetize(stack, int(chunk) + PPCB_HEADER["DATA"]).packets
+        if loss > 0:
+            return (f"not covered: PPCB udp stops at the first lost datagram; the file arrives whole with "
+                    f"probability (1 − {loss:g})^{pieces} = {(1 - loss) ** pieces:.2g}")
+        if _finite(rtt) and size * 8 / pred < rtt:
+            return (f"not covered: at the predicted rate the file takes {size * 8 / pred * 1e3:.3g} ms, less than "
+                    f"the {rtt * 1e3:.4g} ms round trip of CONN/CONACC that the receiver's time includes")
+    return None
 
 
 def _row(mine, paper, axis: str, doc_axis: str) -> dict:

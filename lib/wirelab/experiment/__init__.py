@@ -28,7 +28,7 @@ _EXPORTS = {
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
     # the labs of documents 001 and 003
     "delay_sweep": "broker_delay", "run_broker_network": "broker_delay", "summarize_delays": "broker_delay",
-    "delay_table": "broker_delay",
+    "delay_table": "broker_delay", "run_across": "broker_delay",
     "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
     "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
     "SCENARIOS": "misbehaviour",

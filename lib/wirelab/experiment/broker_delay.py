@@ -47,7 +47,7 @@ from ..transfer.broker import MESSAGE_BYTES
 from .stats import confidence_interval
 from .store import atomic_write
 
-__all__ = ["run_broker_network", "delay_sweep", "summarize_delays", "delay_table", "route_hops",
+__all__ = ["run_broker_network", "run_across", "delay_sweep", "summarize_delays", "delay_table", "route_hops",
            "predict_route", "PORT", "METHODS"]
 
 PORT = 5300
@@ -101,49 +101,57 @@ def run_broker_network(topology, *, messages: int = 1000, ack_timeout_s: float =
                        timeout_s: float | None = None, bar=None) -> tuple[pd.DataFrame, dict]:
     """Build ``topology`` (a ``broker_network``), run ``messages`` messages from s to d and back;
     return one row per message and the link's ``describe()``. ``bar``: a tqdm bar to advance."""
+    with links.open(topology, backend=backend, seed=seed, name="doc3") as net:
+        frame = run_across(net, messages=messages, ack_timeout_s=ack_timeout_s, clock_offset_s=clock_offset_s,
+                           timeout_s=timeout_s, bar=bar)
+    return frame, net.describe()                      # after close: with the link's final counters
+
+
+def run_across(net, *, messages: int = 1000, ack_timeout_s: float = 2.0, clock_offset_s: float = 0.0,
+               timeout_s: float | None = None, bar=None) -> pd.DataFrame:
+    """The node programs on the hosts of ``net`` (an open five-node link), ``messages`` messages
+    from s; one row per message. Every program started here stops when ``net`` closes."""
     if messages < 1:
         raise ExperimentError(f"messages must be at least 1, not {messages}", "e.g. messages=1000")
     timeout_s = timeout_s or messages * (ack_timeout_s + 0.05) + 30
     rows = []
-    with links.open(topology, backend=backend, seed=seed, name="doc3") as net:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        listen = f"0.0.0.0:{PORT}"       # inside each namespace: its own links only
-        d = net.popen("d", _argv("destination", listen, "--clock-offset", repr(clock_offset_s)))
-        started = [(d, "destination")]
-        for r in ("r1", "r2"):
-            started.append((net.popen(r, _argv("router", listen, "--next", f"{net.address('d', r)}:{PORT}")),
-                            f"router {r}"))
-        routers = [f"{net.address(r, 'b')}:{PORT}" for r in ("r1", "r2")]
-        started.append((net.popen("b", _argv("broker", listen, "--routers", *routers)), "broker"))
-        for proc, what in started:
-            _wait_ready(proc, what, deadline)
-        source = net.popen("s", _argv("source", f"{net.address('b', 's')}:{PORT}", "--count", str(messages),
-                                      "--timeout", repr(ack_timeout_s)))
-        end = time.monotonic() + timeout_s
-        while len(rows) < messages and time.monotonic() < end:
-            ready, _, _ = select.select([source.stdout], [], [], min(1.0, max(end - time.monotonic(), 0)))
-            if not ready:
-                continue
-            line = source.stdout.readline()
-            if not line:
-                break                                 # the source ended
-            rows.append(json.loads(line))
-            if bar is not None:
-                bar.update(1)
-        if len(rows) < messages:
-            source.kill()
-            why = source.stderr.read().strip() if source.poll() is not None else ""
-            raise TransferError(f"the source finished {len(rows)} of {messages} messages"
-                                + (f": {why}" if why else f" within {timeout_s:.0f} s"),
-                                "raise timeout_s, or check the links are up")
-    described = net.describe()                        # after close: with the link's final counters
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    listen = f"0.0.0.0:{PORT}"       # inside each namespace: its own links only
+    d = net.popen("d", _argv("destination", listen, "--clock-offset", repr(clock_offset_s)))
+    started = [(d, "destination")]
+    for r in ("r1", "r2"):
+        started.append((net.popen(r, _argv("router", listen, "--next", f"{net.address('d', r)}:{PORT}")),
+                        f"router {r}"))
+    routers = [f"{net.address(r, 'b')}:{PORT}" for r in ("r1", "r2")]
+    started.append((net.popen("b", _argv("broker", listen, "--routers", *routers)), "broker"))
+    for proc, what in started:
+        _wait_ready(proc, what, deadline)
+    source = net.popen("s", _argv("source", f"{net.address('b', 's')}:{PORT}", "--count", str(messages),
+                                  "--timeout", repr(ack_timeout_s)))
+    end = time.monotonic() + timeout_s
+    while len(rows) < messages and time.monotonic() < end:
+        ready, _, _ = select.select([source.stdout], [], [], min(1.0, max(end - time.monotonic(), 0)))
+        if not ready:
+            continue
+        line = source.stdout.readline()
+        if not line:
+            break                                     # the source ended
+        rows.append(json.loads(line))
+        if bar is not None:
+            bar.update(1)
+    if len(rows) < messages:
+        source.kill()
+        why = source.stderr.read().strip() if source.poll() is not None else ""
+        raise TransferError(f"the source finished {len(rows)} of {messages} messages"
+                            + (f": {why}" if why else f" within {timeout_s:.0f} s"),
+                            "raise timeout_s, or check the links are up")
     frame = pd.DataFrame(rows)
     for column in ("acked", "via", "dest_rx", "dest_tx", "lost"):
         if column not in frame:
             frame[column] = math.nan
     frame["lost"] = frame["acked"].isna()
     frame["via"] = frame["via"].map({1: "r1", 2: "r2"})
-    return _delays(frame, clock_offset_s), described
+    return _delays(frame, clock_offset_s)
 
 
 def _delays(frame: pd.DataFrame, clock_offset_s: float) -> pd.DataFrame:
@@ -201,6 +209,9 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
             frame.insert(1, "emulated_delay_s", spec.forward.delay_s)
             frame.insert(2, "jitter_s", spec.forward.jitter_s)
             frame["backend"] = info["backend"]
+            # how late the userspace link delivered at worst (it records it; kernel qdiscs do not)
+            lateness = [c.get("late_s_max") for c in (info.get("counters") or {}).values() if isinstance(c, dict)]
+            frame["link_late_max_s"] = max([v for v in lateness if v is not None], default=math.nan)
             for name, value in predict_route(topology).items():
                 frame[name] = value
             frames.append(frame)
@@ -233,7 +244,9 @@ def summarize_delays(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         for method, label in METHODS.items():
             mean, std, half, n = confidence_interval(back[f"{method}_s"], level)
             pred = group["pred_rtt_half_s" if method == "rtt_half" else "pred_one_way_s"].iloc[0]
+            late = group["link_late_max_s"].iloc[0] if "link_late_max_s" in group else math.nan
             rows.append({"config": key, "emulated_delay_s": delay, "jitter_s": jitter, "method": method,
+                         "link_late_max_s": late,
                          "label": label, "mean_s": mean, "ci_s": half, "std_s": std, "n": n,
                          "lost": int(group["lost"].sum()), "pred_s": pred, "measured_minus_pred_s": mean - pred})
     return pd.DataFrame(rows)
@@ -254,6 +267,8 @@ def delay_table(summary: pd.DataFrame, reference: pd.DataFrame | None = None) ->
         pred = by.loc["same_clock", "pred_s"]
         row["predicted one-way (ms)"] = round(pred * 1e3, 3)
         row["measured − predicted (ms)"] = round((by.loc["same_clock", "mean_s"] - pred) * 1e3, 3)
+        if "link_late_max_s" in part:
+            row["link's worst lateness (ms)"] = round(part["link_late_max_s"].iloc[0] * 1e3, 2)
         if reference is not None:
             paper = reference[(reference["emulated_delay_ms"] - delay * 1e3).abs() < 1e-9]
             figure = float(paper["measured_e2e_delay_ms"].iloc[0]) if len(paper) else math.nan

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from .. import link as links
-from ..errors import UsageError
+from ..errors import UsageError, WirelabError
 from ..link import LinkSpec
 from ..transfer import HashSink, make_data, ppcb, send_tcp, send_udp, start_server
 from .client import client_argv
@@ -96,6 +96,7 @@ class _Capture:
     def __init__(self, net, port: int, path):
         self.path = Path(path) if path else None
         self.cap = None
+        self.error = None
         if self.path is None:
             return
         from ..capture import LiveCapture
@@ -109,7 +110,12 @@ class _Capture:
 
     def __enter__(self):
         if self.cap is not None:
-            self.cap.start()
+            try:
+                self.cap.start()
+            except WirelabError as err:          # no root or no dumpcap: the scenario still runs
+                self.error = f"not captured: {err}"
+                self.cap = None
+                self._probe_socket.close()
         return self
 
     def __exit__(self, *exc):
@@ -125,7 +131,8 @@ def run_scenario(name: str, proto: str, *, rate: str | None = "2mbit", backend: 
                  max_wait: float = 0.5, max_retransmits: int = 2, out: str | Path | None = None) -> dict:
     """Play scenario ``name`` (see the module docstring) with ``proto`` (tcp, udp or udpr) across a
     link of ``rate``; returns a record, with ``packets`` (``ppcb_packets`` of the capture) when
-    ``out`` is a folder for the pcapng (capturing needs root or capture rights)."""
+    ``out`` is a folder for the pcapng (capturing needs root or capture rights: without them the
+    scenario runs uncaptured and ``capture_error`` says why)."""
     if name not in SCENARIOS:
         raise UsageError(f"no scenario {name!r}", f"choose one of {', '.join(SCENARIOS)}")
     if proto not in ("tcp", "udp", "udpr"):
@@ -137,9 +144,11 @@ def run_scenario(name: str, proto: str, *, rate: str | None = "2mbit", backend: 
         record["backend"] = net.backend
         play = globals()[f"_{name}"]
         port = net.free_port("b", kind)
-        with _Capture(net, port, path):
+        with _Capture(net, port, path) as capture:
             record.update(play(net, proto, kind, port, max_wait, max_retransmits))
-    if path is not None:
+    if capture.error:
+        record["capture_error"] = capture.error
+    elif path is not None:
         record["capture_file"] = str(path)
         record["packets"] = ppcb_packets(path, port=port)
     return record

@@ -40,7 +40,7 @@ import pandas as pd
 
 from .. import link as links
 from .. import units
-from ..errors import ExperimentError, TransferError
+from ..errors import ExperimentError, TransferError, WirelabError
 from ..link import LinkSpec, broker_network
 from ..model import Hop, HeaderStack, path_delay
 from ..transfer.broker import MESSAGE_BYTES
@@ -193,19 +193,31 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
                                                          if spec.forward.jitter_s else "")
         plan.append((key, spec, topology))
     chosen = links.backend_for([l.spec for _, _, t in plan for l in t.links], backend)
+    source = (source_link or LinkSpec()).describe()
+    if not done.empty and "source_link" in done:         # only what was measured with this s–b link
+        done = done[done["source_link"] == source]
+    if not done.empty:
+        done = done[done["config"].isin([key for key, _, _ in plan])]
     todo = [p for p in plan if done.empty or p[0] not in set(done["config"])]
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
         bar = tqdm(total=messages * len(todo), desc="messages", unit="msg")
     frames = [done] if not done.empty else []
+    failed = {}
     try:
         for key, spec, topology in todo:
             if bar is not None:
                 bar.set_postfix_str(key, refresh=False)
-            frame, info = run_broker_network(topology, messages=messages, ack_timeout_s=ack_timeout_s,
-                                             clock_offset_s=clock_offset_s, backend=chosen, seed=seed, bar=bar)
+            try:
+                frame, info = run_broker_network(topology, messages=messages, ack_timeout_s=ack_timeout_s,
+                                                 clock_offset_s=clock_offset_s, backend=chosen, seed=seed, bar=bar)
+            except WirelabError as err:          # recorded with its reason; the sweep goes on
+                failed[key] = str(err)
+                print(f"{key}: not measured: {err}")
+                continue
             frame.insert(0, "config", key)
+            frame["source_link"] = source
             frame.insert(1, "emulated_delay_s", spec.forward.delay_s)
             frame.insert(2, "jitter_s", spec.forward.jitter_s)
             frame["backend"] = info["backend"]
@@ -222,8 +234,11 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
         if bar is not None:
             bar.close()
     if not frames:
-        raise ExperimentError("no configuration to run", "give configs=[(delay, jitter), ...]")
-    return pd.concat(frames, ignore_index=True)
+        why = "; ".join(f"{k}: {v}" for k, v in failed.items()) or "no configuration given"
+        raise ExperimentError(f"nothing was measured ({why})", "see the reasons; give configs=[(delay, jitter)]")
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["failed"] = failed
+    return out
 
 
 def _save(folder: Path, frame: pd.DataFrame, described: dict) -> None:

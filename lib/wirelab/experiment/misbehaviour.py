@@ -104,18 +104,24 @@ class _Capture:
         probe_to = (net.address("b"), 9)           # discard port: nothing answers, dumpcap counts it
         probe_socket = _socket(net, "a", "udp")
         self._probe_socket = probe_socket
-        self.cap = LiveCapture(interface, self.path, prefix=prefix,
-                               capture_filter=f"port {port} or port 9 or icmp",
-                               probe=lambda: probe_socket.sendto(b"probe", probe_to))
+        try:
+            self.cap = LiveCapture(interface, self.path, prefix=prefix,
+                                   capture_filter=f"port {port} or port 9 or icmp",
+                                   probe=lambda: probe_socket.sendto(b"probe", probe_to))
+        except WirelabError as err:              # no dumpcap: the scenario still runs
+            self._uncaptured(err)
+
+    def _uncaptured(self, err) -> None:
+        self.error = f"not captured: {err}"
+        self.cap = None
+        self._probe_socket.close()
 
     def __enter__(self):
         if self.cap is not None:
             try:
                 self.cap.start()
-            except WirelabError as err:          # no root or no dumpcap: the scenario still runs
-                self.error = f"not captured: {err}"
-                self.cap = None
-                self._probe_socket.close()
+            except WirelabError as err:          # no root or no capture rights: the scenario still runs
+                self._uncaptured(err)
         return self
 
     def __exit__(self, *exc):

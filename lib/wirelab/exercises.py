@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import UsageError
-from .model import predict
+from .model import HeaderStack, Hop, mean_jittered_delay, packetize, path_delay, predict, stop_and_wait
 
 __all__ = ["Exercise", "EXERCISES", "check", "my_link", "seeded_exercises", "describe_link"]
 
@@ -50,6 +50,39 @@ EXERCISES = {
         "TCP payload per segment (with timestamps) behind a PPPoE link, MTU 1492?",
         lambda: predict("tcp", 1e9, pppoe=True, timestamps=True).payload_bytes, 0.0,
         "1492 − 20 (IP) − 20 (TCP) − 12 (timestamps)"),
+    # notebook 09, document 003: delay along a store-and-forward path
+    "path_delay_doc003": Exercise(
+        "One-way delay (ms) of a 32-byte message s → b → r1 → d when b–r1 and r1–d each add 20 ms "
+        "and s–b nothing (no rate limits, processing not counted)?",
+        lambda: path_delay(32, [Hop(), Hop(delay_s=0.02), Hop(delay_s=0.02)]) * 1e3, 0.001,
+        "sum the nodal delays of the three hops (Kurose & Ross §1.4)"),
+    "jitter_mean_1ms": Exercise(
+        "netem 'delay 1ms 5ms' draws each delay uniformly from −4 to 6 ms and sends the negative ones "
+        "at once. Mean delay it adds (ms)?",
+        lambda: mean_jittered_delay(0.001, 0.005) * 1e3, 0.01,
+        "the mean of max(D + U, 0): (D + J)² / 4J while D < J"),
+    "store_forward_10mbit": Exercise(
+        "A 1500-byte frame crosses three store-and-forward links of 10 Mbit/s, 1 ms propagation each. "
+        "End-to-end delay (ms)?",
+        lambda: path_delay(1500, [(10e6, 0.001)] * 3) * 1e3, 0.001,
+        "each hop: 8·1500/10e6 s to transmit, plus 1 ms"),
+    # notebook 10, document 001: stop-and-wait under loss, delay and fragmentation
+    "udpr_loss_doc001": Exercise(
+        "udpr goodput (kbit/s): 1000 B per DATA over 1 Mbit/s, no delay, 10 % of DATA lost (ACCs never), "
+        "MAX_WAIT 20 s?",
+        lambda: stop_and_wait(1000, 1e6, 0.0, stack=HeaderStack("udpr", wire="emulated"),
+                              loss_forward=0.1, timeout_s=20).goodput_bps / 1e3, 0.01,
+        "each lost DATA costs MAX_WAIT; on average 1/(1 − p) − 1 losses per packet"),
+    "udpr_delay_doc001": Exercise(
+        "udpr goodput (kbit/s) with 1000 B per DATA when each round trip takes 100 ms, nothing is lost "
+        "and no rate limits?",
+        lambda: stop_and_wait(1000, 1e12, 0.1).goodput_bps / 1e3, 0.01,
+        "one DATA per round trip: 8 · 1000 bits every 0.1 s"),
+    "udpr_fragments_64000": Exercise(
+        "MTU 1500 and 10 % loss per IP packet: probability (0..1) that one 64000-byte udpr DATA "
+        "arrives whole?",
+        lambda: packetize(HeaderStack("udpr"), 64000).delivery_probability(0.1), 0.01,
+        "(1 − p)^k for the k IP fragments of one datagram"),
 }
 
 

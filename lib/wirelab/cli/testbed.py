@@ -1,6 +1,8 @@
 """``wirelab testbed``: build an emulated link, use any tool across it, remove it.
 
     wirelab testbed up demo --rate 10mbit --delay 20ms --loss 1%
+    wirelab testbed up doc3 --topology broker --link 'b-r*:delay=20ms,jitter=5ms' \
+                                              --link 'r*-d:delay=20ms,jitter=5ms'
     wirelab testbed exec demo b -- iperf3 -s -1 &
     wirelab testbed exec demo a -- iperf3 -c 10.77.0.2
     wirelab testbed ls
@@ -21,9 +23,19 @@ from ..link import capabilities
 from ..link.cleanup import name_of, remove, remove_all, stop_process, testbeds, valid_name
 from ..link.capabilities import BACKENDS
 from ..link.spec import LinkSpec
+from ..link.topology import parse_link_option
 from . import args as types
 
 UP_TIMEOUT_S = 60.0
+#: What ``--link NAME:KEY=VALUE,...`` may set (``LinkSpec.parse``'s keywords).
+LINK_KEYS = ("rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "burst",
+             "rate_reverse", "delay_reverse", "jitter_reverse", "loss_reverse", "duplicate_reverse",
+             "reorder_reverse")
+LINK_HELP = ("one link's own spec, repeatable: LINK:KEY=VALUE,... where LINK is a-b (e.g. s-b, b-r1, "
+             "r2-d; a shell pattern like 'b-r*' names several) and KEY is one of rate, delay, jitter, "
+             "loss, duplicate, reorder, mtu, queue, burst or rate_reverse, delay_reverse, ... ; "
+             "keys not given keep the values of --rate, --delay, ... (later --link options win). "
+             "E.g. --link 's-b:rate=10mbit' --link 'b-r*:delay=20ms,jitter=5ms'")
 
 
 def add_parser(subparsers):
@@ -47,7 +59,9 @@ def add_parser(subparsers):
     up.add_argument("--burst", type=types.size, default=None, help="tbf burst (default: 2 frames or rate/250)")
     up.add_argument("--backend", choices=BACKENDS, default="auto")
     up.add_argument("--topology", choices=["two_hosts", "broker"], default="two_hosts",
-                    help="two_hosts: a–b; broker: document 003's s, b, r1, r2, d (same spec on every link)")
+                    help="two_hosts: a–b; broker: document 003's s, b, r1, r2, d (links s-b, b-r1, "
+                         "b-r2, r1-d, r2-d: the same spec on each unless --link says otherwise)")
+    up.add_argument("--link", action="append", default=[], metavar="LINK:KEY=VALUE,...", help=LINK_HELP)
     up.add_argument("--forward", action="append", default=[], metavar="PROTO:PORT",
                     help="loopback only: relay udp:PORT or tcp:PORT on 127.0.0.1 through the link")
     up.add_argument("--seed", type=int, default=None, help="seed of the random loss (userspace/loopback)")
@@ -75,12 +89,30 @@ def run(args) -> int:
             "caps": _caps}[args.action](args)
 
 
+def _options(args) -> dict:
+    """The link options given on the command line (a ``*_reverse`` only when given)."""
+    options = {name: getattr(args, name) for name in ("rate", "delay", "jitter", "loss", "duplicate",
+                                                       "reorder", "mtu", "queue", "burst")}
+    options.update({f"{n}_reverse": getattr(args, f"{n}_reverse") for n in ("rate", "delay", "loss")
+                    if getattr(args, f"{n}_reverse") is not None})
+    return options
+
+
 def _spec(args) -> LinkSpec:
-    return LinkSpec.parse(rate=args.rate, delay=args.delay, jitter=args.jitter, loss=args.loss,
-                          duplicate=args.duplicate, reorder=args.reorder, mtu=args.mtu, queue=args.queue,
-                          burst=args.burst, rate_reverse=args.rate if args.rate_reverse is None else args.rate_reverse,
-                          delay_reverse=args.delay if args.delay_reverse is None else args.delay_reverse,
-                          loss_reverse=args.loss if args.loss_reverse is None else args.loss_reverse)
+    return LinkSpec.parse(**_options(args))
+
+
+def _link_specs(args) -> dict:
+    """``--link`` options → {link name or pattern: LinkSpec}, each starting from the global options."""
+    specs = {}
+    for text in args.link:
+        name, given = parse_link_option(text)
+        unknown = sorted(set(given) - set(LINK_KEYS))
+        if unknown:
+            raise UsageError(f"unknown key(s) {', '.join(unknown)} in --link {text!r}",
+                             f"use {', '.join(LINK_KEYS)}")
+        specs[name] = LinkSpec.parse(**{**_options(args), **given})
+    return specs
 
 
 def _find(name: str) -> dict:
@@ -97,8 +129,12 @@ def _up(args) -> int:
         raise UsageError(f"a testbed called {args.name!r} is already up",
                          f"use it, or `wirelab testbed down {args.name}` first")
     spec = _spec(args)
+    links = _link_specs(args)
+    from ..link.keeper import topology_for
+    topology_for(args.topology, spec, links)          # a --link naming no link fails here, before any work
     config = {"name": args.name, "backend": args.backend, "topology": args.topology,
-              "spec": spec.to_dict(), "seed": args.seed, "forward": args.forward}
+              "spec": spec.to_dict(), "seed": args.seed, "forward": args.forward,
+              "links": {name: s.to_dict() for name, s in links.items()}}
     keeper = subprocess.Popen([sys.executable, "-m", "wirelab.link.keeper", json.dumps(config)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True, start_new_session=True)

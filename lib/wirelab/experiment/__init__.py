@@ -10,7 +10,9 @@ its prediction), ``store`` (atomic parquet + csv + meta.json in
 ``prediction`` (the model's ``pred_*`` columns) and ``stats`` (mean, std,
 95 % Student-t interval per setting). ``flows`` runs several flows at once on one link (one row per stream,
 Jain's index per run). The labs of documents 000 and 004 as tables:
-``offered_load``, ``clocks``, ``iperf_tc``.
+``offered_load``, ``clocks``, ``iperf_tc``. The labs of documents 001 and 003: ``broker_delay`` (document 003's five nodes),
+``misbehaviour`` (document 001 §5 live) with ``ppcb_capture`` (its packets from the
+capture), ``replication`` (a document's table beside measurement and prediction).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -32,6 +34,13 @@ _EXPORTS = {
     "offered_load_table": "offered_load", "buffers_table": "offered_load", "buffers_1s_table": "offered_load",
     "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",
     "results_dataset": "dataset",
+    # the labs of documents 001 and 003
+    "delay_sweep": "broker_delay", "run_broker_network": "broker_delay", "summarize_delays": "broker_delay",
+    "delay_table": "broker_delay", "run_across": "broker_delay",
+    "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
+    "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
+    "SCENARIOS": "misbehaviour",
+    "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -6,7 +6,9 @@ What each (workload, protocol) runs:
           udpr  PPCB stop-and-wait over UDP (``send_udp(proto="udpr")``)
           udp   on a rate-limited link: offered load at the link rate for as long as
                 ``size`` takes (PPCB udp has no flow control: flooding a slow link
-                only measures the queue's drops, as document 001 found); else PPCB udp
+                only measures the queue's drops, as document 001 found); else PPCB udp.
+                ``WirelabEngine(udp_files="ppcb")`` floods anyway, to redo document 001
+                (the client's sender-side figure; the transfer fails when a datagram drops)
     time  tcp/udp  bulk for ``time`` seconds (``measure(mode="bulk")``)
     load  tcp/udp  ``offered`` bit/s in ``packet``-byte records (``measure(mode="load")``)
     echo  tcp/udp  ``echo`` request/response rounds (RTT samples)
@@ -40,12 +42,13 @@ __all__ = ["WirelabEngine", "DEFAULT_CHUNK"]
 DEFAULT_CHUNK = 1000
 
 
-def plan(setting) -> dict:
-    """How a setting is run: ``call`` (file/measure), ``mode``, ``proto``, sizes. Pure."""
+def plan(setting, udp_files: str = "load") -> dict:
+    """How a setting is run: ``call`` (file/measure), ``mode``, ``proto``, sizes. Pure.
+    ``udp_files``: "load" (udp files on a rate-limited link as offered load) or "ppcb"."""
     proto, workload = setting.proto, setting.workload
     rate, mtu = setting["rate_bps"], int(setting.get("mtu", 1500))
     if workload == "file":
-        if proto == "udp" and rate:
+        if proto == "udp" and rate and udp_files != "ppcb":
             seconds = setting.get("size_bytes", 1e6) * 8 / rate
             return {"call": "measure", "mode": "load", "rate_bps": rate, "time_s": seconds,
                     "packet": int(setting.get("packet_bytes", mtu - 28)), "payload": None,
@@ -69,13 +72,19 @@ class WirelabEngine:
     """Runs each setting with wirelab's senders and receivers across the link it is given."""
     name = "wirelab"
 
+    def __init__(self, *, udp_files: str = "load"):
+        if udp_files not in ("load", "ppcb"):
+            raise UsageError(f"udp_files={udp_files!r}", "use 'load' or 'ppcb'")
+        self.udp_files = udp_files
+
     def info(self) -> dict:
-        return {"programs": "wirelab.transfer (PPCB tcp/udp/udpr, measurement modes)"}
+        return {"programs": "wirelab.transfer (PPCB tcp/udp/udpr, measurement modes)",
+                "udp_files": self.udp_files}
 
     def framing(self, setting) -> dict:
         """How the data is framed, for the model: PPCB's DATA header inside the stream or datagram."""
         try:
-            how = plan(setting)
+            how = plan(setting, self.udp_files)
         except UsageError:
             return {}
         return {"payload": how.get("payload"), "stream_header": how.get("stream_header", 0),
@@ -83,7 +92,7 @@ class WirelabEngine:
 
     def unsupported(self, setting) -> str | None:
         try:
-            plan(setting)
+            plan(setting, self.udp_files)
         except UsageError as err:
             return str(err)
         if setting.proto == "tcp":
@@ -96,7 +105,7 @@ class WirelabEngine:
         from ..transfer import Result, merge, start_server
         from ..transfer.run import HashSink, make_data
 
-        how = plan(setting)
+        how = plan(setting, self.udp_files)
         proto = setting.proto
         max_wait = float(setting.get("max_wait_s", 5.0))
         if proto == "tcp":         # never below what TCP needs to repair a lost SYN itself
@@ -149,6 +158,9 @@ class WirelabEngine:
         else:
             result = sender
         record = {**result.to_dict(samples=False), **outcome}
+        # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
+        loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0
+        record["send_loop_bps"] = 8.0 * result.bytes_sent / loop if loop > 0 else None
         if capture:
             record["capture_file"] = str(capture)
             record["capture_packets"] = recorder.packets

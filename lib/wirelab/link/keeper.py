@@ -8,7 +8,10 @@ everything down; if it is killed outright, the reaper removes what it left.
 On the loopback backend it holds relays in front of the ``forward`` ports.
 
     python -m wirelab.link.keeper '{"name": "demo", "backend": "auto", "topology": "two_hosts",
-                                    "spec": {...}, "forward": ["udp:5201"]}'
+                                    "spec": {...}, "forward": ["udp:5201"],
+                                    "links": {"b-r*": {...}}}'
+
+``spec`` is every link's; ``links`` (optional) gives single links their own (``with_links``).
 """
 from __future__ import annotations
 
@@ -22,12 +25,20 @@ from ..errors import UsageError
 from .cleanup import process_start, state_dir, testbed_id, write_state
 from .opened import open_link
 from .spec import LinkSpec
-from .topology import broker_network, two_hosts
+from .topology import broker_network, two_hosts, with_links
 
-__all__ = ["main", "TOPOLOGIES"]
+__all__ = ["main", "TOPOLOGIES", "topology_for"]
 
 TOPOLOGIES = {"two_hosts": lambda spec: two_hosts(spec),
               "broker": lambda spec: broker_network(spec, spec, spec)}
+
+
+def topology_for(name: str, spec: LinkSpec, links: dict | None = None):
+    """The topology ``name`` with ``spec`` on every link, then ``links`` ({name or pattern: LinkSpec})."""
+    if name not in TOPOLOGIES:
+        raise UsageError(f"unknown topology {name!r}", f"use one of {', '.join(TOPOLOGIES)}")
+    topology = TOPOLOGIES[name](spec)
+    return with_links(topology, links) if links else topology
 
 
 def _quiet_stdout() -> None:
@@ -60,7 +71,8 @@ def _forward(link, items: list[str]) -> None:
 
 def hold(config: dict) -> int:
     spec = LinkSpec.from_dict(config["spec"])
-    topology = TOPOLOGIES[config.get("topology", "two_hosts")](spec)
+    links = {name: LinkSpec.from_dict(d) for name, d in (config.get("links") or {}).items()}
+    topology = topology_for(config.get("topology", "two_hosts"), spec, links)
     signal.signal(signal.SIGTERM, _interrupt)
     extra = {"keeper_pid": os.getpid(), "spec": spec.to_dict(), "cli": True}
     state = None

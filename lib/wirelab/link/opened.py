@@ -170,7 +170,10 @@ class TestbedLink(OpenLink):
         if self._final is not None:
             return dict(self._final)
         info = self.testbed.describe()
-        return {"backend": info["backend"], "link": "; ".join(l["describe"] for l in info["links"]),
+        named = len(info["links"]) > 1                  # several links: say which is which
+        return {"backend": info["backend"],
+                "link": "; ".join((f"{l['a']}–{l['b']}: " if named else "") + l["describe"]
+                                  for l in info["links"]),
                 "hosts": info["hosts"], "tc_commands": info["tc_commands"],
                 "tc_note": info["tc_note"], "emulated_by": info["emulated_by"], "testbed": info["testbed"],
                 "congestion_control": info["congestion_control"], "counters": self.testbed.link_counters}

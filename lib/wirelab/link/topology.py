@@ -4,7 +4,8 @@ A ``Topology`` is plain data (Mininet's ``Topo`` without the rest); a
 ``Testbed`` acts on it. Two are ready-made:
 
 * ``two_hosts(spec)``: ``a`` 10.77.0.1/24 ── ``b`` 10.77.0.2/24.
-* ``broker_network(...)``: document 003's five nodes, each link its own /24::
+* ``broker_network(...)``: document 003's five nodes, each link its own /24
+  and its own spec (``links={"b-r*": LinkSpec.parse(delay="20ms")}``)::
 
       s ── b ──┬── r1 ──┬── d      s–b  10.77.1.0/24    b–r1 10.77.2.0/24
                └── r2 ──┘          b–r2 10.77.3.0/24    r1–d 10.77.4.0/24
@@ -16,14 +17,15 @@ set up: each host reaches its neighbours only.
 """
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from .spec import LinkSpec
 
-__all__ = ["Link", "Topology", "two_hosts", "broker_network"]
+__all__ = ["Link", "Topology", "two_hosts", "broker_network", "with_links", "parse_link_option"]
 
 _HOST = re.compile(r"^[a-z][a-z0-9]{0,5}$")
 
@@ -48,6 +50,11 @@ class Link:
 
     def peer(self, host: str) -> str:
         return self.b if host == self.a else self.a
+
+    @property
+    def name(self) -> str:
+        """``a-b``, as ``with_links`` and ``wirelab testbed up --link`` name it."""
+        return f"{self.a}-{self.b}"
 
 
 @dataclass(frozen=True)
@@ -94,12 +101,48 @@ def two_hosts(spec: LinkSpec | None = None) -> Topology:
 
 
 def broker_network(source_broker: LinkSpec | None = None, broker_router: LinkSpec | None = None,
-                   router_destination: LinkSpec | None = None) -> Topology:
-    """Document 003: s —TCP— b —UDP— r1, r2 —UDP— d, with a spec per kind of link."""
+                   router_destination: LinkSpec | None = None, *, links: dict | None = None) -> Topology:
+    """Document 003: s —TCP— b —UDP— r1, r2 —UDP— d, with a spec per kind of link, then
+    ``links`` (see ``with_links``) for single links: ``links={"b-r1": LinkSpec.parse(delay="1ms")}``."""
     sb = source_broker or LinkSpec()
     br = broker_router or LinkSpec()
     rd = router_destination or LinkSpec()
-    links = (Link("s", "b", sb, "10.77.1.0/24"), Link("b", "r1", br, "10.77.2.0/24"),
-             Link("b", "r2", br, "10.77.3.0/24"), Link("r1", "d", rd, "10.77.4.0/24"),
-             Link("r2", "d", rd, "10.77.5.0/24"))
-    return Topology("broker_network", ("s", "b", "r1", "r2", "d"), links)
+    cables = (Link("s", "b", sb, "10.77.1.0/24"), Link("b", "r1", br, "10.77.2.0/24"),
+              Link("b", "r2", br, "10.77.3.0/24"), Link("r1", "d", rd, "10.77.4.0/24"),
+              Link("r2", "d", rd, "10.77.5.0/24"))
+    topology = Topology("broker_network", ("s", "b", "r1", "r2", "d"), cables)
+    return with_links(topology, links) if links else topology
+
+
+def with_links(topology: Topology, links: dict) -> Topology:
+    """``topology`` with the links named by each key of ``links`` ("a-b", in either order, or a
+    shell pattern like "b-r*") given that ``LinkSpec``; later keys win. A key that names no
+    link is an error (a typo must not leave a link unshaped)."""
+    changed = list(topology.links)
+    for pattern, spec in links.items():
+        if not isinstance(spec, LinkSpec):
+            raise UsageError(f"the spec for {pattern!r} is a {type(spec).__name__}, not a LinkSpec",
+                             "e.g. LinkSpec.parse(delay='20ms')")
+        hits = [i for i, l in enumerate(changed)
+                if fnmatch.fnmatchcase(l.name, pattern) or fnmatch.fnmatchcase(f"{l.b}-{l.a}", pattern)]
+        if not hits:
+            raise UsageError(f"no link matches {pattern!r} in {topology.name}",
+                             f"links: {', '.join(l.name for l in topology.links)} (patterns like b-r* work)")
+        for i in hits:
+            changed[i] = replace(changed[i], spec=spec)
+    return replace(topology, links=tuple(changed))
+
+
+def parse_link_option(text: str) -> tuple[str, dict]:
+    """``"b-r*:delay=20ms,jitter=5ms"`` → ``("b-r*", {"delay": "20ms", "jitter": "5ms"})``: a link
+    name or pattern, then ``LinkSpec.parse`` keywords (what ``wirelab testbed up --link`` takes)."""
+    name, sep, rest = text.partition(":")
+    if not sep or not name.strip():
+        raise UsageError(f"--link {text!r} is not LINK:KEY=VALUE,...", "e.g. --link b-r1:delay=20ms,jitter=5ms")
+    options = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"{item!r} in --link {text!r} is not KEY=VALUE", "e.g. rate=10mbit or delay=20ms")
+        options[key.strip().replace("-", "_")] = value.strip()
+    return name.strip(), options

@@ -25,6 +25,8 @@ _EXPORTS = {
     "udp_transfer": "transfer_time", "propagation_delay": "delay",
     "transmission_delay": "delay", "one_way_from_rtt": "delay", "Prediction": "predict",
     "predict": "predict", "SOURCES": "predict",
+    # a message's delay along a store-and-forward path (document 003)
+    "path_delay": "delay", "hop_delays": "delay", "Hop": "delay", "mean_jittered_delay": "delay",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

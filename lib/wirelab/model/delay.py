@@ -1,14 +1,24 @@
-"""Delays: transmission, propagation, and one-way delay from a round trip.
+"""Delays: transmission, propagation, jitter, a store-and-forward path, one-way from a round trip.
 
-Source: Kurose & Ross, *Computer Networking* §1.4 (d_trans = L/R,
-d_prop = d/s, end-to-end = Σ over hops); document 003 (one-way ≈ RTT/2 when
-clocks differ, which assumes a symmetric path).
+Sources: Kurose & Ross, *Computer Networking* §1.4: the nodal delay of one
+hop is d_proc + d_queue + d_trans + d_prop, with d_trans = L/R and
+d_prop = d/s, and a packet that is stored and forwarded by every node pays
+it on every hop: d_end-end = Σ over hops (eq. 1.2 for N equal hops:
+N·(d_proc + d_trans + d_prop)); their worked example: L = 7.5 Mbit over two
+1.5 Mbit/s links, no propagation, takes 2·L/R = 10 s. Document 003 (one-way
+≈ RTT/2 when clocks differ, which assumes a symmetric path). Jitter: netem's
+default is uniform in [D − J, D + J], and a packet whose delay comes out
+negative is sent at once (``tabledist`` and ``time_to_send`` in the Linux
+kernel's net/sched/sch_netem.c); wirelab's userspace link does the same.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import ModelError
 
-__all__ = ["transmission_delay", "propagation_delay", "one_way_from_rtt", "path_delay"]
+__all__ = ["transmission_delay", "propagation_delay", "one_way_from_rtt", "mean_jittered_delay",
+           "Hop", "hop_delays", "path_delay", "SIGNAL_SPEED"]
 
 #: Signal speed in copper or fibre, about 2/3 of c (Kurose & Ross §1.4).
 SIGNAL_SPEED = 2e8
@@ -35,7 +45,61 @@ def one_way_from_rtt(rtt_s: float) -> float:
     return rtt_s / 2.0
 
 
-def path_delay(size_bytes: float, hops: list[tuple[float, float]]) -> float:
-    """Store-and-forward end-to-end delay Σ (8·S/C_i + d_i) over hops given as
-    (rate bit/s, one-way delay s) (Kurose & Ross §1.4.3), no queueing."""
-    return sum(transmission_delay(size_bytes, rate) + prop for rate, prop in hops)
+def mean_jittered_delay(delay_s: float, jitter_s: float = 0.0) -> float:
+    """Mean of max(D + U, 0) with U uniform in [−J, J] (netem's default jitter, sch_netem.c):
+    D while D ≥ J, else (D + J)² / 4J, since the draws below zero are sent at once.
+    E.g. 1 ms ± 5 ms averages 1.8 ms, not 1 ms."""
+    if delay_s < 0 or jitter_s < 0:
+        raise ModelError(f"delay and jitter cannot be negative ({delay_s}, {jitter_s})", "e.g. 20ms ± 5ms")
+    if jitter_s == 0 or delay_s >= jitter_s:
+        return delay_s
+    return (delay_s + jitter_s) ** 2 / (4.0 * jitter_s)
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One link a message crosses (Kurose & Ross §1.4's nodal delay, per hop).
+
+    ``rate_bps`` None: no rate limit, transmission takes no time the model counts.
+    ``wire_bytes``: bytes this hop charges for the message (its headers differ hop by hop:
+    TCP on one, UDP on another); None means the ``size_bytes`` given to ``path_delay``.
+    ``processing_s``: the sending node's own time (reading, deciding, writing).
+    ``queueing_s``: waiting behind other packets (0 with one message in flight)."""
+    rate_bps: float | None = None
+    delay_s: float = 0.0
+    jitter_s: float = 0.0
+    wire_bytes: float | None = None
+    processing_s: float = 0.0
+    queueing_s: float = 0.0
+
+
+def _hop(hop) -> Hop:
+    if isinstance(hop, Hop):
+        return hop
+    rate, delay, *rest = hop                      # (rate, delay[, jitter]) as in older callers
+    return Hop(rate, delay, *(rest[:1]))
+
+
+def hop_delays(size_bytes: float, hops) -> list[dict]:
+    """Each hop's terms (seconds): processing, queueing, transmission, propagation (mean,
+    jitter included) and their sum ``nodal`` (Kurose & Ross §1.4)."""
+    if size_bytes < 0:
+        raise ModelError(f"message size cannot be negative ({size_bytes})", "e.g. 32 B")
+    out = []
+    for hop in map(_hop, hops):
+        size = size_bytes if hop.wire_bytes is None else hop.wire_bytes
+        trans = transmission_delay(size, hop.rate_bps) if hop.rate_bps else 0.0
+        prop = mean_jittered_delay(hop.delay_s, hop.jitter_s)
+        if hop.processing_s < 0 or hop.queueing_s < 0:
+            raise ModelError("processing and queueing delays cannot be negative", "give 0 or more seconds")
+        out.append({"processing_s": hop.processing_s, "queueing_s": hop.queueing_s,
+                    "transmission_s": trans, "propagation_s": prop,
+                    "nodal_s": hop.processing_s + hop.queueing_s + trans + prop})
+    return out
+
+
+def path_delay(size_bytes: float, hops) -> float:
+    """Store-and-forward end-to-end delay: Σ over hops of d_proc + d_queue + 8·S/C_i + d_i
+    (Kurose & Ross §1.4.3). ``hops``: ``Hop`` objects or (rate bit/s or None, delay s[,
+    jitter s]) tuples; a jittered delay counts with its mean (``mean_jittered_delay``)."""
+    return sum(h["nodal_s"] for h in hop_delays(size_bytes, hops))

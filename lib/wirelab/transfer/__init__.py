@@ -4,7 +4,8 @@ Read in this order: ``ppcb`` (the wire format, one table), ``tcp`` (server and
 client), ``udp_server`` and ``udp_client`` (udp and udpr), ``result`` (the one
 record every run returns), ``pacing``, ``measure_wire`` (the measurement
 modes' format, one table) and ``measure_server``/``measure_client`` (bulk,
-offered load, echo), and ``run`` (both ends on loopback in one call).
+offered load, echo), ``run`` (both ends on loopback in one call), and
+``broker`` (document 003's five nodes: 32-byte messages stored and forwarded).
 Each program runs alone: ``python -m wirelab.transfer.tcp serve 5000``.
 Standard library only.
 """
@@ -15,7 +16,7 @@ _EXPORTS = {
     "start_server": "run",
     "make_data": "run", "HashSink": "run", "measure": "measure_client", "listen_tcp": "tcp",
     "serve_tcp": "tcp", "send_tcp": "tcp", "listen_udp": "udp_server", "serve_udp": "udp_server",
-    "send_udp": "udp_client", "DEFAULT_HOST": "sockets",
+    "send_udp": "udp_client", "DEFAULT_HOST": "sockets", "broker": "broker:__module__",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -17,7 +17,7 @@ from .headers import TCP_TIMESTAMPS, HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
 from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
-from .transfer_time import TransferTime, from_udpr, tcp_transfer, udp_transfer
+from .transfer_time import TransferTime, from_udpr, stream_transfer, tcp_transfer, udp_transfer
 
 __all__ = ["Prediction", "predict", "SOURCES"]
 
@@ -124,7 +124,7 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             window_bytes: float | None = None, wire: str = "real", rto_s: float | None = None,
             max_wait_s: float = 5.0, max_retransmits: int = 5, acked_per_ack: int = 1,
             cc: str | None = None, size: int | None = None,
-            initial_window: int = LINUX_INITIAL_WINDOW) -> Prediction:
+            initial_window: int = LINUX_INITIAL_WINDOW, carriage: str = "packets") -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
     TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
@@ -134,6 +134,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     ``size``: bytes of one file (TCP: of the stream; UDP: of datagram payloads):
     adds ``transfer`` (the time from the first packet to RCVD, by cause) and makes
     ``goodput_bps``/``binding`` those of the finite transfer.
+    ``carriage="stream"``: TCP's byte stream is relayed and paced (``stream_transfer``),
+    not carried as the sender's own segments: the link limit only, no slow start or loss.
     """
     if not 0 <= loss <= 1:
         raise ModelError(f"loss must be between 0 and 100 %, not {loss * 100:g} %", "e.g. --loss 1%")
@@ -154,6 +156,10 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     size = None if size is None else int(size)
     common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp)
 
+    if carriage not in ("packets", "stream"):
+        raise ModelError(f"unknown carriage {carriage!r}", "use 'packets' or 'stream'")
+    if proto == "tcp" and carriage == "stream":
+        return _stream(stack, packets, rate_bps, notes, common, size=size, cc=cc)
     if proto == "tcp":
         return _tcp(stack, packets, rate_bps, notes, common, cc=cc, size=size, window_bytes=window_bytes,
                     rto_s=rto_s, loss_reverse=loss_reverse, acked_per_ack=acked_per_ack,
@@ -205,6 +211,20 @@ def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, co
                       common["loss"], delivered, sw, common["bdp_bytes"], tuple(notes), cc, transfer,
                       steady_goodput if transfer is not None else None,
                       steady_binding if transfer is not None else None)
+
+
+def _stream(stack, packets, rate_bps, notes, common, *, size, cc) -> Prediction:
+    """TCP through a relay that paces the byte stream: η·C, and the stream's transfer time."""
+    if common["loss"] > 0:
+        raise ModelError("a relayed TCP stream cannot lose segments: no model for loss on it",
+                         "use a namespaces testbed (root) for TCP with loss")
+    notes.append("TCP relayed as a paced byte stream: the link limit only (no slow start, window or loss)")
+    link = packets.efficiency * rate_bps
+    transfer = None if size is None else stream_transfer(
+        size, rate_bps, eta=packets.efficiency, header_bytes=stack.l2 + stack.l3 + stack.l4,
+        delay_s=(common["rtt_s"] or 0.0) / 2)
+    return _finish("tcp", rate_bps, stack, packets, {"link": link}, "link", link, notes, common,
+                   transfer=transfer, cc=cc)
 
 
 def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto_s, loss_reverse,

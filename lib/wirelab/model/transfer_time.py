@@ -42,7 +42,8 @@ from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recov
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
-__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "BETA", "ALPHA", "regrowth_rounds"]
+__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_transfer", "BETA", "ALPHA",
+           "regrowth_rounds"]
 
 #: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
 BETA = {"reno": 0.5, "cubic": 0.7}
@@ -234,3 +235,24 @@ def from_udpr(t: UdprTransfer, rtt_s: float) -> TransferTime:
     final = {"rcvd": t.rcvd_s + (rtt_s / 2 if t.packets else 0.0)}
     return TransferTime("udpr", t.size_bytes, {"conn": t.handshake_s}, data, final, std_s=t.std_s,
                         extras={"datagrams": t.packets, "give_up_probability": t.give_up_probability})
+
+
+def stream_transfer(size_bytes: int, rate_bps: float, *, eta: float, header_bytes: int,
+                    delay_s: float) -> TransferTime:
+    """PPCB over TCP through a relay that terminates TCP and paces the byte stream (wirelab's
+    loopback ``TcpRelay``; derived from its rules, not from a TCP model): each end's TCP
+    runs to the relay on this host, so no handshake crosses the link and there is no slow
+    start, window or loss; the relay charges the stream as full segments at the rate (η·C)
+    and holds every piece ``delay_s``. So: ``conn`` = 2·delay + CONN and CONACC on the wire,
+    ``link`` = size·8/(η·C), ``propagation`` = delay, ``rcvd`` = delay + RCVD on the wire."""
+    if size_bytes < 0 or not rate_bps > 0 or delay_s < 0 or not 0 < eta <= 1:
+        raise ModelError("size ≥ 0, rate > 0, delay ≥ 0 and 0 < η ≤ 1 please", "e.g. 200KB at 10mbit, 10 ms")
+    wire = lambda payload: 8.0 * (header_bytes + payload) / rate_bps   # noqa: E731
+    data: dict[str, float] = {}
+    _add(data, "link", 8.0 * size_bytes / (eta * rate_bps))
+    _add(data, "propagation", delay_s if size_bytes else 0.0)
+    return TransferTime("tcp", size_bytes, {"conn": 2 * delay_s + wire(PPCB_HEADER["CONN"])
+                                            + wire(PPCB_HEADER["CONACC"])},
+                        data, {"rcvd": delay_s + wire(PPCB_HEADER["RCVD"])},
+                        notes=("a relay terminates TCP and paces its byte stream: no handshake across "
+                               "the link, no slow start, no loss (derived from the relay's rules)",))

@@ -37,7 +37,7 @@ TERM_SOURCES = {
     "conn": "PPCB CONN/CONACC: one RTT, lost ones per Cardwell eq. 4 / stop-and-wait",
     "link": "η·C, document 002",
     "slow_start": "Kurose & Ross §3.7 from IW (RFC 6928)",
-    "loss_recovery": "Cardwell et al. 2000, eq. 20",
+    "loss_recovery": "Cardwell et al. 2000, eq. 20; with a named cc, RACK-TLP (RFC 8985, model.recovery)",
     "propagation": "one-way delay of the last byte, RTT/2",
     "stop_and_wait": "one RTT per DATA, Kurose & Ross §3.4",
     "timeouts": "MAX_WAIT per lost DATA or ACC (stopwait)",
@@ -261,7 +261,8 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
             try:
                 transfer = tcp_transfer(size, rate_bps, eta=eta, mss_bytes=mss, header_bytes=header,
                                         rtt_s=rtt_s or 0.0, steady=steady, loss=loss, loss_reverse=loss_reverse,
-                                        iw=initial_window, window_bytes=window_bytes, rto_s=rto_s)
+                                        iw=initial_window, window_bytes=window_bytes, rto_s=rto_s,
+                                        recovery="classic" if cc is None else "linux")
             except ModelError as err:
                 notes.append(f"transfer time not predicted: {err}")
     return _finish("tcp", rate_bps, stack, packets, limits, binding, goodput, notes, common,

@@ -39,6 +39,7 @@ from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
                         retransmission_delay, slow_start_send)
+from .recovery import epoch_alpha, first_loss_transfer
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
@@ -134,11 +135,17 @@ def _add(terms: dict, name: str, seconds: float) -> None:
 def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int, header_bytes: int,
                  rtt_s: float, steady: SteadyState, loss: float = 0.0, loss_reverse: float | None = None,
                  iw: int = LINUX_INITIAL_WINDOW, window_bytes: float | None = None,
-                 rto_s: float | None = None, syn_timeout_s: float = LINUX_SYN_RTO) -> TransferTime:
+                 rto_s: float | None = None, syn_timeout_s: float = LINUX_SYN_RTO,
+                 recovery: str = "classic") -> TransferTime:
     """PPCB over TCP: ``size_bytes`` of stream (PPCB framing included) in segments of
     ``mss_bytes``; ``eta`` of a full segment; ``header_bytes`` per frame without
     payload (an ACK); ``rtt_s`` propagation round trip; ``steady`` the congestion
-    control's steady state (its ``goodput_bps`` runs the congestion-avoidance phase)."""
+    control's steady state (its ``goodput_bps`` runs the congestion-avoidance phase).
+    ``recovery``: after the first loss, ``"classic"`` (Cardwell eq. 20 on PFTK's correlated
+    loss, then the steady state at once) or ``"linux"`` (independent loss repaired by
+    RACK-TLP, the window coming down by epochs: ``recovery``)."""
+    if recovery not in ("classic", "linux"):
+        raise ModelError(f"unknown recovery {recovery!r}", "use 'classic' or 'linux'")
     if size_bytes < 0 or not rate_bps > 0 or rtt_s < 0:
         raise ModelError("size ≥ 0, rate > 0 and RTT ≥ 0 please", "e.g. 200KB at 10mbit, RTT 40 ms")
     if not steady.covered:
@@ -171,6 +178,25 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
             flight = min(d, math.ceil(1 + rtt_s / segment))
             _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
             notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
+    elif recovery == "linux":
+        # Independent loss, RACK-TLP, the window down by epochs, over where the first loss falls
+        beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
+        target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
+        pipe = round_s / segment * (1 - resent)                           # new data per round, at most
+        parts = first_loss_transfer(n, segment_s=segment, round_s=round_s, loss=loss, iw=iw, cap=cap,
+                                    beta=beta, alpha=epoch_alpha(target, loss, beta, alpha,
+                                                                 loss_bound=steady.binding not in ("link", "window")),
+                                    pipe=pipe if cap is None else min(pipe, cap), rto_s=rto)
+        flight = min(d, math.ceil(1 + rtt_s / segment))
+        _add(data, "link", n * segment / (1 - resent))
+        _add(data, "slow_start", parts["slow_start"])
+        _add(data, "window", parts["window"])
+        _add(data, "loss_recovery", parts["loss_recovery"] - math.expm1(flight * math.log1p(-loss)) * round_s)
+        _add(data, "cubic" if steady.cc == "cubic" else "padhye",
+             parts["excess"] - n * segment * resent / (1 - resent))
+        notes.append("RACK-TLP (RFC 8985) repairs independent losses; the window comes down from "
+                     "slow start's by epochs of 1/p segments (derived, model.recovery); a loss in the "
+                     "last flight costs a round")
     else:
         d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
         start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)

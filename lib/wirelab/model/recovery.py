@@ -26,7 +26,7 @@ Linux detects loss by time and SACK, not by three duplicate ACKs:
   √(α′(1 + β)/(2(1 − β)p)) segments; α′ = 2p(1 − β)T²/(1 + β) makes it the steady
   state's T (RFC 9438 CUBIC, or Reno's PFTK, see ``congestion``): the long run is the
   cited steady state, the way there is derived. (For CUBIC's Reno-friendly region α′ is
-  its own α = 3(1 − β)/(1 + β), RFC 9438 §4.3, within 2 %.) Where the link binds, the
+  its own α = 3(1 − β)/(1 + β), RFC 9438 §4.3, within 4 %.) Where the link binds, the
   algorithm's own α (RFC 5681 §3.1: 1; RFC 9438 §4.3), its window above the pipe.
 
 So a short transfer whose first loss came late rides its large window down over

@@ -4,8 +4,11 @@ Read in this order: ``spec`` (describe the sweep), ``engine`` (the seam to the
 programs that move bytes; ``wirelab_engine`` and ``iperf3`` implement it),
 ``runner`` (run it with deadlines, record failures, resume), ``store``
 (atomic parquet + csv + meta.json in ``data/<experiment>/``), ``meta`` (the
-machine a run was made on), ``prediction`` (the model's ``pred_*`` columns)
-and ``stats`` (mean, std, 95 % Student-t interval per setting).
+machine a run was made on), ``prediction`` (the model's ``pred_*`` columns),
+``calibration`` (the host's own round trip, measured before a UDPR sweep),
+``stats`` (mean, std, 95 % Student-t interval per setting; a file as size ÷ mean
+time), ``adaptive`` (more repetitions where an interval is too wide) and
+``residuals`` (measured ÷ predicted with the named reason for what is left).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -23,6 +26,8 @@ _EXPORTS = {
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
     "load_series": "series", "capture_series": "series", "link_spec": "spec",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
+    "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
+    "host_round_trip": "calibration",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

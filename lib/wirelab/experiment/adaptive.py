@@ -5,8 +5,9 @@ every setting has its ``reps`` runs, looks at each setting's 95 % interval
 (for a file: of the mean transfer time, the quantity the model predicts; else
 of the mean goodput) and gives one more run to every setting whose half-width
 is above ``precision`` × its mean, round after round, until each is precise
-enough, has ``max_reps`` runs, or the next run would not fit in ``budget_s``
-(counted from the start of the sweep). Nothing here is hidden: a setting that
+enough, has ``max_reps`` runs, or its next run would not fit in what is left of
+``budget_s`` (the seconds the sweep's runs have taken so far, every session
+counted: running a finished sweep again adds nothing). Nothing here is hidden: a setting that
 stops short says why (``precision_note``), with the number of runs it would
 need.
 
@@ -26,7 +27,7 @@ import pandas as pd
 
 from .stats import MEASURED_STATUSES, confidence_interval, t_quantile, time_basis
 
-__all__ = ["precision_of", "more_runs", "runs_needed", "precision_note"]
+__all__ = ["precision_of", "more_runs", "seconds_left", "runs_needed", "precision_note"]
 
 #: Never plan more runs than this for one setting, whatever the spread.
 MOST_RUNS = 10_000
@@ -57,13 +58,26 @@ def runs_needed(variation: float, precision: float, *, level: float = 0.95) -> i
     return min(n, MOST_RUNS)
 
 
-def more_runs(experiment, frame: pd.DataFrame, *, seconds_left: float | None = None) -> list:
+def seconds_left(experiment, frame: pd.DataFrame) -> float | None:
+    """What is left of ``experiment.budget_s`` after the runs of its settings in ``frame``
+    (their ``elapsed_s``, whichever session made them: a resumed sweep keeps its budget)."""
+    if experiment.budget_s is None:
+        return None
+    if frame.empty or "elapsed_s" not in frame:
+        return float(experiment.budget_s)
+    ids = {s.setting_id for s in experiment.settings()}
+    spent = pd.to_numeric(frame.loc[frame["setting_id"].isin(ids), "elapsed_s"], errors="coerce").sum()
+    return float(experiment.budget_s) - float(spent)
+
+
+def more_runs(experiment, frame: pd.DataFrame) -> list:
     """The next round of (setting, rep) pairs: one more run for every setting whose interval
     is wider than ``experiment.precision`` of its mean, has fewer than ``max_reps`` runs and
-    (when ``seconds_left`` is given) whose typical run fits in what is left. Settings with a
-    failed or skipped run get none (more of the same would not help; the reason is in the row)."""
+    whose typical run fits in what is left of ``budget_s``. Settings with a failed or skipped
+    run get none (more of the same would not help; the reason is in the row)."""
     if experiment.precision is None or frame.empty:
         return []
+    left = seconds_left(experiment, frame)
     most = experiment.max_reps or experiment.reps
     out = []
     for setting in experiment.settings():
@@ -74,8 +88,8 @@ def more_runs(experiment, frame: pd.DataFrame, *, seconds_left: float | None = N
         relative, _ = precision_of(rows)
         if math.isfinite(relative) and relative <= experiment.precision:
             continue
-        if seconds_left is not None and "elapsed_s" in rows:
-            if float(pd.to_numeric(rows["elapsed_s"], errors="coerce").median()) > seconds_left:
+        if left is not None and "elapsed_s" in rows:
+            if float(pd.to_numeric(rows["elapsed_s"], errors="coerce").median()) > left:
                 continue
         out.append((setting, made))
     return out

@@ -189,7 +189,6 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         session = store.start_session(experiment.to_dict(), info)
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
-        started = time.monotonic()
 
         def one(setting: Setting, rep: int) -> None:
             workdir = folder / "runs"
@@ -221,8 +220,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             # more repetitions where an interval is still wider than the precision asked for
             made = len(todo)
             while max_runs is None or made < max_runs:
-                left = None if experiment.budget_s is None else experiment.budget_s - (time.monotonic() - started)
-                extra = more_runs(experiment, store.frame(), seconds_left=left) if left is None or left > 0 else []
+                extra = more_runs(experiment, store.frame())
                 if max_runs is not None:
                     extra = extra[:max_runs - made]
                 if not extra:

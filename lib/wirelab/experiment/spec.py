@@ -185,7 +185,7 @@ class Experiment:
     ``size`` applies to the ``file`` workload only (it is dropped otherwise).
     ``precision`` (e.g. 0.10): after ``reps`` runs, settings whose 95 % interval is wider
     than that share of the mean get more runs, up to ``max_reps`` each, while the sweep
-    is younger than ``budget_s`` seconds (``experiment.adaptive``).
+    has taken less than ``budget_s`` seconds of runs (``experiment.adaptive``).
     """
     name: str
     proto: object = "tcp"

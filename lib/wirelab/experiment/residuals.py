@@ -98,7 +98,7 @@ def _tbf_burst(row, *_) -> Reason | None:
 def _host_round_trip(row, *_) -> Reason | None:
     if row.get("proto") != "udpr":
         return None
-    measured, predicted = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s")
+    measured, predicted = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s", 0.0)
     packets, seconds = _number(row, "pred_datagrams"), _number(row, "pred_data_time_s")
     if not all(math.isfinite(v) for v in (measured, predicted, packets, seconds)) or seconds <= 0:
         return None

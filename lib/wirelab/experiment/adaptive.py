@@ -96,9 +96,10 @@ def more_runs(experiment, frame: pd.DataFrame) -> list:
 
 
 def precision_note(relative: float, runs: int, precision: float | None, max_reps: int | None, *,
-                   adaptive: bool = True) -> str | None:
+                   adaptive: bool = True, failed: int = 0) -> str | None:
     """Why a setting's interval is wider than ``precision`` (None when it is not), with the
-    runs it would need at the spread seen so far. ``adaptive``: whether more runs were asked for."""
+    runs it would need at the spread seen so far. ``adaptive``: whether more runs were asked
+    for; ``failed``: runs of the setting that failed (then none are added)."""
     if precision is None or (math.isfinite(relative) and relative <= precision):
         return None
     if runs < 2 or not math.isfinite(relative):
@@ -106,6 +107,7 @@ def precision_note(relative: float, runs: int, precision: float | None, max_reps
     spread = relative * math.sqrt(runs) / t_quantile(0.975, runs - 1)       # one run's std ÷ mean
     needed = runs_needed(spread, precision)
     why = ("no more runs were asked for (Experiment precision=)" if not adaptive
+           else f"{failed} run(s) failed, so none were added" if failed
            else "max_reps reached" if max_reps is not None and runs >= max_reps else "time budget spent")
     return (f"interval ±{relative:.0%} of the mean after {runs} runs, wider than ±{precision:.0%} "
             f"({why}; one run varies by {spread:.0%}, so about {needed} runs would do)")

@@ -76,7 +76,7 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
     if not math.isfinite(relative) or relative <= tolerance:
         return None
     note = precision_note(relative, int(_number(row, "n", 0)), precision or tolerance, max_reps,
-                          adaptive=precision is not None)
+                          adaptive=precision is not None, failed=int(_number(row, "n_failed", 0)))
     return Reason("spread", note or f"interval ±{relative:.0%}", band=relative * ratio)
 
 

@@ -86,3 +86,17 @@ def test_a_relayed_stream_by_hand():
     assert p.steady_binding == "link" and p.transfer.data == t.data and "relayed" in " ".join(p.notes)
     with pytest.raises(Exception, match="cannot lose"):
         predict("tcp", 10e6, rtt_s=0.02, loss=0.01, size=100_000, carriage="stream")
+
+
+def test_a_timed_run_sees_slow_start_and_the_way_down_through_its_window():
+    def timed(loss, start, duration, rtt=0.04):
+        return predict("tcp", 10e6, rtt_s=rtt, loss=loss, loss_reverse=0.0, cc="cubic", wire="emulated",
+                       timestamps=True, window_s=(start, duration))
+    eta_c = 10e6 * 1448 / 1514
+    free = timed(0.0, 1.0, 5.0)
+    assert free.goodput_bps == pytest.approx(eta_c, rel=1e-3)            # slow start is over by 1 s
+    assert timed(0.0, 0.0, 0.2).goodput_bps < 0.8 * eta_c                 # …but not in the first 200 ms
+    short, long = timed(0.005, 1.0, 1.0), timed(0.005, 1.0, 200.0)
+    assert short.goodput_bps > long.goodput_bps * 1.1                     # the window still comes down
+    assert long.goodput_bps == pytest.approx(long.steady_goodput_bps, rel=0.03)
+    assert short.steady_goodput_bps == long.steady_goodput_bps

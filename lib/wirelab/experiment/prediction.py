@@ -67,6 +67,14 @@ def _get(params: dict, name: str, default=None):
     return default if _missing(value) else value
 
 
+def _timed(params: dict) -> tuple[float, float] | None:
+    """(omit, time) of a timed TCP run (the ``time_s`` and ``omit_s`` columns), else None."""
+    duration = _get(params, "time_s")
+    if duration is None or _get(params, "size_bytes") is not None or not duration > 0:
+        return None
+    return float(_get(params, "omit_s", 0.0)), float(duration)
+
+
 def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> str | None:
     """The cc column, else the machine's default; None (the classic Reno answer) if unknown."""
     if proto != "tcp":
@@ -137,7 +145,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
                     max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
-                    carriage=carriage if proto == "tcp" else "packets")
+                    carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params))
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
@@ -161,6 +169,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     binding = min(limits, key=limits.get)
     steady_goodput, steady_binding = limits[binding], binding
     goodput = steady_goodput
+    if p.transfer is None and p.steady_goodput_bps is not None:      # what a timed run's window sees
+        goodput = p.goodput_bps * share
     notes.extend(p.notes)
     if rtt is None and proto == "tcp" and cc is None and carriage == "packets":
         notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
@@ -194,7 +204,7 @@ def predict_like(row, **changes) -> dict:
     the same wire, timestamps, framing and congestion control the row was predicted with."""
     params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
                                   "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
-                                  "max_retransmits", "size_bytes", "cc") if k in row}
+                                  "max_retransmits", "size_bytes", "cc", "time_s", "omit_s") if k in row}
     params.update(changes)
 
     def value(name, default):

@@ -43,8 +43,8 @@ from .recovery import epoch_alpha, first_loss_transfer
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
-__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_transfer", "BETA", "ALPHA",
-           "regrowth_rounds"]
+__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_transfer", "timed_goodput",
+           "BETA", "ALPHA", "regrowth_rounds"]
 
 #: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
 BETA = {"reno": 0.5, "cubic": 0.7}
@@ -282,3 +282,29 @@ def stream_transfer(size_bytes: int, rate_bps: float, *, eta: float, header_byte
                         data, {"rcvd": delay_s + wire(PPCB_HEADER["RCVD"])},
                         notes=("a relay terminates TCP and paces its byte stream: no handshake across "
                                "the link, no slow start, no loss (derived from the relay's rules)",))
+
+
+def timed_goodput(data_time, start_s: float, duration_s: float, most_bytes: float) -> float:
+    """Goodput of a timed run measured from ``start_s`` to ``start_s + duration_s`` after its
+    first byte (iperf3's -O and -t): 8·(N(start + duration) − N(start))/duration, N(t) the
+    bytes delivered by t, found by inverting ``data_time(bytes)`` (a finite transfer's expected
+    first-byte-to-last-delivered time, which grows with its size) up to ``most_bytes``.
+    Derived here: a timed run is a long transfer seen through a window, so what the window
+    sees of slow start and of the way down from its window (``recovery``) counts."""
+    if duration_s <= 0 or start_s < 0:
+        raise ModelError("a timed run needs a positive duration and a start ≥ 0", "e.g. -t 5 -O 1")
+
+    def delivered_by(t: float) -> float:
+        low, high = 0.0, most_bytes
+        if t <= 0 or data_time(high) <= t:
+            return 0.0 if t <= 0 else high
+        for _ in range(60):
+            mid = 0.5 * (low + high)
+            if data_time(mid) <= t:
+                low = mid
+            else:
+                high = mid
+            if high - low < 1.0:
+                break
+        return low
+    return 8.0 * (delivered_by(start_s + duration_s) - delivered_by(start_s)) / duration_s

@@ -100,3 +100,24 @@ def test_a_timed_run_sees_slow_start_and_the_way_down_through_its_window():
     assert short.goodput_bps > long.goodput_bps * 1.1                     # the window still comes down
     assert long.goodput_bps == pytest.approx(long.steady_goodput_bps, rel=0.03)
     assert short.steady_goodput_bps == long.steady_goodput_bps
+
+
+def test_near_the_pipe_the_growth_is_raised_so_the_capped_epochs_still_reach_the_target():
+    p, beta, pipe = 0.01, 0.7, 10.0
+    target = 9.5                                    # the sawtooth's top (2T/1.7 = 11.2) passes the pipe
+    alpha = epoch_alpha(target, p, beta, 0.53, pipe=pipe)
+    assert alpha > 2 * p * (1 - beta) * target ** 2 / (1 + beta)
+    rounds = loss_epochs(10 ** 6, target, p, beta=beta, alpha=alpha, pipe=pipe)
+    assert 10 ** 6 / rounds == pytest.approx(target, rel=1e-3)
+
+
+def test_cubic_pays_the_timeouts_a_loss_alone_in_its_window_costs():
+    from wirelab.model.congestion import cubic
+    from wirelab.model.tcp import padhye
+    # 5 % loss, 41 ms: CUBIC's Reno-friendly window is 5.4 segments, a loss often has no
+    # segment behind it: the rate falls toward PFTK's, which counts those timeouts too
+    plain, timed = cubic(1448, 0.041, 0.05), cubic(1448, 0.041, 0.05, rto_s=0.241)
+    assert timed < 0.65 * plain
+    assert timed == pytest.approx(padhye(1448, 0.041, 0.05, rto_s=0.241), rel=0.1)
+    # at 0.01 % the timeouts are negligible
+    assert cubic(1448, 0.041, 1e-4, rto_s=0.241) == pytest.approx(cubic(1448, 0.041, 1e-4), rel=0.01)

@@ -9,6 +9,12 @@ cubic  RFC 9438 §5 eq. 5: AVG_W_cubic = (C(3+β)/(4(1−β)))^¼ · RTT^¾ / p^
        and its Reno-friendly region (§4.3): CUBIC never runs below Reno's average
        window, 1.2/√p (RFC 3649 §5, the "Reno" column of RFC 9438 Tables 1-2).
        Linux: C = 0.4, β = 0.7 (net/ipv4/tcp_cubic.c), Reno-friendliness on.
+       Both count no timeouts; a loss that no later segment reveals still waits for
+       the RTO, whatever the algorithm. So the time per segment gets PFTK's timeout
+       term (Padhye et al. 1998, eq. 33: T₀·Q̂·p·(1 + 32p²), Q̂ ≈ min(1, 3/W) for a
+       loss in a window of W), W here CUBIC's window at a loss, 2·AVG_W/(1 + β) (its
+       sawtooth runs from β·W to W). Measured here (40 ms, 5 % loss): without the term
+       the prediction was 1.5 times the goodput, with it within the runs' spread.
 bbr    Cardwell, Cheng, Gunn, Hassas Yeganeh & Jacobson, "BBR: Congestion-Based
        Congestion Control", ACM Queue 14(5), 2016 (Fig. 10 and its text): BBR v1
        does not slow down on random loss; "the maximum possible throughput is the
@@ -33,7 +39,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import ModelError
-from .tcp import link_limited, mathis, padhye, window_limited
+from .tcp import default_rto, link_limited, mathis, padhye, window_limited
 
 __all__ = ["CONGESTION_CONTROLS", "CUBIC_C", "CUBIC_BETA", "BBR_LOSS_LIMIT", "reno_average_window",
            "cubic_average_window", "cubic", "bbr", "SteadyState", "steady_state"]
@@ -69,9 +75,17 @@ def cubic_average_window(rtt_s: float, loss: float, *, c: float = CUBIC_C, beta:
     return max(window, reno_average_window(loss)) if reno_friendly else window
 
 
-def cubic(mss_bytes: float, rtt_s: float, loss: float, **kwargs) -> float:
-    """CUBIC goodput in bit/s: AVG_W_cubic · MSS / RTT (RFC 9438 §5, eq. 5 and §5.1)."""
-    return 8.0 * mss_bytes * cubic_average_window(rtt_s, loss, **kwargs) / rtt_s
+def cubic(mss_bytes: float, rtt_s: float, loss: float, *, rto_s: float | None = None, **kwargs) -> float:
+    """CUBIC goodput in bit/s: AVG_W_cubic · MSS / RTT (RFC 9438 §5, eq. 5 and §5.1); with
+    ``rto_s`` each segment also pays PFTK's timeout term (module docstring):
+    1/B = RTT/AVG_W + T₀·min(1, 3/W_loss)·p·(1 + 32p²), W_loss = 2·AVG_W/(1 + β)."""
+    window = cubic_average_window(rtt_s, loss, **kwargs)
+    if rto_s is None:
+        return 8.0 * mss_bytes * window / rtt_s
+    beta = kwargs.get("beta", CUBIC_BETA)
+    at_loss = 2.0 * window / (1.0 + beta)
+    per_segment = rtt_s / window + rto_s * min(1.0, 3.0 / at_loss) * loss * (1 + 32 * loss * loss)
+    return 8.0 * mss_bytes / per_segment
 
 
 def bbr(rate_bps: float, eta: float, loss: float) -> float:
@@ -127,7 +141,7 @@ def steady_state(cc: str, rate_bps: float, eta: float, mss_bytes: float, *, rtt_
         limits["mathis"] = mathis(mss_bytes, rtt_s, loss)
         limits["padhye"] = padhye(mss_bytes, rtt_s, loss, rto_s=rto_s, max_window_bytes=window_bytes)
     elif loss > 0 and cc == "cubic":
-        limits["cubic"] = cubic(mss_bytes, rtt_s, loss)
+        limits["cubic"] = cubic(mss_bytes, rtt_s, loss, rto_s=default_rto(rtt_s) if rto_s is None else rto_s)
     binding = min(limits, key=limits.__getitem__)
     goodput = limits[binding] if covered else math.nan
     return SteadyState(cc, limits, binding if covered else cc, goodput, covered, tuple(notes))

@@ -66,14 +66,42 @@ def rack_tlp_cost(loss: float, round_s: float, segment_s: float, rto_s: float, w
     return idle + alone * probe_timeout(round_s) + timeout
 
 
-def epoch_alpha(target: float, loss: float, beta: float, own_alpha: float, *, loss_bound: bool = True) -> float:
+def epoch_alpha(target: float, loss: float, beta: float, own_alpha: float, *, loss_bound: bool = True,
+                pipe: float | None = None) -> float:
     """α′ = 2p(1 − β)T²/(1 + β): the growth per round whose AIMD fixed point has mean window
     ``target`` segments, so that the epochs end in the steady state the loss model gives
-    (module docstring). Where the link or a window binds instead (``loss_bound`` False), the
-    algorithm's own ``own_alpha``: its window then stays above the pipe."""
+    (module docstring). When the sawtooth's top would pass the ``pipe`` (the rate is capped
+    there), α′ is raised until the capped fixed point's rate is the target (bisection). Where
+    the link or a window binds instead (``loss_bound`` False), the algorithm's own
+    ``own_alpha``: its window then stays above the pipe."""
     if not loss_bound:
         return own_alpha
-    return 2.0 * loss * (1.0 - beta) * target * target / (1.0 + beta)
+    alpha = 2.0 * loss * (1.0 - beta) * target * target / (1.0 + beta)
+    if pipe is None or 2.0 * target / (1.0 + beta) <= pipe or target >= pipe:
+        return alpha
+    low, high = alpha, alpha
+    while _fixed_point_rate(high, loss, beta, pipe) < target and high < alpha * 1e6:
+        low, high = high, high * 2.0
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        if _fixed_point_rate(mid, loss, beta, pipe) < target:
+            low = mid
+        else:
+            high = mid
+    return high
+
+
+def _fixed_point_rate(alpha: float, loss: float, beta: float, pipe: float) -> float:
+    """Segments per round once the epochs have settled (window growth ``alpha``, cap ``pipe``)."""
+    w, per_epoch = 1.0, 1.0 / loss
+    rounds = 1.0
+    for _ in range(500):
+        rounds, end = _epoch(per_epoch, w, alpha, pipe)
+        nxt = beta * end
+        if abs(nxt - w) <= 1e-9 * max(w, 1.0):
+            break
+        w = nxt
+    return per_epoch / rounds
 
 
 def _epoch(segments: float, start: float, alpha: float, pipe: float) -> tuple[float, float]:

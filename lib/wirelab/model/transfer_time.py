@@ -183,10 +183,11 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
         beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
         target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
         pipe = round_s / segment * (1 - resent)                           # new data per round, at most
+        pipe = pipe if cap is None else min(pipe, cap)
+        growth = epoch_alpha(target, loss, beta, alpha, loss_bound=steady.binding not in ("link", "window"),
+                             pipe=pipe)
         parts = first_loss_transfer(n, segment_s=segment, round_s=round_s, loss=loss, iw=iw, cap=cap,
-                                    beta=beta, alpha=epoch_alpha(target, loss, beta, alpha,
-                                                                 loss_bound=steady.binding not in ("link", "window")),
-                                    pipe=pipe if cap is None else min(pipe, cap), rto_s=rto)
+                                    beta=beta, alpha=growth, pipe=pipe, rto_s=rto)
         flight = min(d, math.ceil(1 + rtt_s / segment))
         _add(data, "link", n * segment / (1 - resent))
         _add(data, "slow_start", parts["slow_start"])

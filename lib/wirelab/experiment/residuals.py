@@ -30,6 +30,12 @@ The reasons (each a function of one summary row → expected effect, or None):
                     for (socket(7)) and advertises a share of it (payload ÷ truesize);
                     the runs' own largest advertised window (iperf3's max_snd_wnd)
                     against the W the model was given.
+* ``timeouts``      the loss models' one uncertain term: PFTK counts a timeout
+                    for a loss with fewer than three segments behind it (correlated
+                    loss, PFTK §2.1); Linux's RACK-TLP (RFC 8985) repairs most of
+                    those under independent loss. The steady state lies between the
+                    two (``pred_limit_cubic_bps`` and ``_cubic_no_timeouts``, or
+                    PFTK and Mathis for Reno): a band up to their ratio.
 * ``iperf3 omit boundary``  iperf3 counts what its server reads after the omitted
                     seconds end, including a backlog received before (its reads
                     batch a block, 128 kB by default): up to one block more, a band
@@ -155,6 +161,24 @@ def _advertised_window(row, *_) -> Reason | None:
                                        f"W/RTT {effect:+.1%}", effect=effect)
 
 
+def _timeouts(row, *_) -> Reason | None:
+    pairs = {"cubic": ("pred_limit_cubic_bps", "pred_limit_cubic_no_timeouts_bps"),
+             "padhye": ("pred_limit_padhye_bps", "pred_limit_mathis_bps")}
+    binding = row.get("pred_steady_binding") or row.get("pred_binding")
+    if binding not in pairs:
+        return None
+    low, high = (_number(row, c) for c in pairs[binding])
+    link = _number(row, "pred_limit_link_bps", math.inf)
+    if not (math.isfinite(low) and math.isfinite(high) and low > 0):
+        return None
+    band = min(high, link) / low - 1
+    if band < 1e-3:
+        return None
+    return Reason("timeouts", f"with PFTK's timeouts {low / 1e6:.3g} Mbit/s, with none (RACK-TLP repairing "
+                              f"every loss) {min(high, link) / 1e6:.3g}: up to +{band:.0%}",
+                  effect=band / 2, band=band / 2)
+
+
 def _iperf3_omit(row, *_) -> Reason | None:
     seconds, rate = _number(row, "time_s"), _number(row, "rate_bps")
     if row.get("engine") != "iperf3" or not _number(row, "omit_s", 0) or not (seconds > 0 and rate > 0):
@@ -165,7 +189,8 @@ def _iperf3_omit(row, *_) -> Reason | None:
                                           f"omitted seconds: up to +{band:.1%}", effect=band / 2, band=band / 2)
 
 
-REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _iperf3_omit)
+REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _timeouts,
+           _iperf3_omit)
 
 
 def reasons(row, *, tolerance: float = TOLERANCE, precision: float | None = None,

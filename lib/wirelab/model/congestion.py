@@ -142,6 +142,8 @@ def steady_state(cc: str, rate_bps: float, eta: float, mss_bytes: float, *, rtt_
         limits["padhye"] = padhye(mss_bytes, rtt_s, loss, rto_s=rto_s, max_window_bytes=window_bytes)
     elif loss > 0 and cc == "cubic":
         limits["cubic"] = cubic(mss_bytes, rtt_s, loss, rto_s=default_rto(rtt_s) if rto_s is None else rto_s)
-    binding = min(limits, key=limits.__getitem__)
+        # the same without PFTK's timeouts: where Linux's RACK-TLP repairs every loss (an upper bound)
+        limits["cubic_no_timeouts"] = cubic(mss_bytes, rtt_s, loss)
+    binding = min((n for n in limits if n != "cubic_no_timeouts"), key=limits.__getitem__)
     goodput = limits[binding] if covered else math.nan
     return SteadyState(cc, limits, binding if covered else cc, goodput, covered, tuple(notes))

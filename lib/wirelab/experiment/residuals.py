@@ -30,12 +30,9 @@ The reasons (each a function of one summary row → expected effect, or None):
                     for (socket(7)) and advertises a share of it (payload ÷ truesize);
                     the runs' own largest advertised window (iperf3's max_snd_wnd)
                     against the W the model was given.
-* ``timeouts``      the loss models' one uncertain term: PFTK counts a timeout
-                    for a loss with fewer than three segments behind it (correlated
-                    loss, PFTK §2.1); Linux's RACK-TLP (RFC 8985) repairs most of
-                    those under independent loss. The steady state lies between the
-                    two (``pred_limit_cubic_bps`` and ``_cubic_no_timeouts``, or
-                    PFTK and Mathis for Reno): a band up to their ratio.
+* ``round trip``    a window- or loss-bound TCP rate is W/RTT: the runs' own mean
+                    RTT (the sender's srtt: queueing, the link process, delayed
+                    ACKs) against the model's round (2·delay + a segment and an ACK).
 * ``iperf3 omit boundary``  iperf3 counts what its server reads after the omitted
                     seconds end, including a backlog received before (its reads
                     batch a block, 128 kB by default): up to one block more, a band
@@ -161,22 +158,20 @@ def _advertised_window(row, *_) -> Reason | None:
                                        f"W/RTT {effect:+.1%}", effect=effect)
 
 
-def _timeouts(row, *_) -> Reason | None:
-    pairs = {"cubic": ("pred_limit_cubic_bps", "pred_limit_cubic_no_timeouts_bps"),
-             "padhye": ("pred_limit_padhye_bps", "pred_limit_mathis_bps")}
-    binding = row.get("pred_steady_binding") or row.get("pred_binding")
-    if binding not in pairs:
+def _round_trip(row, *_) -> Reason | None:
+    bound = row.get("pred_steady_binding") or row.get("pred_binding")
+    if row.get("proto") != "tcp" or bound not in ("cubic", "padhye", "mathis", "window"):
         return None
-    low, high = (_number(row, c) for c in pairs[binding])
-    link = _number(row, "pred_limit_link_bps", math.inf)
-    if not (math.isfinite(low) and math.isfinite(high) and low > 0):
+    measured, rtt = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s")
+    rate = _number(row, "rate_bps")
+    if not all(math.isfinite(v) and v > 0 for v in (measured, rtt, rate)):
         return None
-    band = min(high, link) / low - 1
-    if band < 1e-3:
+    model = rtt + 8.0 * (_number(row, "pred_wire_bytes", 1514) + 66) / rate
+    effect = model / measured - 1
+    if abs(effect) < 1e-3:
         return None
-    return Reason("timeouts", f"with PFTK's timeouts {low / 1e6:.3g} Mbit/s, with none (RACK-TLP repairing "
-                              f"every loss) {min(high, link) / 1e6:.3g}: up to +{band:.0%}",
-                  effect=band / 2, band=band / 2)
+    return Reason("round trip", f"the runs' mean RTT was {measured * 1e3:.1f} ms, the model's round "
+                                f"{model * 1e3:.1f} ms: W/RTT {effect:+.1%}", effect=effect)
 
 
 def _iperf3_omit(row, *_) -> Reason | None:
@@ -189,7 +184,7 @@ def _iperf3_omit(row, *_) -> Reason | None:
                                           f"omitted seconds: up to +{band:.1%}", effect=band / 2, band=band / 2)
 
 
-REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _timeouts,
+REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _round_trip,
            _iperf3_omit)
 
 

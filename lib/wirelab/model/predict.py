@@ -28,8 +28,7 @@ SOURCES = {
     "mathis": "Mathis et al., CCR 1997",
     "padhye": "Padhye et al. (PFTK), SIGCOMM 1998",
     "stop_and_wait": "Bertsekas & Gallager §2.4; Kurose & Ross §3.4",
-    "cubic": "RFC 9438 §5 eq. 5, Reno-friendly 1.2/√p, PFTK's timeouts",
-    "cubic_no_timeouts": "the same, every loss repaired by RACK-TLP (RFC 8985)",
+    "cubic": "RFC 9438 §5 eq. 5; Reno-friendly AIMD, no growth in recovery (RFC 5681 §3.2)",
     "bbr": "η·C·(1 − p), Cardwell et al., ACM Queue 2016",
 }
 #: Where each term of a transfer time comes from.

@@ -185,9 +185,9 @@ def test_residuals_within_the_tolerance_or_too_noisy_are_explained_others_raise(
 def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     row = {"backend": "namespaces", "rate_bps": 1e7, "pred_data_time_s": 0.1, "mtu": 1500}
     (burst,) = [r for r in reasons(row) if r.name == "tbf burst"]
-    assert burst.effect == pytest.approx(0.1 / (0.1 - 0.004) - 1)          # 5000 B at 10 Mbit/s
+    assert burst.low == burst.high == pytest.approx(0.1 / (0.1 - 0.004) - 1)          # 5000 B at 10 Mbit/s
     udpr = {"proto": "udpr", "rtt_mean_s_mean": 0.003, "pred_rtt_s": 0.001, "pred_datagrams": 100,
             "pred_data_time_s": 0.2, "rate_bps": 1e7, "pred_wire_bytes": 1063, "pred_host_rtt_s": 0.001}
     (host,) = [r for r in reasons(udpr) if r.name == "host round trip"]
     cycle = 0.001 + 8 * (1063 + 59) / 1e7
-    assert host.effect == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)
+    assert host.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)

@@ -6,7 +6,9 @@ it needs no reason. Beyond it, each candidate reason below is *quantified* from
 the setting's own parameters and measurements, never fitted to the residual; a
 residual is explained when what the reasons account for brings it back within
 the tolerance, or when the data cannot tell (its interval is wider than the
-tolerance and reaches the prediction). Whatever is left is **unexplained**, and
+tolerance and reaches the prediction). Each reason gives the range its effect
+lies in (a size, or a band); ``left`` is how far the ratio lies outside the range
+they span together. Whatever is left beyond the tolerance is **unexplained**, and
 ``check`` raises: a gap between model and measurement nobody can name is a bug
 in one of them.
 
@@ -68,12 +70,16 @@ class ResidualError(ExperimentError):
 
 @dataclass(frozen=True)
 class Reason:
-    """One named cause: its expected effect on measured ÷ predicted − 1 (``effect``, signed),
-    or the half-width of what chance allows (``band``), and a sentence with the numbers."""
+    """One named cause, a sentence with its numbers, and the range [``low``, ``high``] its effect
+    on measured ÷ predicted − 1 lies in (equal for an effect of known size)."""
     name: str
     text: str
-    effect: float = 0.0
-    band: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+
+    @classmethod
+    def sized(cls, name: str, text: str, effect: float) -> "Reason":
+        return cls(name, text, effect, effect)
 
 
 def _number(row, name, default=math.nan) -> float:
@@ -91,7 +97,7 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
         return None
     note = precision_note(relative, int(_number(row, "n", 0)), precision or tolerance, max_reps,
                           adaptive=precision is not None, failed=int(_number(row, "n_failed", 0)))
-    return Reason("spread", note or f"interval ±{relative:.0%}", band=relative * ratio)
+    return Reason("spread", note or f"interval ±{relative:.0%}", -relative, relative)
 
 
 def _tbf_burst(row, *_) -> Reason | None:
@@ -105,8 +111,8 @@ def _tbf_burst(row, *_) -> Reason | None:
         return None
     saved = min(8.0 * burst / rate, seconds / 2)
     effect = seconds / (seconds - saved) - 1
-    return Reason("tbf burst", f"tbf's bucket sends its first {burst:.0f} B at once: "
-                               f"{saved * 1e3:.1f} ms less, +{effect:.1%}", effect=effect)
+    return Reason.sized("tbf burst", f"tbf's bucket sends its first {burst:.0f} B at once: "
+                               f"{saved * 1e3:.1f} ms less, +{effect:.1%}", effect)
 
 
 def _host_round_trip(row, *_) -> Reason | None:
@@ -122,9 +128,9 @@ def _host_round_trip(row, *_) -> Reason | None:
     if abs(extra) < 1e-4 * seconds:
         return None
     effect = seconds / (seconds + extra) - 1
-    return Reason("host round trip", f"the runs' own cycle was {measured * 1e3:.2f} ms against "
+    return Reason.sized("host round trip", f"the runs' own cycle was {measured * 1e3:.2f} ms against "
                                      f"{cycle * 1e3:.2f} ms predicted ({row.get('pred_host_rtt_s', 0) * 1e3:.2f} ms "
-                                     f"of it the probe's host round trip): {effect:+.1%}", effect=effect)
+                                     f"of it the probe's host round trip): {effect:+.1%}", effect)
 
 
 def _clock(row, *_) -> Reason | None:
@@ -132,7 +138,7 @@ def _clock(row, *_) -> Reason | None:
     if not math.isfinite(seconds) or seconds <= 0:
         return None
     band = 2 * CLOCK_RESOLUTION_S / seconds
-    return Reason("clock", f"two instants read to ±{CLOCK_RESOLUTION_S * 1e6:.0f} µs: ±{band:.2%}", band=band) \
+    return Reason("clock", f"two instants read to ±{CLOCK_RESOLUTION_S * 1e6:.0f} µs: ±{band:.2%}", -band, band) \
         if band > 1e-4 else None
 
 
@@ -141,8 +147,8 @@ def _bbr_probe_rtt(row, *_) -> Reason | None:
     if row.get("pred_cc") != "bbr" or not math.isfinite(seconds) or seconds < PROBE_RTT_PERIOD_S:
         return None
     share = math.floor(seconds / PROBE_RTT_PERIOD_S) * PROBE_RTT_S / seconds
-    return Reason("BBR ProbeRTT", f"BBR drains for {PROBE_RTT_S * 1e3:.0f} ms every "
-                                  f"{PROBE_RTT_PERIOD_S:.0f} s: −{share:.1%}", effect=-share)
+    return Reason.sized("BBR ProbeRTT", f"BBR drains for {PROBE_RTT_S * 1e3:.0f} ms every "
+                                  f"{PROBE_RTT_PERIOD_S:.0f} s: −{share:.1%}", -share)
 
 
 def _advertised_window(row, *_) -> Reason | None:
@@ -154,8 +160,8 @@ def _advertised_window(row, *_) -> Reason | None:
     effect = min(link, window_limit * granted / asked) / pred - 1
     if abs(effect) < 1e-3:
         return None
-    return Reason("advertised window", f"the receiver advertised {granted:.0f} B for the {asked:.0f} B asked: "
-                                       f"W/RTT {effect:+.1%}", effect=effect)
+    return Reason.sized("advertised window", f"the receiver advertised {granted:.0f} B for the {asked:.0f} B asked: "
+                                       f"W/RTT {effect:+.1%}", effect)
 
 
 def _round_trip(row, *_) -> Reason | None:
@@ -170,8 +176,8 @@ def _round_trip(row, *_) -> Reason | None:
     effect = model / measured - 1
     if abs(effect) < 1e-3:
         return None
-    return Reason("round trip", f"the runs' mean RTT was {measured * 1e3:.1f} ms, the model's round "
-                                f"{model * 1e3:.1f} ms: W/RTT {effect:+.1%}", effect=effect)
+    return Reason.sized("round trip", f"the runs' mean RTT was {measured * 1e3:.1f} ms, the model's round "
+                                f"{model * 1e3:.1f} ms: W/RTT {effect:+.1%}", effect)
 
 
 def _iperf3_omit(row, *_) -> Reason | None:
@@ -181,7 +187,7 @@ def _iperf3_omit(row, *_) -> Reason | None:
     block = _number(row, "packet_bytes", IPERF3_BLOCK)
     band = min(8.0 * block / (rate * seconds), 1.0)
     return Reason("iperf3 omit boundary", f"a read backlog of up to {block / 1e3:.0f} kB counted after the "
-                                          f"omitted seconds: up to +{band:.1%}", effect=band / 2, band=band / 2)
+                                          f"omitted seconds: up to +{band:.1%}", 0.0, band)
 
 
 REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _round_trip,
@@ -226,12 +232,11 @@ def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precisio
             rows.append(out)
             continue
         found = reasons(row, tolerance=tolerance, precision=precision, max_reps=max_reps)
-        effect = sum(r.effect for r in found)
-        band = sum(r.band for r in found)
-        left = ratio / (1 + effect) - 1
+        low = math.prod(1 + r.low for r in found)            # what the reasons allow the ratio to be
+        high = math.prod(1 + r.high for r in found)
+        left = ratio / low - 1 if ratio < low else ratio / high - 1 if ratio > high else 0.0
         within = abs(ratio - 1) <= tolerance
-        out.update(within=within, left=left,
-                   explained=within or abs(left) <= tolerance + band,
+        out.update(within=within, left=left, explained=within or abs(left) <= tolerance,
                    reasons="; ".join(f"{r.name}: {r.text}" for r in found) or "")
         if not out["explained"]:
             out["reasons"] = (out["reasons"] + "; " if out["reasons"] else "") + \

@@ -112,7 +112,7 @@ def t_quantile(p: float, df: float) -> float:
 
 def confidence_interval(values, level: float = 0.95) -> tuple[float, float, float, int]:
     """(mean, std, half-width, n) of the finite values; half-width NaN when n < 2."""
-    data = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    data = [float(v) for v in values if not pd.isna(v) and math.isfinite(float(v))]   # None, NaN, pd.NA
     n = len(data)
     if n == 0:
         return math.nan, math.nan, math.nan, 0

@@ -82,3 +82,24 @@ def test_pretty_says_so_when_no_run_measured_anything():
     table = pretty(summarize(frame))
     assert table["measured"].tolist() == ["—"] and table["runs"].tolist() == ["0 (+2 failed)"]
     assert table["why failed"].str.contains("refused").all()
+
+
+def test_a_file_is_compared_as_size_over_mean_time_not_mean_goodput():
+    # UDPR-like: four quick runs and one with a MAX_WAIT timeout (Jensen: mean goodput ≫ size/E[T])
+    seconds = [1.0, 1.0, 1.0, 1.0, 5.0]
+    frame = pd.DataFrame({"proto": "udpr", "workload": "file", "size_bytes": 1e6, "status": "ok",
+                          "transfer_s": seconds, "bytes_delivered": 1e6, "error": None,
+                          "goodput_bps": [8e6 / s for s in seconds], "pred_goodput_bps": 8e6 / 1.8,
+                          "pred_binding": "timeouts"})
+    row = summarize(frame).iloc[0]
+    assert row["goodput_of_mean_time_bps"] == pytest.approx(8e6 / 1.8)
+    assert row["goodput_bps_mean"] == pytest.approx(8e6 * 0.84)
+    assert row["measured_over_predicted"] == pytest.approx(1.0) and row["measured_basis"] == "size ÷ mean time"
+    mean, _, half, _ = confidence_interval(seconds)
+    assert row["goodput_of_mean_time_low"] == pytest.approx(8e6 / (mean + half))
+    assert row["goodput_of_mean_time_high"] == math.inf                  # the time interval reaches 0
+    assert row["relative_ci"] == pytest.approx(half / mean)
+    timed = frame.assign(workload="time")
+    assert summarize(timed).iloc[0]["measured_basis"] == "mean of run goodputs"
+    from wirelab.experiment import pretty
+    assert "mean of run goodputs" in pretty(summarize(frame)).columns

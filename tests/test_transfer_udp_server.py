@@ -205,3 +205,21 @@ def test_total_length_is_not_allocated(server):
     assert c.recv(100) == raw.conacc()
     c.send(raw.data(0, b"x"))
     assert c.recv(100) == raw.acc(0)
+
+
+def test_a_one_session_server_stays_to_answer_a_lost_rcvd_then_ends():
+    port, stop, thread, results = start_server("udp", max_wait=W, max_retransmits=R, sessions=1)
+    try:
+        c = raw.udp_peer(port)
+        c.send(raw.conn(proto=3, total=1))
+        assert c.recv(100) == raw.conacc()
+        c.send(raw.data(0, b"a"))
+        assert c.recv(100) == raw.acc(0) and c.recv(100) == raw.rcvd()
+        assert wait_for(lambda: len(results) == 1, 2)
+        c.send(raw.data(0, b"a"))                    # as if that RCVD was lost
+        assert c.recv(100) == raw.acc(0) and c.recv(100) == raw.rcvd()
+        thread.join(W * (R + 1) + 1.0)               # the linger runs out: the server ends by itself
+        assert not thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(2)

@@ -7,12 +7,16 @@ predict, open the link with ``wirelab.link.open``, let the engine run across
 it, record; failures recorded, resume), ``deadline`` (each run's deadline from
 its prediction), ``store`` (atomic parquet + csv + meta.json in
 ``data/<experiment>/``), ``meta`` (the machine a run was made on),
-``prediction`` (the model's ``pred_*`` columns) and ``stats`` (mean, std,
-95 % Student-t interval per setting). ``flows`` runs several flows at once on one link (one row per stream,
-Jain's index per run). The labs of documents 000 and 004 as tables:
-``offered_load``, ``clocks``, ``iperf_tc``. The labs of documents 001 and 003: ``broker_delay`` (document 003's five nodes),
-``misbehaviour`` (document 001 §5 live) with ``ppcb_capture`` (its packets from the
-capture), ``replication`` (a document's table beside measurement and prediction).
+``prediction`` (the model's ``pred_*`` columns), ``calibration`` (the host's own
+round trip, measured before a UDPR sweep), ``stats`` (mean, std, 95 % Student-t
+interval per setting; a file as size ÷ mean time), ``adaptive`` (more repetitions
+where an interval is too wide) and ``residuals`` (measured ÷ predicted with the
+named reason for what is left). ``flows`` runs several flows at once on one link
+(one row per stream, Jain's index per run). The labs of documents 000 and 004 as
+tables: ``offered_load``, ``clocks``, ``iperf_tc``. The labs of documents 001 and
+003: ``broker_delay`` (document 003's five nodes), ``misbehaviour`` (document 001
+§5 live) with ``ppcb_capture`` (its packets from the capture), ``replication`` (a
+document's table beside measurement and prediction).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -41,6 +45,8 @@ _EXPORTS = {
     "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
     "SCENARIOS": "misbehaviour",
     "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
+    "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
+    "host_round_trip": "calibration",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -154,7 +154,9 @@ def parse(doc: dict | str) -> dict:
                    congestion_control=end.get("sender_tcp_congestion"),
                    receiver_congestion_control=end.get("receiver_tcp_congestion"),
                    rtt_mean_s=stream["mean_rtt"] / 1e6 if stream.get("mean_rtt") else None,
-                   mss_bytes=start.get("tcp_mss_default"))
+                   mss_bytes=start.get("tcp_mss_default"),
+                   # what the receiver advertised (Linux doubles -w and grants a share of it)
+                   window_advertised_bytes=stream.get("max_snd_wnd"))
     out.update(bytes_offered=test.get("bytes") or sent.get("bytes"), bytes_sent=sent.get("bytes"),
                bytes_received=received.get("bytes"),
                bytes_delivered=received.get("bytes") if proto == "tcp" else None,

@@ -18,7 +18,18 @@ steady state. ``pred_cc`` is the congestion control the TCP prediction assumed
 ``wire`` is how the link in use counts bytes: ``"emulated"`` (tbf and the
 userspace link charge the IP packet + 14 B Ethernet header), ``"real"`` (a
 cable: 38 B per frame) or ``"payload"`` (a relay that paces application bytes:
-η = 1). The engine or backend says which.
+η = 1). The engine or backend says which. ``carriage`` is how the backend carries
+TCP (``wirelab.link.carriage``): ``"packets"`` (the sender's own segments cross the
+link) or ``"stream"`` (a relay terminates TCP and paces its byte stream: the link
+limit and the delay, no slow start or loss; ``model.transfer_time.stream_transfer``).
+
+``host_rtt_s`` is this machine's own round trip between the two programs (their
+processing, the scheduler, the link process or relay), measured by an echo probe
+before the sweep (``experiment.calibration``): a stop-and-wait cycle is
+DATA/C + RTT + ACC/C with the *whole* round trip (Bertsekas & Gallager §2.4.2 count
+processing in it), so UDPR's RTT is 2·delay + host_rtt_s. TCP's data phase runs on
+the kernel's ACK clock, which the programs' processing does not slow: not added.
+It is kept as ``pred_host_rtt_s``.
 """
 from __future__ import annotations
 
@@ -34,11 +45,13 @@ WIRES = ("emulated", "real", "payload", "none")
 PRED_COLUMNS = ["pred_goodput_bps", "pred_binding", "pred_efficiency", "pred_payload_bytes",
                 "pred_wire_bytes", "pred_rtt_s", "pred_wire", "pred_note", "pred_cc",
                 "pred_steady_goodput_bps", "pred_steady_binding", "pred_transfer_time_s",
-                "pred_data_time_s", "pred_transfer_binding", "pred_transfer_std_s"]
+                "pred_data_time_s", "pred_transfer_binding", "pred_transfer_std_s", "pred_host_rtt_s",
+                "pred_carriage"]
 #: How the prediction was asked (so a plot can redraw it for any other value of an axis).
 FRAMING_COLUMNS = ["pred_timestamps", "pred_payload_arg", "pred_stream_header_bytes",
                    "pred_udp_header_bytes"]
-_TEXT = ("pred_binding", "pred_wire", "pred_note", "pred_cc", "pred_steady_binding", "pred_transfer_binding")
+_TEXT = ("pred_binding", "pred_wire", "pred_note", "pred_cc", "pred_steady_binding", "pred_transfer_binding",
+         "pred_carriage")
 
 
 def _missing(value) -> bool:
@@ -54,6 +67,14 @@ def _get(params: dict, name: str, default=None):
     return default if _missing(value) else value
 
 
+def _timed(params: dict) -> tuple[float, float] | None:
+    """(omit, time) of a timed TCP run (the ``time_s`` and ``omit_s`` columns), else None."""
+    duration = _get(params, "time_s")
+    if duration is None or _get(params, "size_bytes") is not None or not duration > 0:
+        return None
+    return float(_get(params, "omit_s", 0.0)), float(duration)
+
+
 def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> str | None:
     """The cc column, else the machine's default; None (the classic Reno answer) if unknown."""
     if proto != "tcp":
@@ -67,7 +88,8 @@ def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> st
 
 def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
                     payload: int | None = None, stream_header: int = 0, udp_header: int = 0,
-                    default_cc: str | None = None) -> dict:
+                    default_cc: str | None = None, carriage: str = "packets",
+                    host_rtt_s: float | None = None) -> dict:
     """``pred_*`` columns for one setting's parameters (SI values, results column names).
 
     ``timestamps``: whether TCP segments carry the 12 B timestamp option (Linux
@@ -80,11 +102,14 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     ``default_cc``: the machine's ``net.ipv4.tcp_congestion_control``, used when
     the ``cc`` column is empty.
     ``wire="none"``: nothing shapes the link (loopback), so nothing is predicted.
+    ``carriage`` and ``host_rtt_s``: see the module docstring.
     """
     out: dict = {c: math.nan for c in PRED_COLUMNS}
     out.update({c: None for c in _TEXT})
+    host = None if _missing(host_rtt_s) else float(host_rtt_s)
     out.update(pred_wire=wire, pred_timestamps=bool(timestamps), pred_payload_arg=payload,
-               pred_stream_header_bytes=stream_header, pred_udp_header_bytes=udp_header)
+               pred_stream_header_bytes=stream_header, pred_udp_header_bytes=udp_header,
+               pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
@@ -95,6 +120,10 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     delay = _get(params, "delay_s", 0.0)
     rtt = 2.0 * delay if delay > 0 else None
     notes: list[str] = []
+    if proto == "udpr" and host:
+        rtt = (rtt or 0.0) + host
+        notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
+                     "(echo probe before the sweep)")
     cc = _congestion_control(proto, params, default_cc, notes)
     chunk = payload if payload is not None else _get(params, "packet_bytes")
     file_bytes = _get(params, "size_bytes")
@@ -115,7 +144,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                     window_bytes=_get(params, "window_bytes"),
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
-                    max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried)
+                    max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
+                    carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params))
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
@@ -139,8 +169,10 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     binding = min(limits, key=limits.get)
     steady_goodput, steady_binding = limits[binding], binding
     goodput = steady_goodput
+    if p.transfer is None and p.steady_goodput_bps is not None:      # what a timed run's window sees
+        goodput = p.goodput_bps * share
     notes.extend(p.notes)
-    if rtt is None and proto == "tcp" and cc is None:
+    if rtt is None and proto == "tcp" and cc is None and carriage == "packets":
         notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
     if p.transfer is not None and wire != "payload":
         t = p.transfer
@@ -172,7 +204,7 @@ def predict_like(row, **changes) -> dict:
     the same wire, timestamps, framing and congestion control the row was predicted with."""
     params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
                                   "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
-                                  "max_retransmits", "size_bytes", "cc") if k in row}
+                                  "max_retransmits", "size_bytes", "cc", "time_s", "omit_s") if k in row}
     params.update(changes)
 
     def value(name, default):
@@ -184,4 +216,5 @@ def predict_like(row, **changes) -> dict:
                            payload=None if payload is None else int(payload),
                            stream_header=int(value("pred_stream_header_bytes", 0)),
                            udp_header=int(value("pred_udp_header_bytes", 0)),
-                           default_cc=value("pred_cc", None))
+                           default_cc=value("pred_cc", None), carriage=value("pred_carriage", "packets"),
+                           host_rtt_s=value("pred_host_rtt_s", None))

@@ -10,6 +10,11 @@ runs it with a deadline; records any failure with its reason (status
 prediction for exactly those parameters (``pred_*``); appends the row to the
 results folder at once (atomic). Ctrl-C stops after saving what is done: run
 it again to complete only the missing runs.
+
+Before the runs, where UDPR is swept, the host's own round trip is measured
+(``calibration``) for the stop-and-wait model; after them, with
+``Experiment(precision=...)``, settings whose interval is still too wide get
+more repetitions (``adaptive``).
 """
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ import pandas as pd
 from .. import link as links
 from ..errors import ExperimentError
 from . import meta as machine
+from .adaptive import more_runs
+from .calibration import host_round_trip
 from .engine import flatten, get_engine
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
@@ -50,18 +57,22 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="run", leave=True)
 
 
-def _predictions(engine, setting: Setting, link_layer, timestamps: bool, default_cc: str | None) -> dict:
+def _predictions(engine, setting: Setting, link_layer, timestamps: bool, default_cc: str | None,
+                 backend: str | None = None, host_rtt_s: float | None = None) -> dict:
     """The model's ``pred_*`` columns for exactly this setting, framed as the engine frames data,
-    with the machine's congestion control where the setting names none."""
+    with the machine's congestion control where the setting names none, carried the way the
+    backend carries it, with the host's measured round trip."""
     framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
+    carriage = link_layer.carriage(backend, setting.proto) if backend and hasattr(link_layer, "carriage") \
+        else "packets"
     return predict_columns(setting.params, wire=link_layer.wire_of(setting.link), timestamps=timestamps,
-                           default_cc=default_cc, **framing)
+                           default_cc=default_cc, carriage=carriage, host_rtt_s=host_rtt_s, **framing)
 
 
 def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, seed: int = 0,
             timeout: float | None = None, workdir: str | Path | None = None, timestamps: bool = True,
             capture_dir: str | Path | None = None, link_layer=links,
-            default_cc: str | None = None) -> tuple[dict, dict]:
+            default_cc: str | None = None, host_rtt_s: float | None = None) -> tuple[dict, dict]:
     """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
 
     Opens ``setting.link`` on ``backend`` (``wirelab.link.open``: a fresh link, removed
@@ -70,12 +81,13 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
     ``link_layer``: what opens links (``wirelab.link``; tests give a fake one).
     ``timeout``: the run's deadline in seconds; None: derived from the prediction (``deadline``).
     ``default_cc``: the machine's TCP congestion control, for settings that name none.
+    ``host_rtt_s``: the host's own round trip (``calibration``), for the stop-and-wait model.
     """
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
     row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     row["wire"] = link_layer.wire_of(setting.link)
-    row.update(_predictions(engine, setting, link_layer, timestamps, default_cc))
+    row.update(_predictions(engine, setting, link_layer, timestamps, default_cc, backend, host_rtt_s))
     timeout = row["deadline_s"] = deadline_s(setting, row, timeout)
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
 
@@ -159,7 +171,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         todo = [(s, r) for s, r in experiment.runs() if (s.setting_id, r) not in done]
         if max_runs is not None:
             todo = todo[:max_runs]
-        if not todo:
+        if not todo and not more_runs(experiment, store.frame()):
             return store.frame() if not store.frame().empty else load(folder)
         # one backend for the whole sweep, chosen by the link layer: runs never mix kinds of link
         backend = link_layer.backend_for([s.link for s in experiment.settings()], experiment.backend)
@@ -167,8 +179,12 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                                       "engine_info": getattr(engine, "info", lambda: {})()})
         timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
         default_cc = info["sysctls"].get("net.ipv4.tcp_congestion_control")
+        probe = host_round_trip(engine, link_layer, backend, experiment.settings())
+        if probe is not None:
+            info["host_round_trip"] = probe
+        host_rtt = (probe or {}).get("host_rtt_s")
         # settings the model expects to outlast the user's deadline: said before anything runs
-        late = too_long([(s, _predictions(engine, s, link_layer, timestamps, default_cc))
+        late = too_long([(s, _predictions(engine, s, link_layer, timestamps, default_cc, backend, host_rtt))
                          for s in experiment.settings()], experiment.timeout)
         if late:
             info["expected_to_outlast_timeout"] = [{"setting": s.label(), "expected_s": e} for s, e in late]
@@ -178,35 +194,54 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         session = store.start_session(experiment.to_dict(), info)
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
+
+        def one(setting: Setting, rep: int) -> None:
+            workdir = folder / "runs"
+            workdir.mkdir(parents=True, exist_ok=True)
+            options = dict(backend=backend, rep=rep, seed=experiment.run_seed(setting, rep),
+                           timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
+                           capture_dir=folder / "captures" if experiment.capture else None,
+                           link_layer=link_layer, default_cc=default_cc)
+            # several flows on one link: one row per stream (flows.py); else the one row
+            if setting["flows"]:
+                rows, raw = _run_flows(engine, setting, **options)
+            else:
+                rows, raw = run_one(engine, setting, host_rtt_s=host_rtt, **options)
+            rows = rows if isinstance(rows, list) else [rows]
+            raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
+            for row in rows:
+                row.update(experiment=experiment.name, session=session, raw_file=raw_file)
+                capture = (raw.get("result") or {}).get("capture_file") or row.get("result_capture_file")
+                if capture:
+                    row["capture_file"] = os.path.relpath(capture, folder)
+                    row.pop("result_capture_file", None)
+            store.record(rows, raw)
+            if bar is not None:
+                bar.set_postfix_str(f"{setting.label()} {rows[-1]['status']}", refresh=False)
+                bar.update(1)
+            if on_row is not None:
+                for row in rows:
+                    on_row(row)
+
         try:
             if hasattr(engine, "open"):
                 engine.open()
                 opened = True
             for setting, rep in todo:
-                workdir = folder / "runs"
-                workdir.mkdir(parents=True, exist_ok=True)
-                # several flows on one link: one row per stream (flows.py); else the one row
-                one = _run_flows if setting["flows"] else run_one
-                rows, raw = one(engine, setting, backend=backend, rep=rep,
-                                seed=experiment.run_seed(setting, rep),
-                                timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
-                                capture_dir=folder / "captures" if experiment.capture else None,
-                                link_layer=link_layer, default_cc=default_cc)
-                rows = rows if isinstance(rows, list) else [rows]
-                raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
-                for row in rows:
-                    row.update(experiment=experiment.name, session=session, raw_file=raw_file)
-                    capture = (raw.get("result") or {}).get("capture_file") or row.get("result_capture_file")
-                    if capture:
-                        row["capture_file"] = os.path.relpath(capture, folder)
-                        row.pop("result_capture_file", None)
-                store.record(rows, raw)
+                one(setting, rep)
+            # more repetitions where an interval is still wider than the precision asked for
+            made = len(todo)
+            while max_runs is None or made < max_runs:
+                extra = more_runs(experiment, store.frame())
+                if max_runs is not None:
+                    extra = extra[:max_runs - made]
+                if not extra:
+                    break
                 if bar is not None:
-                    bar.set_postfix_str(f"{setting.label()} {rows[-1]['status']}", refresh=False)
-                    bar.update(1)
-                if on_row is not None:
-                    for row in rows:
-                        on_row(row)
+                    bar.total += len(extra)
+                for setting, rep in extra:
+                    one(setting, rep)
+                made += len(extra)
         finally:
             if bar is not None:
                 bar.close()

@@ -192,6 +192,9 @@ class Experiment:
     ``timeout`` is each run's deadline in seconds; unset, it follows the model's
     prediction for the run (``experiment.deadline``).
     ``size`` applies to the ``file`` workload only (it is dropped otherwise).
+    ``precision`` (e.g. 0.10): after ``reps`` runs, settings whose 95 % interval is wider
+    than that share of the mean get more runs, up to ``max_reps`` each, while the sweep
+    has taken less than ``budget_s`` seconds of runs (``experiment.adaptive``).
     """
     name: str
     proto: object = "tcp"
@@ -223,6 +226,9 @@ class Experiment:
     timeout: float | None = None
     capture: bool = False
     shuffle: bool = False
+    precision: float | None = None
+    max_reps: int | None = None
+    budget_s: float | None = None
 
     def __post_init__(self):
         if self.workload != "file":          # a file size only means something for file transfers
@@ -234,6 +240,13 @@ class Experiment:
             raise UsageError(f"unknown workload {self.workload!r}", f"use one of {', '.join(WORKLOADS)}")
         if not isinstance(self.reps, int) or self.reps < 1:
             raise UsageError(f"reps must be a whole number ≥ 1, not {self.reps!r}", "e.g. reps=3")
+        if self.precision is not None and not 0 < self.precision < 1:
+            raise UsageError(f"precision is a share of the mean, not {self.precision!r}", "e.g. precision=0.10")
+        if self.max_reps is not None and (not isinstance(self.max_reps, int) or self.max_reps < self.reps):
+            raise UsageError(f"max_reps must be a whole number ≥ reps ({self.reps}), not {self.max_reps!r}",
+                             "e.g. reps=3, max_reps=12")
+        if self.budget_s is not None and not self.budget_s > 0:
+            raise UsageError(f"budget_s must be positive, not {self.budget_s!r}", "e.g. budget_s=120")
         if self.timeout is not None and not self.timeout > 0:
             raise UsageError(f"timeout must be positive, not {self.timeout!r}",
                              "e.g. timeout=60, or leave it unset: each run's deadline then follows the prediction")

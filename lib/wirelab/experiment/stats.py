@@ -9,8 +9,19 @@ Runs with status ``ok`` and ``incomplete`` (the protocol ended them early:
 plain UDP losing data; their goodput is that of what arrived) are aggregated;
 ``n_incomplete`` counts the latter, ``n_failed`` failed runs, ``n_skipped``
 the runs the engine could not make here (the reason is in ``first_error``).
-Prediction columns (``pred_*``) are the same for every run of a setting and
-are carried into the summary unchanged, beside the measurement, never mixed.
+Prediction columns (``pred_*``) are carried into the summary beside the
+measurement, never mixed (a numeric one that differs between runs, e.g. after a
+resumed sweep re-measured the host's round trip, is averaged).
+
+Like with like: for a file the model predicts an expected transfer *time*, and
+the mean of per-run goodputs is not size ÷ mean time (Jensen's inequality: a
+rare MAX_WAIT timeout makes one run slow, which lowers the mean time a lot and
+the mean goodput little). So file workloads also get
+``goodput_of_mean_time_bps`` = 8 · mean bytes delivered ÷ mean ``transfer_s``,
+with the interval from the time interval's two ends (a monotonic transform),
+and ``measured_over_predicted`` uses it (``measured_basis`` says which);
+``goodput_bps_mean`` stays, labelled "mean of run goodputs". ``relative_ci``
+is the half-width of the basis' interval over its mean (the precision).
 """
 from __future__ import annotations
 
@@ -20,7 +31,12 @@ import pandas as pd
 
 from ..errors import ExperimentError
 
-__all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS"]
+__all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS",
+           "time_basis", "BASIS_TIME", "BASIS_RUNS"]
+
+#: What ``measured_over_predicted`` divides: a file's size ÷ its mean transfer time, or
+#: (time, load and echo workloads) the mean of the runs' goodputs.
+BASIS_TIME, BASIS_RUNS = "size ÷ mean time", "mean of run goodputs"
 
 #: Columns that identify a setting (whatever of these the table has).
 #: Statuses whose measurements are averaged: completed runs, and runs the protocol itself ended
@@ -97,7 +113,7 @@ def t_quantile(p: float, df: float) -> float:
 
 def confidence_interval(values, level: float = 0.95) -> tuple[float, float, float, int]:
     """(mean, std, half-width, n) of the finite values; half-width NaN when n < 2."""
-    data = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    data = [float(v) for v in values if not pd.isna(v) and math.isfinite(float(v))]   # None, NaN, pd.NA
     n = len(data)
     if n == 0:
         return math.nan, math.nan, math.nan, 0
@@ -138,11 +154,65 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
         row["first_error"] = (failed["error"].dropna().iloc[0]
                               if "error" in failed and failed["error"].notna().any() else None)
         for column in preds:
-            row[column] = group[column].iloc[0]
-        if "pred_goodput_bps" in row and "goodput_bps_mean" in row and row["pred_goodput_bps"]:
-            row["measured_over_predicted"] = row["goodput_bps_mean"] / row["pred_goodput_bps"]
+            row[column] = _carried(group[column])
+        row.update(time_basis(ok, level))
+        measured = row.get("goodput_of_mean_time_bps") if row.get("measured_basis") == BASIS_TIME \
+            else row.get("goodput_bps_mean")
+        if row["measured_basis"] == BASIS_RUNS and "goodput_bps_mean" in row:
+            row["relative_ci"] = _relative(row["goodput_bps_ci"], row["goodput_bps_mean"])
+        pred = row.get("pred_goodput_bps")
+        if measured is not None and isinstance(pred, (int, float)) and pred and math.isfinite(pred):
+            row["measured_over_predicted"] = measured / pred
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _carried(values: pd.Series):
+    """A prediction column's value for the setting: the first, or the mean of a numeric one."""
+    numeric = pd.to_numeric(values, errors="coerce")
+    if numeric.notna().all() and values.map(lambda v: isinstance(v, (int, float))
+                                            and not isinstance(v, bool)).all():
+        return float(numeric.mean())
+    return values.iloc[0]
+
+
+def _relative(half: float, mean: float) -> float:
+    return half / abs(mean) if math.isfinite(half) and mean else math.nan
+
+
+def time_basis(ok: pd.DataFrame, level: float = 0.95) -> dict:
+    """Size ÷ mean transfer time for the measured runs of one file setting (module docstring):
+    ``goodput_of_mean_time_bps`` and its ``_low``/``_high`` from the time interval's ends,
+    ``transfer_s_mean``/``_ci``, ``relative_ci``; else just ``measured_basis`` = runs."""
+    workload = ok["workload"].iloc[0] if "workload" in ok and len(ok) else "file"
+    if workload != "file" or "transfer_s" not in ok or not len(ok):
+        return {"measured_basis": BASIS_RUNS}
+    seconds = pd.to_numeric(ok["transfer_s"], errors="coerce")
+    delivered = pd.to_numeric(ok["bytes_delivered"], errors="coerce") if "bytes_delivered" in ok \
+        else pd.to_numeric(ok.get("size_bytes"), errors="coerce")
+    both = seconds.notna() & delivered.notna() & (seconds > 0)
+    if not both.any():
+        return {"measured_basis": BASIS_RUNS}
+    mean, _, half, _ = confidence_interval(seconds[both], level)
+    bits = 8.0 * float(delivered[both].mean())
+    low_time, high_time = (mean - half, mean + half) if math.isfinite(half) else (math.nan, math.nan)
+    return {"measured_basis": BASIS_TIME, "transfer_s_mean": mean, "transfer_s_ci": half,
+            "goodput_of_mean_time_bps": bits / mean,
+            "goodput_of_mean_time_low": bits / high_time if math.isfinite(high_time) else math.nan,
+            "goodput_of_mean_time_high": (bits / low_time if low_time > 0 else math.inf)
+            if math.isfinite(low_time) else math.nan,
+            "relative_ci": _relative(half, mean)}
+
+
+def _interval(mean: float, low: float, high: float) -> str:
+    """``9.31 Mbit/s [9.2, 9.4]``: an interval that need not be symmetric."""
+    from .. import units
+    if not isinstance(mean, float) or not math.isfinite(mean):
+        return "—"
+    if not (isinstance(low, float) and math.isfinite(low)):
+        return units.format_rate(mean, 4)
+    top = units.format_rate(high, 3) if math.isfinite(high) else "∞"
+    return f"{units.format_rate(mean, 4)} [{units.format_rate(low, 3)}, {top}]"
 
 
 def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
@@ -181,14 +251,26 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
                    + (f" ({k} not run)" if k else "")
                    for n, i, f, k in zip(summary["n"], incomplete, summary["n_failed"], summary["n_skipped"])]
     nothing = [math.nan] * len(summary)          # no run measured anything: every cell says so
-    out["measured"] = [cell(m, c) for m, c in zip(summary.get(f"{metric}_mean", nothing),
-                                                    summary.get(f"{metric}_ci", nothing))]
+    runs_mean = [cell(m, c) for m, c in zip(summary.get(f"{metric}_mean", nothing),
+                                            summary.get(f"{metric}_ci", nothing))]
+    if metric == "goodput_bps" and "goodput_of_mean_time_bps" in summary:
+        # a file's goodput compared like with like: size ÷ mean time, interval from the time's
+        out["measured"] = [_interval(m, lo, hi) if basis == BASIS_TIME else runs
+                           for m, lo, hi, basis, runs in zip(
+                               summary["goodput_of_mean_time_bps"], summary["goodput_of_mean_time_low"],
+                               summary["goodput_of_mean_time_high"], summary["measured_basis"], runs_mean)]
+        out["mean of run goodputs"] = runs_mean
+    else:
+        out["measured"] = runs_mean
     if "pred_goodput_bps" in summary:
         out["predicted"] = [rate(v, 4) if isinstance(v, float) and math.isfinite(v) else "—"
                             for v in summary["pred_goodput_bps"]]
         out["measured/predicted"] = [f"{v:.3f}" if isinstance(v, float) and math.isfinite(v) else "—"
                                      for v in summary.get("measured_over_predicted", [math.nan] * len(summary))]
         out["binds"] = summary["pred_binding"].astype(object).where(summary["pred_binding"].notna(), "—")
+    if "relative_ci" in summary:
+        out["±%"] = [f"{100 * v:.1f}" if isinstance(v, float) and math.isfinite(v) else "—"
+                     for v in summary["relative_ci"]]
     if summary["first_error"].notna().any():
         out["why failed"] = summary["first_error"].fillna("")     # or why incomplete
     return out

@@ -40,6 +40,10 @@ __all__ = ["WirelabEngine", "DEFAULT_CHUNK"]
 
 #: Bytes of file data per DATA packet when ``packet`` is not set (document 001).
 DEFAULT_CHUNK = 1000
+#: The measurement modes' control exchange waits at least this long for an answer: a REPORT
+#: of many fragments can lose one to the link's loss, and a short PPCB MAX_WAIT (0.05 s) made
+#: such a run fail ("nothing for 0.1 s").
+MEASURE_LEAST_WAIT_S = 1.0
 
 
 def plan(setting, udp_files: str = "load") -> dict:
@@ -110,6 +114,8 @@ class WirelabEngine:
         max_wait = float(setting.get("max_wait_s", 5.0))
         if proto == "tcp":         # never below what TCP needs to repair a lost SYN itself
             max_wait = max(max_wait, TCP_LEAST_WAIT_S)
+        elif how["call"] == "measure":   # the kit's own measurement exchange (HELLO, END, REPORT), not
+            max_wait = max(max_wait, MEASURE_LEAST_WAIT_S)   # PPCB's: it must outlast the loss it measures
         retransmits = int(setting.get("max_retransmits", 5))
         sndbuf = _whole(setting["sndbuf_bytes"] or setting["window_bytes"])
         rcvbuf = _whole(setting["rcvbuf_bytes"] or setting["window_bytes"])

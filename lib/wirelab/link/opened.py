@@ -38,7 +38,7 @@ from .spec import LinkSpec
 from .testbed import Testbed
 from .topology import Topology, two_hosts
 
-__all__ = ["open_link", "backend_for", "wire_of", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
+__all__ = ["open_link", "backend_for", "wire_of", "carriage", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
            "LOOPBACK"]
 
 LOOPBACK = "127.0.0.1"
@@ -90,6 +90,10 @@ class OpenLink:
     def wire(self) -> str:
         """How this link charges bytes, for the model (see ``wire_of``)."""
         return wire_of(self.spec)
+
+    def carriage(self, proto: str) -> str:
+        """How this link carries ``proto`` across, for the model (see ``carriage``)."""
+        return carriage(self.backend, proto)
 
     def __enter__(self):
         return self
@@ -273,6 +277,7 @@ class LoopbackLink(OpenLink):
         cannot = sorted({e for r in relays for e in r.describe()["cannot_emulate"]})
         kinds = sorted({r.kind for r in relays})
         return {"backend": "loopback", "link": self.spec.describe(),
+                "carries_tcp_as": "stream" if "tcp" in kinds else None,
                 "tc_commands": stands_for(self.spec),
                 "tc_note": "what a namespaces testbed with netem would run; wirelab's loopback relays "
                            "emulated it instead",
@@ -299,6 +304,14 @@ def wire_of(spec: LinkSpec) -> str:
     packet + 14 B Ethernet header per frame: tbf, the userspace link and the relays alike), or
     "none" when nothing shapes it."""
     return "emulated" if _shapes(spec) else "none"
+
+
+def carriage(backend: str, proto: str) -> str:
+    """How ``backend`` carries ``proto``: ``"packets"`` (the sender's own packets cross the
+    emulated link: namespaces, userspace link, and UDP through the loopback relay) or
+    ``"stream"`` (TCP on loopback: the relay terminates each connection and paces the byte
+    stream, so the sender sees no slow start across the link, no RTT and no loss)."""
+    return "stream" if backend == "loopback" and proto == "tcp" else "packets"
 
 
 def _shapes(spec: LinkSpec) -> bool:

@@ -17,7 +17,7 @@ from .headers import TCP_TIMESTAMPS, HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
 from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
-from .transfer_time import TransferTime, from_udpr, tcp_transfer, udp_transfer
+from .transfer_time import TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput, udp_transfer
 
 __all__ = ["Prediction", "predict", "SOURCES"]
 
@@ -28,7 +28,7 @@ SOURCES = {
     "mathis": "Mathis et al., CCR 1997",
     "padhye": "Padhye et al. (PFTK), SIGCOMM 1998",
     "stop_and_wait": "Bertsekas & Gallager §2.4; Kurose & Ross §3.4",
-    "cubic": "RFC 9438 §5 eq. 5, Reno-friendly 1.2/√p",
+    "cubic": "RFC 9438 §5 eq. 5; Reno-friendly AIMD, no growth in recovery (RFC 5681 §3.2)",
     "bbr": "η·C·(1 − p), Cardwell et al., ACM Queue 2016",
 }
 #: Where each term of a transfer time comes from.
@@ -37,7 +37,7 @@ TERM_SOURCES = {
     "conn": "PPCB CONN/CONACC: one RTT, lost ones per Cardwell eq. 4 / stop-and-wait",
     "link": "η·C, document 002",
     "slow_start": "Kurose & Ross §3.7 from IW (RFC 6928)",
-    "loss_recovery": "Cardwell et al. 2000, eq. 20",
+    "loss_recovery": "Cardwell et al. 2000, eq. 20; with a named cc, RACK-TLP (RFC 8985, model.recovery)",
     "propagation": "one-way delay of the last byte, RTT/2",
     "stop_and_wait": "one RTT per DATA, Kurose & Ross §3.4",
     "timeouts": "MAX_WAIT per lost DATA or ACC (stopwait)",
@@ -124,7 +124,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             window_bytes: float | None = None, wire: str = "real", rto_s: float | None = None,
             max_wait_s: float = 5.0, max_retransmits: int = 5, acked_per_ack: int = 1,
             cc: str | None = None, size: int | None = None,
-            initial_window: int = LINUX_INITIAL_WINDOW) -> Prediction:
+            initial_window: int = LINUX_INITIAL_WINDOW, carriage: str = "packets",
+            window_s: tuple[float, float] | None = None) -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
     TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
@@ -134,6 +135,11 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     ``size``: bytes of one file (TCP: of the stream; UDP: of datagram payloads):
     adds ``transfer`` (the time from the first packet to RCVD, by cause) and makes
     ``goodput_bps``/``binding`` those of the finite transfer.
+    ``carriage="stream"``: TCP's byte stream is relayed and paced (``stream_transfer``),
+    not carried as the sender's own segments: the link limit only, no slow start or loss.
+    ``window_s=(start, duration)``: TCP's goodput as a timed run measures it, from ``start``
+    to ``start + duration`` seconds after the first byte (``transfer_time.timed_goodput``);
+    the steady state stays in ``steady_goodput_bps``.
     """
     if not 0 <= loss <= 1:
         raise ModelError(f"loss must be between 0 and 100 %, not {loss * 100:g} %", "e.g. --loss 1%")
@@ -154,10 +160,14 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     size = None if size is None else int(size)
     common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp)
 
+    if carriage not in ("packets", "stream"):
+        raise ModelError(f"unknown carriage {carriage!r}", "use 'packets' or 'stream'")
+    if proto == "tcp" and carriage == "stream":
+        return _stream(stack, packets, rate_bps, notes, common, size=size, cc=cc)
     if proto == "tcp":
         return _tcp(stack, packets, rate_bps, notes, common, cc=cc, size=size, window_bytes=window_bytes,
                     rto_s=rto_s, loss_reverse=loss_reverse, acked_per_ack=acked_per_ack,
-                    initial_window=initial_window)
+                    initial_window=initial_window, window_s=window_s)
     if cc is not None:
         notes.append(f"{cc} is a TCP congestion control: it does not apply to {proto}")
 
@@ -195,20 +205,35 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
 
 
 def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, *,
-            delivered=1.0, sw=None, transfer=None, cc=None) -> Prediction:
-    """The Prediction; with a transfer, goodput and binding become the finite transfer's."""
-    steady_goodput, steady_binding = goodput, binding
+            delivered=1.0, sw=None, transfer=None, cc=None, steady=None) -> Prediction:
+    """The Prediction; with a transfer, goodput and binding become the finite transfer's
+    (``steady``: (goodput, binding) of the steady state when ``goodput`` is a timed run's)."""
+    steady_goodput, steady_binding = steady or (goodput, binding)
     if transfer is not None:
         goodput, binding = transfer.goodput_bps, transfer.binding
         notes = notes + [n for n in transfer.notes if n not in notes]
+    finite = transfer is not None or steady is not None
     return Prediction(proto, rate_bps, stack, packets, limits, binding, goodput, common["rtt_s"],
                       common["loss"], delivered, sw, common["bdp_bytes"], tuple(notes), cc, transfer,
-                      steady_goodput if transfer is not None else None,
-                      steady_binding if transfer is not None else None)
+                      steady_goodput if finite else None, steady_binding if finite else None)
+
+
+def _stream(stack, packets, rate_bps, notes, common, *, size, cc) -> Prediction:
+    """TCP through a relay that paces the byte stream: η·C, and the stream's transfer time."""
+    if common["loss"] > 0:
+        raise ModelError("a relayed TCP stream cannot lose segments: no model for loss on it",
+                         "use a namespaces testbed (root) for TCP with loss")
+    notes.append("TCP relayed as a paced byte stream: the link limit only (no slow start, window or loss)")
+    link = packets.efficiency * rate_bps
+    transfer = None if size is None else stream_transfer(
+        size, rate_bps, eta=packets.efficiency, header_bytes=stack.l2 + stack.l3 + stack.l4,
+        delay_s=(common["rtt_s"] or 0.0) / 2)
+    return _finish("tcp", rate_bps, stack, packets, {"link": link}, "link", link, notes, common,
+                   transfer=transfer, cc=cc)
 
 
 def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto_s, loss_reverse,
-         acked_per_ack, initial_window) -> Prediction:
+         acked_per_ack, initial_window, window_s=None) -> Prediction:
     """TCP: the classic limits (cc None) or a congestion control's steady state, then the transfer."""
     rtt_s, loss = common["rtt_s"], common["loss"]
     mss = min(max_payload(stack), packets.payload_bytes)
@@ -234,15 +259,29 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
         limits, binding, goodput = dict(steady.limits), steady.binding, steady.goodput_bps
         notes.extend(steady.notes)
     transfer = None
+
+    def whole(nbytes):
+        return tcp_transfer(nbytes, rate_bps, eta=eta, mss_bytes=mss, header_bytes=header, rtt_s=rtt_s or 0.0,
+                            steady=steady, loss=loss, loss_reverse=loss_reverse, iw=initial_window,
+                            window_bytes=window_bytes, rto_s=rto_s, recovery="classic" if cc is None else "linux")
+    timeable = steady.covered and not (cc is None and loss > 0 and not rtt_s)
     if size is not None and steady.covered:
-        if cc is None and loss > 0 and not rtt_s:
+        if not timeable:
             notes.append("the transfer time with loss needs an RTT (--rtt): not predicted")
         else:
             try:
-                transfer = tcp_transfer(size, rate_bps, eta=eta, mss_bytes=mss, header_bytes=header,
-                                        rtt_s=rtt_s or 0.0, steady=steady, loss=loss, loss_reverse=loss_reverse,
-                                        iw=initial_window, window_bytes=window_bytes, rto_s=rto_s)
+                transfer = whole(size)
             except ModelError as err:
                 notes.append(f"transfer time not predicted: {err}")
+    elif window_s is not None and timeable:
+        start, duration = window_s
+        timed = timed_goodput(lambda n: whole(int(n)).data_time_s, start, duration,
+                              most_bytes=eta * rate_bps * (start + duration) / 8.0 + 10 * mss)
+        if abs(timed - goodput) > 0.01 * goodput:
+            notes.append(f"a timed run from {start:g} s to {start + duration:g} s: "
+                         f"{timed / 1e6:.3f} Mbit/s, the steady state {goodput / 1e6:.3f} (slow start, "
+                         "and the window's way down after the first loss, still show)")
+        return _finish("tcp", rate_bps, stack, packets, limits, binding, timed, notes, common, cc=cc,
+                       steady=(goodput, binding))
     return _finish("tcp", rate_bps, stack, packets, limits, binding, goodput, notes, common,
                    transfer=transfer, cc=cc)

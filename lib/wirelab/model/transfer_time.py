@@ -39,10 +39,12 @@ from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
                         retransmission_delay, slow_start_send)
+from .recovery import epoch_alpha, first_loss_transfer
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
-__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "BETA", "ALPHA", "regrowth_rounds"]
+__all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_transfer", "timed_goodput",
+           "BETA", "ALPHA", "regrowth_rounds"]
 
 #: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
 BETA = {"reno": 0.5, "cubic": 0.7}
@@ -133,11 +135,17 @@ def _add(terms: dict, name: str, seconds: float) -> None:
 def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int, header_bytes: int,
                  rtt_s: float, steady: SteadyState, loss: float = 0.0, loss_reverse: float | None = None,
                  iw: int = LINUX_INITIAL_WINDOW, window_bytes: float | None = None,
-                 rto_s: float | None = None, syn_timeout_s: float = LINUX_SYN_RTO) -> TransferTime:
+                 rto_s: float | None = None, syn_timeout_s: float = LINUX_SYN_RTO,
+                 recovery: str = "classic") -> TransferTime:
     """PPCB over TCP: ``size_bytes`` of stream (PPCB framing included) in segments of
     ``mss_bytes``; ``eta`` of a full segment; ``header_bytes`` per frame without
     payload (an ACK); ``rtt_s`` propagation round trip; ``steady`` the congestion
-    control's steady state (its ``goodput_bps`` runs the congestion-avoidance phase)."""
+    control's steady state (its ``goodput_bps`` runs the congestion-avoidance phase).
+    ``recovery``: after the first loss, ``"classic"`` (Cardwell eq. 20 on PFTK's correlated
+    loss, then the steady state at once) or ``"linux"`` (independent loss repaired by
+    RACK-TLP, the window coming down by epochs: ``recovery``)."""
+    if recovery not in ("classic", "linux"):
+        raise ModelError(f"unknown recovery {recovery!r}", "use 'classic' or 'linux'")
     if size_bytes < 0 or not rate_bps > 0 or rtt_s < 0:
         raise ModelError("size ≥ 0, rate > 0 and RTT ≥ 0 please", "e.g. 200KB at 10mbit, RTT 40 ms")
     if not steady.covered:
@@ -170,6 +178,26 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
             flight = min(d, math.ceil(1 + rtt_s / segment))
             _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
             notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
+    elif recovery == "linux":
+        # Independent loss, RACK-TLP, the window down by epochs, over where the first loss falls
+        beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
+        target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
+        pipe = round_s / segment * (1 - resent)                           # new data per round, at most
+        pipe = pipe if cap is None else min(pipe, cap)
+        growth = epoch_alpha(target, loss, beta, alpha, loss_bound=steady.binding not in ("link", "window"),
+                             pipe=pipe)
+        parts = first_loss_transfer(n, segment_s=segment, round_s=round_s, loss=loss, iw=iw, cap=cap,
+                                    beta=beta, alpha=growth, pipe=pipe, rto_s=rto)
+        flight = min(d, math.ceil(1 + rtt_s / segment))
+        _add(data, "link", n * segment / (1 - resent))
+        _add(data, "slow_start", parts["slow_start"])
+        _add(data, "window", parts["window"])
+        _add(data, "loss_recovery", parts["loss_recovery"] - math.expm1(flight * math.log1p(-loss)) * round_s)
+        _add(data, "cubic" if steady.cc == "cubic" else "padhye",
+             parts["excess"] - n * segment * resent / (1 - resent))
+        notes.append("RACK-TLP (RFC 8985) repairs independent losses; the window comes down from "
+                     "slow start's by epochs of 1/p segments (derived, model.recovery); a loss in the "
+                     "last flight costs a round")
     else:
         d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
         start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
@@ -234,3 +262,50 @@ def from_udpr(t: UdprTransfer, rtt_s: float) -> TransferTime:
     final = {"rcvd": t.rcvd_s + (rtt_s / 2 if t.packets else 0.0)}
     return TransferTime("udpr", t.size_bytes, {"conn": t.handshake_s}, data, final, std_s=t.std_s,
                         extras={"datagrams": t.packets, "give_up_probability": t.give_up_probability})
+
+
+def stream_transfer(size_bytes: int, rate_bps: float, *, eta: float, header_bytes: int,
+                    delay_s: float) -> TransferTime:
+    """PPCB over TCP through a relay that terminates TCP and paces the byte stream (wirelab's
+    loopback ``TcpRelay``; derived from its rules, not from a TCP model): each end's TCP
+    runs to the relay on this host, so no handshake crosses the link and there is no slow
+    start, window or loss; the relay charges the stream as full segments at the rate (η·C)
+    and holds every piece ``delay_s``. So: ``conn`` = 2·delay + CONN and CONACC on the wire,
+    ``link`` = size·8/(η·C), ``propagation`` = delay, ``rcvd`` = delay + RCVD on the wire."""
+    if size_bytes < 0 or not rate_bps > 0 or delay_s < 0 or not 0 < eta <= 1:
+        raise ModelError("size ≥ 0, rate > 0, delay ≥ 0 and 0 < η ≤ 1 please", "e.g. 200KB at 10mbit, 10 ms")
+    wire = lambda payload: 8.0 * (header_bytes + payload) / rate_bps   # noqa: E731
+    data: dict[str, float] = {}
+    _add(data, "link", 8.0 * size_bytes / (eta * rate_bps))
+    _add(data, "propagation", delay_s if size_bytes else 0.0)
+    return TransferTime("tcp", size_bytes, {"conn": 2 * delay_s + wire(PPCB_HEADER["CONN"])
+                                            + wire(PPCB_HEADER["CONACC"])},
+                        data, {"rcvd": delay_s + wire(PPCB_HEADER["RCVD"])},
+                        notes=("a relay terminates TCP and paces its byte stream: no handshake across "
+                               "the link, no slow start, no loss (derived from the relay's rules)",))
+
+
+def timed_goodput(data_time, start_s: float, duration_s: float, most_bytes: float) -> float:
+    """Goodput of a timed run measured from ``start_s`` to ``start_s + duration_s`` after its
+    first byte (iperf3's -O and -t): 8·(N(start + duration) − N(start))/duration, N(t) the
+    bytes delivered by t, found by inverting ``data_time(bytes)`` (a finite transfer's expected
+    first-byte-to-last-delivered time, which grows with its size) up to ``most_bytes``.
+    Derived here: a timed run is a long transfer seen through a window, so what the window
+    sees of slow start and of the way down from its window (``recovery``) counts."""
+    if duration_s <= 0 or start_s < 0:
+        raise ModelError("a timed run needs a positive duration and a start ≥ 0", "e.g. -t 5 -O 1")
+
+    def delivered_by(t: float) -> float:
+        low, high = 0.0, most_bytes
+        if t <= 0 or data_time(high) <= t:
+            return 0.0 if t <= 0 else high
+        for _ in range(60):
+            mid = 0.5 * (low + high)
+            if data_time(mid) <= t:
+                low = mid
+            else:
+                high = mid
+            if high - low < 1.0:
+                break
+        return low
+    return 8.0 * (delivered_by(start_s + duration_s) - delivered_by(start_s)) / duration_s

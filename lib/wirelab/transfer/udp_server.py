@@ -12,7 +12,8 @@ The server is a small state machine on one socket:
 
 One wirelab addition (like TCP's TIME_WAIT): for a while after a udpr
 session ends, a repeat of its last DATA (its ACC or RCVD was lost) is
-answered with ACC and RCVD again instead of being ignored.
+answered with ACC and RCVD again instead of being ignored; a server asked
+for ``sessions`` sessions stays that long after the last one to do so.
 
     python -m wirelab.transfer.udp_server 5000 > received.bin
 """
@@ -52,11 +53,17 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
     # linger: (session id, address, last packet_no, until) of a finished udpr session;
     # last_report: (address, REPORT datagram) of the last measurement session.
     state: dict = {}
-    while (sessions is None or served < sessions) and not (stop and stop.is_set()):
+    while not (stop and stop.is_set()):
+        done = sessions is not None and served >= sessions
+        if done and not _lingering(state):
+            break                  # the last session is over, and so is its linger
         ready, _, _ = select.select([sock], [], [], 0.1)   # idle: wait for CONN, no limit
         if not ready:
             continue
         raw, addr = sock.recvfrom(MAX_DATAGRAM)
+        if done:                   # served enough: only a lost RCVD's resent last DATA is answered
+            _answer_linger(sock, raw, addr, state.get("linger"))
+            continue
         try:
             result = _dispatch(sock, raw, addr, state, out=out, max_wait=max_wait,
                                max_retransmits=max_retransmits, stop=stop)
@@ -67,6 +74,26 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
         hand_over(result, addr, log, on_result)
         served += 1
     return served
+
+
+def _lingering(state: dict) -> bool:
+    linger = state.get("linger")
+    return bool(linger) and time.monotonic() < linger[3]
+
+
+def _answer_linger(sock, raw: bytes, addr, linger) -> bool:
+    """A finished udpr session's last DATA again (its ACC or RCVD was lost): ACC and RCVD again."""
+    if not linger or time.monotonic() >= linger[3]:
+        return False
+    try:
+        packet = ppcb.unpack(raw)
+    except ProtocolError:
+        return False
+    if packet.kind != "DATA" or (packet.session_id, addr, packet.packet_no) != linger[:3]:
+        return False
+    sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=packet.packet_no), addr)
+    sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
+    return True
 
 
 def _dispatch(sock, raw: bytes, addr, state: dict, **kwargs) -> Result | None:
@@ -86,10 +113,7 @@ def _dispatch(sock, raw: bytes, addr, state: dict, **kwargs) -> Result | None:
         packet = ppcb.unpack(raw)
     except ProtocolError:
         return None                                   # idle: garbage is ignored
-    if packet.kind == "DATA" and linger and (packet.session_id, addr, packet.packet_no) == linger[:3] \
-            and time.monotonic() < linger[3]:
-        sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=packet.packet_no), addr)
-        sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
+    if _answer_linger(sock, raw, addr, linger):
         return None
     if packet.kind != "CONN":
         return None                                   # idle: only CONN starts a session

@@ -1,8 +1,11 @@
 """Predicted next to measured, over any swept parameter.
 
 Measured = points with 95 % confidence-interval error bars (Student t over
-the repetitions); predicted = a line through the model's ``pred_goodput_bps``
-for exactly those settings. Both are labelled as such. Every function takes
+the repetitions; for a file, size ÷ mean transfer time, its bars from the time's
+interval, like with like with the model's expected time); predicted = a line
+through the model's ``pred_goodput_bps`` for exactly those settings (the finite
+transfer's, with the congestion control it assumed), and, where it differs, the
+steady state as a dotted line. All are labelled as such. Every function takes
 the table a sweep returned (one row per run) and ``ax=None``, and returns the
 Axes (``plot_by_protocol`` returns one Axes per protocol). Nothing here
 changes matplotlib's global style.
@@ -61,6 +64,8 @@ def _label(column: str, value) -> str:
 
 #: What each ``pred_limit_<name>_bps`` column is, in a legend.
 LIMIT_LABELS = {"link": "η·C (link)", "window": "W/RTT (window)", "mathis": "Mathis", "padhye": "PFTK",
+                "cubic": "CUBIC (RFC 9438)",
+                "bbr": "BBR: η·C·(1 − p)",
                 "stop_and_wait": "stop-and-wait", "offered": "offered load"}
 _DENSE = ("rate_bps", "delay_s", "loss", "mtu", "packet_bytes", "offered_bps", "max_wait_s", "window_bytes")
 
@@ -86,7 +91,8 @@ def _dense_prediction(frame: pd.DataFrame, x: str, level_rows: pd.DataFrame, poi
 
 def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
                                metric: str = "goodput_bps", ax=None, log_x: bool = False,
-                               log_y: bool = False, title: str | None = None, limits: bool = False):
+                               log_y: bool = False, title: str | None = None, limits: bool = False,
+                               steady: bool = True):
     """Measured mean ± 95 % CI (points) and predicted (line) against ``x``.
 
     ``frame``: runs of a sweep (one protocol, or pass ``hue="proto"``). Other
@@ -97,7 +103,8 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
     not a straight line joining two predictions. ``limits``: also draw each
     term of the model (η·C, W/RTT, Mathis, PFTK, ...) as a dashed line, so the
     one that binds is seen to bind. Settings that were not run (skipped) are
-    marked apart from failed ones.
+    marked apart from failed ones. ``steady``: also draw the steady state (dotted) where
+    the finite transfer's prediction differs from it by more than 1 %.
     """
     import matplotlib.pyplot as plt
 
@@ -121,16 +128,20 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
             dense = _dense_prediction(runs, x, runs.sort_values(x), log=log_x) if len(runs) else None
             if limits and len(runs):
                 _draw_limits(ax, runs, x, fx, fy, color, suffix, log_x)
+            what = _what_predicted(runs)
             if dense is not None and np.isfinite(dense[1]).any():
-                ax.plot(dense[0] * fx, dense[1] * fy, "-", color=color, alpha=0.8, label=f"predicted{suffix}")
+                ax.plot(dense[0] * fx, dense[1] * fy, "-", color=color, alpha=0.8,
+                        label=f"predicted{what}{suffix}")
             else:
                 pred = part[[x, "pred_goodput_bps"]].dropna().drop_duplicates(x)
                 ax.plot(pred[x] * fx, pred["pred_goodput_bps"] * fy, "-", color=color, alpha=0.8,
-                        label=f"predicted{suffix}")
+                        label=f"predicted{what}{suffix}")
+            if steady and len(runs):
+                _draw_steady(ax, runs, part, x, fx, fy, color, suffix, log_x)
         ok = part[part["n"] > 0]
-        yerr = ok[f"{metric}_ci"].fillna(0.0) * fy
-        ax.errorbar(ok[x] * fx, ok[f"{metric}_mean"] * fy, yerr=yerr, fmt="o", color=color,
-                    capsize=4, markersize=6, label=f"measured (mean ± 95 % CI){suffix}")
+        mean, yerr, what = _measured(ok, metric, fy)
+        ax.errorbar(ok[x] * fx, mean, yerr=yerr, fmt="o", color=color,
+                    capsize=4, markersize=6, label=f"measured ({what}){suffix}")
         not_run = part[(part["n"] == 0) & (part["n_failed"] == 0)]
         failed = part[(part["n"] == 0) & (part["n_failed"] > 0)]
         if len(failed):
@@ -159,6 +170,46 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def _what_predicted(runs: pd.DataFrame) -> str:
+    """`` (finite transfer, cubic)``: what the solid line predicts, for its legend."""
+    parts = []
+    if "pred_transfer_time_s" in runs and runs["pred_transfer_time_s"].notna().any():
+        parts.append("finite transfer")
+    if "pred_carriage" in runs and (runs["pred_carriage"] == "stream").any():
+        parts.append("relayed stream")
+    ccs = runs["pred_cc"].dropna().unique() if "pred_cc" in runs else []
+    if len(ccs) == 1:
+        parts.append(str(ccs[0]))
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _measured(ok: pd.DataFrame, metric: str, fy: float):
+    """(points, error bars, legend words): size ÷ mean time for files, else the mean of the runs."""
+    if metric == "goodput_bps" and "goodput_of_mean_time_bps" in ok and \
+            (ok.get("measured_basis") == "size ÷ mean time").all() and len(ok):
+        mean = ok["goodput_of_mean_time_bps"].to_numpy(dtype=float)
+        low = ok["goodput_of_mean_time_low"].to_numpy(dtype=float)
+        high = ok["goodput_of_mean_time_high"].to_numpy(dtype=float)
+        high = np.where(np.isfinite(high), high, 3 * mean)          # an interval reaching 0 s: clipped
+        below, above = np.nan_to_num(mean - low), np.nan_to_num(high - mean)
+        return mean * fy, np.vstack([below, above]) * fy, "size ÷ mean time, 95 % CI"
+    return ok[f"{metric}_mean"] * fy, ok[f"{metric}_ci"].fillna(0.0) * fy, "mean ± 95 % CI"
+
+
+def _draw_steady(ax, runs, part, x, fx, fy, color, suffix, log_x) -> None:
+    """The steady state as a dotted line, where the finite transfer's prediction differs from it."""
+    if "pred_steady_goodput_bps" not in runs:
+        return
+    finite, steady = (pd.to_numeric(part[c], errors="coerce") for c in ("pred_goodput_bps", "pred_steady_goodput_bps"))
+    if not ((finite - steady).abs() > 0.01 * steady).any():
+        return
+    dense = _dense_prediction(runs, x, runs.sort_values(x), column="pred_steady_goodput_bps", log=log_x)
+    xs, ys = dense if dense is not None else (part[x].to_numpy(dtype=float), steady.to_numpy(dtype=float))
+    binding = runs["pred_steady_binding"].dropna().unique() if "pred_steady_binding" in runs else []
+    name = LIMIT_LABELS.get(binding[0], binding[0]) if len(binding) == 1 else "its limits"
+    ax.plot(xs * fx, ys * fy, ":", color=color, alpha=0.7, label=f"steady state ({name}){suffix}")
 
 
 def _draw_limits(ax, runs: pd.DataFrame, x: str, fx: float, fy: float, color, suffix: str,

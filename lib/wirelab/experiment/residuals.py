@@ -1,0 +1,256 @@
+"""Every setting's measured ÷ predicted, with the named reason for what is left over.
+
+A residual is measured ÷ predicted − 1 (``stats.summarize``: a file's size ÷ mean
+transfer time against the predicted one, like with like). Within ``tolerance``
+it needs no reason. Beyond it, each candidate reason below is *quantified* from
+the setting's own parameters and measurements, never fitted to the residual; a
+residual is explained when what the reasons account for brings it back within
+the tolerance, or when the data cannot tell (its interval is wider than the
+tolerance and reaches the prediction). Each reason gives the range its effect
+lies in (a size, or a band); ``left`` is how far the ratio lies outside the range
+they span together. Whatever is left beyond the tolerance is **unexplained**, and
+``check`` raises: a gap between model and measurement nobody can name is a bug
+in one of them.
+
+The reasons (each a function of one summary row → expected effect, or None):
+
+* ``spread``        too few runs for the tolerance: the 95 % interval of the
+                    ratio reaches within the tolerance of 1 (random loss, timeouts,
+                    slow-start exits vary from run to run), with the runs it
+                    would take (``adaptive.precision_note``).
+* ``tbf burst``     tbf's bucket starts full: its first ``burst`` bytes leave at
+                    the veth's speed, not the rate (namespaces backend): the
+                    transfer is shorter by burst·8/C (tc-tbf(8)).
+* ``host round trip``  stop-and-wait waits one host round trip per packet; the
+                    probe before the sweep measured it once, the runs' own DATA→ACC
+                    samples say what it was during them: N·(their mean cycle −
+                    the predicted one).
+* ``clock``         time.time()'s resolution, ±2 µs on the two instants.
+* ``BBR ProbeRTT``  BBR v1 drains to 4 packets for 200 ms every 10 s (Cardwell
+                    et al., ACM Queue 2016): −2 % of a transfer longer than 10 s.
+* ``advertised window``  a window-bound setting: Linux doubles the SO_RCVBUF asked
+                    for (socket(7)) and advertises a share of it (payload ÷ truesize);
+                    the runs' own largest advertised window (iperf3's max_snd_wnd)
+                    against the W the model was given.
+* ``round trip``    a window- or loss-bound TCP rate is W/RTT: the runs' own mean
+                    RTT (the sender's srtt: queueing, the link process, delayed
+                    ACKs) against the model's round (2·delay + a segment and an ACK).
+* ``iperf3 omit boundary``  iperf3 counts what its server reads after the omitted
+                    seconds end, including a backlog received before (its reads
+                    batch a block, 128 kB by default): up to one block more, a band
+                    of block·8/(C·time) above the prediction (esnet/iperf#1261 and
+                    #236 report -O over-counting).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..errors import ExperimentError
+from .adaptive import precision_note
+from .stats import summarize
+
+__all__ = ["Reason", "reasons", "residual_table", "check", "ResidualError", "TOLERANCE"]
+
+#: The kit's yardstick: a prediction within ±10 % of the measurement agrees.
+TOLERANCE = 0.10
+CLOCK_RESOLUTION_S = 2e-6
+#: iperf3's read and write block for TCP (its -l default, 128 KiB).
+IPERF3_BLOCK = 131072
+#: An ACC on the emulated wire: Ethernet 14 + IPv4 20 + UDP 8 + PPCB ACC 17 bytes.
+ACC_WIRE_BYTES = 14 + 20 + 8 + 17
+PROBE_RTT_PERIOD_S, PROBE_RTT_S = 10.0, 0.2
+
+
+class ResidualError(ExperimentError):
+    """A residual beyond the tolerance that no known reason explains."""
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One named cause, a sentence with its numbers, and the range [``low``, ``high``] its effect
+    on measured ÷ predicted − 1 lies in (equal for an effect of known size)."""
+    name: str
+    text: str
+    low: float = 0.0
+    high: float = 0.0
+
+    @classmethod
+    def sized(cls, name: str, text: str, effect: float) -> "Reason":
+        return cls(name, text, effect, effect)
+
+
+def _number(row, name, default=math.nan) -> float:
+    value = row.get(name, default) if hasattr(row, "get") else default
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return default
+    return value if math.isfinite(value) else default
+
+
+def _spread(row, tolerance, precision, max_reps) -> Reason | None:
+    relative, ratio = _number(row, "relative_ci"), _number(row, "measured_over_predicted")
+    if not math.isfinite(relative) or relative <= tolerance:
+        return None
+    note = precision_note(relative, int(_number(row, "n", 0)), precision or tolerance, max_reps,
+                          adaptive=precision is not None, failed=int(_number(row, "n_failed", 0)))
+    return Reason("spread", note or f"interval ±{relative:.0%}", -relative, relative)
+
+
+def _tbf_burst(row, *_) -> Reason | None:
+    if row.get("backend") != "namespaces":
+        return None
+    rate, burst, seconds = _number(row, "rate_bps"), _number(row, "burst_bytes", math.nan), \
+        _number(row, "pred_data_time_s")
+    if not math.isfinite(burst):
+        burst = max(2 * (_number(row, "mtu", 1500) + 14), rate / 8 / 250) if math.isfinite(rate) else math.nan
+    if not (math.isfinite(burst) and math.isfinite(seconds) and seconds > 0):
+        return None
+    saved = min(8.0 * burst / rate, seconds / 2)
+    effect = seconds / (seconds - saved) - 1
+    return Reason.sized("tbf burst", f"tbf's bucket sends its first {burst:.0f} B at once: "
+                               f"{saved * 1e3:.1f} ms less, +{effect:.1%}", effect)
+
+
+def _host_round_trip(row, *_) -> Reason | None:
+    if row.get("proto") != "udpr":
+        return None
+    measured, predicted = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s", 0.0)
+    packets, seconds = _number(row, "pred_datagrams"), _number(row, "pred_data_time_s")
+    if not all(math.isfinite(v) for v in (measured, predicted, packets, seconds)) or seconds <= 0:
+        return None
+    # the runs' DATA→ACC samples include both transmissions, as the predicted cycle does
+    cycle = predicted + 8.0 * (_number(row, "pred_wire_bytes", 0) + ACC_WIRE_BYTES) / _number(row, "rate_bps", math.inf)
+    extra = packets * (measured - cycle)
+    if abs(extra) < 1e-4 * seconds:
+        return None
+    effect = seconds / (seconds + extra) - 1
+    return Reason.sized("host round trip", f"the runs' own cycle was {measured * 1e3:.2f} ms against "
+                                     f"{cycle * 1e3:.2f} ms predicted ({row.get('pred_host_rtt_s', 0) * 1e3:.2f} ms "
+                                     f"of it the probe's host round trip): {effect:+.1%}", effect)
+
+
+def _clock(row, *_) -> Reason | None:
+    seconds = _number(row, "transfer_s_mean")
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None
+    band = 2 * CLOCK_RESOLUTION_S / seconds
+    return Reason("clock", f"two instants read to ±{CLOCK_RESOLUTION_S * 1e6:.0f} µs: ±{band:.2%}", -band, band) \
+        if band > 1e-4 else None
+
+
+def _bbr_probe_rtt(row, *_) -> Reason | None:
+    seconds = _number(row, "transfer_s_mean", _number(row, "time_s"))
+    if row.get("pred_cc") != "bbr" or not math.isfinite(seconds) or seconds < PROBE_RTT_PERIOD_S:
+        return None
+    share = math.floor(seconds / PROBE_RTT_PERIOD_S) * PROBE_RTT_S / seconds
+    return Reason.sized("BBR ProbeRTT", f"BBR drains for {PROBE_RTT_S * 1e3:.0f} ms every "
+                                  f"{PROBE_RTT_PERIOD_S:.0f} s: −{share:.1%}", -share)
+
+
+def _advertised_window(row, *_) -> Reason | None:
+    asked, granted = _number(row, "window_bytes"), _number(row, "window_advertised_bytes_mean")
+    window_limit, link = _number(row, "pred_limit_window_bps"), _number(row, "pred_limit_link_bps")
+    pred = _number(row, "pred_goodput_bps")
+    if not all(math.isfinite(v) and v > 0 for v in (asked, granted, window_limit, link, pred)):
+        return None
+    effect = min(link, window_limit * granted / asked) / pred - 1
+    if abs(effect) < 1e-3:
+        return None
+    return Reason.sized("advertised window", f"the receiver advertised {granted:.0f} B for the {asked:.0f} B asked: "
+                                       f"W/RTT {effect:+.1%}", effect)
+
+
+def _round_trip(row, *_) -> Reason | None:
+    bound = row.get("pred_steady_binding") or row.get("pred_binding")
+    if row.get("proto") != "tcp" or bound not in ("cubic", "padhye", "mathis", "window"):
+        return None
+    measured, rtt = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s")
+    rate = _number(row, "rate_bps")
+    if not all(math.isfinite(v) and v > 0 for v in (measured, rtt, rate)):
+        return None
+    model = rtt + 8.0 * (_number(row, "pred_wire_bytes", 1514) + 66) / rate
+    effect = model / measured - 1
+    if abs(effect) < 1e-3:
+        return None
+    return Reason.sized("round trip", f"the runs' mean RTT was {measured * 1e3:.1f} ms, the model's round "
+                                f"{model * 1e3:.1f} ms: W/RTT {effect:+.1%}", effect)
+
+
+def _iperf3_omit(row, *_) -> Reason | None:
+    seconds, rate = _number(row, "time_s"), _number(row, "rate_bps")
+    if row.get("engine") != "iperf3" or not _number(row, "omit_s", 0) or not (seconds > 0 and rate > 0):
+        return None
+    block = _number(row, "packet_bytes", IPERF3_BLOCK)
+    band = min(8.0 * block / (rate * seconds), 1.0)
+    return Reason("iperf3 omit boundary", f"a read backlog of up to {block / 1e3:.0f} kB counted after the "
+                                          f"omitted seconds: up to +{band:.1%}", 0.0, band)
+
+
+REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _round_trip,
+           _iperf3_omit)
+
+
+def reasons(row, *, tolerance: float = TOLERANCE, precision: float | None = None,
+            max_reps: int | None = None) -> list[Reason]:
+    """The known reasons that apply to one summary row, each quantified."""
+    found = (reason(row, tolerance, precision, max_reps) for reason in REASONS)
+    return [r for r in found if r is not None]
+
+
+def _label(row) -> str:
+    parts = [str(row.get("proto", ""))]
+    for column, fmt in (("cc", str), ("size_bytes", lambda v: f"{v / 1e3:g} kB"),
+                        ("rate_bps", lambda v: f"{v / 1e6:g} Mbit/s"), ("delay_s", lambda v: f"{v * 1e3:g} ms"),
+                        ("loss", lambda v: f"{v:.1%} loss"), ("max_wait_s", lambda v: f"MAX_WAIT {v:g} s")):
+        value = row.get(column)
+        if value is not None and not (isinstance(value, float) and math.isnan(value)) and value != "":
+            if column in ("loss", "delay_s") and not value:
+                continue
+            parts.append(fmt(value))
+    return " ".join(parts)
+
+
+def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precision: float | None = None,
+                   max_reps: int | None = None) -> pd.DataFrame:
+    """One row per setting of a sweep's ``runs``: measured ÷ predicted, the residual, its
+    interval, the reasons with their numbers, what is left after them, and ``explained``
+    (module docstring). Settings the model does not cover say so and are not residuals."""
+    summary = summarize(runs, metrics=("goodput_bps", "rtt_mean_s", "window_advertised_bytes"))
+    rows = []
+    for _, row in summary.iterrows():
+        ratio = _number(row, "measured_over_predicted")
+        out = {"setting": _label(row), "n": int(_number(row, "n", 0)), "measured/predicted": ratio,
+               "residual": ratio - 1, "±interval": _number(row, "relative_ci"), "basis": row.get("measured_basis")}
+        if not math.isfinite(ratio):
+            why = row.get("first_error") if not _number(row, "n", 0) else row.get("pred_note")
+            out.update(reasons=f"not compared: {why or 'no prediction'}", left=math.nan, explained=True,
+                       within=None)
+            rows.append(out)
+            continue
+        found = reasons(row, tolerance=tolerance, precision=precision, max_reps=max_reps)
+        low = math.prod(1 + r.low for r in found)            # what the reasons allow the ratio to be
+        high = math.prod(1 + r.high for r in found)
+        left = ratio / low - 1 if ratio < low else ratio / high - 1 if ratio > high else 0.0
+        within = abs(ratio - 1) <= tolerance
+        out.update(within=within, left=left, explained=within or abs(left) <= tolerance,
+                   reasons="; ".join(f"{r.name}: {r.text}" for r in found) or "")
+        if not out["explained"]:
+            out["reasons"] = (out["reasons"] + "; " if out["reasons"] else "") + \
+                f"UNEXPLAINED: {left:+.1%} after the known reasons"
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def check(table: pd.DataFrame) -> pd.DataFrame:
+    """The table back if every residual is within tolerance or explained; else ``ResidualError``."""
+    bad = table[~table["explained"].astype(bool)]
+    if len(bad):
+        lines = "; ".join(f"{r['setting']}: measured/predicted {r['measured/predicted']:.3f}" for _, r in bad.iterrows())
+        raise ResidualError(f"{len(bad)} residual(s) beyond the tolerance with no known reason: {lines}",
+                            "find the cause: fix the model (with a source) or the measurement, or name the "
+                            "reason in wirelab.experiment.residuals with its size")
+    return table

@@ -60,6 +60,9 @@ def workspace(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     (root / "notebooks").mkdir()
     shutil.copytree(ROOT / "captures", root / "captures")
+    # the data a lab reads (reference tables, the example class), not the runs saved here
+    shutil.copytree(ROOT / "data", root / "data", ignore=lambda folder, names:
+                    ["runs"] if Path(folder) == ROOT / "data" else [])
     (root / "data" / "runs").mkdir(parents=True)
     for path in NOTEBOOKS:
         nb = parameterize_notebook(load_notebook_node(str(path)), {"QUICK": True})

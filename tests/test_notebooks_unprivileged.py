@@ -38,7 +38,9 @@ def workspace(tmp_path_factory):
     shutil.copytree(ROOT / "lib", ws / "lib", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copytree(ROOT / "notebooks", ws / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copytree(ROOT / "captures", ws / "captures")
-    shutil.copytree(ROOT / "data" / "reference", ws / "data" / "reference")
+    # the data a lab reads (reference tables, the example class), not the runs saved here
+    shutil.copytree(ROOT / "data", ws / "data", ignore=lambda folder, names:
+                    ["runs"] if Path(folder) == ROOT / "data" else [])
     for folder in (ws / "data" / "runs", ws / "home", ws / "reports"):
         folder.mkdir(parents=True)
     for path in [ws, *ws.rglob("*")]:

@@ -175,6 +175,8 @@ def parse(doc: dict | str) -> dict:
             and out["bytes_received"] < 0.9 * (out["bytes_sent"] or 0):
         out["warning"] = (f"iperf3 -n ended with only {out['bytes_received'] / out['bytes_sent']:.0%} of "
                           "the data received: its rate mostly shows slow start; use the time workload")
+        # the test ended before the data arrived: not the transfer's goodput, and said so in the row
+        out["outcome"], out["outcome_reason"] = "incomplete", out["warning"]
     cpu = end.get("cpu_utilization_percent", {})
     if cpu and out["sender_duration_s"]:
         out["sender_cpu_s"] = cpu.get("host_total", 0) / 100.0 * out["sender_duration_s"]

@@ -107,7 +107,7 @@ def test_iperf3_sweep_on_loopback_is_in_the_same_table(tmp_path):
 @needs_iperf3
 @pytest.mark.root
 def test_iperf3_across_a_testbed_sees_the_link(tmp_path):
-    exp = Experiment("i", proto=["tcp", "udp"], size="500KB", rate="10mbit", reps=1,
+    exp = Experiment("i", proto=["tcp", "udp"], workload="time", time=1.5, rate="10mbit", reps=1,
                      engine="iperf3", timeout=30)
     df = run(exp, out=tmp_path / "i", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()

@@ -179,7 +179,9 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
     """Every (delay, jitter) in ``configs`` on the four UDP links, ``messages`` each; one row per
     message with ``emulated_delay_s``, ``jitter_s`` and the ``pred_*`` of its configuration.
     ``out``: a folder for messages.parquet/.csv and links.json; a configuration already there
-    is loaded, not run again (delete the folder to measure afresh)."""
+    is loaded, not run again (delete the folder to measure afresh). A configuration that
+    cannot run (e.g. no root for five namespaces) is one row with its ``error`` and the
+    prediction, so the tables still show the model beside the document."""
     folder = Path(out) if out is not None else None
     done = pd.read_parquet(folder / "messages.parquet") if folder and (folder / "messages.parquet").exists() \
         else pd.DataFrame()
@@ -198,6 +200,8 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
         done = done[done["source_link"] == source]
     if not done.empty:
         done = done[done["config"].isin([key for key, _, _ in plan])]
+        if "error" in done:               # a configuration that failed before is tried again
+            done = done[done["error"].isna()]
     todo = [p for p in plan if done.empty or p[0] not in set(done["config"])]
     bar = None
     if progress and todo:
@@ -215,8 +219,17 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
             except WirelabError as err:          # recorded with its reason; the sweep goes on
                 failed[key] = str(err)
                 print(f"{key}: not measured: {err}")
+                # one row that says so, with the prediction: tables and plots show the model for it
+                frames.append(pd.DataFrame([{"config": key, "source_link": source,
+                                             "emulated_delay_s": spec.forward.delay_s,
+                                             "jitter_s": spec.forward.jitter_s, "seq": None, "via": None,
+                                             "lost": False,
+                                             **{f"{method}_s": math.nan for method in METHODS},
+                                             **predict_route(topology), "backend": chosen,
+                                             "error": str(err)}]))
                 continue
             frame.insert(0, "config", key)
+            frame["error"] = None
             frame["source_link"] = source
             frame.insert(1, "emulated_delay_s", spec.forward.delay_s)
             frame.insert(2, "jitter_s", spec.forward.jitter_s)
@@ -234,9 +247,10 @@ def delay_sweep(configs, *, messages: int = 1000, source_link: LinkSpec | None =
         if bar is not None:
             bar.close()
     if not frames:
-        why = "; ".join(f"{k}: {v}" for k, v in failed.items()) or "no configuration given"
-        raise ExperimentError(f"nothing was measured ({why})", "see the reasons; give configs=[(delay, jitter)]")
+        raise ExperimentError("nothing to measure: no configuration given", "give configs=[(delay, jitter)]")
     out = pd.concat(frames, ignore_index=True)
+    if folder is not None and failed:
+        _save(folder, out, described)
     out.attrs["failed"] = failed
     return out
 
@@ -260,8 +274,9 @@ def summarize_delays(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
             mean, std, half, n = confidence_interval(back[f"{method}_s"], level)
             pred = group["pred_rtt_half_s" if method == "rtt_half" else "pred_one_way_s"].iloc[0]
             late = group["link_late_max_s"].iloc[0] if "link_late_max_s" in group else math.nan
+            errors = group["error"].dropna() if "error" in group else pd.Series([], dtype=object)
             rows.append({"config": key, "emulated_delay_s": delay, "jitter_s": jitter, "method": method,
-                         "link_late_max_s": late,
+                         "link_late_max_s": late, "error": errors.iloc[0] if len(errors) else None,
                          "label": label, "mean_s": mean, "ci_s": half, "std_s": std, "n": n,
                          "lost": int(group["lost"].sum()), "pred_s": pred, "measured_minus_pred_s": mean - pred})
     return pd.DataFrame(rows)
@@ -289,5 +304,7 @@ def delay_table(summary: pd.DataFrame, reference: pd.DataFrame | None = None) ->
             figure = float(paper["measured_e2e_delay_ms"].iloc[0]) if len(paper) else math.nan
             row["document 003 (ms)"] = figure
             row["document − predicted (ms)"] = round(figure - pred * 1e3, 3)
+        if part["error"].notna().any():
+            row["not measured"] = part["error"].dropna().iloc[0]
         rows.append(row)
     return pd.DataFrame(rows)

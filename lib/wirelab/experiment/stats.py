@@ -134,7 +134,8 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
     if "status" not in frame:
         raise ExperimentError("this table has no status column", "pass the table a sweep returned")
     by = list(by) if by is not None else [c for c in PARAMETER_COLUMNS if c in frame.columns]
-    metrics = [m for m in ([metrics] if isinstance(metrics, str) else metrics) if m in frame.columns]
+    # a metric no run measured (every run skipped or failed) still gets its columns, as NaN
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     preds = [c for c in frame.columns if c.startswith("pred_")]
     rows = []
     keys = frame[by].astype(object).where(frame[by].notna(), None)
@@ -147,7 +148,8 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
         row["n_skipped"] = int((group["status"] == "skipped").sum())
         row["n_failed"] = len(group) - len(ok) - row["n_skipped"]
         for metric in metrics:
-            mean, std, half, _ = confidence_interval(pd.to_numeric(ok[metric], errors="coerce"), level)
+            values = ok[metric] if metric in ok else pd.Series([], dtype=float)
+            mean, std, half, _ = confidence_interval(pd.to_numeric(values, errors="coerce"), level)
             row.update({f"{metric}_mean": mean, f"{metric}_std": std, f"{metric}_ci": half,
                         f"{metric}_low": mean - half, f"{metric}_high": mean + half})
         failed = group[~group["status"].isin(("ok",))]

@@ -92,11 +92,18 @@ def _column(values: list) -> pd.Series:
                       for v in values], dtype=object)
 
 
+#: Columns every results table has, NaN where no run measured them: what analyses read first.
+ALWAYS_MEASURED = ("goodput_bps", "sender_goodput_bps", "bytes_sent", "bytes_received",
+                   "retransmissions", "loss_fraction", "rtt_mean_s")
+
+
 def _table(rows: list[dict]) -> pd.DataFrame:
     """Rows (dicts, maybe with different keys) → a typed table, known columns first."""
     names: dict = {}
     for row in rows:
         names.update(dict.fromkeys(row))
+    if rows:            # a sweep where every run was skipped still has the measured columns
+        names.update(dict.fromkeys(ALWAYS_MEASURED))
     front = [c for c in COLUMN_ORDER if c in names]
     order = front + [c for c in names if c not in front]
     return pd.DataFrame({c: _column([r.get(c) for r in rows]) for c in order})
@@ -135,6 +142,7 @@ def _orphans(folder: Path, known) -> list[dict]:
     return sorted(rows, key=lambda r: str(r.get("started_at")))
 
 
+
 def load(path: str | Path) -> pd.DataFrame:
     """Reload a results folder (or its parquet/csv file) into the DataFrame it saved
     (with any run saved after the tables' last rewrite)."""
@@ -150,6 +158,10 @@ def load(path: str | Path) -> pd.DataFrame:
     if orphans:
         frame = _table((_records(frame) if frame is not None else []) + orphans)
     if frame is not None:
+        # a sweep where every run was skipped (e.g. needs root) still has the measured columns
+        for column in ALWAYS_MEASURED:
+            if column not in frame:
+                frame[column] = math.nan
         return frame
     raise ExperimentError(f"no results in {folder}", "run the experiment first, or check the path "
                           "(it should contain results.parquet)")

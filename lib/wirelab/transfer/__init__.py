@@ -13,7 +13,7 @@ from .._exports import lazy
 
 _EXPORTS = {
     "ppcb": "ppcb:__module__", "measures": "measures:__module__", "Result": "result", "merge": "result", "run_pair": "run",
-    "start_server": "run",
+    "start_server": "run", "congestion_unavailable": "sockets",
     "make_data": "run", "HashSink": "run", "measure": "measure_client", "listen_tcp": "tcp",
     "serve_tcp": "tcp", "send_tcp": "tcp", "listen_udp": "udp_server", "serve_udp": "udp_server",
     "send_udp": "udp_client", "DEFAULT_HOST": "sockets", "broker": "broker:__module__",

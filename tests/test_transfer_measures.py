@@ -4,7 +4,8 @@ import json
 import pytest
 
 from wirelab.experiment import Experiment, run
-from wirelab.transfer import Result, measures
+from wirelab.experiment.residuals import CLOCK_RESOLUTION_S as measures_clock_s
+from wirelab.transfer import Result, measures, run_pair
 
 
 def test_goodput_runs_from_the_first_byte_sent_to_the_last_delivered_on_one_clock():
@@ -25,6 +26,19 @@ def test_goodput_runs_from_the_first_byte_sent_to_the_last_delivered_on_one_cloc
     assert alone.transfer_s == pytest.approx(0.080) and alone.goodput_clock == "receiver only"
     row = r.to_dict(samples=False)
     assert {"transfer_s", "completion_s", "setup_s", "delivered_fraction", "goodput_clock"} <= set(row)
+
+
+def test_the_receivers_span_starts_at_the_first_byte_delivered_not_at_conn():
+    """The glossary's receiver_duration_s: first byte delivered → last, so set-up (CONN ... CONACC,
+    the first DATA's way across) is not in it, and it never exceeds transfer_s on one clock."""
+    r = Result("tcp", bytes_delivered=3000, clock="one clock", first_data_time_s=100.0,
+               receiver_start_time_s=99.990, receive_times_s=[100.020, 100.050, 100.080],
+               receiver_end_time_s=100.080)
+    assert r.receiver_duration_s == pytest.approx(0.060) and r.transfer_s == pytest.approx(0.080)
+    for proto in ("tcp", "udp", "udpr"):
+        run = run_pair(proto, data=100_000, chunk=1000, max_wait=2.0, rcvbuf=4 << 20 if proto == "udp" else None)
+        assert run.ok and run.goodput_clock == "one clock"
+        assert run.receiver_duration_s <= run.transfer_s + 2 * measures_clock_s, proto
 
 
 def test_every_measured_column_has_one_definition_in_the_glossary(project_root):

@@ -1,4 +1,5 @@
 """Adaptive repetitions, the host-round-trip probe and the residual table, with a fake engine."""
+import json
 import math
 import random
 
@@ -89,6 +90,8 @@ def test_imprecise_settings_get_more_runs_up_to_max_reps(tmp_path):
     assert n == len(udpr) and (relative <= 0.10 or n == 8)
     assert sorted(udpr["rep"]) == list(range(len(udpr)))    # repetitions numbered on, none twice
     assert len(udpr) > 3
+    # the host's round trip: the sweep's probe, one before the first batch, one before each extra batch
+    assert sum(workload == "echo" for _, workload in engine.calls) >= 3
 
 
 def test_an_interrupted_adaptive_sweep_resumes_its_extra_runs(tmp_path):
@@ -158,6 +161,36 @@ def test_the_probe_measures_the_host_round_trip_less_transmission(tmp_path):
     assert udpr["pred_rtt_s"].iloc[0] == pytest.approx(0.001)
     assert "host's own round trip" in udpr["pred_note"].iloc[0]
     assert df[df["proto"] == "tcp"]["pred_rtt_s"].isna().all()       # TCP's ACK clock: not added
+
+
+class DriftingEngine(NoisyEngine):
+    """The machine's load drifts: each echo probe answers 1 ms slower than the one before."""
+
+    def run(self, setting, link, *, deadline, seed, workdir):
+        record = super().run(setting, link, deadline=deadline, seed=seed, workdir=workdir)
+        if setting.workload == "echo":
+            probes = sum(workload == "echo" for _, workload in self.calls)
+            record["rtt"] = {**record["rtt"], "mean_s": record["rtt"]["mean_s"] + 0.001 * (probes - 1)}
+        return record
+
+
+def test_each_udpr_setting_is_predicted_with_a_probe_taken_just_before_its_runs(tmp_path):
+    """A probe at the sweep's start misses the load's drift (measured: 0.62 ms there, 0.37 ms in
+    the runs): each UDPR setting's batch of runs gets its own probe, and its rows use it."""
+    engine = DriftingEngine()
+    exp = sweep(size=["100KB", "200KB"], precision=None, max_reps=None)
+    df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=Links)
+    echoes = [i for i, (_, workload) in enumerate(engine.calls) if workload == "echo"]
+    assert len(echoes) == 3                     # the sweep's (deadlines), then one per UDPR setting
+    udpr = df[df["proto"] == "udpr"]
+    hosts = udpr.groupby("size_bytes")["pred_host_rtt_s"].unique()
+    assert all(len(v) == 1 for v in hosts) and [v[0] for v in hosts] == pytest.approx([0.002, 0.003])
+    first_udpr_run = next(i for i, (sid, w) in enumerate(engine.calls) if w != "echo" and
+                          sid in set(udpr["setting_id"]))
+    assert echoes[1] == first_udpr_run - 1      # measured right before that setting's first run
+    assert "just before the setting's runs" in udpr["pred_note"].iloc[0]
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    assert meta["sessions"][-1]["host_round_trip"]["host_rtt_s"] == pytest.approx(0.001)
 
 
 def _table(ratios_and_spreads):

@@ -1,8 +1,11 @@
 """One definition of every measured quantity, and the invariants the physics imposes on them."""
+import json
+
 import pytest
 
 from wirelab.experiment import Experiment, run
-from wirelab.transfer import Result, measures
+from wirelab.experiment.residuals import CLOCK_RESOLUTION_S as measures_clock_s
+from wirelab.transfer import Result, measures, run_pair
 
 
 def test_goodput_runs_from_the_first_byte_sent_to_the_last_delivered_on_one_clock():
@@ -25,13 +28,32 @@ def test_goodput_runs_from_the_first_byte_sent_to_the_last_delivered_on_one_cloc
     assert {"transfer_s", "completion_s", "setup_s", "delivered_fraction", "goodput_clock"} <= set(row)
 
 
+def test_the_receivers_span_starts_at_the_first_byte_delivered_not_at_conn():
+    """The glossary's receiver_duration_s: first byte delivered → last, so set-up (CONN ... CONACC,
+    the first DATA's way across) is not in it, and it never exceeds transfer_s on one clock."""
+    r = Result("tcp", bytes_delivered=3000, clock="one clock", first_data_time_s=100.0,
+               receiver_start_time_s=99.990, receive_times_s=[100.020, 100.050, 100.080],
+               receiver_end_time_s=100.080)
+    assert r.receiver_duration_s == pytest.approx(0.060) and r.transfer_s == pytest.approx(0.080)
+    for proto in ("tcp", "udp", "udpr"):
+        run = run_pair(proto, data=100_000, chunk=1000, max_wait=2.0, rcvbuf=4 << 20 if proto == "udp" else None)
+        assert run.ok and run.goodput_clock == "one clock"
+        assert run.receiver_duration_s <= run.transfer_s + 2 * measures_clock_s, proto
+
+
 def test_every_measured_column_has_one_definition_in_the_glossary(project_root):
     for name in ("goodput_bps", "sender_goodput_bps", "transfer_s", "completion_s", "setup_s",
                  "delivered_fraction", "goodput_clock"):
         assert name in measures.GLOSSARY
     readme = (project_root / "README.md").read_text()
-    assert all(f"`{name}`" in readme for name in measures.GLOSSARY), "README's glossary is the same list"
     text = measures.glossary_markdown()
+    assert text in readme, "README's glossary is the library's, word for word"
+    # notebook 02 shows the glossary built from the library, never a copy of its text
+    nb = json.loads(next((project_root / "notebooks").glob("02-*.ipynb")).read_text())
+    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    every_text = "".join("".join(c["source"]) for c in nb["cells"])
+    assert "measures.GLOSSARY" in code
+    assert not any(definition[:40] in every_text for definition in measures.GLOSSARY.values())
     assert text.count("\n- ") == len(measures.GLOSSARY) - 1 and "first data byte sent" in text
     assert measures.transfer_time(None, 1.0) is None and measures.goodput(1000, 0) is None
     assert measures.sender_view(1000, 1.0, 1.5) == pytest.approx(16_000)

@@ -15,7 +15,9 @@ Mathis' formula is applied, so it is measured, independently of the runs:
     host   mean echo RTT − the two datagrams' transmission at the rate.
 
 The mean, not the median: the model predicts a mean time, and the slow tail of
-a loaded machine is part of it. Settings without UDPR need no probe.
+a loaded machine is part of it. Settings without UDPR need no probe. The load of
+a shared machine drifts over minutes, so the runner probes again just before
+each UDPR setting's batch of runs (``runner.run``).
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ The reasons (each a function of one summary row → expected effect, or None):
                     the veth's speed, not the rate (namespaces backend): the
                     transfer is shorter by burst·8/C (tc-tbf(8)).
 * ``host round trip``  stop-and-wait waits one host round trip per packet; the
-                    probe before the sweep measured it once, the runs' own DATA→ACC
+                    probe before the setting's runs measured it, the runs' own DATA→ACC
                     samples say what it was during them: N·(their mean cycle −
                     the predicted one).
 * ``clock``         time.time()'s resolution, ±2 µs on the two instants.

@@ -12,7 +12,9 @@ results folder at once (atomic). Ctrl-C stops after saving what is done: run
 it again to complete only the missing runs.
 
 Before the runs, where UDPR is swept, the host's own round trip is measured
-(``calibration``) for the stop-and-wait model; after them, with
+(``calibration``) for the stop-and-wait model, once for the sweep's deadlines and
+again just before each UDPR setting's batch of runs (the machine's load drifts
+during a sweep); after them, with
 ``Experiment(precision=...)``, settings whose interval is still too wide get
 more repetitions (``adaptive``).
 """
@@ -31,7 +33,7 @@ from .. import link as links
 from ..errors import ExperimentError
 from . import meta as machine
 from .adaptive import more_runs
-from .calibration import host_round_trip
+from .calibration import host_round_trip, needs_probe
 from .engine import flatten, get_engine
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
@@ -194,6 +196,17 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         session = store.start_session(experiment.to_dict(), info)
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
+        probes: dict[str, float] = {}      # setting_id → host round trip measured just before its runs
+
+        def host_rtt_for(setting: Setting) -> float | None:
+            # the machine's load drifts during a sweep (measured: a probe at the start read 0.62 ms,
+            # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs
+            if host_rtt is None or not needs_probe([setting]):
+                return host_rtt
+            if setting.setting_id not in probes:
+                fresh = host_round_trip(engine, link_layer, backend, [setting]) or {}
+                probes[setting.setting_id] = fresh.get("host_rtt_s", host_rtt)
+            return probes[setting.setting_id]
 
         def one(setting: Setting, rep: int) -> None:
             workdir = folder / "runs"
@@ -206,7 +219,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             if setting["flows"]:
                 rows, raw = _run_flows(engine, setting, **options)
             else:
-                rows, raw = run_one(engine, setting, host_rtt_s=host_rtt, **options)
+                rows, raw = run_one(engine, setting, host_rtt_s=host_rtt_for(setting), **options)
             rows = rows if isinstance(rows, list) else [rows]
             raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
             for row in rows:
@@ -237,6 +250,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                     extra = extra[:max_runs - made]
                 if not extra:
                     break
+                probes.clear()                     # a new batch of runs: a new probe next to it
                 if bar is not None:
                     bar.total += len(extra)
                 for setting, rep in extra:

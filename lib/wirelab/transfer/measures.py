@@ -32,7 +32,7 @@ GLOSSARY = {
     "goodput_bps": "receiver goodput: application bytes delivered in order, exactly once, × 8 "
                    "÷ transfer_s. The figure to trust.",
     "transfer_s": "from the first data byte sent (sender) to the last byte delivered (receiver), on one "
-                  "clock (see `clock`); connection set-up not included",
+                  "clock (see `goodput_clock`); connection set-up not included",
     "completion_s": "from the client's start (connect, CONN) to its end (RCVD received, or its last "
                     "report): what a user waits, set-up included",
     "setup_s": "from the client's start to its first data byte: TCP handshake and PPCB's CONN/CONACC",

@@ -37,7 +37,7 @@ class Result:
     # times: Unix epoch seconds at each end (time.time()), one clock per host
     sender_start_time_s: float | None = None
     sender_end_time_s: float | None = None
-    receiver_start_time_s: float | None = None   # first DATA (or CONN) seen
+    receiver_start_time_s: float | None = None   # the session starts at the receiver (CONN seen)
     receiver_end_time_s: float | None = None     # last byte delivered
     first_data_time_s: float | None = None       # first data byte sent (sender clock): set-up is over
     last_data_time_s: float | None = None        # last data byte handed to the kernel (sender clock)
@@ -83,7 +83,9 @@ class Result:
 
     @property
     def receiver_duration_s(self) -> float | None:
-        return _span(self.receiver_start_time_s, self.receiver_end_time_s)
+        # from the first byte delivered (measures.GLOSSARY), not from CONN: set-up is not receiving
+        first = self.receive_times_s[0] if self.receive_times_s else self.receiver_start_time_s
+        return _span(first, self.receiver_end_time_s)
 
     @property
     def transfer_s(self) -> float | None:

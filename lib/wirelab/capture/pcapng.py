@@ -40,24 +40,26 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
     n = fb.n
     word = ">u8" if big else "<u8"
 
+    word_view = fb.view(word)
+    low = np.uint64(0xFFFFFFFF)
+    bad_bits = np.uint64(0xFFFFFFFF00000003)    # (length - 12) has these: shorter than 12 or not a multiple of 4
+
     def step(pos):
-        both = fb.get(word, pos)               # type and length in one read
-        kind, length = (both >> 32, both & 0xFFFFFFFF) if big else (both & 0xFFFFFFFF, both >> 32)
-        ok = (length >= PCAPNG["min_block"]) & ((length & 3) == 0)
+        both = word_view[pos]                  # type and length in one read
+        kind, length = (both >> 32, both & low) if big else (both & low, both >> 32)
+        ok = ((length - np.uint64(PCAPNG["min_block"])) & bad_bits) == 0
         if sections:
             ok &= (kind != SHB) | (pos == section)     # another section: byte order may change, stop
-        return pos + length.astype(np.int64), ok, kind.astype(np.int64)
+        return pos + length.astype(np.int64), ok, kind
 
     def plausible(pos):
         length = fb.u32(pos + 4, big).astype(np.int64)
         return ((length >= PCAPNG["min_block"]) & (length % 4 == 0) & (pos + length <= n)
                 & (fb.u32(pos + length - 4, big) == length))
 
-    def screen(starts, cols):         # a packet block (the usual kind) of a sane length
-        both = fb.windows(word, starts, cols, 4)          # type and length in one read
-        kind, length = (both >> 32, both & 0xFFFFFFFF) if big else (both & 0xFFFFFFFF, both >> 32)
-        return (((kind == BLOCK["epb"]) | (kind == BLOCK["spb"]) | (kind == BLOCK["pb"]))
-                & (length % 4 == 0) & (length - PCAPNG["min_block"] < MAX_FRAME))
+    def screen(starts, cols):         # a block type of the usual kinds (2 to 6, packets mostly)
+        kind = fb.windows(">u4" if big else "<u4", starts, cols, 4)
+        return kind - 2 <= 4
 
     head_of = struct.Struct(">II" if big else "<II").unpack_from
     buf = fb.buf

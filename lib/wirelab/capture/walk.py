@@ -37,9 +37,10 @@ class Layout:
     """How to step over one kind of record.
 
     ``step(pos) -> (next_pos, ok, kind)``: vectorised over an int64 array of
-    record starts (each ≤ data_len − min_header); ``ok`` is False where the
-    record is not readable (the walk stops there); ``kind`` is the record's
-    type (pcapng block type; 0 for pcap), kept with each offset.
+    record starts (each ≤ data_len − min_header); ``ok`` (an array, or True for
+    all) is False where the record is not readable (the walk stops there);
+    ``kind`` is the record's type (pcapng block type), kept with each offset,
+    or None when all records are of one kind (pcap: 0).
     ``plausible(pos)``: True where a record very probably starts (for seeds).
     ``align``: records start on multiples of this many bytes (pcapng: 4).
     ``min_header``: bytes a record needs before its length can be read.
@@ -172,22 +173,25 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     levels = []                                # (chain ids, chains × steps tables: positions or -1, kinds)
     ids = np.arange(seeds.size)
     cur = seeds.copy()
-    limit = np.append(seeds[1:], data_len)
+    # a chain stops at the next seed or where no header fits: one compare per step does both
+    limit = np.minimum(np.append(seeds[1:], data_len), last + 1)
     budget = 16 * chain_records                # a wrong seed walking tiny steps gives up after this
     while ids.size and budget > 0:
-        columns, kinds, live, began = [], [], np.ones(ids.size, dtype=bool), cur
-        while budget > 0:
+        columns, kinds, began = [], [], cur
+        live = cur < limit
+        while budget > 0:                      # the hot loop: as few numpy calls per step as we can
             budget -= 1
             nxt, ok, kind = layout.step(np.minimum(cur, last))
-            ok &= live & (cur <= last)
+            ok = live & ok
             columns.append(np.where(ok, cur, -1))
-            kinds.append(kind)
+            if kind is not None:
+                kinds.append(kind)
             cur = np.where(ok, nxt, cur)
             live = ok & (cur < limit)
             if len(columns) % 8 == 0 and np.count_nonzero(live) * 2 <= ids.size:
                 break
         table = np.stack(columns, axis=1)
-        levels.append((ids, table, np.stack(kinds, axis=1)))
+        levels.append((ids, table, np.stack(kinds, axis=1) if kinds else np.zeros(table.shape, np.int64)))
         ends[ids] = cur
         rest = np.flatnonzero(live)
         if rest.size == 0 or budget <= 0:

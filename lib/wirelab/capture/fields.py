@@ -75,9 +75,10 @@ class FileBytes:
         if self.n == 0 or start.size == 0 or last < 0:
             out = np.zeros((start.size, width), dtype=np.uint8)
         else:
-            grid = np.lib.stride_tricks.as_strided(self.u8v, shape=(last + 1, width),
-                                                   strides=(1, 1), writeable=False)
-            out = grid[np.minimum(start, last)]       # one gather; the last rows are fixed below
+            # each row is one item of ``width`` bytes: the gather copies it with one memcpy,
+            # not byte by byte as a (rows × width) uint8 gather would
+            items = np.ndarray((last + 1,), dtype=f"V{width}", buffer=self.buf, offset=0, strides=(1,))
+            out = items[np.minimum(start, last)].view(np.uint8).reshape(start.size, width)
         for i in np.flatnonzero(start > last):        # the last few packets of the file
             chunk = self.u8v[start[i]:start[i] + width]
             out[i] = 0

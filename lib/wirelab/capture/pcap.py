@@ -77,8 +77,12 @@ class PcapReader:
     def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
         """The records of the window ``fb`` (file bytes from ``base``), from ``start`` on."""
         offs, kinds = walk(self._layout(fb), fb.n, start)
-        incl = fb.u32(offs + PCAP_RECORD["incl_len"], self.big).astype(np.int64)
-        lengths = self.rec_len + incl
+        # records are back to back: a record's length is where the next one starts (no second
+        # read of every header), except for the last
+        lengths = np.empty(offs.size, dtype=np.int64)
+        np.subtract(offs[1:], offs[:-1], out=lengths[:-1])
+        if offs.size:
+            lengths[-1] = self.rec_len + int(fb.u32(offs[-1] + PCAP_RECORD["incl_len"], self.big))
         count, resume, why = settle(offs + lengths, fb.n, start, self.rec_len, final)
         scan = Scan(offs[:count], kinds[:count], lengths[:count],
                     resume=None if resume is None else base + resume)
@@ -92,7 +96,7 @@ class PcapReader:
                               f"{self.packets} is not a whole record")
         elif final and count and end > fb.n:
             scan.notes.append(f"the file ends inside packet {self.packets} "
-                              f"({fb.n - int(offs[count - 1]) - self.rec_len} of {int(incl[count - 1])} bytes)")
+                              f"({fb.n - int(offs[count - 1]) - self.rec_len} of {int(lengths[count - 1]) - self.rec_len} bytes)")
         elif final and count and end < fb.n:
             scan.notes.append(f"{fb.n - end} bytes after packet {self.packets} are not a whole record")
         return scan

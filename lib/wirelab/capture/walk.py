@@ -191,7 +191,7 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
             if len(columns) % 8 == 0 and np.count_nonzero(live) * 2 <= ids.size:
                 break
         table = np.stack(columns, axis=1)
-        levels.append((ids, table, np.stack(kinds, axis=1) if kinds else np.zeros(table.shape, np.int64)))
+        levels.append((ids, table, np.stack(kinds, axis=1) if kinds else None))
         ends[ids] = cur
         rest = np.flatnonzero(live)
         if rest.size == 0 or budget <= 0:
@@ -228,17 +228,18 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     for lvl_ids, table, kind_table in levels:
         kept = table >= 0
         n = np.count_nonzero(kept, axis=1)
-        found_by_level.append((lvl_ids, n, table[kept], kind_table[kept]))
+        found_by_level.append((lvl_ids, n, table[kept], None if kind_table is None else kind_table[kept]))
         counts[lvl_ids] += n
     counts_sorted = counts[order]
     begin = np.cumsum(counts_sorted) - counts_sorted
     filled = np.zeros(starts.size, dtype=np.int64)
     out = np.empty(int(counts.sum()), dtype=np.int64)
-    out_kind = np.empty(out.size, dtype=np.int64)
+    out_kind = np.empty(out.size, dtype=np.int64) if levels and levels[0][2] is not None else np.zeros(out.size, np.int64)
     for lvl_ids, n, found, found_kind in found_by_level:
         at = begin[rank[lvl_ids]] + filled[lvl_ids]
         dest = np.repeat(at, n) + np.arange(found.size) - np.repeat(np.cumsum(n) - n, n)
         out[dest] = found
-        out_kind[dest] = found_kind
+        if found_kind is not None:
+            out_kind[dest] = found_kind
         filled[lvl_ids] += n
     return starts[order], out, out_kind, counts_sorted, ends[order]

@@ -110,14 +110,14 @@ class Headers:
         self.cap_len = np.zeros(self.size, dtype=np.int64)
         self._lead_const = int(self.lead[0]) if self.size and (self.lead == self.lead[0]).all() else None
 
-    def raw(self, dtype: str, col: int) -> np.ndarray:
-        """The field at column ``col`` of every row (a strided slice), as int64."""
+    def raw(self, dtype: str, col: int, as_type=np.int64) -> np.ndarray:
+        """The field at column ``col`` of every row (a strided slice), as int64 (or ``as_type``)."""
         size = np.dtype(dtype).itemsize
         if self.size == 0 or col + size > self.width:
-            return np.zeros(self.size, dtype=np.int64)
+            return np.zeros(self.size, dtype=as_type)
         strided = np.ndarray((self.size,), dtype=dtype, buffer=self.rows, offset=col,
                              strides=(self.width,))
-        return strided.astype(np.int64)
+        return strided.astype(as_type)
 
     def read(self, dtype: str, at, ok) -> tuple[np.ndarray, np.ndarray]:
         """Values at packet offsets ``at`` (never negative) where ``ok`` and within ``cap_len``."""

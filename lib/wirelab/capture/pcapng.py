@@ -205,6 +205,9 @@ class PcapngReader:
         kinds, bigs, section = scan.kinds[pick], scan.order[pick], scan.section[pick]
         order = bool(bigs[0]) if bigs.size else False
         mixed = bool(bigs.size) and not (bigs == order).all()
+        if (not mixed and len(self.section_base) == 1 and len(self.interfaces) == 1
+                and (kinds == BLOCK["epb"]).all()):
+            return self._one_interface(h, scan, pick, n, ">u4" if order else "<u4")
 
         def u32(col):
             if not mixed:
@@ -232,6 +235,22 @@ class PcapngReader:
         else:
             time = ts.astype(np.float64) / ticks[iface] + shift[iface]
         time[spb] = np.nan
+        if (iface < 0).any() and not self.unknown_interface:
+            self.unknown_interface = True
+            scan.notes.append("some packets name an interface the file does not describe")
+        return RecordFields(cap_len, orig, time, iface)
+
+    def _one_interface(self, h: Headers, scan: Scan, pick: slice, n: int, u32: str) -> RecordFields:
+        """``fields`` for the usual file (one section, one interface, enhanced packet blocks):
+        the same values with fewer passes over the block."""
+        local = h.raw(u32, EPB["interface"])
+        iface = np.where(local == 0, 0, -1)
+        incl, orig = h.raw(u32, EPB["cap_len"]), h.raw(u32, EPB["orig_len"])
+        body_room = scan.offsets[pick] + scan.lengths[pick] - 4 - h.start
+        cap_len = np.clip(np.minimum(np.minimum(incl, body_room), n - h.start), 0, None)
+        ts = (h.raw(u32, EPB["ts_high"], np.uint64) << np.uint64(32)) | h.raw(u32, EPB["ts_low"], np.uint64)
+        first = self.interfaces[0]
+        time = ts.astype(np.float64) / np.float64(first.ticks) + np.float64(first.ts_offset)
         if (iface < 0).any() and not self.unknown_interface:
             self.unknown_interface = True
             scan.notes.append("some packets name an interface the file does not describe")

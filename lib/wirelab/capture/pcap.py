@@ -39,10 +39,13 @@ class PcapReader:
         n, big, ticks, rec_len, biggest = fb.n, self.big, self.ticks, self.rec_len, self.biggest
         incl_at = PCAP_RECORD["incl_len"]
 
-        incl_view = fb.view(self.u32)
+        # element i: the captured length of a record starting at byte i (no addition per step)
+        incl_view = fb.view(self.u32)[incl_at:]
 
         def step(pos):                    # every record is readable; all are of one kind (None)
-            return pos + (incl_view[pos + incl_at].astype(np.int64) + rec_len), True, None
+            nxt = pos + incl_view[pos]    # int64 + uint32: int64
+            nxt += rec_len
+            return nxt, True, None
 
         def plausible(pos):
             good = fb.u32(pos + PCAP_RECORD["ts_frac"], big) < ticks

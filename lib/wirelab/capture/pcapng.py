@@ -144,6 +144,8 @@ class PcapngReader:
             big = _section_order(fb, pos) if pos + 8 <= fb.n and int(fb.u32(pos, False)) == SHB else None
         if not pieces:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
+        if len(pieces) == 1:                # one section (the usual file): nothing to join
+            return pieces[0]
         return tuple(np.concatenate(p) for p in zip(*pieces))
 
     def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
@@ -173,6 +175,8 @@ class PcapngReader:
                 if glob >= 0:
                     _statistics(fb, pos, length, big, self.interfaces[glob])
         packets = np.flatnonzero(is_packet)
+        if packets.size and packets[-1] - packets[0] + 1 == packets.size:
+            packets = slice(int(packets[0]), int(packets[-1]) + 1)   # one run (usual): views, no copies
         scan = Scan(offs[packets], kinds[packets], lengths[packets], bigs[packets], section[packets],
                     None if resume is None else base + resume)
         if offs.size:

@@ -126,7 +126,10 @@ def walk(layout: Layout, data_len: int, start: int, *,
     if records < 8192:                # a small file: the simple walk is fast enough (~0.4 µs a record)
         rest, rest_kinds, _, _ = _scalar_walk(layout, pos, data_len, data_len)
         return _arrays(head + rest, head_kinds + rest_kinds)
-    window = int(min(max(mean, 64), 16384))     # usually holds a record start; if not, a longer chain
+    # a window of a few mean records nearly always holds a record start: every seed then starts
+    # a chain, chains are of even length and the walk takes fewer steps (the first records,
+    # a handshake, are often smaller than the rest: the mean is an underestimate)
+    window = int(min(max(4 * mean, 64), 16384))
     starts, _ = _window_starts(np.array([pos]), np.array([data_len - window]),
                                np.array([int(mean * chain_records)]), layout.align)
     seeds = _seeds(layout, starts, data_len, window)

@@ -98,8 +98,9 @@ class PcapReader:
             scan.notes.append(f"stopped reading at byte {base + end}: what follows packet "
                               f"{self.packets} is not a whole record")
         elif final and count and end > fb.n:
+            have, want = fb.n - int(offs[count - 1]), int(lengths[count - 1])
             scan.notes.append(f"the file ends inside packet {self.packets} "
-                              f"({fb.n - int(offs[count - 1]) - self.rec_len} of {int(lengths[count - 1]) - self.rec_len} bytes)")
+                              f"({have - self.rec_len} of {want - self.rec_len} bytes)")
         elif final and count and end < fb.n:
             scan.notes.append(f"{fb.n - end} bytes after packet {self.packets} are not a whole record")
         return scan

@@ -42,7 +42,8 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
 
     word_view = fb.view(word)
     low = np.uint64(0xFFFFFFFF)
-    bad_bits = np.uint64(0xFFFFFFFF00000003)    # (length - 12) has these: shorter than 12 or not a multiple of 4
+    # (length - 12) has one of these bits when the length is under 12 or not a multiple of 4
+    bad_bits = np.uint64(0xFFFFFFFF00000003)
 
     def step(pos):
         both = word_view[pos]                  # type and length in one read

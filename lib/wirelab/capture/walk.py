@@ -237,7 +237,8 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     begin = np.cumsum(counts_sorted) - counts_sorted
     filled = np.zeros(starts.size, dtype=np.int64)
     out = np.empty(int(counts.sum()), dtype=np.int64)
-    out_kind = np.empty(out.size, dtype=np.int64) if levels and levels[0][2] is not None else np.zeros(out.size, np.int64)
+    one_kind = not levels or levels[0][2] is None
+    out_kind = np.zeros(out.size, dtype=np.int64) if one_kind else np.empty(out.size, dtype=np.int64)
     for lvl_ids, n, found, found_kind in found_by_level:
         at = begin[rank[lvl_ids]] + filled[lvl_ids]
         dest = np.repeat(at, n) + np.arange(found.size) - np.repeat(np.cumsum(n) - n, n)

@@ -113,7 +113,7 @@ class PcapReader:
         """Lengths and times from the record headers (``h``: the records' first bytes)."""
         incl = h.raw(self.u32, PCAP_RECORD["incl_len"])
         cap_len = np.clip(np.minimum(incl, n - h.start), 0, None)
-        sec = h.raw(self.u32, PCAP_RECORD["ts_sec"]).astype(np.float64)
-        frac = h.raw(self.u32, PCAP_RECORD["ts_frac"]).astype(np.float64)
+        sec = h.raw(self.u32, PCAP_RECORD["ts_sec"], np.float64)      # (u32 → float64 is exact)
+        frac = h.raw(self.u32, PCAP_RECORD["ts_frac"], np.float64)
         return RecordFields(cap_len, h.raw(self.u32, PCAP_RECORD["orig_len"]), sec + frac / self.ticks,
                             np.zeros(incl.size, dtype=np.int64))

@@ -272,3 +272,25 @@ def test_walk_with_stretches_of_tiny_and_of_full_size_records():
     assert scan.offsets.tolist() == _pcapng_offsets(data)
     df = read_capture(data)
     assert len(df) == 20 * 3000 + 20 * 150
+
+
+def test_many_addresses_keep_their_order_of_first_appearance():
+    """src/dst categories: every address once, in order of first appearance (sources first),
+    high addresses (≥ 128.0.0.0) included; each row names its own packet's addresses."""
+    import ipaddress
+    rng = np.random.default_rng(5)
+    pool = [int(a) for a in rng.integers(0, 2**32, 50, dtype=np.int64)]
+    parts = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    rows = []
+    for i in range(3000):
+        s, d = int(rng.choice(pool)), int(rng.choice(pool))
+        ip = struct.pack(">BBHHHBBHII", 0x45, 0, 28, i, 0, 64, 17, 0, s, d) + struct.pack(">HHHH", 1000, 2000, 8, 0)
+        frame = b"\x00" * 12 + b"\x08\x00" + ip
+        parts.append(struct.pack("<IIII", 1700000000, i, len(frame), len(frame)) + frame)
+        rows.append((str(ipaddress.IPv4Address(s)), str(ipaddress.IPv4Address(d))))
+    df = read_capture(b"".join(parts))
+    assert list(zip(df["src"].astype(str), df["dst"].astype(str))) == rows
+    srcs, dsts = [r[0] for r in rows], [r[1] for r in rows]
+    expected = list(dict.fromkeys(srcs + dsts))
+    assert list(df["src"].cat.categories) == expected
+    assert list(df["dst"].cat.categories) == expected

@@ -5,7 +5,9 @@ the packet records (a ``Scan``); then, a block of 32768 records at a time,
 their first bytes are copied into one small array (``fields.Headers``), the
 record headers give lengths, times and interfaces, and ``dissect`` reads the
 packet headers. A block's arrays fit in the processor's cache, so the many
-numpy passes over them cost little.
+numpy passes over them cost little. Blocks are decoded in two threads at once
+(numpy releases the GIL in its loops): measured on a two-core machine, 1.2 to
+1.6 times as fast when a core is free, no faster when other work keeps both busy.
 
 The columns (``Part``: name → array, and ``name + "_ok"`` → where the value
 could be read) are written into arrays allocated for all the packets they
@@ -13,6 +15,9 @@ will hold (estimated from the first window), not concatenated afterwards.
 """
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
 
 import numpy as np
@@ -26,6 +31,8 @@ __all__ = ["Part", "scans", "allocate", "grow", "shrink", "decode_into", "window
            "ADDRESS6"]
 
 BLOCK_PACKETS = 32768
+#: threads decoding blocks at once: one per core, two at most (measured on two cores only)
+THREADS = min(os.cpu_count() or 1, 2)
 Part = dict
 #: columns of 16 bytes per packet (IPv6 addresses): allocated only when a capture has IPv6
 ADDRESS6 = ("src6", "dst6")
@@ -93,14 +100,18 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
 def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int,
                 pick: slice = slice(None)) -> int:
     """Decode the packets ``pick`` of a window's scan into ``out`` from row ``at``; returns
-    the number written."""
+    the number written. Blocks go to ``THREADS`` threads: numpy lets go of the GIL inside
+    its loops, and each block writes its own rows of ``out``."""
     first, stop, _ = pick.indices(scan.offsets.size)
     table = np.array([i.linktype for i in reader.interfaces] + [-1], dtype=np.int64)
-    for a in range(first, stop, BLOCK_PACKETS):
+    lock = threading.Lock()            # the reader's notes and the IPv6 columns are shared
+
+    def block(a: int) -> None:
         block = slice(a, min(a + BLOCK_PACKETS, stop))
         rows = slice(at + a - first, at + block.stop - first)
         h = Headers(fb, scan.offsets[block], reader.lead(scan, block))
-        rec = reader.fields(h, scan, block, fb.n)
+        with lock:
+            rec = reader.fields(h, scan, block, fb.n)
         h.cap_len = rec.cap_len
         linktype = table[rec.iface]            # -1 (not described) reads the last entry: -1
         for name, value in (("time", rec.time), ("frame_len", rec.frame_len), ("cap_len", rec.cap_len),
@@ -115,10 +126,20 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
             if name in ADDRESS6:
                 if not ok.any():
                     continue
-                for both in ADDRESS6:          # source and destination: both or neither
-                    if out[both] is None:
-                        out[both] = np.zeros((out["time"].size, 16), dtype=np.uint8)
+                with lock:
+                    for both in ADDRESS6:          # source and destination: both or neither
+                        if out[both] is None:
+                            out[both] = np.zeros((out["time"].size, 16), dtype=np.uint8)
             out[name][rows] = values
+
+    starts = range(first, stop, BLOCK_PACKETS)
+    if THREADS < 2 or len(starts) < 2:
+        for a in starts:
+            block(a)
+    else:
+        with ThreadPoolExecutor(THREADS) as pool:
+            for done in [pool.submit(block, a) for a in starts]:
+                done.result()                  # (an error in a block is raised here)
     return stop - first
 
 

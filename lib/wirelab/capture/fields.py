@@ -75,9 +75,10 @@ class FileBytes:
         if self.n == 0 or start.size == 0 or last < 0:
             out = np.zeros((start.size, width), dtype=np.uint8)
         else:
-            grid = np.lib.stride_tricks.as_strided(self.u8v, shape=(last + 1, width),
-                                                   strides=(1, 1), writeable=False)
-            out = grid[np.minimum(start, last)]       # one gather; the last rows are fixed below
+            # each row is one item of ``width`` bytes: the gather copies it with one memcpy,
+            # not byte by byte as a (rows × width) uint8 gather would
+            items = np.ndarray((last + 1,), dtype=f"V{width}", buffer=self.buf, offset=0, strides=(1,))
+            out = items[np.minimum(start, last)].view(np.uint8).reshape(start.size, width)
         for i in np.flatnonzero(start > last):        # the last few packets of the file
             chunk = self.u8v[start[i]:start[i] + width]
             out[i] = 0
@@ -109,14 +110,14 @@ class Headers:
         self.cap_len = np.zeros(self.size, dtype=np.int64)
         self._lead_const = int(self.lead[0]) if self.size and (self.lead == self.lead[0]).all() else None
 
-    def raw(self, dtype: str, col: int) -> np.ndarray:
-        """The field at column ``col`` of every row (a strided slice), as int64."""
+    def raw(self, dtype: str, col: int, as_type=np.int64) -> np.ndarray:
+        """The field at column ``col`` of every row (a strided slice), as int64 (or ``as_type``)."""
         size = np.dtype(dtype).itemsize
         if self.size == 0 or col + size > self.width:
-            return np.zeros(self.size, dtype=np.int64)
+            return np.zeros(self.size, dtype=as_type)
         strided = np.ndarray((self.size,), dtype=dtype, buffer=self.rows, offset=col,
                              strides=(self.width,))
-        return strided.astype(np.int64)
+        return strided.astype(as_type)
 
     def read(self, dtype: str, at, ok) -> tuple[np.ndarray, np.ndarray]:
         """Values at packet offsets ``at`` (never negative) where ``ok`` and within ``cap_len``."""

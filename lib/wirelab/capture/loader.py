@@ -90,11 +90,21 @@ def _addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
     s4, s4ok, d4, d4ok = part["src4"], part["src4_ok"], part["dst4"], part["dst4_ok"]
     src = np.full(s4.size, -1, dtype=np.int64)
     dst = np.full(s4.size, -1, dtype=np.int64)
-    codes4, uniq4 = pd.factorize(np.concatenate([s4[s4ok], d4[d4ok]]))
+    if np.array_equal(s4ok, d4ok):
+        # one hash lookup per packet, not two: factorize the (source, destination) pairs, then
+        # the few distinct pairs. Addresses keep their order of first appearance, sources first:
+        # a value first appears with the first pair that holds it
+        pair_codes, pairs = pd.factorize((s4[s4ok] << 32) | d4[s4ok])
+        ends = np.concatenate([(pairs >> 32) & 0xFFFFFFFF, pairs & 0xFFFFFFFF])   # (the shift kept the sign)
+        end_codes, uniq4 = pd.factorize(ends)
+        src[s4ok] = end_codes[:pairs.size][pair_codes]
+        dst[d4ok] = end_codes[pairs.size:][pair_codes]
+    else:
+        codes4, uniq4 = pd.factorize(np.concatenate([s4[s4ok], d4[d4ok]]))
+        k = int(s4ok.sum())
+        src[s4ok] = codes4[:k]
+        dst[d4ok] = codes4[k:]
     names = [str(ipaddress.IPv4Address(int(a))) for a in uniq4]
-    k = int(s4ok.sum())
-    src[s4ok] = codes4[:k]
-    dst[d4ok] = codes4[k:]
     s6, s6ok, d6, d6ok = part["src6"], part["src6_ok"], part["dst6"], part["dst6_ok"]
     if s6 is not None and (s6ok.any() or d6ok.any()):
         six = np.concatenate([s6[s6ok], d6[d6ok]]).view("S16").ravel()

@@ -40,24 +40,27 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
     n = fb.n
     word = ">u8" if big else "<u8"
 
+    word_view = fb.view(word)
+    low = np.uint64(0xFFFFFFFF)
+    # (length - 12) has one of these bits when the length is under 12 or not a multiple of 4
+    bad_bits = np.uint64(0xFFFFFFFF00000003)
+
     def step(pos):
-        both = fb.get(word, pos)               # type and length in one read
-        kind, length = (both >> 32, both & 0xFFFFFFFF) if big else (both & 0xFFFFFFFF, both >> 32)
-        ok = (length >= PCAPNG["min_block"]) & ((length & 3) == 0)
+        both = word_view[pos]                  # type and length in one read
+        kind, length = (both >> 32, both & low) if big else (both & low, both >> 32)
+        ok = ((length - np.uint64(PCAPNG["min_block"])) & bad_bits) == 0
         if sections:
             ok &= (kind != SHB) | (pos == section)     # another section: byte order may change, stop
-        return pos + length.astype(np.int64), ok, kind.astype(np.int64)
+        return pos + length.astype(np.int64), ok, kind
 
     def plausible(pos):
         length = fb.u32(pos + 4, big).astype(np.int64)
         return ((length >= PCAPNG["min_block"]) & (length % 4 == 0) & (pos + length <= n)
                 & (fb.u32(pos + length - 4, big) == length))
 
-    def screen(starts, cols):         # a packet block (the usual kind) of a sane length
-        both = fb.windows(word, starts, cols, 4)          # type and length in one read
-        kind, length = (both >> 32, both & 0xFFFFFFFF) if big else (both & 0xFFFFFFFF, both >> 32)
-        return (((kind == BLOCK["epb"]) | (kind == BLOCK["spb"]) | (kind == BLOCK["pb"]))
-                & (length % 4 == 0) & (length - PCAPNG["min_block"] < MAX_FRAME))
+    def screen(starts, cols):         # a block type of the usual kinds (2 to 6, packets mostly)
+        kind = fb.windows(">u4" if big else "<u4", starts, cols, 4)
+        return kind - 2 <= 4
 
     head_of = struct.Struct(">II" if big else "<II").unpack_from
     buf = fb.buf
@@ -142,6 +145,8 @@ class PcapngReader:
             big = _section_order(fb, pos) if pos + 8 <= fb.n and int(fb.u32(pos, False)) == SHB else None
         if not pieces:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool)
+        if len(pieces) == 1:                # one section (the usual file): nothing to join
+            return pieces[0]
         return tuple(np.concatenate(p) for p in zip(*pieces))
 
     def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
@@ -171,6 +176,8 @@ class PcapngReader:
                 if glob >= 0:
                     _statistics(fb, pos, length, big, self.interfaces[glob])
         packets = np.flatnonzero(is_packet)
+        if packets.size and packets[-1] - packets[0] + 1 == packets.size:
+            packets = slice(int(packets[0]), int(packets[-1]) + 1)   # one run (usual): views, no copies
         scan = Scan(offs[packets], kinds[packets], lengths[packets], bigs[packets], section[packets],
                     None if resume is None else base + resume)
         if offs.size:
@@ -203,6 +210,9 @@ class PcapngReader:
         kinds, bigs, section = scan.kinds[pick], scan.order[pick], scan.section[pick]
         order = bool(bigs[0]) if bigs.size else False
         mixed = bool(bigs.size) and not (bigs == order).all()
+        if (not mixed and len(self.section_base) == 1 and len(self.interfaces) == 1
+                and (kinds == BLOCK["epb"]).all()):
+            return self._one_interface(h, scan, pick, n, ">u4" if order else "<u4")
 
         def u32(col):
             if not mixed:
@@ -230,6 +240,22 @@ class PcapngReader:
         else:
             time = ts.astype(np.float64) / ticks[iface] + shift[iface]
         time[spb] = np.nan
+        if (iface < 0).any() and not self.unknown_interface:
+            self.unknown_interface = True
+            scan.notes.append("some packets name an interface the file does not describe")
+        return RecordFields(cap_len, orig, time, iface)
+
+    def _one_interface(self, h: Headers, scan: Scan, pick: slice, n: int, u32: str) -> RecordFields:
+        """``fields`` for the usual file (one section, one interface, enhanced packet blocks):
+        the same values with fewer passes over the block."""
+        local = h.raw(u32, EPB["interface"])
+        iface = np.where(local == 0, 0, -1)
+        incl, orig = h.raw(u32, EPB["cap_len"]), h.raw(u32, EPB["orig_len"])
+        body_room = scan.offsets[pick] + scan.lengths[pick] - 4 - h.start
+        cap_len = np.clip(np.minimum(np.minimum(incl, body_room), n - h.start), 0, None)
+        ts = (h.raw(u32, EPB["ts_high"], np.uint64) << np.uint64(32)) | h.raw(u32, EPB["ts_low"], np.uint64)
+        first = self.interfaces[0]
+        time = ts.astype(np.float64) / np.float64(first.ticks) + np.float64(first.ts_offset)
         if (iface < 0).any() and not self.unknown_interface:
             self.unknown_interface = True
             scan.notes.append("some packets name an interface the file does not describe")

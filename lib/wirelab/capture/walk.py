@@ -37,9 +37,10 @@ class Layout:
     """How to step over one kind of record.
 
     ``step(pos) -> (next_pos, ok, kind)``: vectorised over an int64 array of
-    record starts (each ≤ data_len − min_header); ``ok`` is False where the
-    record is not readable (the walk stops there); ``kind`` is the record's
-    type (pcapng block type; 0 for pcap), kept with each offset.
+    record starts (each ≤ data_len − min_header); ``ok`` (an array, or True for
+    all) is False where the record is not readable (the walk stops there);
+    ``kind`` is the record's type (pcapng block type), kept with each offset,
+    or None when all records are of one kind (pcap: 0).
     ``plausible(pos)``: True where a record very probably starts (for seeds).
     ``align``: records start on multiples of this many bytes (pcapng: 4).
     ``min_header``: bytes a record needs before its length can be read.
@@ -125,7 +126,10 @@ def walk(layout: Layout, data_len: int, start: int, *,
     if records < 8192:                # a small file: the simple walk is fast enough (~0.4 µs a record)
         rest, rest_kinds, _, _ = _scalar_walk(layout, pos, data_len, data_len)
         return _arrays(head + rest, head_kinds + rest_kinds)
-    window = int(min(max(mean, 64), 16384))     # usually holds a record start; if not, a longer chain
+    # a window of a few mean records nearly always holds a record start: every seed then starts
+    # a chain, chains are of even length and the walk takes fewer steps (the first records,
+    # a handshake, are often smaller than the rest: the mean is an underestimate)
+    window = int(min(max(4 * mean, 64), 16384))
     starts, _ = _window_starts(np.array([pos]), np.array([data_len - window]),
                                np.array([int(mean * chain_records)]), layout.align)
     seeds = _seeds(layout, starts, data_len, window)
@@ -172,22 +176,25 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     levels = []                                # (chain ids, chains × steps tables: positions or -1, kinds)
     ids = np.arange(seeds.size)
     cur = seeds.copy()
-    limit = np.append(seeds[1:], data_len)
+    # a chain stops at the next seed or where no header fits: one compare per step does both
+    limit = np.minimum(np.append(seeds[1:], data_len), last + 1)
     budget = 16 * chain_records                # a wrong seed walking tiny steps gives up after this
     while ids.size and budget > 0:
-        columns, kinds, live, began = [], [], np.ones(ids.size, dtype=bool), cur
-        while budget > 0:
+        columns, kinds, began = [], [], cur
+        live = cur < limit
+        while budget > 0:                      # the hot loop: as few numpy calls per step as we can
             budget -= 1
             nxt, ok, kind = layout.step(np.minimum(cur, last))
-            ok &= live & (cur <= last)
+            ok = live & ok
             columns.append(np.where(ok, cur, -1))
-            kinds.append(kind)
+            if kind is not None:
+                kinds.append(kind)
             cur = np.where(ok, nxt, cur)
             live = ok & (cur < limit)
             if len(columns) % 8 == 0 and np.count_nonzero(live) * 2 <= ids.size:
                 break
         table = np.stack(columns, axis=1)
-        levels.append((ids, table, np.stack(kinds, axis=1)))
+        levels.append((ids, table, np.stack(kinds, axis=1) if kinds else None))
         ends[ids] = cur
         rest = np.flatnonzero(live)
         if rest.size == 0 or budget <= 0:
@@ -224,17 +231,19 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     for lvl_ids, table, kind_table in levels:
         kept = table >= 0
         n = np.count_nonzero(kept, axis=1)
-        found_by_level.append((lvl_ids, n, table[kept], kind_table[kept]))
+        found_by_level.append((lvl_ids, n, table[kept], None if kind_table is None else kind_table[kept]))
         counts[lvl_ids] += n
     counts_sorted = counts[order]
     begin = np.cumsum(counts_sorted) - counts_sorted
     filled = np.zeros(starts.size, dtype=np.int64)
     out = np.empty(int(counts.sum()), dtype=np.int64)
-    out_kind = np.empty(out.size, dtype=np.int64)
+    one_kind = not levels or levels[0][2] is None
+    out_kind = np.zeros(out.size, dtype=np.int64) if one_kind else np.empty(out.size, dtype=np.int64)
     for lvl_ids, n, found, found_kind in found_by_level:
         at = begin[rank[lvl_ids]] + filled[lvl_ids]
         dest = np.repeat(at, n) + np.arange(found.size) - np.repeat(np.cumsum(n) - n, n)
         out[dest] = found
-        out_kind[dest] = found_kind
+        if found_kind is not None:
+            out_kind[dest] = found_kind
         filled[lvl_ids] += n
     return starts[order], out, out_kind, counts_sorted, ends[order]

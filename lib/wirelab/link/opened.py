@@ -14,7 +14,8 @@ and ``b`` with an address each, ``reach(port)`` (the address host ``a``
 sends to for a server on host ``b``), ``exec``/``popen`` on either host,
 ``inside(host)`` for sockets made in this process, ``capture_point(host)``
 (where dumpcap sees what that host receives), ``unsupported(proto)`` (what
-it cannot emulate, in words) and ``describe()``.
+it cannot emulate, in words), ``describe()``, and ``renew(seed)`` (ready it
+for another run as a new link would be, where the backend can: namespaces).
 
 * **namespaces / userspace**: a two-host ``Testbed``; ``reach`` is host b's
   own address. ``describe()["tc_commands"]`` are the commands that ran, or
@@ -109,6 +110,15 @@ class OpenLink:
             raise UsageError(f"no host {host!r} on this link", "use 'a' (sender side) or 'b' (receiver side)")
         return host
 
+    #: Can ``renew`` make this kind of link ready for another run (see there)?
+    renewable = False
+
+    def renew(self, seed: int | None = None) -> dict | None:
+        """Make this open link, which carried a run, ready for another run (with ``seed``) as a
+        freshly opened one would be, and return what was read back to check it; None when this
+        kind of link cannot (then open a new one). A sweep keeps its link this way."""
+        return None
+
     def free_port(self, host: str = "b", kind: str = "tcp") -> int:
         """A port nothing uses on ``host`` right now (for a server about to start there)."""
         with self.inside(host):
@@ -146,6 +156,18 @@ class TestbedLink(OpenLink):
             self.testbed.down()
             final["counters"] = self.testbed.link_counters
             self._final = final
+
+    @property
+    def renewable(self) -> bool:
+        return self.backend == "namespaces"
+
+    def renew(self, seed: int | None = None) -> dict | None:
+        """Kernel backend only (``Testbed.renew``): its loss draws come from the kernel's own
+        unseeded random numbers, so ``seed`` changes nothing there, on a new link or this one.
+        The userspace link seeds its draws per link and counts per link: not renewed."""
+        if self._final is not None or self.backend != "namespaces":
+            return None
+        return self.testbed.renew()
 
     def address(self, host: str, peer: str | None = None) -> str:
         """``host``'s address (on its link towards ``peer`` when it has several)."""
@@ -248,8 +270,8 @@ class LoopbackLink(OpenLink):
             raise LinkError(f"`{' '.join(argv)}` did not finish in {timeout:g} s",
                             "give it a longer timeout or make it stop by itself") from None
 
-    def popen(self, host: str, argv: list[str], **kwargs) -> subprocess.Popen:
-        self._host(host)
+    def popen(self, host: str, argv: list[str], *, lasting: bool = False, **kwargs) -> subprocess.Popen:
+        self._host(host)       # ``lasting``: as long as the link, which is not renewed here anyway
         kwargs.setdefault("stdout", subprocess.PIPE)
         kwargs.setdefault("stderr", subprocess.PIPE)
         kwargs.setdefault("text", True)

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands
 from .capabilities import capabilities, choose_backend
-from .netns import inside, run
+from .netns import inside, namespace_pids, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts
 
@@ -73,6 +73,8 @@ class Testbed:
         self._extra_state = extra_state or {}
         self._link_proc: subprocess.Popen | None = None
         self._procs: list[subprocess.Popen] = []
+        self._lasting: list[subprocess.Popen] = []   # popen(lasting=True): not stopped by renew()
+        self._qdisc_argvs: list[list[str]] = []      # the tc commands that shaped it, to replay
         self._old_handlers: dict = {}
         self._up = False
 
@@ -180,6 +182,7 @@ class Testbed:
                 if not userspace:
                     for argv in argvs:
                         self._run(argv)
+                    self._qdisc_argvs += [a for a in argvs if a[0] == "tc"]
         if userspace:
             self._start_link(pairs)
 
@@ -266,14 +269,63 @@ class Testbed:
             raise LinkError(f"`{' '.join(argv)}` on {host} did not finish in {timeout:g} s",
                             "give it a longer timeout or make it stop by itself") from None
 
-    def popen(self, host: str, argv: list[str], **kwargs) -> subprocess.Popen:
-        """Start ``argv`` on ``host`` in the background; it is stopped at teardown."""
+    def popen(self, host: str, argv: list[str], *, lasting: bool = False, **kwargs) -> subprocess.Popen:
+        """Start ``argv`` on ``host`` in the background; it is stopped at teardown, and by
+        ``renew()`` unless ``lasting`` (a helper meant to serve every run on this testbed)."""
         kwargs.setdefault("stdout", subprocess.PIPE)
         kwargs.setdefault("stderr", subprocess.PIPE)
         kwargs.setdefault("text", True)
         proc = subprocess.Popen(commands.netns_exec(self.namespace(host), argv), **kwargs)
         self._procs.append(proc)
+        if lasting:
+            self._lasting.append(proc)
         return proc
+
+    def renew(self) -> dict:
+        """Make a testbed that carried a run as ready for the next as a freshly built one, and
+        check it (a sweep keeps its link across runs of one spec: ``wirelab.experiment.reuse``).
+
+        Kernel backend only (the userspace link's random draws and counters belong to one run).
+        What a run leaves and what is done about it: processes it started on the hosts are
+        stopped (not ``lasting`` ones); TCP's per-destination metrics cache is emptied on every
+        host (a fresh namespace has none, and a cached ssthresh or RTT would change the next
+        connection's slow start); every qdisc command is replayed (``tc qdisc replace`` with the
+        same parameters: tbf starts again with a full bucket and an empty queue, as just built).
+        iptables ``statistic`` loss draws from the kernel's random numbers, never seeded, so
+        there is nothing to re-seed. Then read back: no process on any host but the lasting
+        ones, and no byte or packet queued in any qdisc. Returns what was read back (the
+        qdiscs per host); raises ``LinkError`` when the testbed is not in that state."""
+        if not self._up or self.backend != "namespaces":
+            raise LinkError(f"cannot renew a {self.backend or 'removed'} testbed for another run",
+                            "open a new link for each run")
+        for proc in self._procs:
+            if proc not in self._lasting and proc.poll() is None:
+                proc.terminate()
+        for proc in [p for p in self._procs if p not in self._lasting]:
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=3)
+        self._procs = [p for p in self._procs if p in self._lasting]
+        for ns in self.namespaces.values():
+            self._run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
+        for argv in self._qdisc_argvs:
+            self._run(argv)
+        lasting = {p.pid for p in self._lasting if p.poll() is None}
+        found = {}
+        for host, ns in self.namespaces.items():
+            strays = [pid for pid in namespace_pids(ns) if pid not in lasting]
+            if strays:
+                raise LinkError(f"host {host} still runs process(es) {strays} after the run",
+                                "open a new link for the next run")
+            qdiscs = json.loads(self._run(commands.qdisc_show_json(ns, stats=True)).stdout or "[]")
+            queued = [q for q in qdiscs if q.get("backlog") or q.get("qlen")]
+            if queued:
+                raise LinkError(f"host {host}'s {queued[0]['kind']} qdisc on {queued[0].get('dev')} still "
+                                f"holds {queued[0].get('backlog')} B", "open a new link for the next run")
+            found[host] = qdiscs
+        return found
 
     @contextmanager
     def inside(self, host: str):

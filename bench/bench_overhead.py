@@ -35,12 +35,14 @@ import wirelab
 from wirelab import link as links
 from wirelab.experiment import Experiment, run
 from wirelab.experiment import runner
+from wirelab.experiment.client import WarmClient
 from wirelab.experiment.engine import get_engine
 from wirelab.experiment.store import ResultStore
 
 WIRELAB = [sys.executable, "-m", "wirelab"]
 STARTS = 9
 GOAL_S = 0.3
+CLIENT = "client process, whole (incl. its program)"
 
 
 def start_up() -> None:
@@ -100,7 +102,7 @@ class TimedLink:
             return self._link.renew(*args, **kwargs)
 
     def run(self, host, argv, **kwargs):      # how an engine runs its client (``OpenLink.run``)
-        with self._phases.timed("client process, whole (incl. its program)"):
+        with self._phases.timed(CLIENT):
             return self._link.run(host, argv, **kwargs)
 
 
@@ -135,7 +137,8 @@ class TimedEngine:
 @contextmanager
 def patched(phases: Phases):
     """Time the runner's one-off work and the store's writes (restored afterwards)."""
-    originals = (runner.host_round_trip, runner.machine.collect, ResultStore.record, ResultStore.flush)
+    originals = (runner.host_round_trip, runner.machine.collect, ResultStore.record, ResultStore.flush,
+                 WarmClient.run, WarmClient.__init__)
 
     def wrap(name, fn):
         def timed(*args, **kwargs):
@@ -147,10 +150,13 @@ def patched(phases: Phases):
     runner.machine.collect = wrap("once: machine metadata", originals[1])
     ResultStore.record = wrap("store: run JSON (+ table rewrite when due)", originals[2])
     ResultStore.flush = wrap("store: table rewrite (parquet + csv)", originals[3])
+    WarmClient.run = wrap(CLIENT, originals[4])     # a client forked by a warm one (kept links)
+    WarmClient.__init__ = wrap("warm client start (once per kept link)", originals[5])
     try:
         yield
     finally:
-        runner.host_round_trip, runner.machine.collect, ResultStore.record, ResultStore.flush = originals
+        (runner.host_round_trip, runner.machine.collect, ResultStore.record, ResultStore.flush,
+         WarmClient.run, WarmClient.__init__) = originals
 
 
 def sweep_overhead(reps: int, delays: list[str]) -> list[float]:
@@ -182,7 +188,7 @@ def sweep_overhead(reps: int, delays: list[str]) -> list[float]:
             for name, seconds in sorted(phases.seconds.items(), key=lambda kv: -kv[1]):
                 print(f"    {name:52} {seconds / n:6.3f}   ×{phases.counts[name]}")
             print(f"    {'programs themselves (completion_s)':52} {programs / n:6.3f}")
-            client = phases.seconds.get("client process, whole (incl. its program)", 0.0)
+            client = phases.seconds.get(CLIENT, 0.0)
             print(f"    {'→ client process beyond its program':52} {(client - programs) / n:6.3f}")
     finally:
         shutil.rmtree(out, ignore_errors=True)

@@ -240,3 +240,49 @@ def test_a_warm_client_forks_each_run_and_kills_a_late_one(testbed):
             warm.run(late, time.monotonic() + 0.5, what="the udpr client", fix="-")
     assert not warm.alive()
     assert link.testbed.renew() is not None, "no forked client is left on host a"
+
+
+def _arrivals(link, count: int = 200) -> set[int]:
+    """Which of ``count`` numbered datagrams from host a reach host b."""
+    import select as waiting
+
+    with link.inside("b"):
+        rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        rx.bind((link.address("b"), 0))
+    with link.inside("a"):
+        tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    got = set()
+    with rx, tx:
+        for i in range(count):
+            tx.sendto(i.to_bytes(2, "big"), rx.getsockname())
+        while waiting.select([rx], [], [], 0.5)[0]:     # until nothing more for 0.5 s
+            got.add(int.from_bytes(rx.recv(16), "big"))
+    return got
+
+
+@pytest.mark.root
+def test_a_renewed_userspace_link_draws_what_a_new_link_with_that_seed_draws(testbed):
+    spec = LinkSpec.parse(delay="1ms", loss="30%")
+    fresh = _arrivals(testbed(spec, backend="userspace", seed=11))
+    kept = testbed(spec, backend="userspace", seed=5)
+    assert kept.renewable
+    first = _arrivals(kept)
+    assert first != fresh, "another seed, other losses"
+    assert kept.describe()["counters"]["a->b"]["packets"] == 200
+    assert kept.renew(seed=11) is not None
+    assert kept.describe()["counters"]["a->b"]["packets"] == 0, "counters start again"
+    assert _arrivals(kept) == fresh, "the run's seed means what it means on a new link"
+    assert kept.describe()["counters"]["a->b"]["dropped_loss"] == 200 - len(fresh)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_a_userspace_sweep_keeps_its_link_and_counts_each_run_alone(tmp_path):
+    exp = Experiment("kept-us", proto="udpr", size="20KB", delay="5ms", reps=3, max_wait="0.5s",
+                     timeout=30, backend="userspace")
+    df = run_sweep(exp, out=tmp_path / "u", progress=False)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert df["link_runs_before"].tolist() == [0, 1, 2]
+    sent = df["link_counters_a->b_packets"].tolist()
+    assert sent[0] >= 20 and sent == [sent[0]] * 3, f"each run's own frames, not a running total: {sent}"
+    assert _ours() == []

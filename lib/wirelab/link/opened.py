@@ -159,15 +159,15 @@ class TestbedLink(OpenLink):
 
     @property
     def renewable(self) -> bool:
-        return self.backend == "namespaces"
+        return self.backend in ("namespaces", "userspace")
 
     def renew(self, seed: int | None = None) -> dict | None:
-        """Kernel backend only (``Testbed.renew``): its loss draws come from the kernel's own
-        unseeded random numbers, so ``seed`` changes nothing there, on a new link or this one.
-        The userspace link seeds its draws per link and counts per link: not renewed."""
-        if self._final is not None or self.backend != "namespaces":
+        """``Testbed.renew``: the kernel backend's loss draws come from the kernel's own
+        unseeded random numbers (``seed`` changes nothing there, on a new link or this one);
+        the userspace link starts its draws again from ``seed`` and its counters from zero."""
+        if self._final is not None or not self.renewable:
             return None
-        return self.testbed.renew()
+        return self.testbed.renew(seed)
 
     def address(self, host: str, peer: str | None = None) -> str:
         """``host``'s address (on its link towards ``peer`` when it has several)."""
@@ -202,7 +202,7 @@ class TestbedLink(OpenLink):
                                   for l in info["links"]),
                 "hosts": info["hosts"], "tc_commands": info["tc_commands"],
                 "tc_note": info["tc_note"], "emulated_by": info["emulated_by"], "testbed": info["testbed"],
-                "congestion_control": info["congestion_control"], "counters": self.testbed.link_counters}
+                "congestion_control": info["congestion_control"], "counters": self.testbed.counters()}
 
 
 class LoopbackLink(OpenLink):

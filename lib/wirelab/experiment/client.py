@@ -136,6 +136,7 @@ class WarmClient:
 
     def run(self, config: dict, deadline: float, *, what: str, fix: str) -> subprocess.CompletedProcess:
         from ..errors import TransferError
+        deadline = max(deadline, time.monotonic() + 0.1)      # as ``OpenLink.run`` allows at least
         allowed = deadline - time.monotonic()
         self.proc.stdin.write(json.dumps(config).encode() + b"\n")
         self.proc.stdin.flush()

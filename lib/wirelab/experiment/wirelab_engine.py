@@ -16,7 +16,8 @@ What each (workload, protocol) runs:
 The server runs on host ``b`` of the link the runner opened and the client
 on host ``a``: the receiver is a thread of this process whose socket lives
 on ``b`` (``link.inside("b")``), the sender a process on ``a`` (``client.py``,
-so it cannot starve the receiver), sending to ``link.reach(port)``. Both
+so it cannot starve the receiver; on a link a sweep keeps for many runs, forked
+by a warm client instead of started anew), sending to ``link.reach(port)``. Both
 read one clock (namespaces on one host share it), so one-way delay is exact.
 Whether the hosts are namespaces or 127.0.0.1 behind relays is the link's
 business, not this engine's.

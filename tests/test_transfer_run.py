@@ -206,3 +206,29 @@ def test_congestion_control_is_chosen_per_socket_and_recorded():
     assert r.ok and r.congestion_control == choice
     with pytest.raises(UsageError, match="congestion control"):
         run_pair("tcp", data=10, congestion="no-such-cc", max_wait=1.0)
+
+
+def test_a_stop_flag_wakes_a_select_the_moment_it_is_set():
+    import select
+
+    from wirelab.transfer.sockets import Stop
+
+    stop = Stop()
+    assert not select.select([stop], [], [], 0)[0], "nothing to wake for yet"
+    stop.set()
+    assert stop.is_set() and select.select([stop], [], [], 0)[0]
+    stop.close()
+    stop.set()                      # after the server closed it: harmless
+    assert stop.is_set()
+
+
+@pytest.mark.parametrize("proto", ["tcp", "udp"])
+def test_a_server_selects_on_its_stop_flag_and_ends_when_it_is_set(proto):
+    from wirelab.transfer import start_server
+    from wirelab.transfer.sockets import Stop, waiting_on
+
+    port, stop, thread, _ = start_server(proto)
+    assert isinstance(stop, Stop) and stop in waiting_on(object(), stop)
+    stop.set()
+    thread.join(5)
+    assert not thread.is_alive()

@@ -47,7 +47,7 @@ def _probe_setting(settings: list[Setting], engine_name: str, backend: str) -> S
     return exp.settings()[0]
 
 
-def host_round_trip(engine, link_layer, backend: str, settings: list[Setting]) -> dict | None:
+def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *, kept=None) -> dict | None:
     """``{"host_rtt_s", "echo_rtt_mean_s", "echo_rtt_median_s", "samples", "method"}``, or None
     when no setting needs it or the engine cannot echo; ``{"error": …}`` when the probe failed
     (the sweep goes on, predicting without it)."""
@@ -58,7 +58,10 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting]) -
         return None
     start = time.monotonic()
     try:
-        with link_layer.open(setting.link, backend=backend, seed=0, name="probe") as link:
+        # through the sweep's KeptLinks, when given: its first runs may use the same link
+        opening = kept.lease(setting.link, seed=0) if kept is not None else \
+            link_layer.open(setting.link, backend=backend, seed=0, name="probe")
+        with opening as link:
             record = engine.run(setting, link, deadline=start + PROBE_DEADLINE_S, seed=0, workdir=None)
     except Exception as err:       # noqa: BLE001 - a failed probe must not stop the sweep
         return {"error": f"{type(err).__name__}: {err}"}

@@ -9,7 +9,8 @@ runs it with a deadline; records any failure with its reason (status
 ``failed``, ``error`` text) and goes on with the sweep; adds the model's
 prediction for exactly those parameters (``pred_*``); appends the row to the
 results folder at once (atomic). Ctrl-C stops after saving what is done: run
-it again to complete only the missing runs.
+it again to complete only the missing runs. Consecutive runs of one link
+spec share one link where the backend can make it ready again (``reuse``).
 
 Before the runs, where UDPR is swept, the host's own round trip is measured
 (``calibration``) for the stop-and-wait model, once for the sweep's deadlines and
@@ -25,6 +26,7 @@ import sys
 import time
 import traceback
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
@@ -37,6 +39,7 @@ from .calibration import host_round_trip, needs_probe
 from .engine import flatten, get_engine
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
+from .reuse import KeptLinks
 from .spec import Experiment, Setting
 from .store import ResultStore, load
 
@@ -74,12 +77,15 @@ def _predictions(engine, setting: Setting, link_layer, timestamps: bool, default
 def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, seed: int = 0,
             timeout: float | None = None, workdir: str | Path | None = None, timestamps: bool = True,
             capture_dir: str | Path | None = None, link_layer=links,
-            default_cc: str | None = None, host_rtt_s: float | None = None) -> tuple[dict, dict]:
+            default_cc: str | None = None, host_rtt_s: float | None = None,
+            kept: KeptLinks | None = None) -> tuple[dict, dict]:
     """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
 
     Opens ``setting.link`` on ``backend`` (``wirelab.link.open``: a fresh link, removed
-    afterwards), hands it to the engine, and fills the row from the engine's record and
-    the link's ``describe()``. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
+    afterwards; or through ``kept``, a sweep's ``KeptLinks``: the link of the previous run of
+    the same spec, made ready again), hands it to the engine, and fills the row from the
+    engine's record and the link's ``describe()`` (``link_runs_before``: runs the link carried
+    before this one). ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
     ``link_layer``: what opens links (``wirelab.link``; tests give a fake one).
     ``timeout``: the run's deadline in seconds; None: derived from the prediction (``deadline``).
     ``default_cc``: the machine's TCP congestion control, for settings that name none.
@@ -99,9 +105,11 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
         row.update(status="skipped", error=reason, backend=backend, elapsed_s=0.0)
         return row, raw
     opened = described = None
+    kept = kept if kept is not None else KeptLinks(link_layer, backend, keep=False)
+    runs_before = None
     try:
-        with link_layer.open(setting.link, backend=backend, seed=seed, name="exp") as link:
-            opened = link
+        with kept.lease(setting.link, seed=seed) as link:
+            opened, runs_before = link, kept.runs_on_link
             _run_across(engine, setting, link, row, raw, start=start, timeout=timeout, seed=seed,
                         workdir=workdir, capture_dir=capture_dir)
     except KeyboardInterrupt:
@@ -117,6 +125,7 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
         row["backend"] = described.pop("backend")
         row["tc_commands"] = "\n".join(described.pop("tc_commands", []))
         row.update({f"link_{k}": v for k, v in flatten(described).items()})
+        row["link_runs_before"] = runs_before
     else:
         row["backend"] = backend
     row["elapsed_s"] = time.monotonic() - start
@@ -168,7 +177,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
     if engine_name != experiment.engine:
         experiment = Experiment(**{**experiment.to_dict(), "engine": engine_name})
 
-    with ResultStore(folder) as store:
+    with ResultStore(folder) as store, ExitStack() as leaving:
         done = store.done(("ok", "incomplete") if retry_failed else ("ok", "incomplete", "failed", "skipped"))
         todo = [(s, r) for s, r in experiment.runs() if (s.setting_id, r) not in done]
         if max_runs is not None:
@@ -181,7 +190,9 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                                       "engine_info": getattr(engine, "info", lambda: {})()})
         timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
         default_cc = info["sysctls"].get("net.ipv4.tcp_congestion_control")
-        probe = host_round_trip(engine, link_layer, backend, experiment.settings())
+        # consecutive runs of one link spec share one link, made ready again between runs
+        kept = leaving.enter_context(KeptLinks(link_layer, backend))    # removed however we leave
+        probe = host_round_trip(engine, link_layer, backend, experiment.settings(), kept=kept)
         if probe is not None:
             info["host_round_trip"] = probe
         host_rtt = (probe or {}).get("host_rtt_s")
@@ -204,7 +215,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             if host_rtt is None or not needs_probe([setting]):
                 return host_rtt
             if setting.setting_id not in probes:
-                fresh = host_round_trip(engine, link_layer, backend, [setting]) or {}
+                fresh = host_round_trip(engine, link_layer, backend, [setting], kept=kept) or {}
                 probes[setting.setting_id] = fresh.get("host_rtt_s", host_rtt)
             return probes[setting.setting_id]
 
@@ -215,11 +226,13 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                            timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
                            capture_dir=folder / "captures" if experiment.capture else None,
                            link_layer=link_layer, default_cc=default_cc)
-            # several flows on one link: one row per stream (flows.py); else the one row
+            # several flows on one link: one row per stream (flows.py), on a link of their own;
+            # else the one row
             if setting["flows"]:
+                kept.close()
                 rows, raw = _run_flows(engine, setting, **options)
             else:
-                rows, raw = run_one(engine, setting, host_rtt_s=host_rtt_for(setting), **options)
+                rows, raw = run_one(engine, setting, host_rtt_s=host_rtt_for(setting), kept=kept, **options)
             rows = rows if isinstance(rows, list) else [rows]
             raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
             for row in rows:

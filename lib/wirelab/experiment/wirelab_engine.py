@@ -16,7 +16,8 @@ What each (workload, protocol) runs:
 The server runs on host ``b`` of the link the runner opened and the client
 on host ``a``: the receiver is a thread of this process whose socket lives
 on ``b`` (``link.inside("b")``), the sender a process on ``a`` (``client.py``,
-so it cannot starve the receiver), sending to ``link.reach(port)``. Both
+so it cannot starve the receiver; on a link a sweep keeps for many runs, forked
+by a warm client instead of started anew), sending to ``link.reach(port)``. Both
 read one clock (namespaces on one host share it), so one-way delay is exact.
 Whether the hosts are namespaces or 127.0.0.1 behind relays is the link's
 business, not this engine's.
@@ -26,13 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import weakref
 from contextlib import nullcontext
 
 from ..errors import TransferError, UsageError
 from ..model.headers import PPCB_HEADER
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
-from .client import client_argv
+from .client import WarmClient, client_argv
 from .engine import run_client
 from .series import goodput_series
 
@@ -80,6 +82,29 @@ class WirelabEngine:
         if udp_files not in ("load", "ppcb"):
             raise UsageError(f"udp_files={udp_files!r}", "use 'load' or 'ppcb'")
         self.udp_files = udp_files
+        self._warm: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # link → WarmClient
+
+    def open(self) -> None:
+        """Called by the runner before a sweep (nothing to prepare)."""
+
+    def close(self) -> None:
+        """After a sweep: stop the warm clients (they stop with their links anyway)."""
+        for warm in list(self._warm.values()):
+            warm.close()
+        self._warm.clear()
+
+    def _warm_client(self, link) -> WarmClient | None:
+        """The warm client of a link kept for many runs (``client.py``), started on its first
+        run; None on a link used once (there a plain process costs the same)."""
+        if not getattr(link, "renewable", False):
+            return None
+        warm = self._warm.get(link)
+        if warm is None or not warm.alive():
+            try:
+                warm = self._warm[link] = WarmClient(link)
+            except Exception:        # noqa: BLE001 - the plain client process still works
+                return None
+        return warm
 
     def info(self) -> dict:
         return {"programs": "wirelab.transfer (PPCB tcp/udp/udpr, measurement modes)",
@@ -120,6 +145,7 @@ class WirelabEngine:
         sndbuf = _whole(setting["sndbuf_bytes"] or setting["window_bytes"])
         rcvbuf = _whole(setting["rcvbuf_bytes"] or setting["window_bytes"])
         size = int(setting.get("size_bytes", 1e6))
+        warm = self._warm_client(link)
         sink = HashSink()
         with link.inside("b"):
             port, stop, thread, server_results = start_server(
@@ -135,7 +161,7 @@ class WirelabEngine:
                 config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
                                         max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf,
                                         same_clock=link.one_clock)
-                sender = Result.from_dict(_run_client(link, config, deadline))
+                sender = Result.from_dict(_run_client(link, config, deadline, warm))
                 # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
                 until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
                 while how["call"] == "file" and not server_results and thread.is_alive() \
@@ -209,11 +235,12 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
             "chunk": how["chunk"], "sndbuf": sndbuf}
 
 
-def _run_client(link, config: dict, deadline: float) -> dict:
-    """Run the client process on host ``a`` and read its Result JSON."""
+def _run_client(link, config: dict, deadline: float, warm: WarmClient | None = None) -> dict:
+    """Run the client process on host ``a`` (forked by ``warm`` when given) and read its Result JSON."""
     argv = client_argv(config)
-    done = run_client(link, argv, deadline, what=f"the {config.get('proto', 'tcp')} client",
-                      fix="raise the experiment's timeout or lower size / MAX_WAIT")
+    what, fix = f"the {config.get('proto', 'tcp')} client", "raise the experiment's timeout or lower size / MAX_WAIT"
+    done = warm.run(config, deadline, what=what, fix=fix) if warm is not None else \
+        run_client(link, argv, deadline, what=what, fix=fix)
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:

@@ -129,5 +129,6 @@ def link_show_json(ns: str, dev: str) -> list[str]:
     return ["ip", "-n", ns, "-j", "link", "show", "dev", dev]
 
 
-def qdisc_show_json(ns: str) -> list[str]:
-    return ["tc", "-n", ns, "-j", "qdisc", "show"]
+def qdisc_show_json(ns: str, *, stats: bool = False) -> list[str]:
+    """Every qdisc of ``ns`` as JSON; with ``stats`` its counters too (backlog, qlen, drops)."""
+    return ["tc", "-n", ns, "-j", *(["-s"] if stats else []), "qdisc", "show"]

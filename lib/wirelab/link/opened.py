@@ -14,7 +14,8 @@ and ``b`` with an address each, ``reach(port)`` (the address host ``a``
 sends to for a server on host ``b``), ``exec``/``popen`` on either host,
 ``inside(host)`` for sockets made in this process, ``capture_point(host)``
 (where dumpcap sees what that host receives), ``unsupported(proto)`` (what
-it cannot emulate, in words) and ``describe()``.
+it cannot emulate, in words), ``describe()``, and ``renew(seed)`` (ready it
+for another run as a new link would be, where the backend can: namespaces).
 
 * **namespaces / userspace**: a two-host ``Testbed``; ``reach`` is host b's
   own address. ``describe()["tc_commands"]`` are the commands that ran, or
@@ -109,6 +110,15 @@ class OpenLink:
             raise UsageError(f"no host {host!r} on this link", "use 'a' (sender side) or 'b' (receiver side)")
         return host
 
+    #: Can ``renew`` make this kind of link ready for another run (see there)?
+    renewable = False
+
+    def renew(self, seed: int | None = None) -> dict | None:
+        """Make this open link, which carried a run, ready for another run (with ``seed``) as a
+        freshly opened one would be, and return what was read back to check it; None when this
+        kind of link cannot (then open a new one). A sweep keeps its link this way."""
+        return None
+
     def free_port(self, host: str = "b", kind: str = "tcp") -> int:
         """A port nothing uses on ``host`` right now (for a server about to start there)."""
         with self.inside(host):
@@ -147,6 +157,18 @@ class TestbedLink(OpenLink):
             final["counters"] = self.testbed.link_counters
             self._final = final
 
+    @property
+    def renewable(self) -> bool:
+        return self.backend in ("namespaces", "userspace")
+
+    def renew(self, seed: int | None = None) -> dict | None:
+        """``Testbed.renew``: the kernel backend's loss draws come from the kernel's own
+        unseeded random numbers (``seed`` changes nothing there, on a new link or this one);
+        the userspace link starts its draws again from ``seed`` and its counters from zero."""
+        if self._final is not None or not self.renewable:
+            return None
+        return self.testbed.renew(seed)
+
     def address(self, host: str, peer: str | None = None) -> str:
         """``host``'s address (on its link towards ``peer`` when it has several)."""
         return self.testbed.address(self._host(host), peer)
@@ -180,7 +202,7 @@ class TestbedLink(OpenLink):
                                   for l in info["links"]),
                 "hosts": info["hosts"], "tc_commands": info["tc_commands"],
                 "tc_note": info["tc_note"], "emulated_by": info["emulated_by"], "testbed": info["testbed"],
-                "congestion_control": info["congestion_control"], "counters": self.testbed.link_counters}
+                "congestion_control": info["congestion_control"], "counters": self.testbed.counters()}
 
 
 class LoopbackLink(OpenLink):
@@ -248,8 +270,8 @@ class LoopbackLink(OpenLink):
             raise LinkError(f"`{' '.join(argv)}` did not finish in {timeout:g} s",
                             "give it a longer timeout or make it stop by itself") from None
 
-    def popen(self, host: str, argv: list[str], **kwargs) -> subprocess.Popen:
-        self._host(host)
+    def popen(self, host: str, argv: list[str], *, lasting: bool = False, **kwargs) -> subprocess.Popen:
+        self._host(host)       # ``lasting``: as long as the link, which is not renewed here anyway
         kwargs.setdefault("stdout", subprocess.PIPE)
         kwargs.setdefault("stderr", subprocess.PIPE)
         kwargs.setdefault("text", True)

@@ -33,13 +33,15 @@ from contextlib import contextmanager
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands
 from .capabilities import capabilities, choose_backend
-from .netns import inside, run
+from .netns import inside, namespace_pids, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts
 
 __all__ = ["Testbed"]
 
 READY_TIMEOUT_S = 15.0
+#: How long ``renew`` waits for a run's TCP connections to finish closing.
+SETTLE_S = 3.0
 
 
 class Testbed:
@@ -73,6 +75,8 @@ class Testbed:
         self._extra_state = extra_state or {}
         self._link_proc: subprocess.Popen | None = None
         self._procs: list[subprocess.Popen] = []
+        self._lasting: list[subprocess.Popen] = []   # popen(lasting=True): not stopped by renew()
+        self._qdisc_argvs: list[list[str]] = []      # the tc commands that shaped it, to replay
         self._old_handlers: dict = {}
         self._up = False
 
@@ -180,6 +184,7 @@ class Testbed:
                 if not userspace:
                     for argv in argvs:
                         self._run(argv)
+                    self._qdisc_argvs += [a for a in argvs if a[0] == "tc"]
         if userspace:
             self._start_link(pairs)
 
@@ -187,12 +192,12 @@ class Testbed:
         return json.loads(self._run(commands.link_show_json(ns, dev)).stdout)[0]["address"]
 
     def _start_link(self, pairs: list[dict]) -> None:
-        config = {"owner": self.owner_pid, "seed": self.seed, "pairs": pairs}
+        config = {"owner": self.owner_pid, "seed": self.seed, "pairs": pairs, "control": True}
         argv = commands.netns_exec(self.wire_ns, [sys.executable, "-m", "wirelab.link.userspace",
                                                   json.dumps(config)])
         self.log.append(" ".join(argv[:6]) + " CONFIG")
-        self._link_proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                           text=True, start_new_session=True)
+        self._link_proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True, start_new_session=True)
         self._save_state()
         ready, _, _ = select.select([self._link_proc.stdout], [], [], READY_TIMEOUT_S)
         line = self._link_proc.stdout.readline() if ready else ""
@@ -201,6 +206,31 @@ class Testbed:
             err = self._link_proc.communicate(timeout=5)[1].strip().splitlines()
             raise LinkError(f"the userspace link did not start: {err[-1] if err else 'no answer'}",
                             f"run `{' '.join(argv[:6])} '<config>'` by hand to see why")
+
+    def _ask_link(self, command: str, timeout: float = 5.0) -> dict:
+        """One command to the userspace link process, its one-line JSON answer."""
+        proc = self._link_proc
+        try:
+            proc.stdin.write(command + "\n")
+            proc.stdin.flush()
+        except (OSError, ValueError):
+            raise LinkError("the userspace link process is gone", "open a new link") from None
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        line = proc.stdout.readline() if ready else ""
+        if not line.startswith("{"):
+            raise LinkError(f"the userspace link did not answer `{command}` within {timeout:g} s",
+                            "open a new link")
+        return json.loads(line)
+
+    def counters(self) -> dict | None:
+        """The userspace link's counters now (since it started or was last renewed); after
+        teardown, its final ones; None on the kernel backend."""
+        if self._link_proc is not None and self._link_proc.poll() is None:
+            try:
+                return self._ask_link("counters")
+            except LinkError:            # it no longer answers: what it said last, if anything
+                pass
+        return self.link_counters
 
     def _stop_link(self) -> None:
         proc, self._link_proc = self._link_proc, None
@@ -226,6 +256,18 @@ class Testbed:
             "topology": self.topology.name, "interfaces": self.topology.table(),
             "link": "; ".join(f"{l.a}–{l.b} {l.spec.describe()}" for l in self.topology.links),
             "created": time.time(), **self._extra_state})
+
+    def _settle(self, host: str, ns: str) -> None:
+        """Wait until ``host`` has no socket but TCP's TIME-WAIT (which sends nothing)."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            busy = _open_sockets(ns)
+            if not busy:
+                return
+            if time.monotonic() > deadline:
+                raise LinkError(f"host {host} still has sockets open {SETTLE_S:g} s after the run: "
+                                f"{busy[0]}", "open a new link for the next run")
+            select.select([], [], [], 0.01)     # poll again in 10 ms
 
     # -- signals ------------------------------------------------------------------------
     def _install_signal_handlers(self) -> None:
@@ -266,14 +308,72 @@ class Testbed:
             raise LinkError(f"`{' '.join(argv)}` on {host} did not finish in {timeout:g} s",
                             "give it a longer timeout or make it stop by itself") from None
 
-    def popen(self, host: str, argv: list[str], **kwargs) -> subprocess.Popen:
-        """Start ``argv`` on ``host`` in the background; it is stopped at teardown."""
+    def popen(self, host: str, argv: list[str], *, lasting: bool = False, **kwargs) -> subprocess.Popen:
+        """Start ``argv`` on ``host`` in the background; it is stopped at teardown, and by
+        ``renew()`` unless ``lasting`` (a helper meant to serve every run on this testbed)."""
         kwargs.setdefault("stdout", subprocess.PIPE)
         kwargs.setdefault("stderr", subprocess.PIPE)
         kwargs.setdefault("text", True)
         proc = subprocess.Popen(commands.netns_exec(self.namespace(host), argv), **kwargs)
         self._procs.append(proc)
+        if lasting:
+            self._lasting.append(proc)
         return proc
+
+    def renew(self, seed: int | None = None) -> dict:
+        """Make a testbed that carried a run as ready for the next (with ``seed``) as a freshly
+        built one, and check it (a sweep keeps its link across runs of one spec:
+        ``wirelab.experiment.reuse``).
+
+        What a run leaves and what is done about it: processes it started on the hosts are
+        stopped (not ``lasting`` ones); its TCP connections must have ended (only TIME-WAIT
+        left, which sends nothing: polled up to ``SETTLE_S``); TCP's per-destination metrics
+        cache is emptied on every host (a fresh namespace has none, and a cached ssthresh or
+        RTT would change the next connection's slow start). The link itself: on the kernel
+        backend every qdisc command is replayed (``tc qdisc replace`` with the same parameters:
+        tbf starts again with a full bucket and an empty queue, as just built); iptables
+        ``statistic`` loss draws from the kernel's random numbers, never seeded, so there is
+        nothing to re-seed. The userspace link, once no frame is in flight, starts afresh with
+        new shapers drawing from ``seed`` (the loss, jitter and reordering a new link with that
+        seed would draw) and new counters. Then read back: no process on any host but the
+        lasting ones, and no byte or packet queued in any qdisc. Returns what was read back
+        (per host, its qdiscs); raises ``LinkError`` when the testbed is not in that state."""
+        if not self._up or self.backend not in ("namespaces", "userspace"):
+            raise LinkError(f"cannot renew a {self.backend or 'removed'} testbed for another run",
+                            "open a new link for each run")
+        for proc in self._procs:
+            if proc not in self._lasting and proc.poll() is None:
+                proc.terminate()
+        for proc in [p for p in self._procs if p not in self._lasting]:
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=3)
+        self._procs = [p for p in self._procs if p in self._lasting]
+        for host, ns in self.namespaces.items():
+            self._settle(host, ns)
+        if self.backend == "userspace":
+            self._ask_link(f"renew {json.dumps(seed)}")
+            self.seed = seed
+        for ns in self.namespaces.values():
+            self._run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
+        for argv in self._qdisc_argvs:
+            self._run(argv)
+        lasting = {p.pid for p in self._lasting if p.poll() is None}
+        found = {}
+        for host, ns in self.namespaces.items():
+            strays = [pid for pid in namespace_pids(ns) if pid not in lasting]
+            if strays:
+                raise LinkError(f"host {host} still runs process(es) {strays} after the run",
+                                "open a new link for the next run")
+            qdiscs = json.loads(self._run(commands.qdisc_show_json(ns, stats=True)).stdout or "[]")
+            queued = [q for q in qdiscs if q.get("backlog") or q.get("qlen")]
+            if queued:
+                raise LinkError(f"host {host}'s {queued[0]['kind']} qdisc on {queued[0].get('dev')} still "
+                                f"holds {queued[0].get('backlog')} B", "open a new link for the next run")
+            found[host] = qdiscs
+        return found
 
     @contextmanager
     def inside(self, host: str):
@@ -310,6 +410,24 @@ class Testbed:
                 return open(f"/proc/sys/{key}").read().strip()
         except OSError:
             return None
+
+
+#: TCP states in /proc/net/tcp (include/net/tcp_states.h) that may still send.
+_TCP_TIME_WAIT = "06"
+
+
+def _open_sockets(ns: str) -> list[str]:
+    """``ss -tuan`` in ``ns`` without a process: every UDP socket and every TCP socket not in
+    TIME-WAIT, read from /proc/thread-self/net (this thread's namespace, entered for it)."""
+    found = []
+    with inside(ns):
+        for proto in ("tcp", "udp"):
+            with open(f"/proc/thread-self/net/{proto}") as table:
+                for line in list(table)[1:]:
+                    fields = line.split()
+                    if proto == "udp" or fields[3] != _TCP_TIME_WAIT:
+                        found.append(f"{proto} {fields[1]} → {fields[2]} state {fields[3]}")
+    return found
 
 
 def _interrupt(signum, frame):

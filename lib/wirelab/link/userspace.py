@@ -16,6 +16,8 @@ length a qdisc would charge (IP packet + 14 B), so ``wirelab.model``'s
 Run by ``Testbed`` as ``ip netns exec <wire-ns> python -m wirelab.link.userspace CONFIG``;
 it prints ``ready`` when its sockets are open, exits when told (SIGTERM/SIGINT)
 or when its owner process is gone, and prints its counters as JSON on exit.
+Between runs of a sweep the testbed asks it for its counters and to start
+afresh with the next run's seed (``renew``, see ``serve``).
 """
 from __future__ import annotations
 
@@ -87,17 +89,32 @@ def _go_first() -> str:
         return "normal"
 
 
-def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
-    """Forward frames between every cable pair in ``config`` until stopped; return counters."""
-    rng = random.Random(config.get("seed"))
-    routes = {}                      # receiving socket -> (sending socket, shaper, name)
-    for pair in config["pairs"]:
+def _routes(pairs: list[dict], ports: list[tuple], seed) -> dict:
+    """Receiving socket → (sending socket, a new Shaper, name), the shapers' draws from ``seed``."""
+    rng = random.Random(seed)
+    routes = {}
+    for pair, (a, b) in zip(pairs, ports):
         spec = LinkSpec.from_dict(pair["spec"])
-        a, b = open_port(pair["a_dev"]), open_port(pair["b_dev"])
         routes[a] = (b, Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(rng.random())),
                      f"{pair['a']}->{pair['b']}")
         routes[b] = (a, Shaper(spec.reverse, spec.queue_for(spec.reverse), random.Random(rng.random())),
                      f"{pair['b']}->{pair['a']}")
+    return routes
+
+
+def _counters(routes: dict) -> dict:
+    return {name: vars(shaper.counters) for _, shaper, name in routes.values()}
+
+
+def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
+    """Forward frames between every cable pair in ``config`` until stopped; return counters.
+
+    With ``config["control"]`` it also reads commands on stdin, one a line, and answers each
+    with one JSON line: ``counters`` (what every direction counted so far) and ``renew SEED``
+    (once no frame is in flight: new shapers drawing from SEED, as if just started, and the
+    counters of the old ones), so one link process can serve many runs, each as a new one."""
+    ports = [(open_port(pair["a_dev"]), open_port(pair["b_dev"])) for pair in config["pairs"]]
+    routes = _routes(config["pairs"], ports, config.get("seed"))
     _go_first()
     owner = config.get("owner")
     stopping = []
@@ -113,7 +130,9 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
     heap: list = []                  # (due, sequence, out socket, frame, shaper)
     seq = 0
     started = next_owner_check = time.monotonic()
-    readable = list(routes) + [wake_r]
+    control = sys.stdin.fileno() if config.get("control") else None
+    commands, renew = b"", None      # renew: (seed,) once asked, until done
+    readable = list(routes) + [wake_r] + ([control] if control is not None else [])
     while not stopping:
         now = time.monotonic()
         if stop_after_s is not None and now - started > stop_after_s:
@@ -131,6 +150,19 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
         for sock in ready:
             if sock == wake_r:
                 os.read(wake_r, 512)
+                continue
+            if sock == control:
+                chunk = os.read(control, 4096)
+                if not chunk:            # the owner closed it: no more commands
+                    readable.remove(control)
+                commands += chunk
+                while b"\n" in commands:
+                    line, commands = commands.split(b"\n", 1)
+                    word, _, argument = line.decode().strip().partition(" ")
+                    if word == "counters":
+                        print(json.dumps(_counters(routes)), flush=True)
+                    elif word == "renew":
+                        renew = (json.loads(argument or "null"),)
                 continue
             out, shaper, _ = routes[sock]
             for _ in range(256):     # drain, but let the clock run
@@ -154,12 +186,15 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
             except OSError as err:   # ENOBUFS, or the far end went away
                 shaper.counters.extra[err.__class__.__name__] = shaper.counters.extra.get(
                     err.__class__.__name__, 0) + 1
+        if renew is not None and not heap:      # nothing in flight: start afresh
+            print(json.dumps({"renewed": _counters(routes)}), flush=True)
+            routes, renew = _routes(config["pairs"], ports, renew[0]), None
     for sock in routes:
         sock.close()
     signal.set_wakeup_fd(-1)
     os.close(wake_r)
     os.close(wake_w)
-    return {name: vars(shaper.counters) for _, shaper, name in routes.values()}
+    return _counters(routes)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import time
 from ..errors import TransferError, UsageError
 from .measure_client import measure
 from .result import Result, merge
-from .sockets import DEFAULT_HOST
+from .sockets import DEFAULT_HOST, Stop
 from .tcp import listen_tcp, send_tcp, serve_tcp
 from .udp_client import send_udp
 from .udp_server import listen_udp, serve_udp
@@ -59,7 +59,7 @@ def start_server(proto: str, *, host: str = DEFAULT_HOST, port: int = 0, out=Non
     """
     kind = "tcp" if proto == "tcp" else "udp"
     sock = (listen_tcp if kind == "tcp" else listen_udp)(host, port, rcvbuf=rcvbuf, sndbuf=sndbuf)
-    stop, results = threading.Event(), []
+    stop, results = Stop(), []      # setting it wakes the server at once
     serve = serve_tcp if kind == "tcp" else serve_udp
     kwargs = {"max_retransmits": max_retransmits} if kind == "udp" else {}
 
@@ -69,6 +69,7 @@ def start_server(proto: str, *, host: str = DEFAULT_HOST, port: int = 0, out=Non
                   on_result=results.append, **kwargs)
         finally:
             sock.close()
+            stop.close()
 
     thread = threading.Thread(target=loop, name=f"wirelab-{kind}-server", daemon=True)
     thread.start()

@@ -9,14 +9,51 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 
 from ..errors import TransferError, UsageError
 
-__all__ = ["Meter", "open_socket", "buffer_sizes", "congestion_control", "DEFAULT_HOST"]
+__all__ = ["Meter", "Stop", "open_socket", "buffer_sizes", "congestion_control", "DEFAULT_HOST"]
 
 #: Servers listen here unless the user names another address.
 DEFAULT_HOST = "127.0.0.1"
+
+
+class Stop(threading.Event):
+    """A server's stop flag that its ``select`` can wait on too (it has a ``fileno``), so a
+    server stops the moment it is set; a plain ``threading.Event`` is seen at the next
+    0.1 s wake-up. ``close()`` when the server is done (setting it later is harmless)."""
+
+    def __init__(self):
+        super().__init__()
+        self._wake, self._waker = socket.socketpair()
+        self._waker.setblocking(False)
+        self._guard = threading.Lock()     # set() and close() come from different threads
+        self._open = True
+
+    def set(self) -> None:
+        super().set()
+        with self._guard:
+            if self._open:
+                try:
+                    self._waker.send(b"!")
+                except BlockingIOError:    # woken many times already: once is enough
+                    pass
+
+    def fileno(self) -> int:
+        return self._wake.fileno()
+
+    def close(self) -> None:
+        with self._guard:
+            self._open = False
+            self._wake.close()
+            self._waker.close()
+
+
+def waiting_on(sock: socket.socket, stop) -> list:
+    """What a server's idle ``select`` waits on: its socket, and ``stop`` when it can wake it."""
+    return [sock, stop] if isinstance(stop, Stop) else [sock]
 
 
 class Meter:

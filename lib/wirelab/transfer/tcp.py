@@ -19,8 +19,8 @@ import time
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
-from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over,
-                      open_socket)
+from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over, open_socket,
+                      waiting_on)
 
 __all__ = ["listen_tcp", "serve_tcp", "serve_tcp_connection", "send_tcp", "StreamReader", "read_packet",
            "TCP_LEAST_WAIT_S"]
@@ -100,8 +100,8 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
     from .measure_wire import MAGIC
     served = 0        # results are handed to on_result, never kept: a long-running server stays small
     while (sessions is None or served < sessions) and not (stop and stop.is_set()):
-        ready, _, _ = select.select([sock], [], [], 0.1)   # wake up to notice `stop`
-        if not ready:
+        ready, _, _ = select.select(waiting_on(sock, stop), [], [], 0.1)   # wake up to notice `stop`
+        if sock not in ready:
             continue
         try:
             conn, addr = sock.accept()

@@ -28,7 +28,7 @@ import time
 from ..errors import ProtocolError
 from . import ppcb
 from .result import Result
-from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, hand_over, open_socket
+from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, hand_over, open_socket, waiting_on
 
 __all__ = ["listen_udp", "serve_udp", "MAX_DATAGRAM"]
 
@@ -57,8 +57,8 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
         done = sessions is not None and served >= sessions
         if done and not _lingering(state):
             break                  # the last session is over, and so is its linger
-        ready, _, _ = select.select([sock], [], [], 0.1)   # idle: wait for CONN, no limit
-        if not ready:
+        ready, _, _ = select.select(waiting_on(sock, stop), [], [], 0.1)   # idle: wait for CONN, no limit
+        if sock not in ready:
             continue
         raw, addr = sock.recvfrom(MAX_DATAGRAM)
         if done:                   # served enough: only a lost RCVD's resent last DATA is answered

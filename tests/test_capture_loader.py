@@ -294,3 +294,20 @@ def test_many_addresses_keep_their_order_of_first_appearance():
     expected = list(dict.fromkeys(srcs + dsts))
     assert list(df["src"].cat.categories) == expected
     assert list(df["dst"].cat.categories) == expected
+
+
+def test_a_packet_naming_an_undescribed_interface_is_kept_and_noted():
+    raw = bytearray((ROOT / "tests" / "data" / "lo-linux-sll2.pcapng").read_bytes())
+    last = [pos for pos, (t, _) in zip(_starts(bytes(raw)), _blocks(bytes(raw))) if t == 6][-1]
+    struct.pack_into("<I", raw, last + 8, 7)            # the EPB's interface id: no interface 7
+    df = read_capture(bytes(raw))
+    assert len(df) == len(read_capture((ROOT / "tests" / "data" / "lo-linux-sll2.pcapng").read_bytes()))
+    assert df["iface"].iloc[-1] == -1 and (df["iface"].iloc[:-1] == 0).all()
+    assert any("does not describe" in note for note in df.attrs["capture"]["notes"])
+
+
+def _starts(data: bytes):
+    pos = 0
+    while pos < len(data):
+        yield pos
+        pos += struct.unpack_from("<I", data, pos + 4)[0]

@@ -89,8 +89,10 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
         del window, data          # no reference to a window outlives it: one is mapped at a time
         scan = reader.scan(fb, base, start - base, final)
         state["notes"] += scan.notes
+        found = len(scan.notes)
         src.resume_at(scan.resume)
         yield fb, base, scan
+        state["notes"] += scan.notes[found:]      # noted while the window was decoded
         del fb
         if scan.resume is None:
             break

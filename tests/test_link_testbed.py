@@ -28,7 +28,9 @@ def test_capabilities_are_probed_with_reasons():
 def test_userspace_link_carries_tcp_at_the_emulated_wire_prediction(testbed):
     spec = LinkSpec.parse(rate="10mbit", delay="20ms", loss=0)
     link = testbed(spec, backend="userspace")
-    result = iperf3_run(link, time="3s", omit="1s")
+    # no --omit: iperf3's receiver resets its count at the omit boundary the client signals, and
+    # under load that boundary misses the data by enough to read above the link (10.4 of 9.56 Mbit/s)
+    result = iperf3_run(link, time="3s")
     link.close()
     predicted = spec.predict("tcp", timestamps=True).goodput_bps
     assert result["goodput_bps"] == pytest.approx(predicted, rel=0.05)
@@ -69,7 +71,9 @@ def test_kernel_backend_shapes_with_tbf_and_turns_offloads_off(testbed):
     ns = link.testbed.namespace("a")
     qdiscs = json.loads(run(["tc", "-n", ns, "-j", "qdisc", "show", "dev", "to-b"]).stdout)
     features = run(["ip", "netns", "exec", ns, "ethtool", "-k", "to-b"]).stdout
-    result = iperf3_run(link, time="3s", omit="1s")
+    # no --omit: iperf3's receiver resets its count at the omit boundary the client signals, and
+    # under load that boundary misses the data by enough to read above the link (10.4 of 9.56 Mbit/s)
+    result = iperf3_run(link, time="3s")
     tbf = wait_for_qdisc(ns, "to-b", "tbf")            # the same qdisc, read back through netlink
     assert tbf["rate_bps"] == 10e6 and tbf["limit_bytes"] == spec.queue_for(spec.forward)
     assert tbf["sent_bytes"] > 1e6 and tbf["sent_packets"] > 700   # it carried the test

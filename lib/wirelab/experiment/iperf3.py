@@ -39,6 +39,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import MissingToolError, TransferError, UsageError
+from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
 from .engine import run_client
@@ -289,7 +290,7 @@ class Iperf3Engine:
                               capture_dropped=recorder.dropped)
             return result
         finally:
-            _stop(server)
+            end_process(server)
 
 
 def iperf3_run(link, *, timeout: float = 60.0, **experiment) -> dict:
@@ -309,16 +310,3 @@ def _capture(path, link, port: int):
     from ..capture import LiveCapture
     interface, prefix = link.capture_point("b")
     return LiveCapture(interface, path, prefix=prefix, capture_filter=f"port {port}")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=2)
-    for stream in (proc.stdout, proc.stderr):
-        if stream:
-            stream.close()

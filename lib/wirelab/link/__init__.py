@@ -28,7 +28,7 @@ _EXPORTS = {
     "Shaper": "emulator", "Counters": "emulator",
     "Topology": "topology", "Link": "topology", "two_hosts": "topology", "broker_network": "topology",
     "Testbed": "testbed", "UdpRelay": "relay", "TcpRelay": "relay",
-    "reap": "cleanup", "remove_all": "cleanup", "testbeds": "cleanup",
+    "reap": "cleanup", "end_process": "cleanup", "remove_all": "cleanup", "testbeds": "cleanup",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -121,6 +122,21 @@ def stop_process(pid: int, *, grace_s: float = 3.0, only_ours: bool = True) -> b
     except ProcessLookupError:
         pass
     return True
+
+
+def end_process(proc) -> None:
+    """End a child we started (a ``subprocess.Popen``): SIGTERM, SIGKILL after 2 s, then
+    close its pipes so no file descriptor outlives it."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=2)
+    for stream in (proc.stdout, proc.stderr):
+        if stream:
+            stream.close()
 
 
 def exited(pid: int) -> bool:

@@ -34,6 +34,7 @@ from contextlib import nullcontext
 from ..errors import LinkError, TransferError, UsageError
 from . import commands
 from .capabilities import choose_backend
+from .cleanup import end_process
 from .relay import TcpRelay, UdpRelay
 from .spec import LinkSpec
 from .testbed import Testbed
@@ -218,7 +219,7 @@ class LoopbackLink(OpenLink):
 
     def close(self) -> None:
         for proc in self._procs:
-            _stop(proc)
+            end_process(proc)
         self._procs.clear()
         for relay in self.relays.values():
             relay.close()
@@ -340,17 +341,4 @@ def _shapes(spec: LinkSpec) -> bool:
     """Does ``spec`` ask for anything at all (a rate, delay, jitter, loss, duplication or reordering)?"""
     return any(d.rate_bps or d.delay_s or d.jitter_s or d.loss or d.duplicate or d.reorder
                for d in (spec.forward, spec.reverse))
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=2)
-    for stream in (proc.stdout, proc.stderr):
-        if stream:
-            stream.close()
 

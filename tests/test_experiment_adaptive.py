@@ -7,12 +7,14 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import UsageError
-from wirelab.experiment import Experiment, load
+from wirelab.experiment import Experiment
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.adaptive import more_runs, precision_note, precision_of, runs_needed
 from wirelab.experiment.calibration import host_round_trip, needs_probe
 from wirelab.experiment.residuals import ResidualError, check, reasons, residual_table
-from wirelab.experiment.stats import confidence_interval, t_quantile
+from wirelab.experiment.stats import t_quantile
+
+from fake_links import FakeLinks
 
 
 class NoisyEngine:
@@ -35,46 +37,6 @@ class NoisyEngine:
                 "goodput_bps": setting["size_bytes"] * 8 / seconds}
 
 
-class Link:
-    backend = "fake-wire"
-
-    def __init__(self, spec):
-        self.spec = spec
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-    def unsupported(self, proto):
-        return None
-
-    def describe(self):
-        return {"backend": self.backend, "tc_commands": []}
-
-
-class Links:
-    opened = []
-
-    @staticmethod
-    def backend_for(specs, requested):
-        return "fake-wire"
-
-    @staticmethod
-    def open(spec, *, backend, seed, name):
-        Links.opened.append(name)
-        return Link(spec)
-
-    @staticmethod
-    def wire_of(spec):
-        return "emulated"
-
-    @staticmethod
-    def carriage(backend, proto):
-        return "packets"
-
-
 def sweep(**kw):
     return Experiment("adaptive", **{"proto": ["tcp", "udpr"], "size": "100KB", "rate": "10mbit",
                                      "reps": 3, "precision": 0.10, "max_reps": 8, **kw})
@@ -82,7 +44,7 @@ def sweep(**kw):
 
 def test_imprecise_settings_get_more_runs_up_to_max_reps(tmp_path):
     engine = NoisyEngine()
-    df = run_sweep(sweep(), out=tmp_path / "s", engine=engine, progress=False, link_layer=Links)
+    df = run_sweep(sweep(), out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
     runs = df.groupby("proto")["rep"].count()
     assert runs["tcp"] == 3                     # ±0.5 % per run: three runs are precise enough
     udpr = df[df["proto"] == "udpr"]
@@ -95,19 +57,19 @@ def test_imprecise_settings_get_more_runs_up_to_max_reps(tmp_path):
 
 
 def test_an_interrupted_adaptive_sweep_resumes_its_extra_runs(tmp_path):
-    first = run_sweep(sweep(), out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=Links,
+    first = run_sweep(sweep(), out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=FakeLinks,
                       max_runs=7)
     assert len(first) == 7                      # the 6 base runs and one extra
     engine = NoisyEngine()
-    done = run_sweep(sweep(), out=tmp_path / "s", engine=engine, progress=False, link_layer=Links)
-    whole = run_sweep(sweep(), out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=Links)
+    done = run_sweep(sweep(), out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
+    whole = run_sweep(sweep(), out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=FakeLinks)
     assert len(whole) == len(done) and not done.duplicated(["setting_id", "rep"]).any()
     assert all(workload == "echo" or sid for sid, workload in engine.calls)
 
 
 def test_the_time_budget_bounds_the_extra_runs(tmp_path):
     df = run_sweep(sweep(budget_s=1e-9), out=tmp_path / "s", engine=NoisyEngine(), progress=False,
-                   link_layer=Links)
+                   link_layer=FakeLinks)
     assert len(df) == 6
 
 
@@ -153,9 +115,9 @@ def test_experiment_checks_its_precision_arguments():
 def test_the_probe_measures_the_host_round_trip_less_transmission(tmp_path):
     exp = sweep()
     assert needs_probe(exp.settings()) and not needs_probe(sweep(proto="tcp").settings())
-    probe = host_round_trip(NoisyEngine(), Links, "fake-wire", exp.settings())
+    probe = host_round_trip(NoisyEngine(), FakeLinks, "fake-wire", exp.settings())
     assert probe["host_rtt_s"] == pytest.approx(0.001) and probe["samples"] == 200
-    df = run_sweep(exp, out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=Links)
+    df = run_sweep(exp, out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=FakeLinks)
     udpr = df[df["proto"] == "udpr"]
     assert udpr["pred_host_rtt_s"].tolist() == pytest.approx([0.001] * len(udpr))
     assert udpr["pred_rtt_s"].iloc[0] == pytest.approx(0.001)
@@ -179,7 +141,7 @@ def test_each_udpr_setting_is_predicted_with_a_probe_taken_just_before_its_runs(
     the runs): each UDPR setting's batch of runs gets its own probe, and its rows use it."""
     engine = DriftingEngine()
     exp = sweep(size=["100KB", "200KB"], precision=None, max_reps=None)
-    df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=Links)
+    df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
     echoes = [i for i, (_, workload) in enumerate(engine.calls) if workload == "echo"]
     assert len(echoes) == 3                     # the sweep's (deadlines), then one per UDPR setting
     udpr = df[df["proto"] == "udpr"]

@@ -11,6 +11,8 @@ from wirelab.experiment import Experiment, run, summarize
 from wirelab.experiment.flows import Flow, canonical, fairness, flow_setting, flows_of
 from wirelab.experiment.iperf3 import client_argv, parse
 
+from fake_links import FakeLink, FakeLinks
+
 DATA = Path(__file__).parent / "data"
 needs_iperf3 = pytest.mark.skipif(not shutil.which("iperf3"), reason="iperf3 not installed: apt-get install iperf3")
 
@@ -85,39 +87,6 @@ class ShareEngine:
             return {"ok": True, "goodput_bps": setting["offered_bps"], "lost": 0, "proto": "udp"}
         noise = random.Random(seed).uniform(-0.02, 0.02)
         return {"ok": True, "goodput_bps": 4.5e6 * (1 + noise), "retransmissions": 1, "proto": "tcp"}
-
-
-class FakeLink:
-    backend = "fake-wire"
-
-    def __init__(self, spec):
-        self.spec = spec
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-    def unsupported(self, proto):
-        return None
-
-    def describe(self):
-        return {"backend": self.backend, "tc_commands": ["tc qdisc add dev to-b root tbf rate 10mbit"]}
-
-
-class FakeLinks:
-    @staticmethod
-    def backend_for(specs, requested):
-        return "fake-wire"
-
-    @staticmethod
-    def open(spec, *, backend, seed, name):
-        return FakeLink(spec)
-
-    @staticmethod
-    def wire_of(spec):
-        return "emulated"
 
 
 def test_flows_are_rows_per_stream_sharing_a_run(tmp_path):

@@ -10,6 +10,8 @@ from wirelab.experiment import Experiment, load, summarize
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.store import ResultStore
 
+from fake_links import FakeLinks
+
 
 class FakeEngine:
     """Goodput = 0.95 · rate · (1 − loss) ± 1 %, seeded; udpr with loss fails; counts calls."""
@@ -41,46 +43,6 @@ class FakeEngine:
         return {"ok": True, "goodput_bps": goodput, "sender_goodput_bps": goodput * 1.1,
                 "bytes_delivered": int(setting["size_bytes"]), "proto": setting.proto,
                 "rtt": {"count": 3, "mean_s": 0.04}, "samples": [1.0, 2.0, 3.0]}
-
-
-class FakeLink:
-    """A link that builds nothing: what the runner needs of ``wirelab.link.open``'s result."""
-    backend = "fake-wire"
-
-    def __init__(self, spec):
-        self.spec, self.closed = spec, False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.closed = True
-
-    def unsupported(self, proto):
-        return None
-
-    def describe(self):
-        return {"backend": self.backend, "emulated_by": "nothing (a test double)",
-                "tc_commands": ["tc qdisc add dev a0 root tbf rate 10mbit burst 32kbit latency 50ms"]}
-
-
-class FakeLinks:
-    """The link layer's two calls the runner makes, without root or namespaces."""
-    chosen = []
-
-    @staticmethod
-    def backend_for(specs, requested):
-        FakeLinks.chosen.append(len(specs))
-        return "fake-wire"
-
-    @staticmethod
-    def open(spec, *, backend, seed, name):
-        assert backend == "fake-wire"
-        return FakeLink(spec)
-
-    @staticmethod
-    def wire_of(spec):
-        return "emulated"
 
 
 def run(experiment, **kw):

@@ -107,3 +107,18 @@ def get_engine(name_or_engine, **options):
     if name_or_engine not in ENGINES:
         raise UsageError(f"unknown engine {name_or_engine!r}", f"use one of {', '.join(ENGINES)}")
     return ENGINES[name_or_engine](**options)
+
+
+def link_columns(opened, backend: str, raw: dict) -> dict:
+    """The columns saying what carried a run: the link's own description, read after it
+    closed (with its final counters) and kept whole in ``raw["link"]``; only the backend
+    asked for when no link was opened."""
+    if opened is None:
+        return {"backend": backend}
+    described = opened.describe()
+    raw["link"] = described
+    described = dict(described)
+    columns = {"backend": described.pop("backend"),
+               "tc_commands": "\n".join(described.pop("tc_commands", []))}
+    columns.update({f"link_{k}": v for k, v in flatten(described).items()})
+    return columns

@@ -39,7 +39,7 @@ from .. import link as links
 from .. import units
 from ..errors import UsageError
 from ..model.fairness import jain_index, max_min_shares
-from .engine import flatten, get_engine
+from .engine import flatten, get_engine, link_columns
 from .deadline import deadline_s
 from .prediction import predict_columns
 
@@ -231,7 +231,7 @@ def run_flows(engine, setting, *, backend: str = "auto", rep: int = 0, seed: int
     wire = link_layer.wire_of(setting.link)
     tasks = _tasks(engine, setting)
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep, "flows": {}}
-    start, opened, described, failure = time.monotonic(), None, None, None
+    start, opened, failure = time.monotonic(), None, None
     skipped: dict[int, str] = {}
     try:
         with link_layer.open(setting.link, backend=backend, seed=seed, name="exp") as link:
@@ -243,18 +243,9 @@ def run_flows(engine, setting, *, backend: str = "auto", rep: int = 0, seed: int
     except Exception as err:       # noqa: BLE001 - the link failed: every flow failed with it
         failure = f"{type(err).__name__}: {err}"
         raw["traceback"] = traceback.format_exc()
-    if opened is not None:         # what carried the run (after it closed: with its final counters)
-        described = opened.describe()
     base = {"run_id": run_id, "rep": rep, "seed": seed, "wire": wire, "elapsed_s": time.monotonic() - start,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - (time.monotonic() - start)))}
-    if described is not None:
-        raw["link"] = described
-        described = dict(described)
-        base["backend"] = described.pop("backend")
-        base["tc_commands"] = "\n".join(described.pop("tc_commands", []))
-        base.update({f"link_{k}": v for k, v in flatten(described).items()})
-    else:
-        base["backend"] = backend
+    base.update(link_columns(opened, backend, raw))
     rows = []
     for k, task in enumerate(tasks):
         raw["flows"][f"{task.flow_id}.{task.first_stream}"] = task.record

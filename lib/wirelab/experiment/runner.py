@@ -36,7 +36,7 @@ from ..errors import ExperimentError
 from . import meta as machine
 from .adaptive import more_runs
 from .calibration import host_round_trip, needs_probe
-from .engine import flatten, get_engine
+from .engine import flatten, get_engine, link_columns
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
 from .reuse import KeptLinks
@@ -104,7 +104,7 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
     if reason:
         row.update(status="skipped", error=reason, backend=backend, elapsed_s=0.0)
         return row, raw
-    opened = described = None
+    opened = None
     kept = kept if kept is not None else KeptLinks(link_layer, backend, keep=False)
     runs_before = None
     try:
@@ -117,17 +117,9 @@ def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, se
     except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
         row.update(status="failed", error=f"{type(err).__name__}: {err}")
         raw["traceback"] = traceback.format_exc()
-    if opened is not None:         # what carried the run (after it closed: with its final counters)
-        described = opened.describe()
-    if described is not None:
-        raw["link"] = described
-        described = dict(described)
-        row["backend"] = described.pop("backend")
-        row["tc_commands"] = "\n".join(described.pop("tc_commands", []))
-        row.update({f"link_{k}": v for k, v in flatten(described).items()})
+    row.update(link_columns(opened, backend, raw))
+    if opened is not None:
         row["link_runs_before"] = runs_before
-    else:
-        row["backend"] = backend
     row["elapsed_s"] = time.monotonic() - start
     return row, raw
 

@@ -140,7 +140,7 @@ def test_each_udpr_setting_is_predicted_with_a_probe_taken_just_before_its_runs(
     """A probe at the sweep's start misses the load's drift (measured: 0.62 ms there, 0.37 ms in
     the runs): each UDPR setting's batch of runs gets its own probe, and its rows use it."""
     engine = DriftingEngine()
-    exp = sweep(size=["100KB", "200KB"], precision=None, max_reps=None)
+    exp = sweep(size=["100KB", "200KB"], delay="10ms", precision=None, max_reps=None)
     df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
     echoes = [i for i, (_, workload) in enumerate(engine.calls) if workload == "echo"]
     assert len(echoes) == 3                     # the sweep's (deadlines), then one per UDPR setting
@@ -153,6 +153,20 @@ def test_each_udpr_setting_is_predicted_with_a_probe_taken_just_before_its_runs(
     assert "just before the setting's runs" in udpr["pred_note"].iloc[0]
     meta = json.loads((tmp_path / "s" / "meta.json").read_text())
     assert meta["sessions"][-1]["host_round_trip"]["host_rtt_s"] == pytest.approx(0.001)
+
+
+def test_with_no_delay_each_udpr_run_is_predicted_with_a_probe_taken_just_before_it(tmp_path):
+    """With no delay the host's round trip is the whole RTT and the load moves it from run to
+    run: every UDPR run gets its own probe, right before it, and its row uses that probe."""
+    engine = DriftingEngine()
+    df = run_sweep(sweep(precision=None, max_reps=None), out=tmp_path / "s", engine=engine, progress=False,
+                   link_layer=FakeLinks)
+    udpr = df[df["proto"] == "udpr"].sort_values("rep")
+    calls = engine.calls
+    runs = [i for i, (sid, w) in enumerate(calls) if w != "echo" and sid in set(udpr["setting_id"])]
+    assert len(runs) == 3 and all(calls[i - 1][1] == "echo" for i in runs)
+    # the sweep's own probe read 1 ms; the drift adds 1 ms per probe after it
+    assert udpr["pred_host_rtt_s"].tolist() == pytest.approx([0.002, 0.003, 0.004])
 
 
 def _table(ratios_and_spreads):

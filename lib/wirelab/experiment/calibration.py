@@ -17,7 +17,11 @@ Mathis' formula is applied, so it is measured, independently of the runs:
 The mean, not the median: the model predicts a mean time, and the slow tail of
 a loaded machine is part of it. Settings without UDPR need no probe. The load of
 a shared machine drifts over minutes, so the runner probes again just before
-each UDPR setting's batch of runs (``runner.run``).
+each UDPR setting's batch of runs (``runner.run``); where no delay is set the
+host's round trip is the whole RTT and the load moves it from run to run
+(measured under load: 0.15 to 0.75 ms between runs of one setting), so there
+it probes just before every run (``per_run_probe``) and each run's prediction
+uses its own probe.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import time
 from ..model import HeaderStack, packetize
 from .spec import Experiment, Setting
 
-__all__ = ["needs_probe", "host_round_trip", "PROBE_ROUNDS", "PROBE_PACKET"]
+__all__ = ["needs_probe", "per_run_probe", "host_round_trip", "PROBE_ROUNDS", "PROBE_PACKET"]
 
 #: Echo exchanges in one probe, and the size of each (a 1000 B chunk + PPCB's 21 B DATA header).
 PROBE_ROUNDS, PROBE_PACKET = 200, 1021
@@ -37,6 +41,12 @@ PROBE_DEADLINE_S = 30.0
 def needs_probe(settings: list[Setting]) -> bool:
     """Only stop-and-wait exchanges on a rate-limited link depend on the host's round trip."""
     return any(s.proto == "udpr" and s["rate_bps"] for s in settings)
+
+
+def per_run_probe(setting: Setting) -> bool:
+    """Does each run of ``setting`` need a probe of its own? Stop-and-wait with no delay:
+    its whole RTT is the host's, which the machine's load moves from run to run."""
+    return needs_probe([setting]) and not setting["delay_s"] and not setting["jitter_s"]
 
 
 def _probe_setting(settings: list[Setting], engine_name: str, backend: str) -> Setting:

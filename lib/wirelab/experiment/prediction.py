@@ -123,7 +123,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if proto == "udpr" and host:
         rtt = (rtt or 0.0) + host
         notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
-                     "(echo probe just before the setting's runs)")
+                     "(echo probe just before the setting's runs, or each run where no delay is set)")
     cc = _congestion_control(proto, params, default_cc, notes)
     chunk = payload if payload is not None else _get(params, "packet_bytes")
     file_bytes = _get(params, "size_bytes")

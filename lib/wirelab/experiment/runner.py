@@ -35,7 +35,7 @@ from .. import link as links
 from ..errors import ExperimentError
 from . import meta as machine
 from .adaptive import more_runs
-from .calibration import host_round_trip, needs_probe
+from .calibration import host_round_trip, needs_probe, per_run_probe
 from .engine import flatten, get_engine, link_columns
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
@@ -203,10 +203,12 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
 
         def host_rtt_for(setting: Setting) -> float | None:
             # the machine's load drifts during a sweep (measured: a probe at the start read 0.62 ms,
-            # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs
+            # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs.
+            # With no delay it is the whole RTT and moves from run to run (0.15 to 0.75 ms on a
+            # loaded machine, ±10 % of a 1000 B cycle at 10 Mbit/s): then next to each run
             if host_rtt is None or not needs_probe([setting]):
                 return host_rtt
-            if setting.setting_id not in probes:
+            if setting.setting_id not in probes or per_run_probe(setting):
                 fresh = host_round_trip(engine, link_layer, backend, [setting], kept=kept) or {}
                 probes[setting.setting_id] = fresh.get("host_rtt_s", host_rtt)
             return probes[setting.setting_id]

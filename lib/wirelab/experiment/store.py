@@ -285,8 +285,12 @@ class ResultStore:
         """Save one finished run now (its JSON, with its row or rows inside: a run of several
         flows has one per stream); the tables follow within ``FLUSH_S`` or when the store closes."""
         rows = [rows] if isinstance(rows, dict) else list(rows)
-        path = self.write_run(rows[0]["run_id"], {**raw, "rows": rows})
-        self._pending.extend(rows)
+        self._pending.extend(rows)         # first: a Ctrl-C once the JSON is written still finds them
+        try:
+            path = self.write_run(rows[0]["run_id"], {**raw, "rows": rows})
+        except BaseException:
+            del self._pending[-len(rows):]
+            raise
         if time.monotonic() - self._flushed_at >= max(FLUSH_S, self._flush_cost / FLUSH_SHARE):
             self.flush()
         return path

@@ -24,23 +24,29 @@ class Engine:
     name = "fake"
 
     def __init__(self, fail_on=None, error=TransferError("lost", "retry")):
-        self.links, self.fail_on, self.error = [], fail_on, error
+        self.links, self.specs, self.fail_on, self.error = [], [], fail_on, error
 
     def run(self, setting, link, *, deadline, seed, workdir):
         self.links.append(link)
+        self.specs.append(link.spec)
         if len(self.links) == self.fail_on:
             raise self.error
         return {"ok": True, "goodput_bps": 0.9 * setting["rate_bps"]}
 
 
 class Link:
-    """A link the runner can keep: ``renew`` says whether it is ready again."""
+    """A link the runner can keep: ``renew`` says whether it is ready again; with ``mtus``
+    it takes another spec in place when the MTU is one of them."""
     backend = "fake-wire"
 
-    def __init__(self, spec, ready=True):
+    def __init__(self, spec, ready=True, mtus=()):
         self.spec, self.ready, self.renewals, self.closed = spec, ready, 0, False
+        self.mtus, self.specs = mtus, [spec]
 
     renewable = True
+
+    def can_reshape(self, spec):
+        return spec.mtu in self.mtus
 
     def __enter__(self):
         return self
@@ -48,9 +54,13 @@ class Link:
     def __exit__(self, *exc):
         self.closed = True
 
-    def renew(self, seed):
+    def renew(self, seed, spec=None):
         assert not self.closed
         self.renewals += 1
+        if spec is not None:
+            assert self.can_reshape(spec)
+            self.spec = spec
+            self.specs.append(spec)
         if self.ready == "raise":
             raise LinkError("a process is left", "open a new link")
         return {"a": []} if self.ready else None
@@ -116,6 +126,24 @@ def test_a_new_spec_a_refused_renewal_or_a_failed_run_opens_a_new_link(tmp_path)
     assert df["status"].tolist().count("failed") == 1
     assert len(Links.opened) == 2, "the link a run failed on is not trusted for the next"
     assert all(made.closed for made in Links.opened)
+
+
+def test_a_link_that_can_take_the_next_spec_in_place_is_reshaped_not_reopened(tmp_path):
+    Links = layer(mtus=(1500,))
+    engine = Engine()
+    df = run_sweep(sweep(rate=["10mbit", "20mbit"], loss=["0", "1%"], proto="tcp", reps=1),
+                   out=tmp_path / "s", engine=engine, progress=False, link_layer=Links)
+    assert len(df) == 4 and len(Links.opened) == 1, "one link, shaped anew for every setting"
+    kept = Links.opened[0]
+    assert kept.specs == [s.link for s, _ in sweep(rate=["10mbit", "20mbit"], loss=["0", "1%"],
+                                                   proto="tcp", reps=1).runs()]
+    assert engine.specs == kept.specs, "each run ran on its own spec"
+    assert df["link_runs_before"].tolist() == [0, 1, 2, 3] and kept.closed
+
+    Links = layer(mtus=(1500,))             # another MTU: the hosts' interfaces change, a new link
+    run_sweep(sweep(mtu=[1500, 1400], proto="tcp", reps=1), out=tmp_path / "m", engine=Engine(),
+              progress=False, link_layer=Links)
+    assert len(Links.opened) == 2 and all(made.closed for made in Links.opened)
 
 
 def test_ctrl_c_in_a_run_removes_the_kept_link(tmp_path):
@@ -284,7 +312,9 @@ def test_a_userspace_sweep_keeps_its_link_and_counts_each_run_alone(tmp_path):
                      timeout=30, backend="userspace")
     df = run_sweep(exp, out=tmp_path / "u", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()
-    assert df["link_runs_before"].tolist() == [0, 1, 2]
+    # the two udpr host round-trip probes (the same link without delay) ran on it first
+    assert df["link_runs_before"].tolist() == [2, 3, 4]
+    assert df["link_link"].str.contains("delay 5").all(), "each run on the spec it asked for"
     sent = df["link_counters_a->b_packets"].tolist()
     assert sent[0] >= 20 and sent == [sent[0]] * 3, f"each run's own frames, not a running total: {sent}"
     assert _ours() == []

@@ -245,3 +245,43 @@ def test_runs_saved_after_the_last_table_rewrite_are_not_lost(tmp_path, monkeypa
     with store_module.ResultStore(tmp_path / "s") as again:          # a writer takes them back for good
         assert {("x", 0), ("x", 1), ("x", 2)} <= again.done()
     assert len(pd.read_parquet(tmp_path / "s" / "results.parquet")) == 11
+
+
+def test_each_run_is_saved_at_once_and_the_tables_are_written_when_the_sweep_ends(tmp_path, monkeypatch):
+    """The per-run JSON is the append-only log; the whole table is not rewritten after every run,
+    and Ctrl-C still leaves every finished run in the tables themselves (not only in the log)."""
+    from wirelab.experiment import store as store_module
+    writes = []
+    real = store_module.atomic_write
+
+    def counted(path, data):
+        writes.append(path.name)
+        real(path, data)
+    monkeypatch.setattr(store_module, "atomic_write", counted)
+    exp = small(proto=["tcp", "udp"], delay="0", loss="0", reps=3)        # 12 runs
+    with pytest.raises(KeyboardInterrupt):
+        run(exp, out=tmp_path / "s", engine=FakeEngine(interrupt_after=7), progress=False)
+    assert sum(name.endswith(".json") and name != "meta.json" for name in writes) == 7, "one JSON a run"
+    assert writes.count("results.parquet") == 1 and writes.count("results.csv") == 1, "written once, on leaving"
+    assert len(pd.read_parquet(tmp_path / "s" / "results.parquet")) == 7, "Ctrl-C: the tables hold every run"
+    writes.clear()
+    df = run(exp, out=tmp_path / "s", engine=FakeEngine(), progress=False)
+    assert len(df) == 12 and writes.count("results.parquet") == 1
+    assert len(pd.read_parquet(tmp_path / "s" / "results.parquet")) == 12
+
+
+def test_a_long_sweep_rewrites_its_tables_now_and_then_within_their_share_of_the_time(tmp_path, monkeypatch):
+    from wirelab.experiment import store as store_module
+    clock = [1000.0]
+    monkeypatch.setattr(store_module.time, "monotonic", lambda: clock[0])
+    with store_module.ResultStore(tmp_path / "s") as store:
+        for i in range(6):
+            clock[0] += store_module.FLUSH_S / 2          # a run takes half the flush interval
+            store.record({"run_id": f"r{i}", "setting_id": "x", "rep": i, "status": "ok"}, {})
+        assert store.rewrites == 3, "every FLUSH_S, not after every run"
+        store._flush_cost = store_module.FLUSH_S          # rewrites grew slow: they wait longer
+        for i in range(6, 12):
+            clock[0] += store_module.FLUSH_S / 2
+            store.record({"run_id": f"r{i}", "setting_id": "x", "rep": i, "status": "ok"}, {})
+        assert store.rewrites == 3
+    assert store.rewrites == 4 and len(pd.read_parquet(tmp_path / "s" / "results.parquet")) == 12

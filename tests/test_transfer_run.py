@@ -78,6 +78,9 @@ def test_offered_load_is_paced_and_carries_seq_and_timestamps(proto):
     assert 0.4 * 8e6 < r.goodput_bps < 1.5 * 8e6
     assert len(r.one_way_delays_s) == r.packets_received and r.delay_method == "same host clock"
     assert r.bytes_offered == 500_000
+    # the client's start and end bracket the whole exchange (HELLO before, REPORT after: completion_s)
+    assert r.sender_start_time_s < min(r.receiver_start_time_s, r.first_data_time_s)
+    assert max(r.last_data_time_s, r.receiver_end_time_s) < r.sender_end_time_s
 
 
 @pytest.mark.parametrize("proto", ["tcp", "udp"])

@@ -14,8 +14,9 @@ and ``b`` with an address each, ``reach(port)`` (the address host ``a``
 sends to for a server on host ``b``), ``exec``/``popen`` on either host,
 ``inside(host)`` for sockets made in this process, ``capture_point(host)``
 (where dumpcap sees what that host receives), ``unsupported(proto)`` (what
-it cannot emulate, in words), ``describe()``, and ``renew(seed)`` (ready it
-for another run as a new link would be, where the backend can: namespaces).
+it cannot emulate, in words), ``describe()``, and ``renew(seed, spec)`` (ready it
+for another run as a new link would be, of the same or of another spec with the same
+MTU, where the backend can: namespaces and userspace).
 
 * **namespaces / userspace**: a two-host ``Testbed``; ``reach`` is host b's
   own address. ``describe()["tc_commands"]`` are the commands that ran, or
@@ -30,9 +31,10 @@ from __future__ import annotations
 import socket
 import subprocess
 from contextlib import nullcontext
+from dataclasses import replace
 
 from ..errors import LinkError, TransferError, UsageError
-from . import commands
+from . import commands, reshape
 from .capabilities import choose_backend
 from .cleanup import end_process
 from .relay import TcpRelay, UdpRelay
@@ -114,11 +116,16 @@ class OpenLink:
     #: Can ``renew`` make this kind of link ready for another run (see there)?
     renewable = False
 
-    def renew(self, seed: int | None = None) -> dict | None:
+    def renew(self, seed: int | None = None, spec: LinkSpec | None = None) -> dict | None:
         """Make this open link, which carried a run, ready for another run (with ``seed``) as a
         freshly opened one would be, and return what was read back to check it; None when this
-        kind of link cannot (then open a new one). A sweep keeps its link this way."""
+        kind of link cannot (then open a new one). A sweep keeps its link this way. ``spec``:
+        shaped anew as that spec says (where ``can_reshape(spec)``), e.g. the next rate of a sweep."""
         return None
+
+    def can_reshape(self, spec: LinkSpec) -> bool:
+        """Can ``renew(seed, spec)`` give this link ``spec`` in place (same hosts, same MTU)?"""
+        return False
 
     def free_port(self, host: str = "b", kind: str = "tcp") -> int:
         """A port nothing uses on ``host`` right now (for a server about to start there)."""
@@ -162,13 +169,32 @@ class TestbedLink(OpenLink):
     def renewable(self) -> bool:
         return self.backend in ("namespaces", "userspace")
 
-    def renew(self, seed: int | None = None) -> dict | None:
+    def renew(self, seed: int | None = None, spec: LinkSpec | None = None) -> dict | None:
         """``Testbed.renew``: the kernel backend's loss draws come from the kernel's own
         unseeded random numbers (``seed`` changes nothing there, on a new link or this one);
-        the userspace link starts its draws again from ``seed`` and its counters from zero."""
+        the userspace link starts its draws again from ``seed`` and its counters from zero.
+        ``spec``: the link shaped anew for it (``can_reshape``), e.g. another rate, delay or loss."""
         if self._final is not None or not self.renewable:
             return None
-        return self.testbed.renew(seed)
+        if spec is None or spec == self.spec:
+            return self.testbed.renew(seed)
+        if not self.can_reshape(spec):
+            return None
+        found = self.testbed.renew(seed, self._reshaped(spec))
+        self.spec = spec
+        return found
+
+    def can_reshape(self, spec: LinkSpec) -> bool:
+        topology = self.testbed.topology
+        return (self._final is None and self.renewable and isinstance(spec, LinkSpec)
+                and len(topology.links) == 1
+                and reshape.refusal(topology, self._reshaped(spec), backend=self.backend,
+                                    netem=self.testbed.netem) is None)
+
+    def _reshaped(self, spec: LinkSpec) -> Topology:
+        """This link's topology with its one cable given ``spec``."""
+        topology = self.testbed.topology
+        return replace(topology, links=(replace(topology.links[0], spec=spec),))
 
     def address(self, host: str, peer: str | None = None) -> str:
         """``host``'s address (on its link towards ``peer`` when it has several)."""

@@ -31,7 +31,7 @@ import time
 from contextlib import contextmanager
 
 from ..errors import LinkError, NeedsRootError, UsageError
-from . import cleanup, commands
+from . import cleanup, commands, reshape
 from .capabilities import capabilities, choose_backend
 from .netns import inside, namespace_pids, run
 from .spec import LinkSpec
@@ -76,7 +76,7 @@ class Testbed:
         self._link_proc: subprocess.Popen | None = None
         self._procs: list[subprocess.Popen] = []
         self._lasting: list[subprocess.Popen] = []   # popen(lasting=True): not stopped by renew()
-        self._qdisc_argvs: list[list[str]] = []      # the tc commands that shaped it, to replay
+        self._shaping_argvs: list[list[str]] = []    # the tc/iptables commands that shaped it
         self._old_handlers: dict = {}
         self._up = False
 
@@ -175,18 +175,26 @@ class Testbed:
             self._run(commands.addr_add(b_ns, b_dev, link.cidr(link.b)))
             self._run(commands.neigh_permanent(a_ns, a_dev, link.address(link.b), self._mac(b_ns, b_dev)))
             self._run(commands.neigh_permanent(b_ns, b_dev, link.address(link.a), self._mac(a_ns, a_dev)))
-            for direction, (s_ns, s_dev), (r_ns, r_dev) in ((link.spec.forward, ends[0], ends[1]),
-                                                            (link.spec.reverse, ends[1], ends[0])):
-                argvs = commands.shaping_commands(link.spec, direction, sender_ns=s_ns, sender_dev=s_dev,
-                                                  receiver_ns=r_ns, receiver_dev=r_dev,
-                                                  netem_available=self.netem or userspace)
-                self.tc_commands += [" ".join(a) for a in argvs]
-                if not userspace:
-                    for argv in argvs:
-                        self._run(argv)
-                    self._qdisc_argvs += [a for a in argvs if a[0] == "tc"]
+            argvs = self._shaping(link)
+            self.tc_commands += [" ".join(a) for a in argvs]
+            if not userspace:
+                for argv in argvs:
+                    self._run(argv)
+                self._shaping_argvs += argvs
         if userspace:
             self._start_link(pairs)
+
+    def _shaping(self, link) -> list[list[str]]:
+        """The commands that shape ``link`` (both directions); the userspace link applies them itself."""
+        a_ns, b_ns = self.namespaces[link.a], self.namespaces[link.b]
+        ends = [(a_ns, f"to-{link.b}"), (b_ns, f"to-{link.a}")]
+        argvs = []
+        for direction, (s_ns, s_dev), (r_ns, r_dev) in ((link.spec.forward, ends[0], ends[1]),
+                                                        (link.spec.reverse, ends[1], ends[0])):
+            argvs += commands.shaping_commands(link.spec, direction, sender_ns=s_ns, sender_dev=s_dev,
+                                               receiver_ns=r_ns, receiver_dev=r_dev,
+                                               netem_available=self.netem or self.backend == "userspace")
+        return argvs
 
     def _mac(self, ns: str, dev: str) -> str:
         return json.loads(self._run(commands.link_show_json(ns, dev)).stdout)[0]["address"]
@@ -320,10 +328,12 @@ class Testbed:
             self._lasting.append(proc)
         return proc
 
-    def renew(self, seed: int | None = None) -> dict:
+    def renew(self, seed: int | None = None, topology: Topology | None = None) -> dict:
         """Make a testbed that carried a run as ready for the next (with ``seed``) as a freshly
-        built one, and check it (a sweep keeps its link across runs of one spec:
-        ``wirelab.experiment.reuse``).
+        built one, and check it (a sweep keeps its link across its runs:
+        ``wirelab.experiment.reuse``). With ``topology`` (same hosts and cables, other specs:
+        ``reshape.refusal`` says which may differ) the link is shaped anew for it, as a testbed
+        built for that topology would be.
 
         What a run leaves and what is done about it: processes it started on the hosts are
         stopped (not ``lasting`` ones); its TCP connections must have ended (only TIME-WAIT
@@ -333,14 +343,22 @@ class Testbed:
         backend every qdisc command is replayed (``tc qdisc replace`` with the same parameters:
         tbf starts again with a full bucket and an empty queue, as just built); iptables
         ``statistic`` loss draws from the kernel's random numbers, never seeded, so there is
-        nothing to re-seed. The userspace link, once no frame is in flight, starts afresh with
-        new shapers drawing from ``seed`` (the loss, jitter and reordering a new link with that
-        seed would draw) and new counters. Then read back: no process on any host but the
-        lasting ones, and no byte or packet queued in any qdisc. Returns what was read back
-        (per host, its qdiscs); raises ``LinkError`` when the testbed is not in that state."""
+        nothing to re-seed. A new shape there: the old qdiscs and loss rules are removed and
+        the new ones installed. The userspace link, once no frame is in flight, starts afresh
+        with new shapers (of the new specs, if any) drawing from ``seed`` (the loss, jitter and
+        reordering a new link with that seed would draw) and new counters. Then read back: no
+        process on any host but the lasting ones, no byte or packet queued in any qdisc, and
+        the link shaped as its specs say (the userspace link's shapers; the kernel's qdiscs,
+        tbf rates and loss rules). Returns what was read back (per host, its qdiscs); raises
+        ``LinkError`` when the testbed is not in that state."""
         if not self._up or self.backend not in ("namespaces", "userspace"):
             raise LinkError(f"cannot renew a {self.backend or 'removed'} testbed for another run",
                             "open a new link for each run")
+        reshaping = topology is not None and topology != self.topology
+        if reshaping:
+            why = reshape.refusal(self.topology, topology, backend=self.backend, netem=self.netem)
+            if why:
+                raise LinkError(f"cannot reshape testbed {self.id} in place: {why}", "open a new link")
         for proc in self._procs:
             if proc not in self._lasting and proc.poll() is None:
                 proc.terminate()
@@ -353,13 +371,21 @@ class Testbed:
         self._procs = [p for p in self._procs if p in self._lasting]
         for host, ns in self.namespaces.items():
             self._settle(host, ns)
+        wanted = topology if reshaping else self.topology
         if self.backend == "userspace":
-            self._ask_link(f"renew {json.dumps(seed)}")
+            specs = [link.spec.to_dict() for link in wanted.links]
+            answer = self._ask_link(f"renew {json.dumps({'seed': seed, 'specs': specs})}")
+            if answer.get("specs") != specs:
+                raise LinkError("the userspace link did not take the new specs", "open a new link")
             self.seed = seed
         for ns in self.namespaces.values():
             self._run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
-        for argv in self._qdisc_argvs:
-            self._run(argv)
+        if reshaping:
+            self._shaping_argvs = self._reshape(topology)
+        else:
+            for argv in self._shaping_argvs:
+                if argv[0] == "tc":           # iptables rules: added once, nothing to start again
+                    self._run(argv)
         lasting = {p.pid for p in self._lasting if p.poll() is None}
         found = {}
         for host, ns in self.namespaces.items():
@@ -372,8 +398,44 @@ class Testbed:
             if queued:
                 raise LinkError(f"host {host}'s {queued[0]['kind']} qdisc on {queued[0].get('dev')} still "
                                 f"holds {queued[0].get('backlog')} B", "open a new link for the next run")
+            if reshaping:
+                self._check_shape(ns, qdiscs)
             found[host] = qdiscs
         return found
+
+    def _reshape(self, topology: Topology) -> list[list[str]]:
+        """Shape the links as ``topology`` says (after ``reshape.refusal`` allowed it): the old
+        qdiscs and loss rules removed, the new ones installed (kernel backend), what the
+        testbed says of itself updated. Returns the kernel's shaping commands."""
+        for argv in reshape.undo_shaping(self._shaping_argvs):
+            self._run(argv)
+        self.topology, self.tc_commands, installed = topology, [], []
+        for link in topology.links:
+            argvs = self._shaping(link)
+            self.tc_commands += [" ".join(a) for a in argvs]
+            if self.backend == "namespaces":
+                for argv in argvs:
+                    self._run(argv)
+                installed += argvs
+        self._save_state()
+        return installed
+
+    def _check_shape(self, ns: str, qdiscs: list[dict]) -> None:
+        """Namespace ``ns`` is shaped by exactly the kernel commands of the new shape: its qdiscs
+        of our kinds (tbf at its rate, netem) and its loss rules; else ``LinkError``."""
+        ours = [a for a in self._shaping_argvs if a[0] == "tc" and a[2] == ns]
+        expected = sorted((a[a.index("dev") + 1], kind, round(float(a[a.index("rate") + 1][:-3])) // 8
+                           if kind == "tbf" else None) for a in ours for kind in ("tbf", "netem") if kind in a)
+        shown = sorted((q.get("dev"), q["kind"], (q.get("options") or {}).get("rate") if q["kind"] == "tbf" else None)
+                       for q in qdiscs if q["kind"] in ("tbf", "netem"))
+        if shown != expected:
+            raise LinkError(f"{ns} is shaped by {shown or 'nothing'}, not {expected or 'nothing'}",
+                            "open a new link")
+        rules = [a for a in self._shaping_argvs if "iptables" in a and a[3] == ns]
+        listed = self._run(commands.netns_exec(ns, ["iptables", "-t", "raw", "-S", "PREROUTING"])).stdout
+        if listed.count("statistic") != len(rules):
+            raise LinkError(f"{ns} has {listed.count('statistic')} loss rule(s), not {len(rules)}",
+                            "open a new link")
 
     @contextmanager
     def inside(self, host: str):

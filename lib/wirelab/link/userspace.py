@@ -102,6 +102,21 @@ def _routes(pairs: list[dict], ports: list[tuple], seed) -> dict:
     return routes
 
 
+def _specs(routes: dict, pairs: list[dict]) -> list[dict]:
+    """The spec each pair's shapers now apply, read from the shapers themselves."""
+    shapers = {name: shaper for _, shaper, name in routes.values()}
+    specs = []
+    for pair in pairs:
+        spec = LinkSpec.from_dict(pair["spec"])
+        forward, reverse = shapers[f"{pair['a']}->{pair['b']}"], shapers[f"{pair['b']}->{pair['a']}"]
+        read = LinkSpec(forward.direction, reverse.direction, mtu=spec.mtu, queue_bytes=spec.queue_bytes,
+                        burst_bytes=spec.burst_bytes)
+        if (forward.queue_bytes, reverse.queue_bytes) != (spec.queue_for(spec.forward), spec.queue_for(spec.reverse)):
+            read = None                  # not what the spec asks: the owner sees a mismatch
+        specs.append(read.to_dict() if read else None)
+    return specs
+
+
 def _counters(routes: dict) -> dict:
     return {name: vars(shaper.counters) for _, shaper, name in routes.values()}
 
@@ -111,8 +126,10 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
 
     With ``config["control"]`` it also reads commands on stdin, one a line, and answers each
     with one JSON line: ``counters`` (what every direction counted so far) and ``renew SEED``
-    (once no frame is in flight: new shapers drawing from SEED, as if just started, and the
-    counters of the old ones), so one link process can serve many runs, each as a new one."""
+    or ``renew {"seed": SEED, "specs": [one LinkSpec dict per pair]}`` (once no frame is in
+    flight: new shapers, of the new specs if given, drawing from SEED, as if just started;
+    answered with the old shapers' counters and the specs now in force), so one link process
+    can serve many runs, each as a new one, each on its own spec."""
     ports = [(open_port(pair["a_dev"]), open_port(pair["b_dev"])) for pair in config["pairs"]]
     routes = _routes(config["pairs"], ports, config.get("seed"))
     _go_first()
@@ -162,7 +179,9 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                     if word == "counters":
                         print(json.dumps(_counters(routes)), flush=True)
                     elif word == "renew":
-                        renew = (json.loads(argument or "null"),)
+                        asked = json.loads(argument or "null")
+                        asked = asked if isinstance(asked, dict) else {"seed": asked}
+                        renew = (asked.get("seed"), asked.get("specs"))
                 continue
             out, shaper, _ = routes[sock]
             for _ in range(256):     # drain, but let the clock run
@@ -187,8 +206,12 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                 shaper.counters.extra[err.__class__.__name__] = shaper.counters.extra.get(
                     err.__class__.__name__, 0) + 1
         if renew is not None and not heap:      # nothing in flight: start afresh
-            print(json.dumps({"renewed": _counters(routes)}), flush=True)
-            routes, renew = _routes(config["pairs"], ports, renew[0]), None
+            seed, specs = renew
+            if specs is not None:
+                config["pairs"] = [{**pair, "spec": spec} for pair, spec in zip(config["pairs"], specs)]
+            counters = _counters(routes)
+            routes, renew = _routes(config["pairs"], ports, seed), None
+            print(json.dumps({"renewed": counters, "specs": _specs(routes, config["pairs"])}), flush=True)
     for sock in routes:
         sock.close()
     signal.set_wakeup_fd(-1)

@@ -66,6 +66,9 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     sock = open_socket(proto, sndbuf=sndbuf, rcvbuf=rcvbuf, congestion=congestion)
     try:
         sock.settimeout(max_wait)
+        # the client's start and end bracket its whole exchange, HELLO and REPORT included
+        # (``completion_s``: what a user waits; on a 40 ms RTT they are 80 ms of it)
+        result.sender_start_time_s = clock.time_ns() / 1e9
         sock.connect((host, port))
         if proto == "tcp":
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -73,7 +76,6 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock)
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso})
-        result.sender_start_time_s = clock.time_ns() / 1e9
         if mode == "echo":
             end.echo(count, echo_interval_s)
         elif not same_clock:        # offset rounds are not data: keep their RTTs, not their count
@@ -91,8 +93,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 lost, sent = result.lost, result.packets_sent
                 end.echo(offset_rounds, echo_interval_s)
                 result.lost, result.packets_sent = lost, sent
-        result.sender_end_time_s = clock.time_ns() / 1e9
         report = end.finish()
+        result.sender_end_time_s = clock.time_ns() / 1e9
         _fold(result, report, same_clock, end.samples and fit_offset_drift(end.samples), end.span)
         if mode == "echo":
             result.metadata["echo_rounds"] = [list(r) for r in end.rounds(clock)]

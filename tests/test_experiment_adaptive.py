@@ -7,29 +7,40 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import UsageError
-from wirelab.experiment import Experiment
+from wirelab.experiment import Experiment, runner
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.adaptive import more_runs, precision_note, precision_of, runs_needed
-from wirelab.experiment.calibration import host_round_trip, needs_probe
+from wirelab.experiment.calibration import PROBE_MAX_WAIT_S, host_round_trip, needs_probe
+from wirelab.experiment.residuals import ACC_WIRE_BYTES
 from wirelab.experiment.residuals import ResidualError, check, reasons, residual_table
 from wirelab.experiment.stats import t_quantile
 
 from fake_links import FakeLinks
 
 
+def is_probe(setting):
+    return setting.proto == "udpr" and setting["max_wait_s"] == PROBE_MAX_WAIT_S
+
+
 class NoisyEngine:
     """A file of ``size`` takes size·8/rate seconds × (1 ± spread), spread by protocol:
-    tcp 0.5 %, udpr 20 % (its timeouts); echo answers in 1 ms more than transmission."""
+    tcp 0.5 %, udpr 20 % (its timeouts); the host probe's DATA→ACC round trips take 1 ms
+    more than the two packets' transmission."""
     name = "noisy"
+    times_exchanges = True
 
     def __init__(self):
         self.calls = []
 
+    def framing(self, setting):
+        """As wirelab's programs frame UDPR: 1000 B chunks (the model adds PPCB's DATA header)."""
+        return {"payload": 1000} if setting.proto == "udpr" else {}
+
     def run(self, setting, link, *, deadline, seed, workdir):
-        self.calls.append((setting.setting_id, setting.workload))
-        if setting.workload == "echo":
-            wire = 2 * 8.0 * (1021 + 28 + 14) / setting["rate_bps"]
-            return {"ok": True, "goodput_bps": 1.0, "rtt": {"count": 200, "mean_s": wire + 0.001,
+        self.calls.append((setting.setting_id, "probe" if is_probe(setting) else setting.workload))
+        if is_probe(setting):
+            wire = 8.0 * (1021 + 28 + 14 + ACC_WIRE_BYTES) / setting["rate_bps"]
+            return {"ok": True, "goodput_bps": 1.0, "rtt": {"count": 201, "mean_s": wire + 0.001,
                                                             "median_s": wire + 0.0008}}
         spread = {"tcp": 0.005, "udpr": 0.2}[setting.proto]
         seconds = setting["size_bytes"] * 8 / setting["rate_bps"] * (1 + random.Random(seed).uniform(-spread, spread))
@@ -53,7 +64,7 @@ def test_imprecise_settings_get_more_runs_up_to_max_reps(tmp_path):
     assert sorted(udpr["rep"]) == list(range(len(udpr)))    # repetitions numbered on, none twice
     assert len(udpr) > 3
     # the host's round trip: the sweep's probe, one before the first batch, one before each extra batch
-    assert sum(workload == "echo" for _, workload in engine.calls) >= 3
+    assert sum(workload == "probe" for _, workload in engine.calls) >= 3
 
 
 def test_an_interrupted_adaptive_sweep_resumes_its_extra_runs(tmp_path):
@@ -64,7 +75,7 @@ def test_an_interrupted_adaptive_sweep_resumes_its_extra_runs(tmp_path):
     done = run_sweep(sweep(), out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
     whole = run_sweep(sweep(), out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=FakeLinks)
     assert len(whole) == len(done) and not done.duplicated(["setting_id", "rep"]).any()
-    assert all(workload == "echo" or sid for sid, workload in engine.calls)
+    assert all(workload == "probe" or sid for sid, workload in engine.calls)
 
 
 def test_the_time_budget_bounds_the_extra_runs(tmp_path):
@@ -116,7 +127,7 @@ def test_the_probe_measures_the_host_round_trip_less_transmission(tmp_path):
     exp = sweep()
     assert needs_probe(exp.settings()) and not needs_probe(sweep(proto="tcp").settings())
     probe = host_round_trip(NoisyEngine(), FakeLinks, "fake-wire", exp.settings())
-    assert probe["host_rtt_s"] == pytest.approx(0.001) and probe["samples"] == 200
+    assert probe["host_rtt_s"] == pytest.approx(0.001) and probe["samples"] == 201
     df = run_sweep(exp, out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=FakeLinks)
     udpr = df[df["proto"] == "udpr"]
     assert udpr["pred_host_rtt_s"].tolist() == pytest.approx([0.001] * len(udpr))
@@ -126,47 +137,43 @@ def test_the_probe_measures_the_host_round_trip_less_transmission(tmp_path):
 
 
 class DriftingEngine(NoisyEngine):
-    """The machine's load drifts: each echo probe answers 1 ms slower than the one before."""
+    """The machine's load drifts: each probe answers 1 ms slower than the one before."""
 
     def run(self, setting, link, *, deadline, seed, workdir):
         record = super().run(setting, link, deadline=deadline, seed=seed, workdir=workdir)
-        if setting.workload == "echo":
-            probes = sum(workload == "echo" for _, workload in self.calls)
+        if is_probe(setting):
+            probes = sum(workload == "probe" for _, workload in self.calls)
             record["rtt"] = {**record["rtt"], "mean_s": record["rtt"]["mean_s"] + 0.001 * (probes - 1)}
         return record
 
 
-def test_each_udpr_setting_is_predicted_with_a_probe_taken_just_before_its_runs(tmp_path):
+def test_an_old_probe_is_taken_again_just_before_the_runs_it_predicts(tmp_path, monkeypatch):
     """A probe at the sweep's start misses the load's drift (measured: 0.62 ms there, 0.37 ms in
-    the runs): each UDPR setting's batch of runs gets its own probe, and its rows use it."""
+    the runs): once a probe is older than PROBE_MAX_AGE_S the next UDPR run gets a fresh one."""
+    monkeypatch.setattr(runner, "PROBE_MAX_AGE_S", 0.0)         # every probe is old at once
     engine = DriftingEngine()
-    exp = sweep(size=["100KB", "200KB"], delay="10ms", precision=None, max_reps=None)
+    exp = sweep(size=["100KB", "300KB"], delay="10ms", precision=None, max_reps=None)
     df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
-    echoes = [i for i, (_, workload) in enumerate(engine.calls) if workload == "echo"]
-    assert len(echoes) == 3                     # the sweep's (deadlines), then one per UDPR setting
     udpr = df[df["proto"] == "udpr"]
-    hosts = udpr.groupby("size_bytes")["pred_host_rtt_s"].unique()
-    assert all(len(v) == 1 for v in hosts) and [v[0] for v in hosts] == pytest.approx([0.002, 0.003])
-    first_udpr_run = next(i for i, (sid, w) in enumerate(engine.calls) if w != "echo" and
-                          sid in set(udpr["setting_id"]))
-    assert echoes[1] == first_udpr_run - 1      # measured right before that setting's first run
-    assert "just before the setting's runs" in udpr["pred_note"].iloc[0]
+    runs = [i for i, (sid, w) in enumerate(engine.calls) if w != "probe" and sid in set(udpr["setting_id"])]
+    assert len(runs) == 6 and all(engine.calls[i - 1][1] == "probe" for i in runs)
+    # the sweep's own probe read 1 ms (kept in meta.json); the drift adds 1 ms per probe after it
+    assert sorted(udpr["pred_host_rtt_s"]) == pytest.approx([0.002, 0.003, 0.004, 0.005, 0.006, 0.007])
+    assert "UDPR probe" in udpr["pred_note"].iloc[0]
     meta = json.loads((tmp_path / "s" / "meta.json").read_text())
     assert meta["sessions"][-1]["host_round_trip"]["host_rtt_s"] == pytest.approx(0.001)
 
 
-def test_with_no_delay_each_udpr_run_is_predicted_with_a_probe_taken_just_before_it(tmp_path):
-    """With no delay the host's round trip is the whole RTT and the load moves it from run to
-    run: every UDPR run gets its own probe, right before it, and its row uses that probe."""
+def test_a_probe_stands_for_its_rate_mtu_and_data_size_while_it_is_fresh(tmp_path):
     engine = DriftingEngine()
-    df = run_sweep(sweep(precision=None, max_reps=None), out=tmp_path / "s", engine=engine, progress=False,
-                   link_layer=FakeLinks)
-    udpr = df[df["proto"] == "udpr"].sort_values("rep")
-    calls = engine.calls
-    runs = [i for i, (sid, w) in enumerate(calls) if w != "echo" and sid in set(udpr["setting_id"])]
-    assert len(runs) == 3 and all(calls[i - 1][1] == "echo" for i in runs)
-    # the sweep's own probe read 1 ms; the drift adds 1 ms per probe after it
-    assert udpr["pred_host_rtt_s"].tolist() == pytest.approx([0.002, 0.003, 0.004])
+    exp = sweep(size=["100KB", "300KB"], rate=["10mbit", "20mbit"], precision=None, max_reps=None)
+    df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
+    udpr = df[df["proto"] == "udpr"]
+    assert sum(w == "probe" for _, w in engine.calls) == 3      # the sweep's, then one per rate
+    per_rate = udpr.groupby("rate_bps")["pred_host_rtt_s"].unique()
+    assert [list(v) for v in per_rate] == [pytest.approx([0.002]), pytest.approx([0.003])]
+    probe = host_round_trip(NoisyEngine(), FakeLinks, "fake-wire", exp.settings())
+    assert "DATA→ACC" in probe["method"] and probe["cycle_rtt_mean_s"] > probe["host_rtt_s"]
 
 
 def _table(ratios_and_spreads):

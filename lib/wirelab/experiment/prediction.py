@@ -24,8 +24,8 @@ link) or ``"stream"`` (a relay terminates TCP and paces its byte stream: the lin
 limit and the delay, no slow start or loss; ``model.transfer_time.stream_transfer``).
 
 ``host_rtt_s`` is this machine's own round trip between the two programs (their
-processing, the scheduler, the link process or relay), measured by an echo probe
-just before the setting's runs (``experiment.calibration``): a stop-and-wait cycle is
+processing, the scheduler, the link process or relay), measured by a short
+lossless UDPR transfer before the setting's runs (``experiment.calibration``): a stop-and-wait cycle is
 DATA/C + RTT + ACC/C with the *whole* round trip (Bertsekas & Gallager §2.4.2 count
 processing in it), so UDPR's RTT is 2·delay + host_rtt_s. TCP's data phase runs on
 the kernel's ACK clock, which the programs' processing does not slow: not added.
@@ -123,7 +123,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if proto == "udpr" and host:
         rtt = (rtt or 0.0) + host
         notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
-                     "(echo probe just before the setting's runs, or each run where no delay is set)")
+                     "(measured by a lossless UDPR probe at this rate just before the setting's runs)")
     cc = _congestion_control(proto, params, default_cc, notes)
     chunk = payload if payload is not None else _get(params, "packet_bytes")
     file_bytes = _get(params, "size_bytes")

@@ -35,7 +35,7 @@ from .. import link as links
 from ..errors import ExperimentError
 from . import meta as machine
 from .adaptive import more_runs
-from .calibration import host_round_trip, needs_probe, per_run_probe
+from .calibration import PROBE_MAX_AGE_S, host_round_trip, needs_probe, probe_key
 from .engine import flatten, get_engine, link_columns
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
@@ -199,19 +199,19 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         session = store.start_session(experiment.to_dict(), info)
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
-        probes: dict[str, float] = {}      # setting_id → host round trip measured just before its runs
+        probes: dict[tuple, tuple[float, float]] = {}   # probe key → (when, host round trip)
 
         def host_rtt_for(setting: Setting) -> float | None:
             # the machine's load drifts during a sweep (measured: a probe at the start read 0.62 ms,
-            # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs.
-            # With no delay it is the whole RTT and moves from run to run (0.15 to 0.75 ms on a
-            # loaded machine, ±10 % of a 1000 B cycle at 10 Mbit/s): then next to each run
+            # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs,
+            # again once the last probe of this rate, MTU and DATA size is older than PROBE_MAX_AGE_S
             if host_rtt is None or not needs_probe([setting]):
                 return host_rtt
-            if setting.setting_id not in probes or per_run_probe(setting):
+            key = probe_key(setting)
+            if key not in probes or time.monotonic() - probes[key][0] > PROBE_MAX_AGE_S:
                 fresh = host_round_trip(engine, link_layer, backend, [setting], kept=kept) or {}
-                probes[setting.setting_id] = fresh.get("host_rtt_s", host_rtt)
-            return probes[setting.setting_id]
+                probes[key] = time.monotonic(), fresh.get("host_rtt_s", host_rtt)
+            return probes[key][1]
 
         def one(setting: Setting, rep: int) -> None:
             workdir = folder / "runs"

@@ -77,6 +77,7 @@ def plan(setting, udp_files: str = "load") -> dict:
 class WirelabEngine:
     """Runs each setting with wirelab's senders and receivers across the link it is given."""
     name = "wirelab"
+    times_exchanges = True         # UDPR records carry each DATA→ACC round trip (calibration's probe)
 
     def __init__(self, *, udp_files: str = "load"):
         if udp_files not in ("load", "ppcb"):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,6 +43,9 @@ from .ackclock import LINUX_DELACK_MIN_S, aligned_round, delayed_ack_round
 
 __all__ = ["TimedRun", "timed_run", "chain_alpha"]
 
+#: Grid step below 64 segments: integer windows fall on grid points, and splitting a move
+#: between points blurs ⌊w⌋ by at most this much.
+_FINE = 1.0 / 16.0
 #: Past this many rounds a run is taken to have settled once its distribution stops changing.
 _SETTLE_TOL = 1e-10
 
@@ -79,22 +83,28 @@ class TimedRun:
 
 
 def _grid(top: float) -> np.ndarray:
-    fine = np.arange(1.0, min(top, 64.0) + 0.25, 0.25)
+    fine = np.arange(1.0, min(top, 64.0) + _FINE, _FINE)
     if top <= 64.0:
         return fine
     return np.concatenate([fine, np.geomspace(64.0 * 1.005, top * 1.005, int(math.log(top / 64.0) / math.log(1.005)) + 1)])
 
 
-def _scatter(grid: np.ndarray, where: np.ndarray, mass: np.ndarray) -> np.ndarray:
-    """Probability ``mass`` moved to windows ``where``, split linearly between grid points."""
+def _split(grid: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For moves to windows ``where``: the grid points either side and the share of the upper one
+    (splitting a move linearly keeps its expected window)."""
     where = np.clip(where, grid[0], grid[-1])
     hi = np.clip(np.searchsorted(grid, where), 1, len(grid) - 1)
     lo = hi - 1
-    share = (where - grid[lo]) / (grid[hi] - grid[lo])
-    n = len(grid)
+    return lo, hi, (where - grid[lo]) / (grid[hi] - grid[lo])
+
+
+def _scatter(split, mass: np.ndarray, n: int) -> np.ndarray:
+    """Probability ``mass`` moved along a precomputed ``_split``."""
+    lo, hi, share = split
     return np.bincount(lo, mass * (1 - share), minlength=n) + np.bincount(hi, mass * share, minlength=n)
 
 
+@lru_cache(maxsize=256)          # a sweep asks again for every repetition and plot point
 def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_s: float, until_s: float,
               iw: float = 10.0, pipe: float | None = None, queue: float | None = None,
               cap: float | None = None, delayed_acks: bool = True,
@@ -113,29 +123,37 @@ def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_
     grid = _grid(max(top, 2.0))
     survive = math.log1p(-loss)
     # the round of each window, by phase: slow start and recovery keep the pairing (aligned)
-    stretch = grid * segment_s                                 # a window beyond the pipe waits in the queue
-    ca_round = np.maximum(delayed_ack_round(base_s, segment_s, grid, delack_s=delack_s)
+    cwnd = np.floor(grid + 1e-9)                                # the kernel's window is whole segments
+    stretch = cwnd * segment_s                                 # a window beyond the pipe waits in the queue
+    ca_round = np.maximum(delayed_ack_round(base_s, segment_s, cwnd, delack_s=delack_s)
                           if delayed_acks else np.full_like(grid, base_s), stretch)
     paired = np.maximum(aligned_round(base_s, segment_s) if delayed_acks else base_s, stretch)
-    rounds = {"ss": paired, "ca": ca_round, "rec": paired}
-    sent = {ph: np.minimum(grid * base_s / r, link) for ph, r in rounds.items()}
-    cut_p = {ph: np.where(grid >= top - 1e-9 if queue is not None else False, 1.0, -np.expm1(s * survive))
-             for ph, s in sent.items()}
-    cut_to = np.maximum(beta * grid, 2.0)
-    mass = {"ss": _scatter(grid, np.array([float(iw)]), np.array([1.0])), "ca": np.zeros_like(grid),
-            "rec": np.zeros_like(grid)}
+    # phases: slow start, congestion avoidance, the round a loss takes to be seen (from either), recovery
+    rounds = {"ss": paired, "ca": ca_round, "dss": paired, "dca": ca_round, "rec": paired}
+    sent = {ph: np.minimum(cwnd * base_s / r, link) for ph, r in rounds.items()}
+    overflow = grid >= top - 1e-9 if queue is not None else np.zeros_like(grid, dtype=bool)
+    cut_p = {ph: np.where(overflow, 1.0, -np.expm1(s * survive)) for ph, s in sent.items()}
+    cut_to = np.maximum(np.floor(beta * cwnd + 1e-9), 2.0)     # integer arithmetic, tcp_cubic.c / tcp_reno_ssthresh
+    zero = np.zeros_like(grid)
+    mass = {ph: zero for ph in rounds}
+    n = len(grid)
+    mass["ss"] = _scatter(_split(grid, np.array([float(iw)])), np.array([1.0]), n)
     steps = max(1, math.ceil(until_s / base_s))
     delivered, mean_round, settled = np.zeros(steps), np.zeros(steps), None
-    grow = {"ss": np.minimum(grid + sent["ss"] * (1 - loss), top), "ca": np.minimum(grid + alpha * sent["ca"] / grid, top),
-            "rec": grid}
+    grown = {"ss": np.minimum(grid + sent["ss"] * (1 - loss), top),
+             "ca": np.minimum(grid + alpha * sent["ca"] / cwnd, top)}
+    to_ss, to_ca, to_cut = _split(grid, grown["ss"]), _split(grid, grown["ca"]), _split(grid, cut_to)
     for k in range(steps):
         delivered[k] = sum(float(m @ sent[ph]) for ph, m in mass.items()) * (1 - loss)
         mean_round[k] = sum(float(m @ rounds[ph]) for ph, m in mass.items())
-        cut = sum(m * cut_p[ph] for ph, m in mass.items())
-        nxt = {"ss": _scatter(grid, grow["ss"], mass["ss"] * (1 - cut_p["ss"])),
-               "ca": _scatter(grid, grow["ca"], mass["ca"] * (1 - cut_p["ca"]))
-               + _scatter(grid, grow["rec"], mass["rec"] * (1 - cut_p["rec"])),
-               "rec": _scatter(grid, cut_to, cut)}
+        move = lambda ph, to, share: _scatter(to, mass[ph] * share, n)   # noqa: E731
+        nxt = {"ss": move("ss", to_ss, 1 - cut_p["ss"]),
+               "ca": move("ca", to_ca, 1 - cut_p["ca"]) + mass["rec"] * (1 - cut_p["rec"]),
+               # a loss is seen a round later (RFC 8985 §6: a later segment's SACK); the window
+               # goes on growing until then, and what else is lost in that round is the same episode
+               "dss": move("ss", to_ss, cut_p["ss"]),
+               "dca": move("ca", to_ca, cut_p["ca"]) + mass["rec"] * cut_p["rec"],
+               "rec": move("dss", to_cut, 1.0) + move("dca", to_cut, 1.0)}
         change = sum(float(np.abs(nxt[ph] - mass[ph]).sum()) for ph in mass)
         mass = nxt
         if change < _SETTLE_TOL and k > 10:

@@ -21,7 +21,7 @@ that releases two segments per ACK, segments arrive in pairs S/R apart, the pair
   RFC 9438 §4.3) sends an odd segment and flips the pairing, so the clock spends
   half its time in each: **round = ½(aligned + shifted)**.
 
-At W = 8 on a 40 ms path at 10 Mbit/s this is 44.4 ms against R0 = 41.3 ms; measured
+At W = 8 on a 40 ms path at 10 Mbit/s this is 44.2 ms against R0 = 41.3 ms; measured
 here (userspace link, CUBIC at 2 % loss, cwnd ≈ 8) the sender's srtt was 44-46 ms,
 and 41.5 ms with the receiver's delayed ACKs off (``ip route … quickack 1``), which
 also raised goodput by 5-6 % on the same loss patterns.

@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import ModelError
 from .ackclock import LINUX_DELACK_MIN_S, aligned_round, delayed_ack_round
 
-__all__ = ["TimedRun", "timed_run", "chain_alpha"]
+__all__ = ["TimedRun", "timed_run", "chain_alpha", "ssthresh_after_loss"]
 
 #: Grid step below 64 segments: integer windows fall on grid points, and splitting a move
 #: between points blurs ⌊w⌋ by at most this much.
@@ -80,6 +80,13 @@ class TimedRun:
         if start_s + duration_s <= end:
             return 0.0
         return (start_s + duration_s - max(start_s, end)) / self.step_s * float(per_round[-1])
+
+
+def ssthresh_after_loss(cwnd, beta: float):
+    """The window after a loss in whole segments: max(⌊β·cwnd⌋, 2) (Linux's integer arithmetic:
+    tcp_cubic.c ``max((cwnd * beta) / BICTCP_BETA_SCALE, 2U)``, β = 717/1024; tcp_reno_ssthresh
+    ``max(cwnd >> 1, 2)``). ``cwnd`` may be an array."""
+    return np.maximum(np.floor(beta * np.floor(np.asarray(cwnd, dtype=float) + 1e-9) + 1e-9), 2.0)
 
 
 def _grid(top: float) -> np.ndarray:
@@ -133,7 +140,7 @@ def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_
     sent = {ph: np.minimum(cwnd * base_s / r, link) for ph, r in rounds.items()}
     overflow = grid >= top - 1e-9 if queue is not None else np.zeros_like(grid, dtype=bool)
     cut_p = {ph: np.where(overflow, 1.0, -np.expm1(s * survive)) for ph, s in sent.items()}
-    cut_to = np.maximum(np.floor(beta * cwnd + 1e-9), 2.0)     # integer arithmetic, tcp_cubic.c / tcp_reno_ssthresh
+    cut_to = ssthresh_after_loss(cwnd, beta)
     zero = np.zeros_like(grid)
     mass = {ph: zero for ph in rounds}
     n = len(grid)

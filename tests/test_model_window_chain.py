@@ -120,3 +120,9 @@ def test_the_settled_rate_is_the_cited_steady_state_less_what_linux_adds():
 def test_without_loss_or_for_bbr_the_chain_is_not_used():
     assert _timed(0.0, 1, 5).round_s is None
     assert predict("tcp", 10e6, rtt_s=0.04, loss=0.02, cc="bbr", timestamps=True, window_s=(1, 5)).round_s is None
+
+
+def test_above_its_loss_limit_the_chain_is_not_used_and_the_row_says_so():
+    p = predict("tcp", 10e6, rtt_s=0.04, loss=0.2, loss_reverse=0.0, cc="cubic", wire="emulated",
+                timestamps=True, window_s=(1, 5))
+    assert p.round_s is None and "timeouts shape a timed run" in " ".join(p.notes)

@@ -19,7 +19,7 @@ from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
 from .transfer_time import (ALPHA, BETA, TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput,
                             udp_transfer)
-from .window_chain import chain_alpha, timed_run
+from .window_chain import CHAIN_LOSS_LIMIT, chain_alpha, timed_run
 
 __all__ = ["Prediction", "predict", "SOURCES"]
 
@@ -278,12 +278,15 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                 transfer = whole(size)
             except ModelError as err:
                 notes.append(f"transfer time not predicted: {err}")
-    elif window_s is not None and timeable and loss > 0 and cc in BETA:
+    elif window_s is not None and timeable and 0 < loss <= CHAIN_LOSS_LIMIT and cc in BETA:
         return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady, mss=mss,
                             header=header, window_s=window_s, window_bytes=window_bytes, iw=initial_window,
                             queue_bytes=queue_bytes)
     elif window_s is not None and timeable:
         start, duration = window_s
+        if loss > CHAIN_LOSS_LIMIT and cc in BETA:
+            notes.append(f"above {CHAIN_LOSS_LIMIT:.0%} loss retransmission timeouts shape a timed run and "
+                         "window_chain leaves them out: Cardwell et al.'s transient on the steady state instead")
         timed = timed_goodput(lambda n: whole(int(n)).data_time_s, start, duration,
                               most_bytes=eta * rate_bps * (start + duration) / 8.0 + 10 * mss)
         if abs(timed - goodput) > 0.01 * goodput:

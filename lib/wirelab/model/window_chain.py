@@ -41,7 +41,11 @@ import numpy as np
 from ..errors import ModelError
 from .ackclock import LINUX_DELACK_MIN_S, aligned_round, delayed_ack_round
 
-__all__ = ["TimedRun", "timed_run", "chain_alpha", "ssthresh_after_loss"]
+__all__ = ["TimedRun", "timed_run", "chain_alpha", "ssthresh_after_loss", "CHAIN_LOSS_LIMIT"]
+
+#: Above this loss a retransmission is lost often enough (probability p) that timeouts, which
+#: the chain leaves out, shape the run: ``predict`` does not use the chain there, and says so.
+CHAIN_LOSS_LIMIT = 0.10
 
 #: Grid step below 64 segments: integer windows fall on grid points, and splitting a move
 #: between points blurs ⌊w⌋ by at most this much.

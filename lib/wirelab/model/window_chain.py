@@ -9,24 +9,33 @@ same point for the steady state). So the window's *distribution* is carried forw
 one base round R0 at a time (derived here; each rule cited):
 
 * a state is (window w, phase): slow start from IW (RFC 6928, RFC 5681 §3.1:
-  cwnd grows by each segment acknowledged), congestion avoidance (growth α′ per
+  cwnd grows by each segment acknowledged), congestion avoidance (growth α per
   window's worth of ACKs: RFC 9438 §4.3 Reno-friendly α = 3(1 − β)/(1 + β), or the
-  α′ whose fixed point is the cited steady state, ``recovery.epoch_alpha``), and one
-  round of recovery after a cut without growth (Linux grows only in the Open state;
-  RFC 6937 PRR);
-* per base round the state sends w·R0/round(w) segments, at most the link's R0·R/S
-  (a queue holds the rest: the round stretches to w·S/R); each is lost with
-  probability p independently; one loss or more in a round is one cut, w → max(βw, 2)
-  (RFC 9438 §4.6 β = 0.7, RFC 5681 β = ½; one reduction per episode, RFC 6675 §5);
-  a window beyond pipe + queue overflows the tail-drop queue: a cut too;
+  α whose sawtooth averages the cited steady state, ``chain_alpha``), the round a
+  loss takes to be seen (RFC 8985 §6: a later segment's SACK; the window goes on
+  growing, and what else is lost in it is the same episode), and one round of
+  recovery without growth (Linux grows only in the Open state; RFC 6937 PRR);
+* the kernel's window is whole segments: a state sends ⌊w⌋ per round, and a cut
+  leaves max(⌊β·⌊w⌋⌋, 2) (``ssthresh_after_loss``; RFC 9438 §4.6 β = 0.7, RFC 5681
+  β = ½; one reduction per episode, RFC 6675 §5);
+* per base round a state sends ⌊w⌋·R0/round(w) segments, at most the link's R0·R/S
+  (a queue holds the rest: the round stretches to ⌊w⌋·S/R); each is lost with
+  probability p independently; a window beyond pipe + queue overflows the
+  tail-drop queue: a cut too;
 * round(w) is the ACK clock's round with delayed ACKs (``ackclock``): a window-bound
   rate is w/round(w), not w/R0;
 * the expected segments delivered per round, summed over the measured interval,
   give its expected goodput (iperf3's -O and -t: from ``start`` for ``duration``).
 
+A seeded Monte Carlo of these rules agrees within 3 % (tests). Measured on the
+userspace link (10 Mbit/s, 20 ms each way, CUBIC, iperf3 -O 1): 5 s runs at 0.1, 0.5,
+1, 2 and 5 % loss read 1.03, 0.91, 0.89 (another seed set 0.98), 0.98 and 1.05 of
+the chain; 30 s runs 0.95 at 2 % and 0.99 at 5 %.
+
 Not modelled: retransmission timeouts (a lost retransmission RACK cannot see: 1 in
-16 runs of 5 s at 2 % here), HyStart (it leaves slow start on delay, after random loss
-has ended it here), receive-window autotuning. Windows live on a grid (¼ segment up
+16 runs of 5 s at 2 % here; above ``CHAIN_LOSS_LIMIT`` they shape the run and the
+chain is not used), HyStart (it leaves slow start on delay, after random loss has
+ended it here), receive-window autotuning. Windows live on a grid (1/16 segment up
 to 64, then 0.5 % apart); a move between grid points splits its probability so the
 expected window is kept.
 """

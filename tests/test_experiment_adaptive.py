@@ -207,3 +207,13 @@ def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     (host,) = [r for r in reasons(udpr) if r.name == "host round trip"]
     cycle = 0.001 + 8 * (1063 + 59) / 1e7
     assert host.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)
+
+
+def test_round_trip_reason_compares_with_the_round_the_prediction_already_assumed():
+    row = {"proto": "tcp", "pred_steady_binding": "cubic", "rtt_mean_s_mean": 0.045, "pred_rtt_s": 0.04,
+           "rate_bps": 1e7, "pred_wire_bytes": 1514}
+    (plain,) = [r for r in reasons(row) if r.name == "round trip"]
+    assert plain.low == pytest.approx((0.04 + 8 * (1514 + 66) / 1e7) / 0.045 - 1)
+    # a timed run at loss: delayed ACKs are in the prediction's mean round, only the rest is a reason
+    (chain,) = [r for r in reasons({**row, "pred_round_s": 0.0442}) if r.name == "round trip"]
+    assert chain.low == pytest.approx(0.0442 / 0.045 - 1) and "delayed ACKs included" in chain.text

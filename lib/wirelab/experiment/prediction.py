@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 
 from ..errors import WirelabError
+from ..link.spec import LinkSpec
 from ..model import CONGESTION_CONTROLS, predict
 
 __all__ = ["predict_columns", "predict_like", "PRED_COLUMNS", "FRAMING_COLUMNS", "WIRES"]
@@ -84,6 +85,20 @@ def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> st
         notes.append(f"no model for congestion control {cc!r}: the classic Reno answer")
         return None
     return cc
+
+
+def _queue_bytes(params: dict) -> float | None:
+    """The bottleneck's tail-drop queue the link builds for these parameters (``queue_packets``
+    full frames, else the link's default: ``LinkSpec.queue_for``)."""
+    rate = _get(params, "rate_bps")
+    if rate is None:
+        return None
+    try:
+        spec = LinkSpec.parse(rate=rate, mtu=int(_get(params, "mtu", 1500)))
+    except WirelabError:
+        return None
+    queue = _get(params, "queue_packets")
+    return float(queue) * spec.frame_bytes if queue is not None else float(spec.queue_for(spec.forward))
 
 
 def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
@@ -145,7 +160,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
                     max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
-                    carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params))
+                    carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params),
+                    queue_bytes=_queue_bytes(params) if wire != "payload" else None)
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
@@ -193,6 +209,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                pred_efficiency=1.0 if wire == "payload" else p.efficiency,
                pred_payload_bytes=p.payload_bytes, pred_wire_bytes=p.wire_bytes,
                pred_rtt_s=rtt if rtt is not None else math.nan,
+               pred_round_s=math.nan if p.round_s is None else p.round_s,
+               pred_queue_bytes=math.nan if p.round_s is None else _queue_bytes(params),
                pred_note="; ".join(dict.fromkeys(notes)) or None)
     for name, value in limits.items():
         out[f"pred_limit_{name}_bps"] = value
@@ -204,7 +222,8 @@ def predict_like(row, **changes) -> dict:
     the same wire, timestamps, framing and congestion control the row was predicted with."""
     params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
                                   "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
-                                  "max_retransmits", "size_bytes", "cc", "time_s", "omit_s") if k in row}
+                                  "max_retransmits", "size_bytes", "cc", "time_s", "omit_s", "queue_packets")
+              if k in row}
     params.update(changes)
 
     def value(name, default):

@@ -34,7 +34,9 @@ The reasons (each a function of one summary row → expected effect, or None):
                     against the W the model was given.
 * ``round trip``    a window- or loss-bound TCP rate is W/RTT: the runs' own mean
                     RTT (the sender's srtt: queueing, the link process, delayed
-                    ACKs) against the model's round (2·delay + a segment and an ACK).
+                    ACKs) against the model's round (2·delay + a segment and an ACK), or
+                    the mean round a timed run's prediction already assumed (``pred_round_s``:
+                    delayed ACKs counted there, ``model.ackclock``).
 * ``iperf3 omit boundary``  iperf3 counts what its server reads after the omitted
                     seconds end, including a backlog received before (its reads
                     batch a block, 128 kB by default): up to one block more, a band
@@ -172,11 +174,15 @@ def _round_trip(row, *_) -> Reason | None:
     rate = _number(row, "rate_bps")
     if not all(math.isfinite(v) and v > 0 for v in (measured, rtt, rate)):
         return None
-    model = rtt + 8.0 * (_number(row, "pred_wire_bytes", 1514) + 66) / rate
+    model = _number(row, "pred_round_s")             # a timed run at loss: the chain's mean round
+    counted = math.isfinite(model) and model > 0       # (delayed ACKs already in the prediction)
+    if not counted:
+        model = rtt + 8.0 * (_number(row, "pred_wire_bytes", 1514) + 66) / rate
     effect = model / measured - 1
     if abs(effect) < 1e-3:
         return None
-    return Reason.sized("round trip", f"the runs' mean RTT was {measured * 1e3:.1f} ms, the model's round "
+    which = "the model's mean round (delayed ACKs included)" if counted else "the model's round"
+    return Reason.sized("round trip", f"the runs' mean RTT was {measured * 1e3:.1f} ms, {which} "
                                 f"{model * 1e3:.1f} ms: W/RTT {effect:+.1%}", effect)
 
 

@@ -4,7 +4,10 @@ Read in this order: ``headers`` (what each layer adds), ``efficiency``
 (payload / bytes on the wire, fragmentation), ``tcp`` (link, window and loss
 limits), ``congestion`` (steady state by congestion control: Reno, CUBIC,
 BBR), ``slowstart`` (initial window, slow start, the first loss),
-``stopwait`` (UDPR), ``transfer_time`` (a whole file: set-up, data, RCVD),
+``recovery`` (RACK-TLP, the window's way down), ``ackclock`` (the round with
+delayed ACKs), ``window_chain`` (a timed run at random loss: the window's
+distribution round by round), ``stopwait`` (UDPR), ``transfer_time`` (a whole
+file: set-up, data, RCVD),
 ``delay``, and ``predict`` which puts them together for one protocol on one
 link. Every formula names its source.
 """
@@ -25,6 +28,7 @@ _EXPORTS = {
     "udp_transfer": "transfer_time", "propagation_delay": "delay",
     "transmission_delay": "delay", "one_way_from_rtt": "delay", "Prediction": "predict",
     "predict": "predict", "SOURCES": "predict",
+    "delayed_ack_round": "ackclock", "timed_run": "window_chain",
     # a message's delay along a store-and-forward path (document 003)
     "path_delay": "delay", "hop_delays": "delay", "Hop": "delay", "mean_jittered_delay": "delay",
 }

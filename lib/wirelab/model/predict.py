@@ -17,7 +17,9 @@ from .headers import TCP_TIMESTAMPS, HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
 from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
-from .transfer_time import TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput, udp_transfer
+from .transfer_time import (ALPHA, BETA, TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput,
+                            udp_transfer)
+from .window_chain import CHAIN_LOSS_LIMIT, chain_alpha, timed_run
 
 __all__ = ["Prediction", "predict", "SOURCES"]
 
@@ -65,6 +67,7 @@ class Prediction:
     transfer: TransferTime | None = None        # with ``size``: the whole file's time
     steady_goodput_bps: float | None = None     # the steady state, when ``goodput_bps`` is a finite transfer's
     steady_binding: str | None = None
+    round_s: float | None = None                # the ACK clock's mean round a timed run's prediction assumed
 
     @property
     def transfer_time_s(self) -> float | None:
@@ -125,7 +128,7 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             max_wait_s: float = 5.0, max_retransmits: int = 5, acked_per_ack: int = 1,
             cc: str | None = None, size: int | None = None,
             initial_window: int = LINUX_INITIAL_WINDOW, carriage: str = "packets",
-            window_s: tuple[float, float] | None = None) -> Prediction:
+            window_s: tuple[float, float] | None = None, queue_bytes: float | None = None) -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
     TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
@@ -139,7 +142,9 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     not carried as the sender's own segments: the link limit only, no slow start or loss.
     ``window_s=(start, duration)``: TCP's goodput as a timed run measures it, from ``start``
     to ``start + duration`` seconds after the first byte (``transfer_time.timed_goodput``);
-    the steady state stays in ``steady_goodput_bps``.
+    the steady state stays in ``steady_goodput_bps``. With loss and a loss-based ``cc`` (reno,
+    cubic) the window's distribution is carried through the run (``window_chain``), delayed ACKs
+    included; ``queue_bytes`` is the bottleneck's tail-drop queue (slow start overflows it).
     """
     if not 0 <= loss <= 1:
         raise ModelError(f"loss must be between 0 and 100 %, not {loss * 100:g} %", "e.g. --loss 1%")
@@ -167,7 +172,7 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     if proto == "tcp":
         return _tcp(stack, packets, rate_bps, notes, common, cc=cc, size=size, window_bytes=window_bytes,
                     rto_s=rto_s, loss_reverse=loss_reverse, acked_per_ack=acked_per_ack,
-                    initial_window=initial_window, window_s=window_s)
+                    initial_window=initial_window, window_s=window_s, queue_bytes=queue_bytes)
     if cc is not None:
         notes.append(f"{cc} is a TCP congestion control: it does not apply to {proto}")
 
@@ -205,7 +210,7 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
 
 
 def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, *,
-            delivered=1.0, sw=None, transfer=None, cc=None, steady=None) -> Prediction:
+            delivered=1.0, sw=None, transfer=None, cc=None, steady=None, round_s=None) -> Prediction:
     """The Prediction; with a transfer, goodput and binding become the finite transfer's
     (``steady``: (goodput, binding) of the steady state when ``goodput`` is a timed run's)."""
     steady_goodput, steady_binding = steady or (goodput, binding)
@@ -215,7 +220,7 @@ def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, co
     finite = transfer is not None or steady is not None
     return Prediction(proto, rate_bps, stack, packets, limits, binding, goodput, common["rtt_s"],
                       common["loss"], delivered, sw, common["bdp_bytes"], tuple(notes), cc, transfer,
-                      steady_goodput if finite else None, steady_binding if finite else None)
+                      steady_goodput if finite else None, steady_binding if finite else None, round_s)
 
 
 def _stream(stack, packets, rate_bps, notes, common, *, size, cc) -> Prediction:
@@ -233,7 +238,7 @@ def _stream(stack, packets, rate_bps, notes, common, *, size, cc) -> Prediction:
 
 
 def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto_s, loss_reverse,
-         acked_per_ack, initial_window, window_s=None) -> Prediction:
+         acked_per_ack, initial_window, window_s=None, queue_bytes=None) -> Prediction:
     """TCP: the classic limits (cc None) or a congestion control's steady state, then the transfer."""
     rtt_s, loss = common["rtt_s"], common["loss"]
     mss = min(max_payload(stack), packets.payload_bytes)
@@ -273,8 +278,15 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                 transfer = whole(size)
             except ModelError as err:
                 notes.append(f"transfer time not predicted: {err}")
+    elif window_s is not None and timeable and 0 < loss <= CHAIN_LOSS_LIMIT and cc in BETA:
+        return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady, mss=mss,
+                            header=header, window_s=window_s, window_bytes=window_bytes, iw=initial_window,
+                            queue_bytes=queue_bytes)
     elif window_s is not None and timeable:
         start, duration = window_s
+        if loss > CHAIN_LOSS_LIMIT and cc in BETA:
+            notes.append(f"above {CHAIN_LOSS_LIMIT:.0%} loss retransmission timeouts shape a timed run and "
+                         "window_chain leaves them out: Cardwell et al.'s transient on the steady state instead")
         timed = timed_goodput(lambda n: whole(int(n)).data_time_s, start, duration,
                               most_bytes=eta * rate_bps * (start + duration) / 8.0 + 10 * mss)
         if abs(timed - goodput) > 0.01 * goodput:
@@ -285,3 +297,27 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                        steady=(goodput, binding))
     return _finish("tcp", rate_bps, stack, packets, limits, binding, goodput, notes, common,
                    transfer=transfer, cc=cc)
+
+
+def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, mss, header, window_s,
+                 window_bytes, iw, queue_bytes) -> Prediction:
+    """A timed run at random loss: the expected goodput of the window's Markov chain
+    (``window_chain``) from ``start`` to ``start + duration`` after the first byte."""
+    loss, rtt_s, eta = common["loss"], common["rtt_s"] or 0.0, packets.efficiency
+    segment = 8.0 * mss / (eta * rate_bps)
+    base = rtt_s + segment + 8.0 * header / rate_bps                  # R0: S/R + RTT + ACK/R
+    beta = BETA[steady.cc]
+    target = steady.goodput_bps * base / (8.0 * mss)
+    alpha = ALPHA[steady.cc] if steady.binding in ("link", "window") else chain_alpha(target, loss, beta)
+    start, duration = window_s
+    queue = None if queue_bytes is None else queue_bytes * eta / mss        # segments (wire bytes each mss/η)
+    run = timed_run(loss=loss, beta=beta, alpha=alpha, segment_s=segment, base_s=base, until_s=start + duration,
+                    iw=iw, queue=queue, cap=None if window_bytes is None else max(window_bytes / mss, 2.0))
+    goodput = 8.0 * mss * run.segments(start, duration) / duration
+    round_s = run.round_s(start, duration)
+    notes.append(f"a timed run from {start:g} s to {start + duration:g} s: the window's distribution carried "
+                 f"round by round (window_chain: slow start, random loss, one cut per round, delayed ACKs: "
+                 f"mean round {round_s * 1e3:.1f} ms against R0 = {base * 1e3:.1f} ms): {goodput / 1e6:.3f} "
+                 f"Mbit/s, the steady state {steady.goodput_bps / 1e6:.3f}; retransmission timeouts not modelled")
+    return _finish("tcp", rate_bps, stack, packets, limits, steady.binding, goodput, notes, common, cc=steady.cc,
+                   steady=(steady.goodput_bps, steady.binding), round_s=round_s)

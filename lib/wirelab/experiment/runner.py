@@ -7,15 +7,16 @@ For each run the runner: skips it if the folder already holds it (resume);
 asks the engine whether it can run it (``unsupported`` → status ``skipped``);
 runs it with a deadline; records any failure with its reason (status
 ``failed``, ``error`` text) and goes on with the sweep; adds the model's
-prediction for exactly those parameters (``pred_*``); appends the row to the
-results folder at once (atomic). Ctrl-C stops after saving what is done: run
-it again to complete only the missing runs. Consecutive runs of one link
-spec share one link where the backend can make it ready again (``reuse``).
+prediction for exactly those parameters (``pred_*``); saves the run's record in
+the results folder the moment it ends (the tables follow, ``store``). Ctrl-C
+stops after saving what is done: run it again to complete only the missing
+runs. Consecutive runs share one link where the backend can make it ready
+again, reshaped in place when the rate, delay or loss changes (``reuse``).
 
 Before the runs, where UDPR is swept, the host's own round trip is measured
 (``calibration``) for the stop-and-wait model, once for the sweep's deadlines and
-again just before each UDPR setting's batch of runs (the machine's load drifts
-during a sweep); after them, with
+again before a UDPR setting's runs once the last probe of its rate, MTU and DATA
+size is 30 s old (the machine's load drifts during a sweep); after them, with
 ``Experiment(precision=...)``, settings whose interval is still too wide get
 more repetitions (``adaptive``).
 """
@@ -182,7 +183,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                                       "engine_info": getattr(engine, "info", lambda: {})()})
         timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
         default_cc = info["sysctls"].get("net.ipv4.tcp_congestion_control")
-        # consecutive runs of one link spec share one link, made ready again between runs
+        # consecutive runs share one link, made ready again (and reshaped) between runs
         kept = leaving.enter_context(KeptLinks(link_layer, backend))    # removed however we leave
         probe = host_round_trip(engine, link_layer, backend, experiment.settings(), kept=kept)
         if probe is not None:

@@ -19,7 +19,6 @@ from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
 from .transfer_time import (ALPHA, BETA, TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput,
                             udp_transfer)
-from .window_chain import CHAIN_LOSS_LIMIT, chain_alpha, timed_run
 
 __all__ = ["Prediction", "predict", "SOURCES"]
 
@@ -278,14 +277,14 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                 transfer = whole(size)
             except ModelError as err:
                 notes.append(f"transfer time not predicted: {err}")
-    elif window_s is not None and timeable and 0 < loss <= CHAIN_LOSS_LIMIT and cc in BETA:
+    elif window_s is not None and timeable and 0 < loss <= _chain_loss_limit() and cc in BETA:
         return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady, mss=mss,
                             header=header, window_s=window_s, window_bytes=window_bytes, iw=initial_window,
                             queue_bytes=queue_bytes)
     elif window_s is not None and timeable:
         start, duration = window_s
-        if loss > CHAIN_LOSS_LIMIT and cc in BETA:
-            notes.append(f"above {CHAIN_LOSS_LIMIT:.0%} loss retransmission timeouts shape a timed run and "
+        if loss > _chain_loss_limit() and cc in BETA:
+            notes.append(f"above {_chain_loss_limit():.0%} loss retransmission timeouts shape a timed run and "
                          "window_chain leaves them out: Cardwell et al.'s transient on the steady state instead")
         timed = timed_goodput(lambda n: whole(int(n)).data_time_s, start, duration,
                               most_bytes=eta * rate_bps * (start + duration) / 8.0 + 10 * mss)
@@ -299,10 +298,18 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                    transfer=transfer, cc=cc)
 
 
+def _chain_loss_limit() -> float:
+    # window_chain needs numpy: imported only when a timed run is predicted, so that
+    # `wirelab --help` (which imports this module) starts without it
+    from .window_chain import CHAIN_LOSS_LIMIT
+    return CHAIN_LOSS_LIMIT
+
+
 def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, mss, header, window_s,
                  window_bytes, iw, queue_bytes) -> Prediction:
     """A timed run at random loss: the expected goodput of the window's Markov chain
     (``window_chain``) from ``start`` to ``start + duration`` after the first byte."""
+    from .window_chain import chain_alpha, timed_run
     loss, rtt_s, eta = common["loss"], common["rtt_s"] or 0.0, packets.efficiency
     segment = 8.0 * mss / (eta * rate_bps)
     base = rtt_s + segment + 8.0 * header / rate_bps                  # R0: S/R + RTT + ACK/R

@@ -18,6 +18,8 @@ from wirelab.experiment.reuse import KeptLinks
 from wirelab.link import LinkSpec
 from wirelab.link.netns import list_namespaces
 
+from fake_links import FakeLink, FakeLinks
+
 
 class Engine:
     """Goodput from the setting; raises what it is told to on the n-th run."""
@@ -34,25 +36,17 @@ class Engine:
         return {"ok": True, "goodput_bps": 0.9 * setting["rate_bps"]}
 
 
-class Link:
+class Link(FakeLink):
     """A link the runner can keep: ``renew`` says whether it is ready again; with ``mtus``
     it takes another spec in place when the MTU is one of them."""
-    backend = "fake-wire"
+    renewable = True
 
     def __init__(self, spec, ready=True, mtus=()):
-        self.spec, self.ready, self.renewals, self.closed = spec, ready, 0, False
-        self.mtus, self.specs = mtus, [spec]
-
-    renewable = True
+        super().__init__(spec)
+        self.ready, self.renewals, self.mtus, self.specs = ready, 0, mtus, [spec]
 
     def can_reshape(self, spec):
         return spec.mtu in self.mtus
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.closed = True
 
     def renew(self, seed, spec=None):
         assert not self.closed
@@ -65,30 +59,16 @@ class Link:
             raise LinkError("a process is left", "open a new link")
         return {"a": []} if self.ready else None
 
-    def unsupported(self, proto):
-        return None
-
-    def describe(self):
-        return {"backend": self.backend, "tc_commands": []}
-
 
 def layer(**link_options):
-    class Links:
+    class Links(FakeLinks):
         opened: list = []
-
-        @staticmethod
-        def backend_for(specs, requested):
-            return "fake-wire"
 
         @staticmethod
         def open(spec, *, backend, seed, name):
             made = Link(spec, **link_options)
             Links.opened.append(made)
             return made
-
-        @staticmethod
-        def wire_of(spec):
-            return "emulated"
     return Links
 
 

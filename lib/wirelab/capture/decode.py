@@ -23,6 +23,7 @@ from typing import Iterator
 import numpy as np
 
 from .dissect import dissect
+from .fastpath import decode_fast
 from .fields import FileBytes, Headers
 from .files import Scan, open_reader
 from .source import WINDOW_BYTES, Windows
@@ -34,6 +35,8 @@ BLOCK_PACKETS = 32768
 #: threads decoding blocks at once: one per core, two at most (measured on two cores only)
 THREADS = min(os.cpu_count() or 1, 2)
 Part = dict
+#: the fast path for the usual packet (``fastpath``); False: every packet through ``dissect``
+FAST = True
 #: columns of 16 bytes per packet (IPv6 addresses): allocated only when a capture has IPv6
 ADDRESS6 = ("src6", "dst6")
 _RECORD = {"time": np.float64, "frame_len": np.int64, "cap_len": np.int64, "linktype": np.int64,
@@ -99,6 +102,24 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
         start = scan.resume
 
 
+def _store(out: Part, rows, fields: dict, lock: threading.Lock) -> None:
+    """Write ``dissect``'s fields into ``out`` at ``rows`` (a slice, or indices)."""
+    for name, value in fields.items():
+        if not isinstance(value, tuple):
+            out[name][rows] = value
+            continue
+        values, ok = value
+        out[name + "_ok"][rows] = ok
+        if name in ADDRESS6:
+            if not ok.any():
+                continue
+            with lock:
+                for both in ADDRESS6:          # source and destination: both or neither
+                    if out[both] is None:
+                        out[both] = np.zeros((out["time"].size, 16), dtype=np.uint8)
+        out[name][rows] = values
+
+
 def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int,
                 pick: slice = slice(None)) -> int:
     """Decode the packets ``pick`` of a window's scan into ``out`` from row ``at``; returns
@@ -119,20 +140,12 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
         for name, value in (("time", rec.time), ("frame_len", rec.frame_len), ("cap_len", rec.cap_len),
                             ("linktype", linktype), ("iface", rec.iface), ("file_offset", base + h.start)):
             out[name][rows] = value
-        for name, value in dissect(h, linktype, rec.frame_len).items():
-            if not isinstance(value, tuple):
-                out[name][rows] = value
-                continue
-            values, ok = value
-            out[name + "_ok"][rows] = ok
-            if name in ADDRESS6:
-                if not ok.any():
-                    continue
-                with lock:
-                    for both in ADDRESS6:          # source and destination: both or neither
-                        if out[both] is None:
-                            out[both] = np.zeros((out["time"].size, 16), dtype=np.uint8)
-            out[name][rows] = values
+        misfits = decode_fast(out, rows, h, linktype, rec.frame_len) if FAST else None
+        if misfits is None:
+            _store(out, rows, dissect(h, linktype, rec.frame_len), lock)
+        elif misfits.size:                     # the packets the fast path left: the general decoder
+            _store(out, rows.start + misfits, dissect(h.subset(misfits), linktype[misfits],
+                                                      rec.frame_len[misfits]), lock)
 
     starts = range(first, stop, BLOCK_PACKETS)
     if THREADS < 2 or len(starts) < 2:

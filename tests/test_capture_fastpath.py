@@ -218,3 +218,26 @@ def test_the_bench_capture_reads_the_same_both_ways(monkeypatch, bench_files, wh
     general, fast, counted = both_ways(monkeypatch, bench_files[which])
     assert_same(general, fast)
     assert counted.blocks == 3 and counted.rows > 69_000
+
+
+def test_syn_options_one_by_one_equal_the_numpy_pass(monkeypatch):
+    """A few SYNs are read one at a time, many with numpy: both read the same MSS and window
+    scale, whatever the option bytes (random kinds and lengths, cut by the header or the snaplen)."""
+    import wirelab.capture.dissect as dissect
+    rng = np.random.default_rng(8)
+    frames, snaplens = [], []
+    for i in range(3000):
+        words = int(rng.integers(0, 11))             # header length: 20 to 60 bytes
+        options = bytearray((SYN_OPTIONS * 3)[:4 * words])
+        for at in rng.integers(0, max(len(options), 1), int(rng.integers(0, 4))):   # a few bytes changed
+            if at < len(options):
+                options[at] = int(rng.choice([0, 1, 2, 3, 4, 255]))
+        frames.append(_eth(0x0800, _ipv4(6, _tcp(1, 2, i, 0, 0x02, options=bytes(options)))))
+        snaplens.append(int(rng.integers(54, 100)) if rng.random() < 0.2 else 262144)
+    data = write_pcap(frames, snaplens)
+    monkeypatch.setattr(dissect, "FEW_SYNS", 0)
+    vector = read_capture(data)
+    monkeypatch.setattr(dissect, "FEW_SYNS", 10 ** 9)
+    scalar = read_capture(data)
+    assert_same(vector, scalar)
+    assert vector["tcp_mss"].notna().sum() > 300 and vector["tcp_wscale"].notna().sum() > 300

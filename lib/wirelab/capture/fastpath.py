@@ -9,7 +9,7 @@ to combine. ``dissect`` does the same work for every shape of packet and
 costs about twice as much.
 
 ``decode_fast`` tests every packet of a block (link type, EtherType 0x0800,
-version/IHL 0x45, not a later fragment, TCP or UDP, headers captured whole).
+version/IHL 0x45, not a later fragment, TCP or UDP, 40 bytes of IP captured).
 When most pass, it writes all rows this way and returns the others, which
 ``decode`` gives to ``dissect`` (the general decoder) to overwrite. The values
 are the same as ``dissect``'s; ``tests/test_capture_fastpath.py`` compares
@@ -39,18 +39,20 @@ def _at(h: Headers, dtype: str, col: int) -> np.ndarray:
     return np.ndarray((h.size,), dtype=dtype, buffer=h.rows, offset=col, strides=(h.width,))
 
 
-def _usual(h: Headers, link: tuple, cap_len: np.ndarray, c: int) -> np.ndarray:
-    """Where a packet is the usual one: EtherType IPv4, IPv4 without options, not a later
-    fragment, TCP or UDP, and its link, IP and transport headers are all captured."""
+def _usual(h: Headers, link: tuple, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where a packet is the usual one (EtherType IPv4, IPv4 without options, not a later
+    fragment, TCP or UDP, the link, IP and a TCP header's worth of bytes captured), and where
+    it is TCP."""
     l3off, proto_at, _ = link
     fit = _at(h, ">u2", h._lead_const + proto_at) == ETHERTYPE["ipv4"]
     fit &= _at(h, "u1", c + IPV4["ihl"]) == IPV4_NO_OPTIONS
-    fit &= (_at(h, ">u2", c + IPV4["flags_frag"]) & 0x1FFF) == 0
-    proto = _at(h, "u1", c + IPV4["proto"])
+    word = _at(h, ">u4", c + IPV4["flags_frag"])            # flags/fragment offset · TTL · protocol
+    fit &= (word & 0x1FFF0000) == 0
+    proto = word & 0xFF
     tcp = proto == _TCP
     fit &= tcp | (proto == _UDP)
-    fit &= cap_len >= np.where(tcp, l3off + _IP_HEADER + 20, l3off + _IP_HEADER + UDP["header"])
-    return fit
+    fit &= h.cap_len >= l3off + _IP_HEADER + 20             # (a shorter UDP packet: dissect)
+    return fit, tcp
 
 
 def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
@@ -67,7 +69,7 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
         return None
     l3off = link[0]
     c = h._lead_const + l3off                  # the IPv4 header's column in every row
-    fit = _usual(h, link, h.cap_len, c)
+    fit, tcp = _usual(h, link, c)
     misfits = np.flatnonzero(~fit)
     if misfits.size > n * (1 - MIN_SHARE):
         return None
@@ -97,7 +99,6 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     put("dst4", _at(h, ">u4", c + IPV4["dst"]))
     # ---- TCP or UDP, right after the IP header
     t = c + _IP_HEADER
-    tcp = proto == _TCP
     put("sport", _at(h, ">u2", t + TCP["sport"]))
     put("dport", _at(h, ">u2", t + TCP["dport"]))
     put("tcp_seq", _at(h, ">u4", t + TCP["seq"]), tcp)

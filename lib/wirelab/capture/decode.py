@@ -41,6 +41,9 @@ FAST = True
 ADDRESS6 = ("src6", "dst6")
 _RECORD = {"time": np.float64, "frame_len": np.int64, "cap_len": np.int64, "linktype": np.int64,
            "iface": np.int64, "file_offset": np.int64, "l3": np.int8}
+#: columns as narrow as their values (a flag; addresses and protocol numbers, which become
+#: categories): fewer bytes to write than int64
+_NARROW = {"more_frags": bool, "ip_proto": np.uint8, "src4": np.uint32, "dst4": np.uint32}
 _DISSECTED = ["vlan", "ip_len", "ttl", "ip_id", "frag_offset", "more_frags", "ip_proto", "src4", "dst4",
               "sport", "dport", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len",
               "payload_len", "payload_offset", "tcp_mss", "tcp_wscale"]
@@ -50,7 +53,7 @@ def allocate(n: int) -> Part:
     """Empty columns for ``n`` packets."""
     out: Part = {name: np.empty(n, dtype=dtype) for name, dtype in _RECORD.items()}
     for name in _DISSECTED:
-        out[name] = np.empty(n, dtype=bool if name == "more_frags" else np.int64)
+        out[name] = np.empty(n, dtype=_NARROW.get(name, np.int64))
         out[name + "_ok"] = np.empty(n, dtype=bool)
     for name in ADDRESS6:
         out[name], out[name + "_ok"] = None, np.zeros(n, dtype=bool)

@@ -94,7 +94,7 @@ def _addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
         # one hash lookup per packet, not two: factorize the (source, destination) pairs, then
         # the few distinct pairs. Addresses keep their order of first appearance, sources first:
         # a value first appears with the first pair that holds it
-        pair_codes, pairs = pd.factorize((s4[s4ok] << 32) | d4[s4ok])
+        pair_codes, pairs = pd.factorize((s4[s4ok].astype(np.int64) << 32) | d4[s4ok])
         ends = np.concatenate([(pairs >> 32) & 0xFFFFFFFF, pairs & 0xFFFFFFFF])   # (the shift kept the sign)
         end_codes, uniq4 = pd.factorize(ends)
         src[s4ok] = end_codes[:pairs.size][pair_codes]

@@ -3,8 +3,10 @@
 For each window (``source.Windows``) the reader (``pcap``/``pcapng``) finds
 the packet records (a ``Scan``); then, a block of 32768 records at a time,
 their first bytes are copied into one small array (``fields.Headers``), the
-record headers give lengths, times and interfaces, and ``dissect`` reads the
-packet headers. A block's arrays fit in the processor's cache, so the many
+record headers give lengths, times and interfaces, and the packet headers are
+read: by ``fastpath`` when most of the block is the usual packet (Ethernet,
+IPv4 without options, TCP or UDP), by ``dissect`` for every other packet. A
+block's arrays are a few MB, mostly in the processor's caches, so the many
 numpy passes over them cost little. Blocks are decoded in two threads at once
 (numpy releases the GIL in its loops): measured on a two-core machine, 1.2 to
 1.6 times as fast when a core is free, no faster when other work keeps both busy.

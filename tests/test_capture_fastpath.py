@@ -81,7 +81,8 @@ def _ipv4(proto: int, l4: bytes, *, options: bytes = b"", frag: int = 0, more: b
     return struct.pack(">BBHHHBBHII", 0x40 | ihl, 0, length, ident, flags, 64, proto, 0, src, dst) + options + l4
 
 
-def _tcp(sport: int, dport: int, seq: int, ack: int, flags: int, payload: bytes = b"", options: bytes = b"") -> bytes:
+def _tcp(sport: int, dport: int, seq: int, ack: int, flags: int, payload: bytes = b"",
+         options: bytes = b"") -> bytes:
     off = (20 + len(options)) // 4
     return struct.pack(">HHIIHHHH", sport, dport, seq, ack, (off << 12) | flags, 65535, 0, 0) + options + payload
 
@@ -110,11 +111,13 @@ def mixed_frames(n: int, seed: int = 3) -> list[bytes]:
         if kind < 60:
             frame = _eth(0x0800, _ipv4(6, _tcp(5201, 40000 + i % 7, seq, 7, 0x10, data), ident=i))
         elif kind < 72:
-            frame = _eth(0x0800, _ipv4(17, _udp(5001, 6000, data[:600]), ident=i, src=int(rng.integers(0, 2**32))))
+            src = int(rng.integers(0, 2**32))
+            frame = _eth(0x0800, _ipv4(17, _udp(5001, 6000, data[:600]), ident=i, src=src))
         elif kind < 74:
             frame = _eth(0x0800, _ipv4(6, _tcp(40000, 5201, seq, 0, 0x02, options=SYN_OPTIONS)))
         elif kind < 76:
-            frame = _eth(0x0800, _ipv4(6, _tcp(40000, 5201, seq, 1, 0x18, data, options=b"\x01\x01\x08\x0a" + bytes(8))))
+            timestamps = b"\x01\x01\x08\x0a" + bytes(8)
+            frame = _eth(0x0800, _ipv4(6, _tcp(40000, 5201, seq, 1, 0x18, data, options=timestamps)))
         elif kind < 78:
             frame = _eth(0x0800, _ipv4(6, _tcp(1, 2, seq, 3, 0x10, data), options=b"\x94\x04\x00\x00"))
         elif kind < 80:
@@ -134,7 +137,7 @@ def mixed_frames(n: int, seed: int = 3) -> list[bytes]:
         elif kind < 92:
             frame = _eth(0x0800, _ipv4(6, _tcp(80, 81, seq, 2, 0x10, data)), vlan=100)
         elif kind < 94:
-            frame = _eth(0x0800, _ipv4(6, _tcp(80, 81, seq, 2, 0x10, data), options=bytes(40)))  # 40 bytes of options
+            frame = _eth(0x0800, _ipv4(6, _tcp(80, 81, seq, 2, 0x10, data), options=bytes(40)))  # longest IHL
         elif kind < 96:
             frame = _eth(0x0800, bytes([0x45]) + bytes(int(rng.integers(0, 40))))    # too short to be IPv4
         elif kind < 98:

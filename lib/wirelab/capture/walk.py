@@ -258,15 +258,15 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
         n = np.count_nonzero(kept, axis=1)
         kind_table = None
         if not one_kind:
-            kind_table = np.stack([np.full(lvl_ids.size, common, dtype=np.int64) if k is None else k.astype(np.int64)
-                                   for k in kinds], axis=1)
+            kind_table = np.stack([np.full(lvl_ids.size, common, dtype=np.int64) if k is None
+                                   else k.astype(np.int64) for k in kinds], axis=1)
         found_by_level.append((lvl_ids, n, table[kept], None if kind_table is None else kind_table[kept]))
         counts[lvl_ids] += n
     counts_sorted = counts[order]
     begin = np.cumsum(counts_sorted) - counts_sorted
     filled = np.zeros(starts.size, dtype=np.int64)
     out = np.empty(int(counts.sum()), dtype=np.int64)
-    out_kind = np.full(out.size, common or 0, dtype=np.int64) if one_kind else np.empty(out.size, dtype=np.int64)
+    out_kind = np.full(out.size, common or 0, dtype=np.int64) if one_kind else np.empty_like(out)
     for lvl_ids, n, found, found_kind in found_by_level:
         at = begin[rank[lvl_ids]] + filled[lvl_ids]
         dest = np.repeat(at, n) + np.arange(found.size) - np.repeat(np.cumsum(n) - n, n)

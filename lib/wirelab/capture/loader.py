@@ -132,7 +132,7 @@ def frame_from_part(part: Part, info: dict | None = None) -> pd.DataFrame:
     """Columns from ``decode`` → the DataFrame (``info`` goes to ``df.attrs["capture"]``)."""
     src, dst = _addresses(part)
     data = {"time": part["time"], "frame_len": part["frame_len"], "cap_len": part["cap_len"],
-            "l3": pd.Categorical.from_codes(part["l3"].astype(np.int64), categories=L3_NAMES),
+            "l3": pd.Categorical.from_codes(part["l3"], categories=L3_NAMES),      # (int8 codes as they are)
             "src": src, "dst": dst, "proto": _protocols(part)}
     for name in INT_COLUMNS:
         data[name] = _int(part[name], part[name + "_ok"])

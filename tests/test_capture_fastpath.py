@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import struct
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -19,36 +20,41 @@ CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests"
 
 
 class Counted:
-    """decode_fast, counting the blocks and rows it took and the rows it left to dissect."""
+    """decode_fast, counting the blocks and rows it took and the rows it left to dissect
+    (blocks are decoded in two threads: the counts under a lock)."""
 
     def __init__(self, real):
         self.real, self.blocks, self.rows, self.left, self.declined = real, 0, 0, 0, 0
+        self.lock = threading.Lock()
 
     def __call__(self, out, rows, h, linktype, frame_len):
         misfits = self.real(out, rows, h, linktype, frame_len)
-        if misfits is None:
-            self.declined += 1
-        else:
-            self.blocks += 1
-            self.rows += h.size - misfits.size
-            self.left += misfits.size
+        with self.lock:
+            if misfits is None:
+                self.declined += 1
+            else:
+                self.blocks += 1
+                self.rows += h.size - misfits.size
+                self.left += misfits.size
         return misfits
 
 
-def both_ways(monkeypatch, source, block: int | None = None, **kw):
+def both_ways(monkeypatch, source, block: int | None = None):
     """(general, fast, counts): the capture read with the fast path off and on."""
     if block:
         monkeypatch.setattr(decode, "BLOCK_PACKETS", block)
     counted = Counted(decode.decode_fast)
     monkeypatch.setattr(decode, "decode_fast", counted)
     monkeypatch.setattr(decode, "FAST", False)
-    general = read_capture(source, **kw)
+    general = read_capture(source)
     monkeypatch.setattr(decode, "FAST", True)
-    fast = read_capture(source, **kw)
+    fast = read_capture(source)
     return general, fast, counted
 
 
 def assert_same(general: pd.DataFrame, fast: pd.DataFrame) -> None:
+    """Same columns, dtypes, missing values, values and attrs (a missing value is compared as
+    missing: what an integer array keeps under its mask is no value of the DataFrame)."""
     assert list(fast.columns) == list(general.columns)
     for name in general.columns:             # column by column: the first difference is named
         assert fast[name].dtype == general[name].dtype, name

@@ -274,6 +274,42 @@ def test_walk_with_stretches_of_tiny_and_of_full_size_records():
     assert len(df) == 20 * 3000 + 20 * 150
 
 
+def test_walk_keeps_the_kind_of_every_block_among_many_packet_blocks():
+    """The lock-step walk keeps no kinds for steps where every block is of the usual kind:
+    the blocks of other kinds (unknown, statistics, simple packets) must keep theirs."""
+    rng = np.random.default_rng(12)
+    shb = struct.pack("<IIIHHq", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1) + struct.pack("<I", 28)
+    idb = struct.pack("<IIHHI", 1, 20, 1, 0, 0) + struct.pack("<I", 20)
+    parts, kinds = [shb, idb], [0x0A0D0D0A, 1]
+    for i in range(40_000):
+        odd = rng.random()
+        if odd < 0.001:
+            parts.append(struct.pack("<II", 0x0BAD, 16) + b"\x00" * 4 + struct.pack("<I", 16))
+            kinds.append(0x0BAD)
+            continue
+        if odd < 0.002:
+            parts.append(struct.pack("<IIIII", 5, 24, 0, 0, i) + struct.pack("<I", 24))
+            kinds.append(5)
+            continue
+        spb = odd < 0.003
+        n = int(rng.integers(40, 300))
+        pad = -n % 4
+        blen = (16 if spb else 32) + n + pad
+        head = struct.pack("<III", 3, blen, n) if spb else struct.pack("<IIIIIII", 6, blen, 0, 0, i, n, n)
+        parts.append(head + bytes(n + pad) + struct.pack("<I", blen))
+        kinds.append(3 if spb else 6)
+    data = b"".join(parts)
+    (fb, base, scan), = scans(data)
+    packets = [k for k in kinds if k in (3, 6)]
+    assert scan.kinds.tolist() == packets
+    offsets, pos = [], 0
+    for part, kind in zip(parts, kinds):
+        if kind in (3, 6):
+            offsets.append(pos)
+        pos += len(part)
+    assert scan.offsets.tolist() == offsets
+
+
 def test_many_addresses_keep_their_order_of_first_appearance():
     """src/dst categories: every address once, in order of first appearance (sources first),
     high addresses (≥ 128.0.0.0) included; each row names its own packet's addresses."""

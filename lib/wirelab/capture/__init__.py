@@ -3,7 +3,8 @@
 Read in this order: ``loader`` (``read_capture``: pcap/pcapng → DataFrame; it
 uses ``source`` for windows of the file, ``files``/``pcap``/``pcapng`` for the
 record layouts, ``walk`` to find records fast, ``decode``, ``fields`` and
-``dissect`` to read headers with numpy, ``formats`` for the byte tables),
+``dissect`` to read headers with numpy (``fastpath`` for the usual Ethernet/IPv4/TCP or UDP
+packet), ``formats`` for the byte tables),
 ``stream`` (``iter_capture``: any size, in chunks), ``flows`` (conversations,
 I/O graph), ``tcp_analysis`` (Wireshark's retransmission/loss flags),
 ``udp_loss`` (sequence numbers in datagrams), ``overhead`` (what the wire

@@ -21,6 +21,8 @@ L3_NAMES = ["other", "ipv4", "ipv6", "arp"]
 _OTHER, _V4, _V6, _ARP = range(4)
 _TCP, _UDP = 6, 17
 TCP_OPTION_MSS, TCP_OPTION_WSCALE = 2, 3
+#: up to this many SYNs in a block, their options are read one segment at a time
+FEW_SYNS = 64
 
 
 def _any_of(x: np.ndarray, values) -> np.ndarray:
@@ -211,9 +213,34 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     return out
 
 
+def _options_of_one(opts: bytes) -> dict:
+    """MSS and window scale from one segment's option bytes: ``_syn_options`` for a few SYNs
+    (a numpy pass per option costs more than plain Python on a handful of segments)."""
+    out, at = {}, 0
+    for _ in range(20):
+        if at >= len(opts) or opts[at] == 0:       # end of the header, or end of option list
+            break
+        kind = opts[at]
+        if kind == 1:                              # no-operation: one byte
+            at += 1
+            continue
+        if at + 1 >= len(opts):
+            break
+        length = opts[at + 1]
+        if kind == TCP_OPTION_MSS and length == 4 and at + 4 <= len(opts):
+            out["mss"] = int.from_bytes(opts[at + 2:at + 4], "big")
+        elif kind == TCP_OPTION_WSCALE and length == 3 and at + 3 <= len(opts):
+            out["ws"] = opts[at + 2]
+        if length < 2:
+            break
+        at += length
+    return out
+
+
 def _syn_options(h: Headers, l4off, syn, hdr_len) -> dict:
     """MSS and window scale announced in SYN segments (RFC 9293 §3.2, RFC 7323 §2).
-    Only SYNs are read (few), straight from the file."""
+    Only SYNs are read (few), straight from the file: one by one when there are a few,
+    else a numpy pass per option."""
     n = h.size
     mss = np.zeros(n, dtype=np.int64)
     mss_ok = np.zeros(n, dtype=bool)
@@ -225,6 +252,14 @@ def _syn_options(h: Headers, l4off, syn, hdr_len) -> dict:
     base = h.start[rows]
     limit = np.minimum(l4off[rows] + hdr_len[rows], h.cap_len[rows])
     at = l4off[rows] + 20
+    if rows.size <= FEW_SYNS:
+        for i, b, a, end in zip(rows.tolist(), base.tolist(), at.tolist(), limit.tolist()):
+            found = _options_of_one(h.file.u8v[b + a:b + max(end, a)].tobytes())
+            if "mss" in found:
+                mss[i], mss_ok[i] = found["mss"], True
+            if "ws" in found:
+                ws[i], ws_ok[i] = found["ws"], True
+        return {"tcp_mss": (mss, mss_ok), "tcp_wscale": (ws, ws_ok)}
     live = np.ones(rows.size, dtype=bool)
     f = h.file
     for _ in range(20):

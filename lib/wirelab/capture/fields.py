@@ -110,6 +110,13 @@ class Headers:
         self.cap_len = np.zeros(self.size, dtype=np.int64)
         self._lead_const = int(self.lead[0]) if self.size and (self.lead == self.lead[0]).all() else None
 
+    def subset(self, which: np.ndarray) -> "Headers":
+        """The rows ``which`` (indices) as Headers of their own (their bytes copied, not read again)."""
+        lead = self.lead[which]
+        sub = Headers(self.file, self.start[which] - lead, lead, rows=self.rows[which])
+        sub.cap_len = self.cap_len[which]
+        return sub
+
     def raw(self, dtype: str, col: int, as_type=np.int64) -> np.ndarray:
         """The field at column ``col`` of every row (a strided slice), as int64 (or ``as_type``)."""
         size = np.dtype(dtype).itemsize

@@ -94,11 +94,16 @@ def _addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
         # one hash lookup per packet, not two: factorize the (source, destination) pairs, then
         # the few distinct pairs. Addresses keep their order of first appearance, sources first:
         # a value first appears with the first pair that holds it
-        pair_codes, pairs = pd.factorize((s4[s4ok] << 32) | d4[s4ok])
+        every = bool(s4ok.all())             # (an IPv4-only capture: no selection, no copies)
+        s, d = (s4, d4) if every else (s4[s4ok], d4[s4ok])
+        pair_codes, pairs = pd.factorize((s.astype(np.int64) << 32) | d)
         ends = np.concatenate([(pairs >> 32) & 0xFFFFFFFF, pairs & 0xFFFFFFFF])   # (the shift kept the sign)
         end_codes, uniq4 = pd.factorize(ends)
-        src[s4ok] = end_codes[:pairs.size][pair_codes]
-        dst[d4ok] = end_codes[pairs.size:][pair_codes]
+        if every:
+            src, dst = end_codes[:pairs.size][pair_codes], end_codes[pairs.size:][pair_codes]
+        else:
+            src[s4ok] = end_codes[:pairs.size][pair_codes]
+            dst[d4ok] = end_codes[pairs.size:][pair_codes]
     else:
         codes4, uniq4 = pd.factorize(np.concatenate([s4[s4ok], d4[d4ok]]))
         k = int(s4ok.sum())
@@ -119,12 +124,13 @@ def _addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
 
 
 def _protocols(part: Part) -> pd.Categorical:
-    proto, ok = part["ip_proto"], part["ip_proto_ok"]
-    numbers = np.flatnonzero(np.bincount(proto[ok] & 0xFF, minlength=256))
+    proto, ok = part["ip_proto"], part["ip_proto_ok"]          # (uint8: 0 to 255)
+    every = bool(ok.all())
+    numbers = np.flatnonzero(np.bincount(proto if every else proto[ok], minlength=256))
     names = [IP_PROTO.get(int(p), f"ip-proto-{int(p)}") for p in numbers]
-    table = np.full(256, -1, dtype=np.int64)
+    table = np.full(256, -1, dtype=np.int16)
     table[numbers] = np.arange(numbers.size)
-    codes = np.where(ok, table[proto & 0xFF], -1)
+    codes = table[proto] if every else np.where(ok, table[proto], -1)
     return pd.Categorical.from_codes(codes, categories=names)
 
 
@@ -132,7 +138,7 @@ def frame_from_part(part: Part, info: dict | None = None) -> pd.DataFrame:
     """Columns from ``decode`` → the DataFrame (``info`` goes to ``df.attrs["capture"]``)."""
     src, dst = _addresses(part)
     data = {"time": part["time"], "frame_len": part["frame_len"], "cap_len": part["cap_len"],
-            "l3": pd.Categorical.from_codes(part["l3"].astype(np.int64), categories=L3_NAMES),
+            "l3": pd.Categorical.from_codes(part["l3"], categories=L3_NAMES),      # (int8 codes as they are)
             "src": src, "dst": dst, "proto": _protocols(part)}
     for name in INT_COLUMNS:
         data[name] = _int(part[name], part[name + "_ok"])

@@ -248,15 +248,24 @@ class PcapngReader:
     def _one_interface(self, h: Headers, scan: Scan, pick: slice, n: int, u32: str) -> RecordFields:
         """``fields`` for the usual file (one section, one interface, enhanced packet blocks):
         the same values with fewer passes over the block."""
-        local = h.raw(u32, EPB["interface"])
-        iface = np.where(local == 0, 0, -1)
+        undescribed = h.raw(u32, EPB["interface"]) != 0
+        any_undescribed = undescribed.any()
+        iface = np.where(undescribed, -1, 0) if any_undescribed else np.zeros(h.size, dtype=np.int64)
         incl, orig = h.raw(u32, EPB["cap_len"]), h.raw(u32, EPB["orig_len"])
-        body_room = scan.offsets[pick] + scan.lengths[pick] - 4 - h.start
+        body_room = scan.lengths[pick] - (EPB["data"] + 4)       # (every block here is an EPB)
         cap_len = np.clip(np.minimum(np.minimum(incl, body_room), n - h.start), 0, None)
-        ts = (h.raw(u32, EPB["ts_high"], np.uint64) << np.uint64(32)) | h.raw(u32, EPB["ts_low"], np.uint64)
+        # the 64-bit timestamp is high word then low word, each in the section's byte order:
+        # one read of both (little-endian: the halves come swapped)
+        if u32 == ">u4":
+            ts = h.raw(">u8", EPB["ts_high"], np.uint64)
+        else:
+            both = h.raw("<u8", EPB["ts_high"], np.uint64)
+            ts = (both << np.uint64(32)) | (both >> np.uint64(32))
         first = self.interfaces[0]
-        time = ts.astype(np.float64) / np.float64(first.ticks) + np.float64(first.ts_offset)
-        if (iface < 0).any() and not self.unknown_interface:
+        time = ts.astype(np.float64) / np.float64(first.ticks)
+        if first.ts_offset:
+            time += np.float64(first.ts_offset)
+        if any_undescribed and not self.unknown_interface:
             self.unknown_interface = True
             scan.notes.append("some packets name an interface the file does not describe")
         return RecordFields(cap_len, orig, time, iface)

@@ -76,8 +76,27 @@ def _scalar_walk(layout: Layout, start: int, end: int, limit: int):
 
 def _seeds(layout: Layout, starts: np.ndarray, end: int, window: int) -> np.ndarray:
     """For each window ``[s, s + window)``, the first position where a record very probably
-    starts (it and the next two records look right), or -1."""
+    starts (it and the next two records look right), or -1.
+
+    The window is screened a quarter at a time, only where no seed was found yet: a window
+    holds about four mean records, so its first record start is usually in the first quarter
+    (the seeds only make the walk fast: its result is the same whatever they are)."""
     cols = max(window // layout.align, 1)
+    out = np.full(starts.size, -1, dtype=np.int64)
+    todo = np.arange(starts.size)
+    part = max(cols // 4, 16)
+    for first in range(0, cols, part):
+        if todo.size == 0:
+            break
+        found = _first_seed(layout, starts[todo] + first * layout.align, end, min(part, cols - first))
+        hit = found >= 0
+        out[todo[hit]] = found[hit]
+        todo = todo[~hit]
+    return out
+
+
+def _first_seed(layout: Layout, starts: np.ndarray, end: int, cols: int) -> np.ndarray:
+    """``_seeds`` for windows of ``cols`` candidate positions."""
     out = np.full(starts.size, -1, dtype=np.int64)
     if starts.size == 0:
         return out
@@ -179,6 +198,9 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     # a chain stops at the next seed or where no header fits: one compare per step does both
     limit = np.minimum(np.append(seeds[1:], data_len), last + 1)
     budget = 16 * chain_records                # a wrong seed walking tiny steps gives up after this
+    # the kind nearly every record has (pcapng: enhanced packet blocks): a step whose records
+    # are all of it keeps no kinds (a table of kinds costs as much as the table of positions)
+    common = None
     while ids.size and budget > 0:
         columns, kinds, began = [], [], cur
         live = cur < limit
@@ -188,13 +210,15 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
             ok = live & ok
             columns.append(np.where(ok, cur, -1))
             if kind is not None:
-                kinds.append(kind)
+                if common is None and ok.any():
+                    common = int(kind[np.argmax(ok)])
+                kinds.append(kind if common is not None and (ok & (kind != common)).any() else None)
             cur = np.where(ok, nxt, cur)
             live = ok & (cur < limit)
             if len(columns) % 8 == 0 and np.count_nonzero(live) * 2 <= ids.size:
                 break
         table = np.stack(columns, axis=1)
-        levels.append((ids, table, np.stack(kinds, axis=1) if kinds else None))
+        levels.append((ids, table, kinds))
         ends[ids] = cur
         rest = np.flatnonzero(live)
         if rest.size == 0 or budget <= 0:
@@ -228,17 +252,21 @@ def _lock_step(layout: Layout, seeds: np.ndarray, data_len: int, window: int, ch
     rank[order] = np.arange(order.size)
     counts = np.zeros(starts.size, dtype=np.int64)
     found_by_level = []
-    for lvl_ids, table, kind_table in levels:
+    one_kind = all(k is None for _, _, kinds in levels for k in kinds)
+    for lvl_ids, table, kinds in levels:
         kept = table >= 0
         n = np.count_nonzero(kept, axis=1)
+        kind_table = None
+        if not one_kind:
+            kind_table = np.stack([np.full(lvl_ids.size, common, dtype=np.int64) if k is None
+                                   else k.astype(np.int64) for k in kinds], axis=1)
         found_by_level.append((lvl_ids, n, table[kept], None if kind_table is None else kind_table[kept]))
         counts[lvl_ids] += n
     counts_sorted = counts[order]
     begin = np.cumsum(counts_sorted) - counts_sorted
     filled = np.zeros(starts.size, dtype=np.int64)
     out = np.empty(int(counts.sum()), dtype=np.int64)
-    one_kind = not levels or levels[0][2] is None
-    out_kind = np.zeros(out.size, dtype=np.int64) if one_kind else np.empty(out.size, dtype=np.int64)
+    out_kind = np.full(out.size, common or 0, dtype=np.int64) if one_kind else np.empty_like(out)
     for lvl_ids, n, found, found_kind in found_by_level:
         at = begin[rank[lvl_ids]] + filled[lvl_ids]
         dest = np.repeat(at, n) + np.arange(found.size) - np.repeat(np.cumsum(n) - n, n)

@@ -20,11 +20,9 @@ Run: .venv/bin/python bench/bench_capture.py [--packets N] [--snaplen 96]
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,12 +32,11 @@ import pandas as pd
 import wirelab.capture.decode as decode
 from wirelab.capture import read_capture
 
+from peers import with_dpkt, with_tshark
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "captures" / "tcp-10mbit-loss2.pcapng"
 WORK = Path("/tmp/wirelab-bench")
-TSHARK_FIELDS = ["frame.time_epoch", "frame.len", "frame.cap_len", "ip.src", "ip.dst", "ip.proto", "ip.len",
-                 "ip.ttl", "ip.frag_offset", "ip.flags.mf", "ip.id", "tcp.srcport", "tcp.dstport", "tcp.seq_raw",
-                 "tcp.ack_raw", "tcp.flags", "tcp.window_size_value", "tcp.hdr_len", "tcp.len", "vlan.id"]
 
 
 def _blocks(data: bytes):
@@ -126,32 +123,6 @@ def timed(fn, repeat: int = 1) -> tuple[float, object]:
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
-
-
-def with_tshark(path: Path) -> pd.DataFrame:
-    argv = ["tshark", "-n", "-r", str(path), "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
-    for f in TSHARK_FIELDS:
-        argv += ["-e", f]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-    return pd.read_csv(io.StringIO(out), sep="\t", header=None, names=TSHARK_FIELDS)
-
-
-def with_dpkt(path: Path) -> pd.DataFrame:
-    import dpkt
-    rows = []
-    with open(path, "rb") as f:
-        for ts, buf in dpkt.pcapng.Reader(f):
-            eth = dpkt.ethernet.Ethernet(buf)
-            ip = eth.data
-            row = [ts, len(buf)]
-            if isinstance(ip, dpkt.ip.IP):
-                row += [ip.src, ip.dst, ip.p, ip.len, ip.ttl, ip.offset, ip.mf, ip.id]
-                tcp = ip.data
-                if isinstance(tcp, dpkt.tcp.TCP):
-                    row += [tcp.sport, tcp.dport, tcp.seq, tcp.ack, tcp.flags, tcp.win, tcp.off * 4,
-                            ip.len - ip.hl * 4 - tcp.off * 4]
-            rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def with_scapy(path: Path) -> pd.DataFrame:

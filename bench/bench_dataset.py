@@ -24,7 +24,6 @@ Run (root for namespaces): .venv/bin/python bench/bench_dataset.py [--huge-gb 4.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import resource
@@ -39,11 +38,11 @@ import pandas as pd
 
 from wirelab.capture import LiveCapture, read_capture
 
+from peers import with_dpkt, with_tshark
+
 WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "wirelab-bench-dataset"
 LIMIT = 1 << 30                      # the memory the conversion is allowed (address space)
-FIELDS = ["frame.time_epoch", "frame.len", "frame.cap_len", "ip.src", "ip.dst", "ip.proto", "ip.len",
-          "ip.ttl", "ip.frag_offset", "ip.flags.mf", "ip.id", "tcp.srcport", "tcp.dstport", "tcp.seq_raw",
-          "tcp.ack_raw", "tcp.flags", "tcp.window_size_value", "tcp.hdr_len", "tcp.len", "vlan.id"]
+
 
 
 def sh(*argv, check=True, timeout=60, **kw):
@@ -152,33 +151,6 @@ def best(fn, repeat=3):
     return wall, cpu, result
 
 
-def with_tshark(path: Path) -> int:
-    argv = ["tshark", "-n", "-r", str(path), "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
-    for f in FIELDS:
-        argv += ["-e", f]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=900).stdout
-    return len(pd.read_csv(io.StringIO(out), sep="\t", header=None, names=FIELDS))
-
-
-def with_dpkt(path: Path) -> int:
-    import dpkt
-    rows = []
-    with open(path, "rb") as f:
-        reader = dpkt.pcapng.Reader(f) if path.suffix == ".pcapng" else dpkt.pcap.Reader(f)
-        for ts, buf in reader:
-            eth = dpkt.ethernet.Ethernet(buf)
-            ip = eth.data
-            row = [ts, len(buf)]
-            if isinstance(ip, dpkt.ip.IP):
-                row += [ip.src, ip.dst, ip.p, ip.len, ip.ttl, ip.offset, ip.mf, ip.id]
-                tcp = ip.data
-                if isinstance(tcp, dpkt.tcp.TCP):
-                    row += [tcp.sport, tcp.dport, tcp.seq, tcp.ack, tcp.flags, tcp.win, tcp.off * 4,
-                            ip.len - ip.hl * 4 - tcp.off * 4]
-            rows.append(row + [None] * (18 - len(row)))
-    return len(pd.DataFrame(rows))
-
-
 def loader_rates(files: list) -> list[dict]:
     rows = []
     for label, path in files:
@@ -188,7 +160,7 @@ def loader_rates(files: list) -> list[dict]:
         row = {"capture": label, "format": path.suffix[1:], "packets": n, "MB": path.stat().st_size / 1e6,
                "wirelab pkt/s": n / wall, "wirelab pkt/s (CPU)": n / cpu}
         sub = prefix(path, 100_000) if n > 100_000 else path
-        for peer, fn in (("tshark", with_tshark), ("dpkt", with_dpkt)):
+        for peer, fn in (("tshark", lambda p: len(with_tshark(p))), ("dpkt", lambda p: len(with_dpkt(p)))):
             if peer == "tshark" and not shutil.which("tshark"):
                 continue
             if peer == "dpkt" and "rawip" in sub.name:

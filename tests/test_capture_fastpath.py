@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import struct
+import sys
 import threading
 from pathlib import Path
 
@@ -216,7 +217,11 @@ def bench_files(tmp_path_factory):
     """The bench's synthetic capture (bench/bench_capture.py), 70,000 packets: pcapng and pcap."""
     spec = importlib.util.spec_from_file_location("bench_capture", ROOT / "bench" / "bench_capture.py")
     bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    sys.path.insert(0, str(ROOT / "bench"))        # the script imports its sibling ``peers``
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
     bench.WORK = tmp_path_factory.mktemp("bench")
     path = bench.make_file(70_000, None)
     return path, bench.pcap_copy(path)

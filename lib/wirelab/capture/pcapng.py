@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import CaptureError
 from .fields import FileBytes, Headers
-from .files import MAX_FRAME, MAX_SNAPLEN, Interface, RecordFields, Scan, settle
+from .files import MAX_SNAPLEN, Interface, RecordFields, Scan, settle
 from .formats import BLOCK, EPB, IDB, IDB_OPTIONS, ISB, ISB_OPTIONS, PB, PCAPNG, SPB
 from .walk import Layout, walk
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,12 @@ settings.register_profile("wirelab", deadline=None, max_examples=100)
 settings.load_profile("wirelab")
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A suite started in the background of a shell without job control (`make test &`) inherits
+# SIGINT ignored, and so would every program it starts: the Ctrl-C tests would then test
+# nothing the user meets. Handled here, a program started by a test gets Python's usual Ctrl-C.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def is_root() -> bool:

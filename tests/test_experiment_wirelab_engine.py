@@ -1,4 +1,5 @@
 """The kit's own programs as an engine: on loopback (anyone) and across a testbed (root)."""
+import pandas as pd
 import pytest
 
 from wirelab.errors import UsageError
@@ -99,3 +100,13 @@ def test_plain_udp_losing_data_is_an_incomplete_run_not_a_failure(tmp_path):
     from wirelab.experiment import pretty, summarize
     table = pretty(summarize(df))
     assert table["runs"].tolist()[0] == "1 (1 incomplete)"
+
+
+def test_plain_udp_whose_conn_is_lost_is_an_incomplete_run_not_a_failure(tmp_path):
+    """PPCB's udp client sends CONN once: at 99 % loss CONN or CONACC is lost (1 − 0.01² of the time)
+    and the run ends as the protocol says. Without loss a missing CONACC stays a failure."""
+    exp = Experiment("conn", proto="udp", size="10KB", rate=None, loss="99%", reps=1, backend="loopback",
+                     max_wait="0.2s", timeout=30, seed=1)
+    udp = run(exp, out=tmp_path / "conn", progress=False).iloc[0]
+    assert udp["status"] == "incomplete" and "CONN or its CONACC was lost" in udp["error"]
+    assert pd.isna(udp["bytes_delivered"]) or udp["bytes_delivered"] == 0      # nothing was sent

@@ -188,6 +188,13 @@ class WirelabEngine:
                 outcome = {"outcome": "incomplete",
                            "outcome_reason": f"datagram {missing} was lost and plain udp does not resend: "
                                              f"{result.delivered_fraction or 0:.1%} of the file arrived"}
+            elif proto == "udp" and "no CONACC" in (sender.error or "") and _drops(setting):
+                # PPCB's udp client sends CONN once: on a lossy link CONN or CONACC may be lost,
+                # and the client then ends as the protocol says, with nothing sent
+                outcome = {"outcome": "incomplete",
+                           "outcome_reason": "CONN or its CONACC was lost and plain udp does not resend "
+                                             "them (PPCB: the udp client sends CONN once): 0.0% of the "
+                                             "file arrived"}
         else:
             result = sender
         record = {**result.to_dict(samples=False), **outcome}
@@ -203,6 +210,11 @@ class WirelabEngine:
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
         record["max_wait_used_s"] = max_wait
         return record
+
+
+def _drops(setting) -> bool:
+    """Does the link lose packets on purpose (random loss either way)?"""
+    return bool(setting["loss"] or setting["loss_reverse"])
 
 
 def _whole(value) -> int | None:

@@ -30,7 +30,7 @@ def test_userspace_link_carries_tcp_at_the_emulated_wire_prediction(testbed):
     link = testbed(spec, backend="userspace")
     # no --omit: iperf3's receiver resets its count at the omit boundary the client signals, and
     # under load that boundary misses the data by enough to read above the link (10.4 of 9.56 Mbit/s)
-    result = iperf3_run(link, time="3s")
+    result = iperf3_run(link, time="3s", omit=0)
     link.close()
     predicted = spec.predict("tcp", timestamps=True).goodput_bps
     assert result["goodput_bps"] == pytest.approx(predicted, rel=0.05)
@@ -73,7 +73,7 @@ def test_kernel_backend_shapes_with_tbf_and_turns_offloads_off(testbed):
     features = run(["ip", "netns", "exec", ns, "ethtool", "-k", "to-b"]).stdout
     # no --omit: iperf3's receiver resets its count at the omit boundary the client signals, and
     # under load that boundary misses the data by enough to read above the link (10.4 of 9.56 Mbit/s)
-    result = iperf3_run(link, time="3s")
+    result = iperf3_run(link, time="3s", omit=0)
     tbf = wait_for_qdisc(ns, "to-b", "tbf")            # the same qdisc, read back through netlink
     assert tbf["rate_bps"] == 10e6 and tbf["limit_bytes"] == spec.queue_for(spec.forward)
     assert tbf["sent_bytes"] > 1e6 and tbf["sent_packets"] > 700   # it carried the test

@@ -1,7 +1,9 @@
-"""The usual packet, decoded in fewer passes: Ethernet-like link, IPv4 without options, TCP or UDP.
+"""The usual packet, decoded in fewer passes: IPv4 without options, TCP or UDP, over Ethernet, Linux
+cooked capture, raw IP or BSD loopback.
 
-Most captures of a transfer are one kind of packet over and over: an
-Ethernet (or Linux cooked) header, a 20-byte IPv4 header, then TCP or UDP.
+Most captures of a transfer are one kind of packet over and over: a link
+header (Ethernet, Linux cooked, BSD loopback's address family, or none for
+raw IP), a 20-byte IPv4 header, then TCP or UDP.
 For such a packet every header field sits at a fixed column of its row in
 ``Headers.rows``, so each field is one strided read written straight into
 the output columns: no offsets to follow, no intermediate arrays, no masks
@@ -9,8 +11,8 @@ to combine. ``dissect`` does the same work for every shape of packet and
 costs about twice as much (measured on bench/bench_capture.py's capture:
 0.14 against 0.26 s of CPU per million packets, for the packet headers).
 
-``decode_fast`` tests every packet of a block (link type, EtherType 0x0800,
-version/IHL 0x45, not a later fragment, TCP or UDP, 40 bytes of IP captured).
+``decode_fast`` tests every packet of a block (link type, EtherType 0x0800
+or address family 2, version/IHL 0x45, not a later fragment, TCP or UDP, 40 bytes of IP captured).
 When most pass, it writes all rows this way and returns the others, which
 ``decode`` gives to ``dissect`` (the general decoder) to overwrite. The values
 are the same as ``dissect``'s; ``tests/test_capture_fastpath.py`` compares
@@ -30,6 +32,7 @@ __all__ = ["decode_fast", "IPV4_NO_OPTIONS"]
 IPV4_NO_OPTIONS = 0x45
 _TCP, _UDP = 6, 17
 _V4 = 1                       # the ``l3`` code of IPv4 (dissect.L3_NAMES)
+_AF_INET = 2                  # IPv4's address family on every BSD loopback (formats.AF_FAMILY)
 #: fill the fast columns when at least this share of a block is the usual packet
 MIN_SHARE = 0.5
 _IP_HEADER = 20
@@ -57,9 +60,12 @@ def _usual(h: Headers, link: tuple, w0: np.ndarray, w1: np.ndarray) -> tuple[np.
     """Where a packet is the usual one (EtherType IPv4, IPv4 without options, not a later
     fragment, TCP or UDP, the link, IP and a TCP header's worth of bytes captured), and where
     it is TCP. ``w0``, ``w1``: the IPv4 header's first two 8-byte words."""
-    l3off, proto_at, _ = link
-    fit = _at(h, ">u2", h._lead_const + proto_at) == ETHERTYPE["ipv4"]
-    fit &= _bits(w0, 56, 0xFF) == IPV4_NO_OPTIONS
+    l3off, proto_at, kind = link
+    fit = _bits(w0, 56, 0xFF) == IPV4_NO_OPTIONS           # (raw IP: the version says it all)
+    if kind == "ethertype":
+        fit &= _at(h, ">u2", h._lead_const + proto_at) == ETHERTYPE["ipv4"]
+    elif kind == "af":                                      # BSD loopback: the family in either byte order
+        fit &= (_at(h, "<u4", h._lead_const) == _AF_INET) | (_at(h, ">u4", h._lead_const) == _AF_INET)
     fit &= (w0 & 0x1FFF) == 0                                # fragment offset
     proto = _bits(w1, 48, 0xFF)
     tcp = proto == _TCP
@@ -78,7 +84,7 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
         return None
     lt = int(linktype[0])
     link = LINK_HEADER.get(lt)
-    if link is None or link[2] != "ethertype" or not (linktype == lt).all():
+    if link is None or not (linktype == lt).all():
         return None
     l3off = link[0]
     c = h._lead_const + l3off                  # the IPv4 header's column in every row

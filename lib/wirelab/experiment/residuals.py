@@ -93,7 +93,7 @@ def _number(row, name, default=math.nan) -> float:
 
 
 def _spread(row, tolerance, precision, max_reps) -> Reason | None:
-    relative, ratio = _number(row, "relative_ci"), _number(row, "measured_over_predicted")
+    relative = _number(row, "relative_ci")
     if not math.isfinite(relative) or relative <= tolerance:
         return None
     note = precision_note(relative, int(_number(row, "n", 0)), precision or tolerance, max_reps,

@@ -104,6 +104,13 @@ def test_stop_and_wait_no_loss_is_one_packet_per_cycle():
     assert sw.expected_retransmissions == 0
 
 
+def test_an_acc_on_the_wire_is_its_headers_and_ppcbs_17_bytes():
+    from wirelab.model import ACC_WIRE_BYTES, acc_wire_bytes
+    assert acc_wire_bytes() == 38 + 20 + 8 + 17                      # real Ethernet, IPv4
+    assert ACC_WIRE_BYTES == acc_wire_bytes(HeaderStack("udpr", wire="emulated")) == 14 + 20 + 8 + 17
+    assert acc_wire_bytes(HeaderStack("udpr", wire="emulated", ip_version=6)) == 14 + 40 + 8 + 17
+
+
 def test_stop_and_wait_loss_costs_timeouts():
     # a lost DATA and a lost ACC each cost one MAX_WAIT (the server resends its ACC by itself):
     # (1 − s)/s + (1 − r)/r extra tries, s = r = 0.9 (stopwait's docstring)

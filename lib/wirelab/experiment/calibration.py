@@ -34,8 +34,8 @@ from __future__ import annotations
 import math
 import time
 
+from ..model.stopwait import ACC_WIRE_BYTES
 from .prediction import predict_columns
-from .residuals import ACC_WIRE_BYTES
 from .spec import Experiment, Setting
 
 __all__ = ["needs_probe", "probe_key", "host_round_trip", "PROBE_ROUNDS", "PROBE_MAX_WAIT_S",

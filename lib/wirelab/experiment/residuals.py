@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..errors import ExperimentError
+from ..model.stopwait import ACC_WIRE_BYTES
 from .adaptive import precision_note
 from .stats import summarize
 
@@ -61,8 +62,6 @@ TOLERANCE = 0.10
 CLOCK_RESOLUTION_S = 2e-6
 #: iperf3's read and write block for TCP (its -l default, 128 KiB).
 IPERF3_BLOCK = 131072
-#: An ACC on the emulated wire: Ethernet 14 + IPv4 20 + UDP 8 + PPCB ACC 17 bytes.
-ACC_WIRE_BYTES = 14 + 20 + 8 + 17
 PROBE_RTT_PERIOD_S, PROBE_RTT_S = 10.0, 0.2
 
 
@@ -94,7 +93,7 @@ def _number(row, name, default=math.nan) -> float:
 
 
 def _spread(row, tolerance, precision, max_reps) -> Reason | None:
-    relative, ratio = _number(row, "relative_ci"), _number(row, "measured_over_predicted")
+    relative = _number(row, "relative_ci")
     if not math.isfinite(relative) or relative <= tolerance:
         return None
     note = precision_note(relative, int(_number(row, "n", 0)), precision or tolerance, max_reps,

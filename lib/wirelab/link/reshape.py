@@ -8,7 +8,7 @@ namespaces, interfaces, addresses, MTU, ARP entries. So a testbed may take
 another topology in place only when that topology has the same hosts and the
 same cables (ends, subnets, MTU), and its backend can carry every new spec
 (the kernel backend has no delay line without netem). ``Testbed.renew(seed,
-topology)`` does it, between runs, and reads the result back.
+topology)`` (module ``renew``) does it, between runs, and reads the result back.
 
 Pure functions: nothing here runs a command.
 """

@@ -31,17 +31,15 @@ import time
 from contextlib import contextmanager
 
 from ..errors import LinkError, NeedsRootError, UsageError
-from . import cleanup, commands, reshape
+from . import cleanup, commands, renew
 from .capabilities import capabilities, choose_backend
-from .netns import inside, namespace_pids, run
+from .netns import inside, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts
 
 __all__ = ["Testbed"]
 
 READY_TIMEOUT_S = 15.0
-#: How long ``renew`` waits for a run's TCP connections to finish closing.
-SETTLE_S = 3.0
 
 
 class Testbed:
@@ -265,18 +263,6 @@ class Testbed:
             "link": "; ".join(f"{l.a}–{l.b} {l.spec.describe()}" for l in self.topology.links),
             "created": time.time(), **self._extra_state})
 
-    def _settle(self, host: str, ns: str) -> None:
-        """Wait until ``host`` has no socket but TCP's TIME-WAIT (which sends nothing)."""
-        deadline = time.monotonic() + SETTLE_S
-        while True:
-            busy = _open_sockets(ns)
-            if not busy:
-                return
-            if time.monotonic() > deadline:
-                raise LinkError(f"host {host} still has sockets open {SETTLE_S:g} s after the run: "
-                                f"{busy[0]}", "open a new link for the next run")
-            select.select([], [], [], 0.01)     # poll again in 10 ms
-
     # -- signals ------------------------------------------------------------------------
     def _install_signal_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -329,113 +315,11 @@ class Testbed:
         return proc
 
     def renew(self, seed: int | None = None, topology: Topology | None = None) -> dict:
-        """Make a testbed that carried a run as ready for the next (with ``seed``) as a freshly
-        built one, and check it (a sweep keeps its link across its runs:
-        ``wirelab.experiment.reuse``). With ``topology`` (same hosts and cables, other specs:
-        ``reshape.refusal`` says which may differ) the link is shaped anew for it, as a testbed
-        built for that topology would be.
-
-        What a run leaves and what is done about it: processes it started on the hosts are
-        stopped (not ``lasting`` ones); its TCP connections must have ended (only TIME-WAIT
-        left, which sends nothing: polled up to ``SETTLE_S``); TCP's per-destination metrics
-        cache is emptied on every host (a fresh namespace has none, and a cached ssthresh or
-        RTT would change the next connection's slow start). The link itself: on the kernel
-        backend every qdisc command is replayed (``tc qdisc replace`` with the same parameters:
-        tbf starts again with a full bucket and an empty queue, as just built); iptables
-        ``statistic`` loss draws from the kernel's random numbers, never seeded, so there is
-        nothing to re-seed. A new shape there: the old qdiscs and loss rules are removed and
-        the new ones installed. The userspace link, once no frame is in flight, starts afresh
-        with new shapers (of the new specs, if any) drawing from ``seed`` (the loss, jitter and
-        reordering a new link with that seed would draw) and new counters. Then read back: no
-        process on any host but the lasting ones, no byte or packet queued in any qdisc, and
-        the link shaped as its specs say (the userspace link's shapers; the kernel's qdiscs,
-        tbf rates and loss rules). Returns what was read back (per host, its qdiscs); raises
-        ``LinkError`` when the testbed is not in that state."""
-        if not self._up or self.backend not in ("namespaces", "userspace"):
-            raise LinkError(f"cannot renew a {self.backend or 'removed'} testbed for another run",
-                            "open a new link for each run")
-        reshaping = topology is not None and topology != self.topology
-        if reshaping:
-            why = reshape.refusal(self.topology, topology, backend=self.backend, netem=self.netem)
-            if why:
-                raise LinkError(f"cannot reshape testbed {self.id} in place: {why}", "open a new link")
-        for proc in self._procs:
-            if proc not in self._lasting and proc.poll() is None:
-                proc.terminate()
-        for proc in [p for p in self._procs if p not in self._lasting]:
-            try:
-                proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=3)
-        self._procs = [p for p in self._procs if p in self._lasting]
-        for host, ns in self.namespaces.items():
-            self._settle(host, ns)
-        wanted = topology if reshaping else self.topology
-        if self.backend == "userspace":
-            specs = [link.spec.to_dict() for link in wanted.links]
-            answer = self._ask_link(f"renew {json.dumps({'seed': seed, 'specs': specs})}")
-            if answer.get("specs") != specs:
-                raise LinkError("the userspace link did not take the new specs", "open a new link")
-            self.seed = seed
-        for ns in self.namespaces.values():
-            self._run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
-        if reshaping:
-            self._shaping_argvs = self._reshape(topology)
-        else:
-            for argv in self._shaping_argvs:
-                if argv[0] == "tc":           # iptables rules: added once, nothing to start again
-                    self._run(argv)
-        lasting = {p.pid for p in self._lasting if p.poll() is None}
-        found = {}
-        for host, ns in self.namespaces.items():
-            strays = [pid for pid in namespace_pids(ns) if pid not in lasting]
-            if strays:
-                raise LinkError(f"host {host} still runs process(es) {strays} after the run",
-                                "open a new link for the next run")
-            qdiscs = json.loads(self._run(commands.qdisc_show_json(ns, stats=True)).stdout or "[]")
-            queued = [q for q in qdiscs if q.get("backlog") or q.get("qlen")]
-            if queued:
-                raise LinkError(f"host {host}'s {queued[0]['kind']} qdisc on {queued[0].get('dev')} still "
-                                f"holds {queued[0].get('backlog')} B", "open a new link for the next run")
-            if reshaping:
-                self._check_shape(ns, qdiscs)
-            found[host] = qdiscs
-        return found
-
-    def _reshape(self, topology: Topology) -> list[list[str]]:
-        """Shape the links as ``topology`` says (after ``reshape.refusal`` allowed it): the old
-        qdiscs and loss rules removed, the new ones installed (kernel backend), what the
-        testbed says of itself updated. Returns the kernel's shaping commands."""
-        for argv in reshape.undo_shaping(self._shaping_argvs):
-            self._run(argv)
-        self.topology, self.tc_commands, installed = topology, [], []
-        for link in topology.links:
-            argvs = self._shaping(link)
-            self.tc_commands += [" ".join(a) for a in argvs]
-            if self.backend == "namespaces":
-                for argv in argvs:
-                    self._run(argv)
-                installed += argvs
-        self._save_state()
-        return installed
-
-    def _check_shape(self, ns: str, qdiscs: list[dict]) -> None:
-        """Namespace ``ns`` is shaped by exactly the kernel commands of the new shape: its qdiscs
-        of our kinds (tbf at its rate, netem) and its loss rules; else ``LinkError``."""
-        ours = [a for a in self._shaping_argvs if a[0] == "tc" and a[2] == ns]
-        expected = sorted((a[a.index("dev") + 1], kind, round(float(a[a.index("rate") + 1][:-3])) // 8
-                           if kind == "tbf" else None) for a in ours for kind in ("tbf", "netem") if kind in a)
-        shown = sorted((q.get("dev"), q["kind"], (q.get("options") or {}).get("rate") if q["kind"] == "tbf" else None)
-                       for q in qdiscs if q["kind"] in ("tbf", "netem"))
-        if shown != expected:
-            raise LinkError(f"{ns} is shaped by {shown or 'nothing'}, not {expected or 'nothing'}",
-                            "open a new link")
-        rules = [a for a in self._shaping_argvs if "iptables" in a and a[3] == ns]
-        listed = self._run(commands.netns_exec(ns, ["iptables", "-t", "raw", "-S", "PREROUTING"])).stdout
-        if listed.count("statistic") != len(rules):
-            raise LinkError(f"{ns} has {listed.count('statistic')} loss rule(s), not {len(rules)}",
-                            "open a new link")
+        """Make this testbed, which carried a run, ready for the next (with ``seed``) as a
+        freshly built one, shaped anew for ``topology`` if given (same hosts and cables), and
+        check it: ``wirelab.link.renew`` says what is done. Returns what was read back (per
+        host, its qdiscs); raises ``LinkError`` when the testbed is not in that state."""
+        return renew.renew(self, seed, topology)
 
     @contextmanager
     def inside(self, host: str):
@@ -472,24 +356,6 @@ class Testbed:
                 return open(f"/proc/sys/{key}").read().strip()
         except OSError:
             return None
-
-
-#: TCP states in /proc/net/tcp (include/net/tcp_states.h) that may still send.
-_TCP_TIME_WAIT = "06"
-
-
-def _open_sockets(ns: str) -> list[str]:
-    """``ss -tuan`` in ``ns`` without a process: every UDP socket and every TCP socket not in
-    TIME-WAIT, read from /proc/thread-self/net (this thread's namespace, entered for it)."""
-    found = []
-    with inside(ns):
-        for proto in ("tcp", "udp"):
-            with open(f"/proc/thread-self/net/{proto}") as table:
-                for line in list(table)[1:]:
-                    fields = line.split()
-                    if proto == "udp" or fields[3] != _TCP_TIME_WAIT:
-                        found.append(f"{proto} {fields[1]} → {fields[2]} state {fields[3]}")
-    return found
 
 
 def _interrupt(signum, frame):

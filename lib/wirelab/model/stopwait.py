@@ -27,10 +27,23 @@ from dataclasses import dataclass
 
 from ..errors import ModelError
 from .efficiency import packetize
-from .headers import PPCB_HEADER, HeaderStack
+from .headers import PPCB_HEADER, UDP_HEADER, HeaderStack
 
 __all__ = ["StopAndWait", "stop_and_wait", "exchange_time", "give_up_probability",
-           "UdprTransfer", "udpr_transfer"]
+           "UdprTransfer", "udpr_transfer", "acc_wire_bytes", "ACC_WIRE_BYTES"]
+
+
+def acc_wire_bytes(stack: HeaderStack | None = None) -> int:
+    """Bytes one ACC puts on the wire of ``stack`` (default: udpr on a real Ethernet): the link
+    layer's, IP's and UDP's headers and PPCB's 17 B ACC (shared/ppcb.md: type, session_id,
+    packet_no u64), never fragmented."""
+    stack = stack or HeaderStack("udpr")
+    return stack.l2 + stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"]
+
+
+#: An ACC on the emulated wire (tbf, the userspace link, the relays): Ethernet header 14 +
+#: IPv4 20 + UDP 8 + PPCB ACC 17 = 59 bytes.
+ACC_WIRE_BYTES = acc_wire_bytes(HeaderStack("udpr", wire="emulated"))
 
 
 @dataclass(frozen=True)
@@ -92,8 +105,7 @@ def stop_and_wait(data_bytes: int, rate_bps: float, rtt_s: float = 0.0, *,
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
     data = packetize(stack, data_bytes)
-    ack_wire = stack.l2 + stack.l3 + 8 + PPCB_HEADER["ACC"]
-    cycle = 8.0 * data.wire_bytes / rate_bps + rtt_s + 8.0 * ack_wire / rate_bps
+    cycle = 8.0 * data.wire_bytes / rate_bps + rtt_s + 8.0 * acc_wire_bytes(stack) / rate_bps
     s, r = data.delivery_probability(loss_forward), 1.0 - loss_reverse
     per_packet, variance = exchange_time(cycle, timeout_s, s, r)
     sends = 1.0 + (1 - s) / s + (1 - r) / r

@@ -99,3 +99,42 @@ def test_a_killed_owner_is_reaped():
 
 def test_a_name_is_read_back_exactly():
     assert cleanup.name_of("wl-demo-1-1234") == "demo-1" and cleanup.name_of("wl-demo-99") == "demo"
+
+
+def test_sigterm_interrupts_its_owner_only_and_ends_a_forked_copy():
+    """pyroute2 reads a namespace in a forked copy of the process and ends it with SIGTERM:
+    the copy must die of it, not raise KeyboardInterrupt through a duplicate of our stack."""
+    previous = signal.signal(signal.SIGTERM, cleanup.interrupt_in(os.getpid()))
+    try:
+        child = os.fork()
+        if child == 0:                       # the copy: SIGTERM must end it right here
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                select.select([], [], [], 5)  # (the signal is delivered before this returns)
+                os._exit(3)                   # survived the signal
+            except BaseException:
+                os._exit(4)                   # raised in the copy
+        _, status = os.waitpid(child, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            select.select([], [], [], 5)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_a_forked_copy_never_tears_down_the_testbed():
+    from wirelab.link import LinkSpec, Testbed
+    with Testbed(LinkSpec.parse(rate="10mbit"), name="forked") as tb:
+        child = os.fork()
+        if child == 0:
+            try:
+                tb.down()
+            finally:
+                os._exit(0)
+        os.waitpid(child, 0)
+        left = [ns for ns in list_namespaces() if ns.startswith(tb.id + "-")]
+        assert sorted(left) == sorted(tb.namespaces.values()), left
+    assert not [ns for ns in list_namespaces() if ns.startswith(tb.id + "-")]

@@ -83,10 +83,6 @@ def _give_back(folder: Path) -> None:
         os.chown(path, int(uid), int(gid), follow_symlinks=False)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
@@ -100,7 +96,8 @@ def run(args) -> int:
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
-    previous = signal.signal(signal.SIGTERM, _interrupt)   # `kill` cleans up like Ctrl-C does
+    from ..link.cleanup import interrupt_in
+    previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
     try:
         graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
                              progress=not args.no_progress and not args.json)

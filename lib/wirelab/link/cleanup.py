@@ -25,7 +25,8 @@ from .netns import is_root, list_namespaces, namespace_pids, run
 from . import commands
 
 __all__ = ["PREFIX", "name_of", "testbed_id", "parse_namespace", "state_dir", "read_states", "write_state",
-           "owner_alive", "process_start", "exited", "testbeds", "reap", "remove", "remove_all", "stop_process"]
+           "owner_alive", "process_start", "exited", "testbeds", "reap", "remove", "remove_all", "stop_process",
+           "interrupt_in"]
 
 PREFIX = "wl-"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,23}$")
@@ -209,3 +210,18 @@ def remove_all(*, log: list[str] | None = None) -> list[str]:
             if "wirelab.link.userspace" in line or "wirelab.link.keeper" in line:
                 stop_process(int(pid_dir.name))
     return [e["id"] for e in entries]
+
+
+def interrupt_in(owner_pid: int):
+    """A SIGTERM/SIGHUP handler that raises KeyboardInterrupt in process ``owner_pid`` only, so
+    that `kill` cleans up as Ctrl-C does. A copy of that process made by fork keeps the handler:
+    pyroute2 reads a namespace in such a copy and ends it with SIGTERM, and raising there would
+    unwind the copy's duplicate of our stack, whose cleanup removes what the original still
+    uses. In a copy the signal does what it does by default: the copy ends."""
+    def handler(signum, frame):
+        if os.getpid() != owner_pid:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise KeyboardInterrupt(f"signal {signum}")
+    return handler

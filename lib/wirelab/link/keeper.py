@@ -22,7 +22,7 @@ import sys
 import time
 
 from ..errors import UsageError
-from .cleanup import process_start, state_dir, testbed_id, write_state
+from .cleanup import interrupt_in, process_start, state_dir, testbed_id, write_state
 from .opened import open_link
 from .spec import LinkSpec
 from .topology import broker_network, two_hosts, with_links
@@ -49,10 +49,6 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
-def _interrupt(*_):
-    raise KeyboardInterrupt
-
-
 def _forward(link, items: list[str]) -> None:
     """Relays in front of each ``proto:port`` (loopback only: namespaces have hosts to reach)."""
     if link.backend != "loopback":
@@ -73,7 +69,7 @@ def hold(config: dict) -> int:
     spec = LinkSpec.from_dict(config["spec"])
     links = {name: LinkSpec.from_dict(d) for name, d in (config.get("links") or {}).items()}
     topology = topology_for(config.get("topology", "two_hosts"), spec, links)
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))
     extra = {"keeper_pid": os.getpid(), "spec": spec.to_dict(), "cli": True}
     state = None
     try:

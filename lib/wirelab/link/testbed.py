@@ -77,6 +77,7 @@ class Testbed:
         self._shaping_argvs: list[list[str]] = []    # the tc/iptables commands that shaped it
         self._old_handlers: dict = {}
         self._up = False
+        self._made_in = os.getpid()         # a forked copy of this process must not tear it down
 
     # -- life cycle ---------------------------------------------------------------------
     def __enter__(self) -> "Testbed":
@@ -113,7 +114,10 @@ class Testbed:
 
     def down(self) -> None:
         """Remove everything this testbed made; safe to call twice. A second Ctrl-C
-        cannot interrupt it halfway (SIGINT/SIGTERM wait until it is done)."""
+        cannot interrupt it halfway (SIGINT/SIGTERM wait until it is done). In a copy of the
+        process made by fork it does nothing: the original owns the namespaces."""
+        if os.getpid() != self._made_in:
+            return
         held = {}
         if threading.current_thread() is threading.main_thread():
             held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -269,7 +273,7 @@ class Testbed:
             return
         for sig in (signal.SIGTERM, signal.SIGHUP):
             try:
-                self._old_handlers[sig] = signal.signal(sig, _interrupt)
+                self._old_handlers[sig] = signal.signal(sig, cleanup.interrupt_in(os.getpid()))
             except (ValueError, OSError):
                 pass
 
@@ -357,6 +361,3 @@ class Testbed:
         except OSError:
             return None
 
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")

@@ -347,3 +347,35 @@ def _starts(data: bytes):
     while pos < len(data):
         yield pos
         pos += struct.unpack_from("<I", data, pos + 4)[0]
+
+
+class _Stream(io.RawIOBase):
+    """A pipe-like file object (no fileno, no seek): read through one reused buffer."""
+
+    def __init__(self, data: bytes):
+        self._data, self._at = data, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, view) -> int:
+        n = min(len(view), len(self._data) - self._at, 3000)      # short reads, as a pipe gives
+        view[:n] = self._data[self._at:self._at + n]
+        self._at += n
+        return n
+
+
+@pytest.mark.parametrize("path", [ROOT / "captures" / "tcp-10mbit-loss2.pcapng",
+                                  ROOT / "tests" / "data" / "tcp-loss-usec.pcap"], ids=lambda p: p.name)
+def test_many_windows_read_like_one(monkeypatch, path):
+    """A file larger than a window: the next window is found while the last one is decoded, and
+    the DataFrame is the one a single window gives (a stream is read whole first, the same)."""
+    import wirelab.capture.loader as loader
+    whole = read_capture(path)
+    monkeypatch.setattr(loader, "WHOLE_FILE_WINDOW", 4096)
+    assert path.stat().st_size > 4 * loader.WHOLE_FILE_WINDOW
+    for source in (path, _Stream(path.read_bytes())):
+        part = read_capture(source)
+        pd.testing.assert_frame_equal(part.drop(columns="file_offset"), whole.drop(columns="file_offset"))
+        assert (part["file_offset"] == whole["file_offset"]).all()
+        assert part.attrs == whole.attrs

@@ -14,12 +14,15 @@
    (flat = the same peak for 3x the file).
 3. DuckDB on that dataset, in a child with DuckDB's memory_limit at 1 GB: the
    flow table, Wireshark's TCP flags, the I/O graph, the overhead from the wire.
+4. What a sweep costs per run beyond its transfers, and 5. how fast the
+   ``wirelab`` command starts (bench_overhead.py's measurements, so that one
+   run prints every goal of issue 16; ``--no-overhead`` leaves them out).
 
 Everything is measured in the same run; the machine may be shared (the load
 average is printed): run it twice. Bounded: dumpcap stops at a packet count or
 file size, the traffic at a byte count, each child at a timeout.
 
-Run (root for namespaces): .venv/bin/python bench/bench_dataset.py [--huge-gb 4.5] [--keep]
+Run (root for namespaces): .venv/bin/python bench/bench_dataset.py [--huge-gb 4.5] [--keep] [--no-overhead]
 """
 from __future__ import annotations
 
@@ -211,6 +214,7 @@ def main(argv=None) -> int:
     ap.add_argument("--large", type=int, default=1_000_000, help="frames in the large capture")
     ap.add_argument("--huge-gb", type=float, default=4.5, help="size of the capture converted under 1 GiB")
     ap.add_argument("--keep", action="store_true", help="keep the captures for the next run")
+    ap.add_argument("--no-overhead", action="store_true", help="leave out the sweep and start-up costs")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     WORK.mkdir(exist_ok=True)
@@ -278,6 +282,12 @@ def main(argv=None) -> int:
             p.unlink(missing_ok=True)
         for d in WORK.glob("*.dataset"):
             shutil.rmtree(d, ignore_errors=True)
+    if not args.no_overhead:
+        import bench_overhead
+        print("\n4. sweep overhead per run (bench_overhead.py)")
+        bench_overhead.sweep_overhead(3, ["0", "20ms"], grid=True)
+        print("\n5. start-up of the wirelab command (bench_overhead.py)")
+        bench_overhead.start_up()
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}; total {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 
 
 def add_parser(subparsers):
@@ -25,7 +26,17 @@ def literal(text: str):
         return text
 
 
+def without_iri_grammar() -> None:
+    """jsonschema (under nbformat and papermill) imports rfc3987_syntax when it is installed, which
+    builds a Lark grammar for IRIs as it is imported: 3 s of every report (python-jsonschema/jsonschema
+    #1428). Nothing here checks an IRI format (nbformat validates without format checks), so this
+    process goes without it: jsonschema skips the two formats it would serve."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)      # None: its import raises ImportError
+
+
 def run(args) -> int:
+    without_iri_grammar()
     from ..report import write_report
 
     parameters = {name: literal(value) for name, value in args.parameter}

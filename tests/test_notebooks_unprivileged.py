@@ -29,12 +29,13 @@ NOBODY = 65534
 TOOLS = [t for t in ("unshare", "setpriv", "mount") if not shutil.which(t)]
 #: per lab: smaller values for this run (each still takes every branch the lab has without root)
 SMALLER = {
-    "03": {"SECONDS": 1, "OMIT": 0},
-    "05": {"SIZE": "100KB"},
+    "03": {"REPETITIONS": 1},
+    "05": {"REPS": 2, "MAX_REPS": 5, "DELAYS": ["0", "5ms"]},
     "07": {"PACKETS": [1400], "OFFERED": ["1MB/s", "1000MB/s"], "BUFFER_PACKETS": [1500],
            "DELAY_PACKETS": [1400], "ECHO_ROUNDS": 100},
-    "08": {"SECONDS": 1},
-    "10": {"RATE_MAX_WAIT": "2s", "RATE_FILE": "10KB", "PACKET_FILE": "10KB"},
+    "08": {"SECONDS": 1, "WINDOWS": [10000], "LENGTHS": ["128KiB"], "RATES": ["10mbit"], "DELAYS": ["25ms"],
+           "BDP_WINDOWS": [9000]},
+    "10": {"RATES": ["10000kbit"], "LOSS_LINK": ["10000kbit", "50ms"], "RATE_FILE": "10KB", "PACKET_FILE": "10KB"},
 }
 
 pytestmark = [

@@ -47,6 +47,10 @@ def test_loopback_relays_shape_udp_and_udpr_and_skip_lossy_tcp(tmp_path):
     ran = df[df["status"] != "skipped"]
     assert (ran["status"] == "ok").all(), ran["error"].tolist()
     assert ran["link_emulated_by"].str.contains("relay").all() and (ran["pred_wire"] == "emulated").all()
+    # the relays' counters as the other backends give them: one set of columns, not one per relay port
+    counters = [c for c in df.columns if c.startswith("link_counters_")]
+    assert "link_counters_a->b_packets" in counters and not [c for c in counters if ":" in c], counters
+    assert (ran["link_counters_a->b_packets"] > 0).all() and (ran["link_counters_b->a_packets"] > 0).all()
     udpr = ran[(ran["proto"] == "udpr") & (ran["loss"] == 0)].iloc[0]
     # stop-and-wait over a 10 ms RTT: the relay's delay is really there (model: ~0.77 Mbit/s)
     assert 0.3 < udpr["goodput_bps"] / udpr["pred_goodput_bps"] < 1.5, udpr["goodput_bps"]

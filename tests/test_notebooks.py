@@ -20,6 +20,14 @@ def test_notebook_is_committed_clean_and_parameterised(path):
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "strip outputs"
     tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1 and "QUICK" in "".join(tagged[0]["source"]), "one parameters cell with QUICK"
+    # quick mode's values in a cell of their own, next: `wirelab report -p` sets its parameters after
+    # it (so they win in either mode), before anything uses them
+    after = code[code.index(tagged[0]) + 1]
+    quick = "".join(after["source"])
+    assert "quick" in after.get("metadata", {}).get("tags", []) and quick.startswith("if QUICK:"), \
+        "the cell after the parameters cell is tagged quick and starts with `if QUICK:`"
+    assert all(line.startswith((" ", "#")) or not line.strip() for line in quick.splitlines()[1:]), \
+        "the quick cell holds only the `if QUICK:` block"
 
 
 @pytest.mark.notebook

@@ -6,6 +6,11 @@ mode) as nobody: no capabilities, no groups, in a private mount namespace that l
 reach the venv and Python even when they live under /root (tests/unprivileged.py), on a
 copy of the labs it owns. Without root the whole suite already is that run
 (tests/test_notebooks.py), so this one skips.
+
+What this run checks is the path without root (loopback, or a note of what needs root), not
+quick mode's measurements, which the root run (tests/test_browser_lab.py) makes in full: where
+quick mode spends long on measuring, this run gives smaller values (``wirelab report -p``, set
+after the quick-mode cell), the same code paths with fewer or shorter runs.
 """
 from __future__ import annotations
 
@@ -22,6 +27,16 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
 NOBODY = 65534
 TOOLS = [t for t in ("unshare", "setpriv", "mount") if not shutil.which(t)]
+#: per lab: smaller values for this run (each still takes every branch the lab has without root)
+SMALLER = {
+    "03": {"REPETITIONS": 1, "RATES": ["10mbit"], "DELAYS": ["60ms"]},
+    "05": {"REPS": 2, "MAX_REPS": 4, "DELAYS": ["0", "1ms"]},
+    "07": {"PACKETS": [1400], "OFFERED": ["1MB/s", "1000MB/s"], "BUFFER_PACKETS": [1500], "SNDBUFS": [163840],
+           "BURST": {1400: [10000000]}, "DELAY_PACKETS": [1400], "ECHO_ROUNDS": 100},
+    "08": {"SECONDS": 1, "WINDOWS": [10000], "LENGTHS": ["128KiB"], "RATES": ["10mbit"], "DELAYS": ["25ms"],
+           "BDP_WINDOWS": [9000]},
+    "10": {"RATES": ["10000kbit"], "LOSS_LINK": ["10000kbit", "50ms"], "RATE_FILE": "10KB", "PACKET_FILE": "10KB"},
+}
 
 pytestmark = [
     pytest.mark.notebook,
@@ -71,8 +86,9 @@ def test_nobody_has_no_privileges_but_has_the_kit(workspace):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_without_root(workspace, path):
     notebook = workspace / "notebooks" / path.name
+    smaller = [arg for name, value in SMALLER.get(path.name[:2], {}).items() for arg in ("-p", name, repr(value))]
     done = run_as_nobody(workspace, [sys.executable, "-m", "wirelab", "report", str(notebook),
-                                     "--out", str(workspace / "reports")], timeout=900)
+                                     "--out", str(workspace / "reports"), *smaller], timeout=900)
     assert done.returncode == 0, f"as nobody: {done.stderr.strip()[-2000:]}"
     executed = json.loads((workspace / "reports" / path.name).read_text())
     outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]

@@ -65,3 +65,63 @@ def test_the_html_report_needs_no_widget_renderer():
     html, _ = HTMLExporter().from_notebook_node(static_widgets(panel_notebook()))
     assert "embed-amd.js" not in html and WIDGET_VIEW not in html
     assert "9.3 Mbit/s" in html and f"data:image/png;base64,{PNG}" in html and "done: 8 runs" in html
+
+
+def tiny_lab(path):
+    """A lab shaped like ours: a parameters cell, a quick-mode cell, then what uses them."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('QUICK = False\nSIZE = "1MB"\nREPS = 3'),
+                nbformat.v4.new_code_cell('if QUICK:\n    SIZE = "300KB"'),
+                nbformat.v4.new_code_cell('print(f"size={SIZE} reps={REPS} quick={QUICK}")')]
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.cells[1].metadata["tags"] = ["quick"]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def printed(path) -> str:
+    nb = nbformat.read(str(path), as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_given_parameters_win_over_quick_mode_and_are_recorded(tmp_path):
+    from wirelab.report import execute_notebook
+    lab = tiny_lab(tmp_path / "lab.ipynb")             # quick mode alone would print size=300KB reps=3
+    out = execute_notebook(lab, tmp_path / "p.ipynb", parameters={"SIZE": "100KB", "REPS": 1})
+    assert printed(out) == "size=100KB reps=1 quick=True\n"
+    full = execute_notebook(lab, tmp_path / "f.ipynb", quick=False, parameters={"SIZE": "2MB"})
+    assert printed(full) == "size=2MB reps=3 quick=False\n"
+    meta = nbformat.read(str(out), as_version=4).metadata.papermill
+    assert meta["parameters"] == {"QUICK": True, "SIZE": "100KB", "REPS": 1} and meta["input_path"] == str(lab)
+
+
+def test_a_parameter_the_notebook_does_not_have_is_a_clear_error(tmp_path):
+    import pytest
+    from wirelab.errors import UsageError
+    from wirelab.report import execute_notebook
+    lab = tiny_lab(tmp_path / "lab.ipynb")
+    with pytest.raises(UsageError, match="no parameter SIZ ") as err:
+        execute_notebook(lab, tmp_path / "x.ipynb", parameters={"SIZ": "1KB"})
+    assert "SIZE, REPS" in err.value.fix and not (tmp_path / "x.ipynb").exists()
+    with pytest.raises(UsageError, match="--full"):
+        execute_notebook(lab, tmp_path / "x.ipynb", parameters={"QUICK": False})
+
+
+def test_report_values_are_python_literals_else_text():
+    from wirelab.cli.report import literal
+    assert literal("5") == 5 and literal("0.5") == 0.5 and literal("True") is True
+    assert literal('["10mbit", "20mbit"]') == ["10mbit", "20mbit"]
+    assert literal("100KB") == "100KB" and literal("10ms") == "10ms" and literal("{[1]: 2}") == "{[1]: 2}"
+
+
+def test_the_report_process_validates_notebooks_without_the_slow_iri_grammar():
+    import subprocess
+    import sys
+    code = ("import sys, time; from wirelab.cli.report import without_iri_grammar; without_iri_grammar(); "
+            "start = time.monotonic(); import nbformat, papermill; "
+            "nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x = 1')])); "
+            "print('rfc3987_syntax' in sys.modules and sys.modules['rfc3987_syntax'] is not None)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]           # jsonschema went on without it; the notebook validated

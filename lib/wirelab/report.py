@@ -1,6 +1,8 @@
 """Run a notebook headlessly and write it as an HTML report (what ``make demo`` does).
 
-papermill injects the parameters after the cell tagged ``parameters``;
+papermill injects ``QUICK`` after the cell tagged ``parameters``; the parameters a
+caller gives (``wirelab report -p SIZE 100KB``) are set after the cell tagged
+``quick``, the notebook's quick-mode values, so they win in either mode;
 nbconvert turns the executed notebook, figures included, into one HTML file.
 
 Widgets: nbconvert would embed a script that fetches the widget renderer from
@@ -24,23 +26,64 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = True,
                      parameters: dict | None = None, timeout_s: float = 1200,
                      cwd: str | Path | None = None) -> Path:
-    """Execute ``notebook`` with ``QUICK`` (and other parameters) into ``output``."""
+    """Execute ``notebook`` with ``QUICK`` into ``output``; ``parameters`` (names of its
+    parameters cell) are set after its quick-mode cell, so they win over quick mode's values."""
     import papermill  # heavy: imported only when a notebook is run
 
     notebook, output = Path(notebook), Path(output)
     if not notebook.is_file():
         raise UsageError(f"no notebook at {notebook}", "give a path like notebooks/01-overhead-and-goodput.ipynb")
+    nb = _parameterized(notebook, quick, dict(parameters or {}))
     output.parent.mkdir(parents=True, exist_ok=True)
-    params = {"QUICK": quick, **(parameters or {})}
     try:
-        papermill.execute_notebook(str(notebook), str(output), parameters=params,
-                                   cwd=str(cwd or notebook.parent), kernel_name="python3",
+        papermill.execute_notebook(nb, str(output), cwd=str(cwd or notebook.parent), kernel_name="python3",
                                    execution_timeout=timeout_s, progress_bar=False,
                                    request_save_on_cell_execute=False)
     except papermill.PapermillExecutionError as err:
         raise WirelabError(f"{notebook.name} failed in cell {err.exec_count}: {err.ename}: {err.evalue}",
                            f"open {output} to see the failing cell") from None
+    finally:
+        _record_input(output, notebook)
     return output
+
+
+def _parameterized(notebook: Path, quick: bool, parameters: dict):
+    """The notebook with ``QUICK`` after its parameters cell (as papermill injects it) and
+    ``parameters`` in a cell of their own after the cell tagged ``quick`` (else after ``QUICK``)."""
+    import nbformat
+    from papermill import inspect_notebook
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+    from papermill.translators import translate_parameters
+
+    known = inspect_notebook(str(notebook))
+    unknown = sorted(set(parameters) - set(known) | ({"QUICK"} & set(parameters)))
+    if unknown:
+        raise UsageError(f"{notebook.name} has no parameter {', '.join(unknown)} to set"
+                         + (" (QUICK is the mode: --full runs the whole lab)" if "QUICK" in unknown else ""),
+                         f"its parameters cell names {', '.join(k for k in known if k != 'QUICK')}")
+    nb = parameterize_notebook(load_notebook_node(str(notebook)), {"QUICK": quick}, kernel_name="python3",
+                               language="python")
+    if parameters:
+        tags = [cell.metadata.get("tags", []) for cell in nb.cells]
+        after = next((i for i, t in enumerate(tags) if "quick" in t),
+                     next(i for i, t in enumerate(tags) if "injected-parameters" in t))
+        given = nbformat.v4.new_code_cell(translate_parameters(
+            "python3", "python", parameters, "Parameters given to wirelab report (after quick mode: they win)"))
+        given.metadata["tags"] = ["injected-overrides"]
+        nb.cells.insert(after + 1, given)
+    nb.metadata.papermill["parameters"] = {"QUICK": quick, **parameters}
+    return nb
+
+
+def _record_input(output: Path, notebook: Path) -> None:
+    """papermill records the notebook it was given, here an object: record the file instead."""
+    import json
+
+    if output.is_file():
+        executed = json.loads(output.read_text(encoding="utf-8"))
+        executed.get("metadata", {}).get("papermill", {})["input_path"] = str(notebook)
+        output.write_text(json.dumps(executed, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def write_report(notebook: str | Path, out_dir: str | Path = "reports", *, quick: bool = True,

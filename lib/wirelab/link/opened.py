@@ -334,7 +334,29 @@ class LoopbackLink(OpenLink):
                                 + (f" (emulates: {', '.join(emulates)})" if emulates else "")
                                 if relays else "wirelab relays on 127.0.0.1 (none started)"),
                 "cannot_emulate": cannot,
-                "counters": {f"{r.kind}:{r.target[1]}": r.describe()["counters"] for r in relays}}
+                # what the link did, per direction, as the other backends count it (the same columns
+                # in a results table, not new ones for every relay's port); each relay's own in the list
+                "counters": _summed([r.describe()["counters"] for r in relays]),
+                "relays": [{"relay": r.kind, "port": r.target[1], "counters": r.describe()["counters"]}
+                           for r in relays]}
+
+
+def _summed(counters: list[dict]) -> dict:
+    """Relays' counters per direction added up (the worst lateness kept)."""
+    total: dict = {}
+    for per_direction in counters:
+        for direction, counted in per_direction.items():
+            into = total.setdefault(direction, {})
+            for key, value in counted.items():
+                if isinstance(value, dict):
+                    extra = into.setdefault(key, {})
+                    for name, n in value.items():
+                        extra[name] = extra.get(name, 0) + n
+                elif key == "late_s_max":
+                    into[key] = max(into.get(key, 0.0), value)
+                else:
+                    into[key] = into.get(key, 0) + value
+    return total
 
 
 def stands_for(spec: LinkSpec, *, a: str = "a", b: str = "b") -> list[str]:

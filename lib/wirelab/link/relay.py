@@ -46,6 +46,9 @@ class _Relay:
         self.forward = Shaper(self._direction(spec.forward), self._queue(spec.forward), random.Random(rng.random()))
         self.reverse = Shaper(self._direction(spec.reverse), self._queue(spec.reverse), random.Random(rng.random()))
         self._stop = threading.Event()
+        # close() writes to this pair: every serving thread's select wakes at once, rather than
+        # each waiting out its IDLE_S (a sweep on loopback closes its relays after every run)
+        self._wake, self._waker = socket.socketpair()
         self._threads: list[threading.Thread] = []
 
     def _direction(self, direction):
@@ -68,9 +71,15 @@ class _Relay:
 
     def close(self) -> None:
         self._stop.set()
+        try:
+            self._waker.send(b"x")       # never read: the wake stays readable for every thread
+        except OSError:
+            pass
         for thread in self._threads:
             thread.join(timeout=3)
         self.sock.close()
+        self._wake.close()
+        self._waker.close()
 
     def describe(self) -> dict:
         return {"backend": "loopback", "relay": self.kind, "listen": list(self.address),
@@ -106,9 +115,11 @@ class UdpRelay(_Relay):
         while not self._stop.is_set():
             now = time.monotonic()
             timeout = IDLE_S if not heap else min(IDLE_S, max(0.0, heap[0][0] - now))
-            ready, _, _ = select.select([self.sock, *clients], [], [], timeout)
+            ready, _, _ = select.select([self.sock, *clients, self._wake], [], [], timeout)
             now = time.monotonic()
             for sock in ready:
+                if sock is self._wake:
+                    continue
                 try:
                     data, peer = sock.recvfrom(65536)
                 except OSError:
@@ -166,8 +177,8 @@ class TcpRelay(_Relay):
 
     def _serve(self) -> None:
         while not self._stop.is_set():
-            ready, _, _ = select.select([self.sock], [], [], IDLE_S)
-            if not ready:
+            ready, _, _ = select.select([self.sock, self._wake], [], [], IDLE_S)
+            if self.sock not in ready or self._stop.is_set():
                 continue
             try:
                 client, _ = self.sock.accept()
@@ -197,8 +208,8 @@ class TcpRelay(_Relay):
                 now = time.monotonic()
                 timeout = IDLE_S if not queue else min(IDLE_S, max(0.0, queue[0][0] - now))
                 readable = [src] if not eof and queued < limit else []
-                ready, _, _ = select.select(readable, [], [], timeout)
-                if ready:
+                ready, _, _ = select.select([*readable, self._wake], [], [], timeout)
+                if src in ready:
                     data = src.recv(chunk)
                     if not data:
                         eof = True

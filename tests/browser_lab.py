@@ -145,10 +145,39 @@ UNRUN = """() => window.jupyterapp.shell.currentWidget.content.widgets.filter(ce
     && cell.model.executionCount === null).length"""
 
 
+READY = """() => !!(window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open'))
+    && !document.querySelector('.jp-Dialog')
+    && !Array.from(window.jupyterapp.shell.widgets('main')).some(w => w.context)"""
+
+OPEN = """async (path) => { await window.jupyterapp.restored;
+    const widget = await window.jupyterapp.commands.execute('docmanager:open', {path: path, factory: 'Notebook'});
+    window.jupyterapp.shell.activateById(widget.id); return widget.id; }"""
+
+CLOSE = """() => { for (const w of Array.from(window.jupyterapp.shell.widgets('main'))) {
+        if (w.context && w.context.model) { w.context.model.dirty = false; }   // closed unsaved, as page.close() did
+        w.dispose(); }
+    return true; }"""
+
+
 def open_notebook(page, lab: JupyterLab, path: str, timeout_s: float = 120) -> None:
-    """Open ``path`` (relative to the lab's root) in a fresh workspace; wait for an idle kernel."""
-    page.goto(f"{lab.url}/lab/tree/{path}?reset&token={lab.token}")
+    """Open ``path`` (relative to the lab's root) in a notebook panel of its own with a new kernel;
+    wait until the kernel is idle. The first time JupyterLab is loaded, in a fresh workspace
+    (``?reset``); after that the same JupyterLab opens it, as a student opens one lab after
+    another (loading the app again cost 4 to 6 s a notebook on two busy cores). A page left
+    with a dialog or a document open (a test that failed midway) is loaded afresh."""
+    if page.evaluate(READY):
+        page.evaluate(OPEN, path)
+    else:
+        page.goto(f"{lab.url}/lab/tree/{path}?reset&token={lab.token}")
     page.wait_for_function(KERNEL_IDLE, timeout=timeout_s * 1000, polling=250)
+
+
+def close_notebooks(page) -> None:
+    """Close every document panel without saving (the next test opens its own)."""
+    try:
+        page.evaluate(CLOSE)
+    except Exception:  # noqa: BLE001 - no app there (never loaded, or crashed): the next open reloads it
+        pass
 
 
 def run_all(page, timeout_s: float) -> str:

@@ -6,6 +6,9 @@ then run with its button, and its table must fill and its plot must be drawn: ju
 by pixels (a screenshot of the plot, and the PNG compared with the same plot drawn here
 from the runs the panel saved), not by an <img> being there. pyshark is used from a
 running kernel (file and live capture) and must leave no tshark or dumpcap behind.
+
+One JupyterLab page serves the module: the first notebook loads the app, each test opens its
+notebook in a new panel with a new kernel, and closes it (unsaved) and its kernel after.
 """
 from __future__ import annotations
 
@@ -90,11 +93,18 @@ def browser(lab):
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, lab):
+@pytest.fixture(scope="module")
+def lab_page(browser):
+    """One JupyterLab page for the module: each test opens its notebook in it (open_notebook)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     yield page
     page.close()
+
+
+@pytest.fixture
+def page(lab_page, lab):
+    yield lab_page
+    lab_tools.close_notebooks(lab_page)      # the next test opens its own, with its own kernel
     lab.shutdown_kernels()                   # one kernel at a time on two cores
 
 

@@ -138,3 +138,26 @@ def test_a_forked_copy_never_tears_down_the_testbed():
         left = [ns for ns in list_namespaces() if ns.startswith(tb.id + "-")]
         assert sorted(left) == sorted(tb.namespaces.values()), left
     assert not [ns for ns in list_namespaces() if ns.startswith(tb.id + "-")]
+
+
+def test_after_one_interrupt_the_cleanup_it_starts_cannot_be_interrupted():
+    """Ctrl-C reaches a grading worker twice (from the terminal, and passed on by its parent):
+    the second must not cut short the cleanup the first one started."""
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, cleanup.interrupt_once)
+    cleaned = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                select.select([], [], [], 5)      # (the signal is delivered before this returns)
+            finally:
+                os.kill(os.getpid(), signal.SIGINT)     # the parent's copy of the interrupt
+                os.kill(os.getpid(), signal.SIGTERM)
+                cleaned.append(True)                    # reached only if neither raised
+        assert cleaned == [True]
+        assert all(signal.getsignal(sig) is signal.SIG_IGN for sig in previous)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ..errors import UsageError
+from ..link.cleanup import interrupt_once
 from .catalogue import Catalogue
 from .outcome import Graded, Outcome
 from .runner import grade_submission
@@ -25,7 +26,15 @@ from .runner import grade_submission
 __all__ = ["grade_class"]
 
 
+def _start_worker() -> None:
+    """Each worker: the first interrupt starts its cleanup, and nothing cuts that cleanup short."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, interrupt_once)
+
+
 def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: str, capture: bool) -> dict:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # interrupted already: grade nothing more
+        raise KeyboardInterrupt("the grading was interrupted")
     try:            # the worker's peers answer the programs under test: they must not wait behind them
         os.setpriority(os.PRIO_PROCESS, 0, -5)
     except OSError:
@@ -61,7 +70,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
         return results
     found: dict[str, Graded] = {}
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker) as pool:
         futures = {pool.submit(_grade_in_worker, name, str(source), catalogue, str(report_dir / name), capture):
                    (name, source) for name, source in submissions}
         bar = tqdm(total=len(futures), unit="submission", disable=not progress, file=sys.stderr)

@@ -26,7 +26,7 @@ from . import commands
 
 __all__ = ["PREFIX", "name_of", "testbed_id", "parse_namespace", "state_dir", "read_states", "write_state",
            "owner_alive", "process_start", "exited", "testbeds", "reap", "remove", "remove_all", "stop_process",
-           "interrupt_in"]
+           "interrupt_in", "interrupt_once"]
 
 PREFIX = "wl-"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,23}$")
@@ -225,3 +225,14 @@ def interrupt_in(owner_pid: int):
             return
         raise KeyboardInterrupt(f"signal {signum}")
     return handler
+
+
+def interrupt_once(signum, frame):
+    """A SIGINT/SIGTERM handler that raises KeyboardInterrupt for the first signal and ignores
+    every later one, for a process whose only job after an interrupt is to clean up and end (a
+    grading worker). Ctrl-C in a terminal reaches such a worker twice: from the terminal and
+    again from its parent passing the interrupt on. A second KeyboardInterrupt in the middle of
+    the first one's cleanup would skip the rest of it and leave namespaces behind."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"signal {signum}")

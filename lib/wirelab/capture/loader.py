@@ -176,36 +176,26 @@ def read_capture(source, *, chunk_packets: int | None = None):
     state: dict = {}
     out, at = None, 0
     found = scans(source, window_bytes=WHOLE_FILE_WINDOW, state=state)
-    decoding = None               # the previous window's decode, still running beside the next scan
+    decoding = None               # the previous window's decode, running beside the next scan
+    # (windows here are memory maps or the bytes in memory, never a reused buffer: a stream was
+    # read whole above, so a window stays valid while it decodes)
     with ThreadPoolExecutor(1) as background:
-        try:
-            while (item := next(found, None)) is not None:
-                fb, base, scan = item
-                del item          # (no reference to a window outlives its decode: two are mapped at most)
-                decoding = _done(decoding)
-                need = at + scan.offsets.size
-                if out is None or need > out["time"].size:     # room for the rest of the file, estimated
-                    rest = state["windows"].size_after(base + fb.n)
-                    out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
-                args = (out, at, fb, state["reader"], scan, base)
-                if state["windows"].reuses_buffer:               # (a stream: the next read overwrites it)
-                    decode_into(*args)
-                else:                     # the next window is scanned (one core) while this one decodes
-                    decoding = background.submit(decode_into, *args)
-                at += scan.offsets.size
-                del fb, args
-            _done(decoding)
-        finally:
+        while (item := next(found, None)) is not None:
+            fb, base, scan = item
+            del item              # (no reference to a window outlives its decode: two are mapped at most)
             if decoding is not None:
-                decoding.cancel()
+                decoding.result()                        # (its error, if any, is raised here)
+            need = at + scan.offsets.size
+            if out is None or need > out["time"].size:     # room for the rest of the file, estimated
+                rest = state["windows"].size_after(base + fb.n)
+                out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
+            decoding = background.submit(decode_into, out, at, fb, state["reader"], scan, base)
+            at += scan.offsets.size
+            del fb
+        if decoding is not None:
+            decoding.result()
     state["windows"].close()
     return frame_from_part(shrink(out or allocate(0), at), capture_info(state, at))
-
-
-def _done(decoding) -> None:
-    """Wait for a window's decode (its error, if any, is raised here)."""
-    if decoding is not None:
-        decoding.result()
 
 
 def _is_plain_file(f) -> bool:

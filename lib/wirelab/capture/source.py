@@ -57,7 +57,6 @@ class Windows:
         self.size = max(int(size), 1024)
         self._buffer = None
         self._resume: int | None = 0
-        self.reuses_buffer = False
 
     def head(self, count: int = 64) -> bytes:
         """The file's first ``count`` bytes (to detect the format)."""
@@ -90,9 +89,6 @@ class Windows:
             yield 0, self._memory, True
             return
         size = self._file_size()
-        #: a window's bytes are overwritten by the next one (a stream read into one buffer): each
-        #: must be done with before the next is asked for
-        self.reuses_buffer = size is None
         yield from (self._mapped(size) if size is not None else self._windows())
 
     def _file_size(self) -> int | None:

@@ -82,5 +82,11 @@ def test_the_same_folder_under_two_roots_is_two_folders(course):
 def test_no_results_yet_and_no_folder(tmp_path):
     with results_dataset(tmp_path) as ds:
         assert ds.frame().empty and "0 folders" in repr(ds)
+        # a query written for real results (notebook 04's) gives no rows, not an error
+        empty = ds.sql("""SELECT folder, any_value(host) AS host, any_value(default_cc) AS cc, count(*) AS runs,
+                                 avg(goodput_bps) AS goodput, avg(pred_goodput_bps) AS predicted
+                          FROM runs_meta WHERE status = 'ok' GROUP BY folder""")
+        assert empty.empty and list(empty.columns) == ["folder", "host", "cc", "runs", "goodput", "predicted"]
+        assert ds.summary().empty
     with pytest.raises(ExperimentError, match="no folder"):
         results_dataset(tmp_path / "missing")

@@ -28,6 +28,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ExperimentError
+from .prediction import PRED_COLUMNS
+from .stats import PARAMETER_COLUMNS
 
 __all__ = ["results_dataset", "ResultsDataset", "SESSION_COLUMNS"]
 
@@ -49,6 +51,16 @@ SESSION_COLUMNS = {
     "rmem_max": lambda s: (s.get("sysctls") or {}).get("net.core.rmem_max"),
     "wmem_max": lambda s: (s.get("sysctls") or {}).get("net.core.wmem_max"),
 }
+
+_TEXT = {"root", "folder", "experiment", "run_id", "setting_id", "status", "error", "engine", "backend",
+         "workload", "proto", "cc", "direction", "pred_binding", "pred_wire", "pred_note", "pred_cc",
+         "pred_steady_binding", "pred_transfer_binding", "pred_carriage"}
+#: The columns of ``runs`` before any run is saved, so that a query written for real results
+#: (a notebook's, a course's) runs on an empty folder too and gives no rows instead of an error.
+_EMPTY_RUN = {name: ("VARCHAR" if name in _TEXT else "BIGINT" if name in ("session", "rep") else "DOUBLE")
+              for name in ["root", "folder", "experiment", "run_id", "setting_id", "rep", "session", "status",
+                           "error", *PARAMETER_COLUMNS, "goodput_bps", "sender_goodput_bps", "elapsed_s",
+                           *PRED_COLUMNS]}
 
 
 def _folders(roots) -> list[tuple[Path, Path]]:
@@ -120,15 +132,13 @@ class ResultsDataset:
                 SELECT f.root, f.folder, r.* EXCLUDE (filename)
                 FROM read_parquet([{paths}], union_by_name = true, filename = true) r
                 JOIN _files f ON r.filename = f.file""")
-            self.con.execute("""CREATE OR REPLACE VIEW runs_meta AS
-                SELECT r.*, s.* EXCLUDE (root, folder, session)
-                FROM runs r LEFT JOIN sessions s
-                  ON r.root = s.root AND r.folder = s.folder AND r.session = s.session""")
-        else:
-            for view in ("runs", "runs_meta"):       # no results yet: empty views with the key columns
-                self.con.execute(f"""CREATE OR REPLACE VIEW {view} AS SELECT NULL::VARCHAR AS root,
-                    NULL::VARCHAR AS folder, NULL::BIGINT AS session, NULL::VARCHAR AS run_id,
-                    NULL::VARCHAR AS experiment, NULL::VARCHAR AS status WHERE false""")
+        else:                # no results yet: the columns every run has, and no rows
+            columns = ", ".join(f'NULL::{kind} AS "{name}"' for name, kind in _EMPTY_RUN.items())
+            self.con.execute(f"CREATE OR REPLACE VIEW runs AS SELECT {columns} WHERE false")
+        self.con.execute("""CREATE OR REPLACE VIEW runs_meta AS
+            SELECT r.*, s.* EXCLUDE (root, folder, session)
+            FROM runs r LEFT JOIN sessions s
+              ON r.root = s.root AND r.folder = s.folder AND r.session = s.session""")
 
     def __repr__(self) -> str:
         runs = self.sql("SELECT count(*) AS n FROM runs")["n"][0]

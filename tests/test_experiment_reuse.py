@@ -186,7 +186,7 @@ def test_a_namespaces_sweep_opens_its_link_once_and_leaves_nothing(tmp_path):
     df = run_sweep(exp, out=tmp_path / "k", progress=False, link_layer=Counting())
     assert (df["status"] == "ok").all(), df["error"].tolist()
     assert (df["backend"] == "namespaces").all()
-    # the udpr probes (at the start, and again just before udpr's runs) and all six runs: one testbed
+    # the udpr probe (at the start) and all six runs: one testbed
     before = df["link_runs_before"].tolist()
     assert len(Counting.opened) == 1 and before[0] == 1 and before == sorted(set(before)) and len(before) == 6
     assert before[-1] <= 6 + 2, before
@@ -292,8 +292,8 @@ def test_a_userspace_sweep_keeps_its_link_and_counts_each_run_alone(tmp_path):
                      timeout=30, backend="userspace")
     df = run_sweep(exp, out=tmp_path / "u", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()
-    # the two udpr host round-trip probes (the same link without delay) ran on it first
-    assert df["link_runs_before"].tolist() == [2, 3, 4]
+    # the sweep's udpr host round-trip probe (the same link without delay) ran on it first, once
+    assert df["link_runs_before"].tolist() == [1, 2, 3]
     assert df["link_link"].str.contains("delay 5").all(), "each run on the spec it asked for"
     sent = df["link_counters_a->b_packets"].tolist()
     assert sent[0] >= 20 and sent == [sent[0]] * 3, f"each run's own frames, not a running total: {sent}"

@@ -186,6 +186,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         # consecutive runs share one link, made ready again (and reshaped) between runs
         kept = leaving.enter_context(KeptLinks(link_layer, backend))    # removed however we leave
         probe = host_round_trip(engine, link_layer, backend, experiment.settings(), kept=kept)
+        probed_at = time.monotonic()
         if probe is not None:
             info["host_round_trip"] = probe
         host_rtt = (probe or {}).get("host_rtt_s")
@@ -201,6 +202,9 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
         probes: dict[tuple, tuple[float, float]] = {}   # probe key → (when, host round trip)
+        if host_rtt is not None:     # the sweep's own probe stands for the first UDPR setting's key
+            first = next(s for s in experiment.settings() if needs_probe([s]))
+            probes[probe_key(first)] = probed_at, host_rtt
 
         def host_rtt_for(setting: Setting) -> float | None:
             # the machine's load drifts during a sweep (measured: a probe at the start read 0.62 ms,

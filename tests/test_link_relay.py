@@ -59,6 +59,9 @@ def test_tcp_relay_paces_at_the_rate_and_says_what_it_cannot_do():
     thread.start()
     with TcpRelay(spec, server.getsockname()) as relay:
         with socket.create_connection(relay.address, timeout=10) as sock:
+            # segments the size the emulated link's MTU allows, not loopback's 64 KB: the sender's
+            # window then grows per segment as on a real link, and its buffers stay small
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG) <= spec.mtu - 40
             sock.sendall(b"x" * 5_000_000)         # 2 s at 20 Mbit/s
         thread.join(timeout=20)
         meta = relay.describe()

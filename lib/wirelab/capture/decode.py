@@ -24,6 +24,7 @@ from typing import Iterator
 
 import numpy as np
 
+from . import jit
 from .dissect import dissect
 from .fastpath import decode_fast
 from .fields import FileBytes, Headers
@@ -133,10 +134,13 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
     first, stop, _ = pick.indices(scan.offsets.size)
     table = np.array([i.linktype for i in reader.interfaces] + [-1], dtype=np.int64)
     lock = threading.Lock()            # the reader's notes and the IPv6 columns are shared
+    compiled = jit.kernels(fb.n) if FAST else None     # (None: the numpy path)
 
     def block(a: int) -> None:
         block = slice(a, min(a + BLOCK_PACKETS, stop))
         rows = slice(at + a - first, at + block.stop - first)
+        if compiled is not None and _compiled_block(compiled[1], out, rows, fb, reader, scan, block, base, lock):
+            return
         h = Headers(fb, scan.offsets[block], reader.lead(scan, block))
         with lock:
             rec = reader.fields(h, scan, block, fb.n)
@@ -161,6 +165,27 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
             for done in [pool.submit(block, a) for a in starts]:
                 done.result()                  # (an error in a block is raised here)
     return stop - first
+
+
+def _compiled_block(decode_jit, out: Part, rows: slice, fb: FileBytes, reader, scan: Scan, block: slice,
+                    base: int, lock: threading.Lock) -> bool:
+    """``decode_into``'s block through the compiled kernel (``decode_jit``) when the block is of
+    the usual kind (False: it is not, numpy reads it); the packets it leaves go to ``dissect``."""
+    described = decode_jit.params(reader, scan, block)
+    if described is None:
+        return False
+    offsets = scan.offsets[block]
+    misfits, undescribed = decode_jit.usual(out, rows, jit.readonly(fb.u8v), offsets, scan.lengths[block],
+                                            base, described)
+    if undescribed:
+        with lock:
+            reader.note_undescribed(scan)
+    if misfits.size:
+        h = Headers(fb, offsets[misfits], reader.lead(scan, block))
+        at = rows.start + misfits
+        h.cap_len = out["cap_len"][at]
+        _store(out, at, dissect(h, out["linktype"][at], out["frame_len"][at]), lock)
+    return True
 
 
 def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | None = None,

@@ -19,6 +19,9 @@ same DataFrame.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from .formats import BLOCK, EPB, LINK_HEADER
 from .jit import PCAP, PCAPNG, njit
@@ -26,6 +29,8 @@ from .jit import PCAP, PCAPNG, njit
 __all__ = ["usual", "warm_up"]
 
 _ETHERTYPE, _AF, _IP = 0, 1, 2
+#: records between the one prefetched and the one decoded (measured: 8 to 16 is best)
+AHEAD = 12
 _LINK_KIND = {"ethertype": _ETHERTYPE, "af": _AF, "ip": _IP}
 #: the columns the kernel writes, in the order of its ``cols`` tuple (index constants below)
 COLUMNS = ("time", "frame_len", "cap_len", "iface", "linktype", "file_offset", "l3", "vlan", "vlan_ok",
@@ -46,6 +51,10 @@ def _get(buf, p, size, big):
     """The unsigned ``size``-byte integer at ``p``; bytes past the window read as 0 (as
     ``Headers`` rows are padded)."""
     v = np.int64(0)
+    if p + size <= buf.size:                  # (nearly always: no test per byte)
+        for b in range(size):
+            v |= np.int64(buf[p + b]) << (8 * (size - 1 - b) if big else 8 * b)
+        return v
     for b in range(size):
         byte = np.int64(buf[p + b]) if p + b < buf.size else np.int64(0)
         v |= byte << (8 * (size - 1 - b) if big else 8 * b)
@@ -61,6 +70,23 @@ def _be(buf, p, size):
     return v
 
 
+@intrinsic
+def _prefetch(typingctx, buf, p):
+    """Ask the processor to fetch the cache line holding ``buf[p]`` (LLVM's ``prefetch``): unlike
+    a read, nothing waits for it, so the lines of the next records arrive while this one is
+    decoded (the loop is otherwise bound by memory latency: ~2x slower)."""
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        byte_ptr = ir.IntType(8).as_pointer()
+        at = builder.bitcast(builder.gep(array.data, [args[1]]), byte_ptr)
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")
+        builder.call(fn, [at, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])  # read, keep, data
+        return context.get_dummy_value()
+    return types.void(buf, p), codegen
+
+
 @njit
 def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0, l3off, link_kind,
            proto_at, cols, misfit):
@@ -69,6 +95,10 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
     n = buf.size
     undescribed = 0
     for i in range(offs.size):
+        if i + AHEAD < offs.size:             # the record AHEAD records on: its header and its packet's
+            ahead = offs[i + AHEAD]
+            _prefetch(buf, ahead)
+            _prefetch(buf, min(ahead + lead + 48, n - 1))
         off = offs[i]
         s = off + lead                                # where the packet starts
         if fmt == PCAP:

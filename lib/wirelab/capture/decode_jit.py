@@ -19,12 +19,10 @@ same DataFrame.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 from .formats import BLOCK, EPB, LINK_HEADER
 from .jit import PCAP, PCAPNG, njit
+from .jit_prefetch import prefetch as _prefetch
 
 __all__ = ["usual", "warm_up"]
 
@@ -49,14 +47,16 @@ COLUMNS = ("time", "frame_len", "cap_len", "iface", "linktype", "file_offset", "
 @njit
 def _get(buf, p, size, big):
     """The unsigned ``size``-byte integer at ``p``; bytes past the window read as 0 (as
-    ``Headers`` rows are padded)."""
+    ``Headers`` rows are padded). Unsigned indices: no test for negative ones, and the
+    compiler joins the byte reads into one."""
     v = np.int64(0)
+    q = np.uint64(p)
     if p + size <= buf.size:                  # (nearly always: no test per byte)
         for b in range(size):
-            v |= np.int64(buf[p + b]) << (8 * (size - 1 - b) if big else 8 * b)
+            v |= np.int64(buf[q + np.uint64(b)]) << (8 * (size - 1 - b) if big else 8 * b)
         return v
     for b in range(size):
-        byte = np.int64(buf[p + b]) if p + b < buf.size else np.int64(0)
+        byte = np.int64(buf[q + np.uint64(b)]) if p + b < buf.size else np.int64(0)
         v |= byte << (8 * (size - 1 - b) if big else 8 * b)
     return v
 
@@ -65,26 +65,10 @@ def _get(buf, p, size, big):
 def _be(buf, p, size):
     """Big-endian ``size`` bytes at ``p`` (the caller checked they are in the window)."""
     v = np.int64(0)
+    q = np.uint64(p)
     for b in range(size):
-        v = (v << 8) | np.int64(buf[p + b])
+        v = (v << 8) | np.int64(buf[q + np.uint64(b)])
     return v
-
-
-@intrinsic
-def _prefetch(typingctx, buf, p):
-    """Ask the processor to fetch the cache line holding ``buf[p]`` (LLVM's ``prefetch``): unlike
-    a read, nothing waits for it, so the lines of the next records arrive while this one is
-    decoded (the loop is otherwise bound by memory latency: ~2x slower)."""
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        byte_ptr = ir.IntType(8).as_pointer()
-        at = builder.bitcast(builder.gep(array.data, [args[1]]), byte_ptr)
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
-                                            "llvm.prefetch.p0i8")
-        builder.call(fn, [at, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])  # read, keep, data
-        return context.get_dummy_value()
-    return types.void(buf, p), codegen
 
 
 @njit
@@ -129,8 +113,8 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
                 fit = _be(buf, s + proto_at, 2) == 0x0800
             elif link_kind == _AF:
                 fit = _get(buf, s, 4, False) == 2 or _get(buf, s, 4, True) == 2
-            fit = fit and buf[c] == 0x45 and (_be(buf, c + 6, 2) & 0x1FFF) == 0
-        proto = buf[c + 9] if fit else 0
+            fit = fit and _be(buf, c, 1) == 0x45 and (_be(buf, c + 6, 2) & 0x1FFF) == 0
+        proto = _be(buf, c + 9, 1) if fit else 0
         tcp = proto == 6
         t = c + 20                                    # the transport header
         w4 = _be(buf, t + 12, 4) if fit else 0        # data offset/flags · window
@@ -155,9 +139,9 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
         cols[IP_ID_OK][i] = True
         cols[FRAG][i] = 0
         cols[FRAG_OK][i] = True
-        cols[MORE][i] = (buf[c + 6] & 0x20) != 0
+        cols[MORE][i] = (_be(buf, c + 6, 1) & 0x20) != 0
         cols[MORE_OK][i] = True
-        cols[TTL][i] = buf[c + 8]
+        cols[TTL][i] = _be(buf, c + 8, 1)
         cols[TTL_OK][i] = True
         cols[PROTO][i] = proto
         cols[PROTO_OK][i] = True

@@ -31,7 +31,7 @@ from .fields import FileBytes, Headers
 from .files import Scan, open_reader
 from .source import WINDOW_BYTES, Windows
 
-__all__ = ["Part", "scans", "allocate", "grow", "shrink", "decode_into", "windows", "BLOCK_PACKETS",
+__all__ = ["Part", "scans", "notes", "allocate", "grow", "shrink", "decode_into", "windows", "BLOCK_PACKETS",
            "ADDRESS6"]
 
 BLOCK_PACKETS = 32768
@@ -83,13 +83,14 @@ def shrink(out: Part, used: int) -> Part:
 def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None) -> Iterator[tuple]:
     """(file bytes of the window, its offset in the file, the packets it holds) for every window.
 
-    ``state`` (a dict) receives ``reader`` (``format``, ``interfaces``), ``notes``
-    and ``windows`` (the ``source.Windows``).
+    ``state`` (a dict) receives ``reader`` (``format``, ``interfaces``), ``note_lists``
+    (each window's notes, as a list its decode may still add to: ``notes``) and ``windows``
+    (the ``source.Windows``).
     """
     src = Windows(source, window_bytes)
     reader = open_reader(src.head())
     state = {} if state is None else state
-    state.update(reader=reader, notes=[], windows=src)
+    state.update(reader=reader, note_lists=[], windows=src)
     start = reader.first_record
     windows = iter(src)
     while (window := next(windows, None)) is not None:
@@ -97,15 +98,19 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
         fb = FileBytes(data)
         del window, data          # no reference to a window outlives it: one is mapped at a time
         scan = reader.scan(fb, base, start - base, final)
-        state["notes"] += scan.notes
-        found = len(scan.notes)
+        # (the list itself: the decode, perhaps still running in a thread, may add to it)
+        state["note_lists"].append(scan.notes)
         src.resume_at(scan.resume)
         yield fb, base, scan
-        state["notes"] += scan.notes[found:]      # noted while the window was decoded
         del fb
         if scan.resume is None:
             break
         start = scan.resume
+
+
+def notes(state: dict) -> list[str]:
+    """Every note about the file so far, in file order."""
+    return [note for found in state["note_lists"] for note in found]
 
 
 def _store(out: Part, rows, fields: dict, lock: threading.Lock) -> None:

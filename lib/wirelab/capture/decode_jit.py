@@ -24,7 +24,7 @@ from .formats import BLOCK, EPB, LINK_HEADER
 from .jit import PCAP, PCAPNG, njit
 from .jit_prefetch import prefetch as _prefetch
 
-__all__ = ["usual", "warm_up"]
+__all__ = ["params", "usual", "warm_up_steps"]
 
 _ETHERTYPE, _AF, _IP = 0, 1, 2
 #: records between the one prefetched and the one decoded (measured: 8 to 16 is best)
@@ -211,21 +211,30 @@ def usual(out: dict, rows: slice, buf: np.ndarray, offs: np.ndarray, lengths: np
     return np.flatnonzero(misfit), int(undescribed)
 
 
-def warm_up(walk_jit) -> None:
-    """Compile (or load from the cache) every kernel: a tiny pcap and pcapng, both byte orders."""
+def warm_up_steps(walk_jit) -> list:
+    """Calls that compile every kernel (or read it from the cache): the walk and the decode of a
+    tiny capture, classic pcap (little-endian) and pcapng (big-endian). The calls' argument types
+    are the ones ``jit.walker`` and ``usual`` give, so nothing is compiled again later."""
     from .decode import allocate
-    frame = bytes(12) + b"\x08\x00" + bytes.fromhex("4500002800010000400600000a0000010a000002") \
-        + bytes.fromhex("0001000200000001000000025010ffff00000000")
-    for big in (False, True):
-        rec = int(1).to_bytes(4, "big" if big else "little")
-        pcap = b"".join(rec * 2 + len(frame).to_bytes(4, "big" if big else "little") * 2 + frame for _ in range(3))
-        blen = (32 + len(frame) + 3) // 4 * 4
-        block = b"".join(int(v).to_bytes(4, "big" if big else "little") for v in (6, blen, 0, 0, 1, len(frame),
-                                                                                      len(frame)))
-        block += frame + bytes(blen - 32 - len(frame)) + blen.to_bytes(4, "big" if big else "little")
-        for fmt, data in ((PCAP, pcap), (PCAPNG, block * 3)):
-            buf = np.frombuffer(data, dtype=np.uint8)
-            offs, _ = walk_jit.walk(buf, 0, fmt, big, 16, -1, False, 1_000_000, 262144, 0, 4)
-            out = allocate(offs.size)
-            described = (fmt, big, 1_000_000, 0, 16 if fmt == PCAP else 28, 1, 14, _ETHERTYPE, 12)
-            usual(out, slice(0, offs.size), buf, offs, np.full(offs.size, blen), 0, described)
+    frame = bytes(12) + b"\x08\x00" + bytes.fromhex("4500002800010000400600000a0000010a000002"
+                                                   "0001000200000001000000025010ffff00000000")
+    blen = 32 + len(frame)                    # (a multiple of 4)
+
+    def words(values, big):
+        return b"".join(int(v).to_bytes(4, "big" if big else "little") for v in values)
+
+    pcap = words((1, 1, len(frame), len(frame)), False) + frame
+    block = words((6, blen, 0, 0, 1, len(frame), len(frame)), True) + frame + words((blen,), True)
+    steps = []
+    for fmt, big, data, lead in ((PCAP, False, pcap * 3, 16), (PCAPNG, True, block * 3, EPB["data"])):
+        buf = np.frombuffer(data, dtype=np.uint8)
+        described = (fmt, big, 1_000_000, 0, lead, 1, 14, _ETHERTYPE, 12)
+
+        def walk(buf=buf, fmt=fmt, big=big):
+            return walk_jit.walk(buf, 0, fmt, big, 16, -1, False, 1_000_000, 262144, 0, 4)[0]
+
+        def decode(buf=buf, walk=walk, described=described):
+            offs = walk()
+            usual(allocate(offs.size), slice(0, offs.size), buf, offs, np.full(offs.size, blen), 0, described)
+        steps += [walk, decode]
+    return steps

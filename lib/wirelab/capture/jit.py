@@ -3,27 +3,34 @@
 The reader has two implementations of its two hot loops, which give the
 same answer: numpy (``walk.py``, ``fastpath.py``, ``dissect.py``) and
 compiled (``walk_jit.py``, ``decode_jit.py``). numpy needs nothing beyond
-numpy and is the reference; the compiled kernels are about twice as fast
-on a large capture. They are used when:
+numpy and is the reference; the compiled kernels read a large capture two
+to three times as fast. They are used when:
 
 - numba can be imported (it is a dependency, but a student's environment
   may lack it) and ``WIRELAB_NO_JIT`` is not set (``WIRELAB_NO_JIT=1``
   forces the numpy path, e.g. to compare);
 - the window of the file is at least ``MIN_BYTES`` or the kernels are
   already loaded: importing numba and loading the kernels costs a few
-  tenths of a second, more than numpy takes on a small capture.
+  tenths of a second (and ~120 MB of memory), more than numpy takes on a
+  small capture;
+- numba can keep the compiled kernels on disk (next to this file in
+  ``__pycache__``, else in the user's cache directory, or where
+  ``NUMBA_CACHE_DIR`` says): compiling them takes 15 to 40 s, once; with
+  no writable directory it would be every session, more than it saves;
+- the address space is not limited (``ulimit -v``, RLIMIT_AS): numba's
+  compiler (LLVM) reserves ~200 MB of it and, when an allocation fails,
+  ends the whole process (``std::bad_alloc``) where no Python code can
+  catch it. (bench/bench_dataset.py converts a capture under such a limit:
+  that conversion takes the numpy path.)
 
-numba compiles a kernel the first time it is needed (seconds) and keeps the
-machine code on disk (``cache=True``: next to this file in ``__pycache__``,
-else in the user's cache directory, or where ``NUMBA_CACHE_DIR`` says).
-When no directory is writable (an installed package, a read-only home) the
-kernels are compiled in memory, every session; when even that fails, the
-numpy path is used. Either way, nothing is printed: a student sees no
-warning from it. ``status()`` tells what happened (the bench prints it).
+Whatever happens, nothing is printed but a progress bar while the kernels
+are compiled the first time: a student sees no warning from numba. On any
+failure the numpy path is used; ``status()`` tells what happened and why
+(the benches print it). ``python -m wirelab.capture.jit`` compiles them
+ahead (``make setup`` does).
 """
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import time
@@ -31,7 +38,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["njit", "kernels", "walker", "readonly", "status", "ENV_OFF", "MIN_BYTES"]
+__all__ = ["njit", "kernels", "walker", "readonly", "status", "ENV_OFF", "MIN_BYTES", "PCAP", "PCAPNG"]
 
 ENV_OFF = "WIRELAB_NO_JIT"
 #: the record formats the kernels know
@@ -41,23 +48,17 @@ MIN_BYTES = 8 << 20
 #: chains the compiled walker follows at once (walk_jit.py): enough reads in flight to hide
 #: most of the memory's latency, few enough that seeding them costs little
 CHAINS = 16
-#: whether kernels are cached on disk (set to False when the cache cannot be written)
-CACHE = True
 
 _lock = threading.Lock()
-_state: dict = {"kernels": None, "tried": False, "seconds": None, "cache": None, "why_not": None}
+_state: dict = {"kernels": None, "tried": False, "seconds": None, "compiled": None, "why_not": None}
 
 
 def njit(func):
     """Compile ``func`` with numba when first called: no GIL held (``read_capture`` decodes one
-    window in a thread while the next is scanned), machine code cached on disk when possible."""
+    window in a thread while the next is scanned), machine code kept on disk. (numba raises
+    RuntimeError here when no cache directory is writable: ``kernels`` then gives None.)"""
     import numba
-    if CACHE:
-        try:
-            return numba.njit(nogil=True, cache=True)(func)
-        except RuntimeError:          # numba found no writable cache directory: compile in memory
-            pass
-    return numba.njit(nogil=True)(func)
+    return numba.njit(nogil=True, cache=True)(func)
 
 
 def enabled() -> bool:
@@ -65,13 +66,17 @@ def enabled() -> bool:
 
 
 def kernels(window_bytes: int = MIN_BYTES):
-    """The compiled kernels (``walk_jit``, ``decode_jit`` modules) for a window of this many
-    bytes, or None: use numpy."""
+    """The compiled kernels (the ``walk_jit`` and ``decode_jit`` modules) for a window of this
+    many bytes, or None: use numpy."""
     if not enabled():
         return None
     loaded = _state["kernels"]
     if loaded is not None or _state["tried"] or window_bytes < MIN_BYTES:
         return loaded
+    limit = _address_space_limit()
+    if limit is not None:
+        _state["why_not"] = f"the address space is limited to {limit >> 20} MiB (RLIMIT_AS)"
+        return None
     with _lock:
         if not _state["tried"]:
             _state["kernels"] = _load()
@@ -101,41 +106,70 @@ def walker(fb, fmt: int, big: bool, *, rec_len: int = 16, section: int = -1, sec
 
 
 def status() -> dict:
-    """Whether the kernels are loaded, how long loading took (import, compile or read from the
-    cache, first call), whether they are cached on disk, and why not when they are not."""
+    """Whether the kernels are loaded; how long loading took (importing numba, then compiling
+    them or reading them from the disk cache, and a first call); whether they were compiled
+    (no cache yet); why they are not used when they are not."""
     return {"enabled": enabled(), "loaded": _state["kernels"] is not None, "seconds": _state["seconds"],
-            "cache": _state["cache"], "why_not": _state["why_not"]}
+            "compiled": _state["compiled"], "why_not": _state["why_not"]}
 
 
 def _load():
-    """Import numba, compile (or read from the cache) every kernel by calling it once on a tiny
-    capture. On any failure with the disk cache, once more in memory; then give up (numpy)."""
-    global CACHE
+    """Import numba and every kernel, and call each once on a tiny capture (numba compiles it or
+    reads it from the cache). A progress bar shows when that takes more than a second."""
     t0 = time.perf_counter()
-    for cache in (True, False):
-        CACHE = cache
+    done, result = threading.Event(), {}
+
+    def work():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")          # numba's warnings are not the student's
                 from . import decode_jit, walk_jit
-                if not cache:                             # decorate again, without the disk cache
-                    walk_jit = importlib.reload(walk_jit)
-                    decode_jit = importlib.reload(decode_jit)
-                decode_jit.warm_up(walk_jit)
-        except ImportError as err:                        # no numba: the numpy path, silently
-            _state["why_not"] = f"numba is not installed ({err})"
-            return None
-        except Exception as err:                          # noqa: BLE001 - any failure: fall back
-            _state["why_not"] = f"{type(err).__name__}: {err}"
-            continue
-        _state["seconds"] = time.perf_counter() - t0
-        _state["cache"] = cache and _cached(walk_jit.walk)
-        _state["why_not"] = None
-        return walk_jit, decode_jit
-    return None
+                steps = decode_jit.warm_up_steps(walk_jit)
+                result["steps"] = len(steps)
+                for i, step in enumerate(steps):
+                    step()
+                    result["done"] = i + 1
+            result["kernels"] = walk_jit, decode_jit
+        except ImportError as err:                       # no numba: the numpy path, silently
+            result["why_not"] = f"numba is not installed ({err})"
+        except RuntimeError as err:                      # (numba: "no locator available")
+            result["why_not"] = f"numba has no writable cache directory ({err})"
+        except Exception as err:                         # noqa: BLE001 - any failure: numpy
+            result["why_not"] = f"{type(err).__name__}: {err}"
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="wirelab-jit", daemon=True).start()
+    if not done.wait(1.0):
+        _progress(done, result)
+    loaded = result.get("kernels")
+    _state["seconds"] = time.perf_counter() - t0
+    _state["why_not"] = result.get("why_not")
+    if loaded is not None:
+        _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode))
+    return loaded
 
 
-def _cached(dispatcher) -> bool:
-    """True when numba keeps this kernel's machine code on disk."""
-    from numba.core.caching import NullCache
-    return not isinstance(getattr(dispatcher, "_cache", NullCache()), NullCache)
+def _progress(done: threading.Event, result: dict) -> None:
+    """A bar while the kernels compile (the first time: 15 to 40 s), gone when they are ready."""
+    from tqdm.auto import tqdm
+    with tqdm(total=result.get("steps"), desc="compiling the capture reader (once)", unit="kernel",
+              leave=False) as bar:
+        while not done.wait(0.5):
+            bar.total = result.get("steps")
+            bar.update(result.get("done", 0) - bar.n)
+
+
+def _address_space_limit() -> int | None:
+    """The process's address-space limit in bytes (RLIMIT_AS), None when unlimited."""
+    try:
+        import resource
+    except ImportError:                   # (not on Windows)
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+if __name__ == "__main__":               # compile ahead: ``python -m wirelab.capture.jit``
+    kernels(MIN_BYTES)
+    print("wirelab capture kernels:", status())

@@ -20,13 +20,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import BLOCK, EPB, LINK_HEADER
+from .fastpath import IPV4_NO_OPTIONS
+from .formats import AF_FAMILY, BLOCK, EPB, ETHERTYPE, IPV4, LINK_HEADER, PCAP_RECORD, TCP, UDP
 from .jit import PCAP, PCAPNG, njit
 from .jit_prefetch import prefetch as _prefetch
 
 __all__ = ["params", "usual", "warm_up_steps"]
 
 _ETHERTYPE, _AF, _IP = 0, 1, 2
+# the tables of formats.py as numbers (numba reads a module's int constants, not its dicts)
+_SEC, _FRAC, _INCL, _ORIG = (PCAP_RECORD[k] for k in ("ts_sec", "ts_frac", "incl_len", "orig_len"))
+_IFACE, _TS_HIGH, _TS_LOW, _CAP, _WIRE = (EPB[k] for k in ("interface", "ts_high", "ts_low", "cap_len", "orig_len"))
+_EPB_FIXED = EPB["data"] + 4                  # header and trailing length: what is not packet
+_TOTAL, _ID, _FRAG, _TTL, _PROTO, _SRC, _DST = (IPV4[k] for k in ("total_len", "id", "flags_frag", "ttl", "proto",
+                                                                 "src", "dst"))
+_SPORT, _DPORT, _SEQ, _ACK, _TCP_FLAGS = (TCP[k] for k in ("sport", "dport", "seq", "ack", "flags"))
+_IP_HEADER = _TCP_HEADER = 20                 # IPv4 without options; TCP's smallest header
+_UDP_HEADER = UDP["header"]
+_IPV4_ETHERTYPE = ETHERTYPE["ipv4"]
+_AF_INET = next(af for af, name in AF_FAMILY.items() if name == "ipv4")
+_TCP_PROTO, _UDP_PROTO = 6, 17
 #: records between the one prefetched and the one decoded (measured: 8 to 16 is best)
 AHEAD = 12
 _LINK_KIND = {"ethertype": _ETHERTYPE, "af": _AF, "ip": _IP}
@@ -82,20 +95,22 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
         if i + AHEAD < offs.size:             # the record AHEAD records on: its header and its packet's
             ahead = offs[i + AHEAD]
             _prefetch(buf, ahead)
-            _prefetch(buf, min(ahead + lead + 48, n - 1))
+            _prefetch(buf, min(ahead + lead + 48, n - 1))     # (the IP and TCP headers' line)
         off = offs[i]
         s = off + lead                                # where the packet starts
         if fmt == PCAP:
-            incl, orig = _get(buf, off + 8, 4, big), _get(buf, off + 12, 4, big)
+            incl, orig = _get(buf, off + _INCL, 4, big), _get(buf, off + _ORIG, 4, big)
             cap = max(min(incl, n - s), 0)
-            cols[TIME][i] = np.float64(_get(buf, off, 4, big)) + np.float64(_get(buf, off + 4, 4, big)) / ticks
+            cols[TIME][i] = np.float64(_get(buf, off + _SEC, 4, big)) \
+                + np.float64(_get(buf, off + _FRAC, 4, big)) / ticks
             iface = 0
         else:                                         # an enhanced packet block of interface 0
-            iface = 0 if _get(buf, off + 8, 4, big) == 0 else -1
+            iface = 0 if _get(buf, off + _IFACE, 4, big) == 0 else -1
             undescribed += iface != 0
-            incl, orig = _get(buf, off + 20, 4, big), _get(buf, off + 24, 4, big)
-            cap = max(min(min(incl, lengths[i] - 32), n - s), 0)
-            ts = (np.uint64(_get(buf, off + 12, 4, big)) << np.uint64(32)) | np.uint64(_get(buf, off + 16, 4, big))
+            incl, orig = _get(buf, off + _CAP, 4, big), _get(buf, off + _WIRE, 4, big)
+            cap = max(min(min(incl, lengths[i] - _EPB_FIXED), n - s), 0)
+            ts = (np.uint64(_get(buf, off + _TS_HIGH, 4, big)) << np.uint64(32)) \
+                | np.uint64(_get(buf, off + _TS_LOW, 4, big))
             t = np.float64(ts) / ticks
             if ts_offset != 0:
                 t += np.float64(ts_offset)
@@ -106,22 +121,23 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
         cols[LINKTYPE][i] = linktype0 if iface == 0 else -1
         cols[FILE_OFFSET][i] = base + s
         # ---- the usual packet? (fastpath._usual, and not a SYN)
-        fit = iface == 0 and l3off >= 0 and cap >= l3off + 40   # (so every read below is in the window)
+        # (every read below is then in the window)
+        fit = iface == 0 and l3off >= 0 and cap >= l3off + _IP_HEADER + _TCP_HEADER
         c = s + l3off                                 # the IPv4 header
         if fit:
             if link_kind == _ETHERTYPE:
-                fit = _be(buf, s + proto_at, 2) == 0x0800
-            elif link_kind == _AF:
-                fit = _get(buf, s, 4, False) == 2 or _get(buf, s, 4, True) == 2
-            fit = fit and _be(buf, c, 1) == 0x45 and (_be(buf, c + 6, 2) & 0x1FFF) == 0
-        proto = _be(buf, c + 9, 1) if fit else 0
-        tcp = proto == 6
-        t = c + 20                                    # the transport header
-        w4 = _be(buf, t + 12, 4) if fit else 0        # data offset/flags · window
+                fit = _be(buf, s + proto_at, 2) == _IPV4_ETHERTYPE
+            elif link_kind == _AF:                    # (in either byte order)
+                fit = _get(buf, s, 4, False) == _AF_INET or _get(buf, s, 4, True) == _AF_INET
+            fit = fit and _be(buf, c, 1) == IPV4_NO_OPTIONS and (_be(buf, c + _FRAG, 2) & 0x1FFF) == 0
+        proto = _be(buf, c + _PROTO, 1) if fit else 0
+        tcp = proto == _TCP_PROTO
+        t = c + _IP_HEADER                            # the transport header
+        w4 = _be(buf, t + _TCP_FLAGS, 4) if fit else 0        # data offset/flags · window
         hdr_len = ((w4 >> 28) & 0xF) * 4
         flags = (w4 >> 16) & 0x01FF
-        hdr_ok = tcp and hdr_len >= 20
-        if not fit or not (tcp or proto == 17) or (hdr_ok and flags & 0x02):
+        hdr_ok = tcp and hdr_len >= _TCP_HEADER
+        if not fit or not (tcp or proto == _UDP_PROTO) or (hdr_ok and flags & 0x02):
             misfit[i] = True
             continue
         misfit[i] = False
@@ -130,32 +146,32 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
         cols[VLAN_OK][i] = False
         cols[SRC6_OK][i] = False
         cols[DST6_OK][i] = False
-        ip_len = _be(buf, c + 2, 2)
-        if ip_len < 20:                               # TSO/GSO: total length 0, the frame's length instead
+        ip_len = _be(buf, c + _TOTAL, 2)
+        if ip_len < _IP_HEADER:                               # TSO/GSO: total length 0, the frame's length instead
             ip_len = orig - l3off
         cols[IP_LEN][i] = ip_len
         cols[IP_LEN_OK][i] = True
-        cols[IP_ID][i] = _be(buf, c + 4, 2)
+        cols[IP_ID][i] = _be(buf, c + _ID, 2)
         cols[IP_ID_OK][i] = True
         cols[FRAG][i] = 0
         cols[FRAG_OK][i] = True
-        cols[MORE][i] = (_be(buf, c + 6, 1) & 0x20) != 0
+        cols[MORE][i] = (_be(buf, c + _FRAG, 2) & 0x2000) != 0
         cols[MORE_OK][i] = True
-        cols[TTL][i] = _be(buf, c + 8, 1)
+        cols[TTL][i] = _be(buf, c + _TTL, 1)
         cols[TTL_OK][i] = True
         cols[PROTO][i] = proto
         cols[PROTO_OK][i] = True
-        cols[SRC4][i] = _be(buf, c + 12, 4)
+        cols[SRC4][i] = _be(buf, c + _SRC, 4)
         cols[SRC4_OK][i] = True
-        cols[DST4][i] = _be(buf, c + 16, 4)
+        cols[DST4][i] = _be(buf, c + _DST, 4)
         cols[DST4_OK][i] = True
-        cols[SPORT][i] = _be(buf, t, 2)
+        cols[SPORT][i] = _be(buf, t + _SPORT, 2)
         cols[SPORT_OK][i] = True
-        cols[DPORT][i] = _be(buf, t + 2, 2)
+        cols[DPORT][i] = _be(buf, t + _DPORT, 2)
         cols[DPORT_OK][i] = True
-        cols[SEQ][i] = _be(buf, t + 4, 4)
+        cols[SEQ][i] = _be(buf, t + _SEQ, 4)
         cols[SEQ_OK][i] = tcp
-        cols[ACK][i] = _be(buf, t + 8, 4)
+        cols[ACK][i] = _be(buf, t + _ACK, 4)
         cols[ACK_OK][i] = tcp
         cols[FLAGS][i] = flags
         cols[FLAGS_OK][i] = tcp
@@ -163,14 +179,14 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
         cols[WIN_OK][i] = tcp
         cols[HDR][i] = hdr_len
         cols[HDR_OK][i] = hdr_ok
-        cols[OPTS][i] = hdr_len - 20
+        cols[OPTS][i] = hdr_len - _TCP_HEADER
         cols[OPTS_OK][i] = hdr_ok
-        l4_hdr = hdr_len if tcp else 8
-        payload = ip_len - 20 - l4_hdr
-        payload_ok = ip_len >= 20 and payload >= 0 and (hdr_ok or not tcp)
+        l4_hdr = hdr_len if tcp else _UDP_HEADER
+        payload = ip_len - _IP_HEADER - l4_hdr
+        payload_ok = ip_len >= _IP_HEADER and payload >= 0 and (hdr_ok or not tcp)
         cols[PAYLOAD][i] = payload
         cols[PAYLOAD_OK][i] = payload_ok
-        cols[PAYLOAD_AT][i] = l4_hdr + l3off + 20
+        cols[PAYLOAD_AT][i] = l4_hdr + l3off + _IP_HEADER
         cols[PAYLOAD_AT_OK][i] = payload_ok
         cols[MSS][i] = 0
         cols[MSS_OK][i] = False

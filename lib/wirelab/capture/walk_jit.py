@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .formats import PCAP_RECORD, PCAPNG as PCAPNG_FORMAT
 from .jit import PCAP, PCAPNG, njit
 from .jit_prefetch import prefetch as _prefetch
+from .pcap import TEN_YEARS                # (a record this far in time from the first is none)
 
 __all__ = ["walk", "PCAP", "PCAPNG"]
 
-SHB = 0x0A0D0D0A
-TEN_YEARS = 10 * 365 * 86400
+# the tables of formats.py as numbers (numba reads a module's int constants, not its dicts)
+SHB, MIN_BLOCK = PCAPNG_FORMAT["shb_type"], PCAPNG_FORMAT["min_block"]
+_SEC, _FRAC, _INCL, _ORIG = (PCAP_RECORD[k] for k in ("ts_sec", "ts_frac", "incl_len", "orig_len"))
+_LENGTH = 4                                # a pcapng block's total length, after its type
 
 
 @njit
@@ -55,10 +59,10 @@ def _u32(buf, p, big):
 def _step(buf, pos, fmt, big, rec_len, section, sections):
     """(next record's start, readable, kind) of the record at ``pos``: ``Layout.step1``."""
     if fmt == PCAP:
-        return pos + rec_len + _u32(buf, pos + 8, big), True, np.int64(0)
+        return pos + rec_len + _u32(buf, pos + _INCL, big), True, np.int64(0)
     kind = _u32(buf, pos, big)
-    length = _u32(buf, pos + 4, big)
-    ok = length >= 12 and (length & 3) == 0 and (not sections or kind != SHB or pos == section)
+    length = _u32(buf, pos + _LENGTH, big)
+    ok = length >= MIN_BLOCK and (length & 3) == 0 and (not sections or kind != SHB or pos == section)
     return pos + length, ok, kind
 
 
@@ -68,14 +72,14 @@ def _plausible(buf, p, fmt, big, ticks, biggest, first_ts):
     pcapng: a usual block type and the length repeated at the block's end)."""
     n = buf.size
     if fmt == PCAP:
-        if p + 16 > n or _u32(buf, p + 4, big) >= ticks:
+        if p + 16 > n or _u32(buf, p + _FRAC, big) >= ticks:
             return False
-        incl, orig = _u32(buf, p + 8, big), _u32(buf, p + 12, big)
-        return incl <= orig and incl <= biggest and abs(_u32(buf, p, big) - first_ts) < TEN_YEARS
-    if p + 8 > n or _u32(buf, p, big) - 2 > 4:
+        incl, orig = _u32(buf, p + _INCL, big), _u32(buf, p + _ORIG, big)
+        return incl <= orig and incl <= biggest and abs(_u32(buf, p + _SEC, big) - first_ts) < TEN_YEARS
+    if p + 8 > n or _u32(buf, p, big) - 2 > 4:      # (block types 2 to 6: packets, names, statistics)
         return False
-    length = _u32(buf, p + 4, big)
-    return length >= 12 and length % 4 == 0 and p + length <= n and _u32(buf, p + length - 4, big) == length
+    length = _u32(buf, p + _LENGTH, big)
+    return length >= MIN_BLOCK and length % 4 == 0 and p + length <= n and _u32(buf, p + length - 4, big) == length
 
 
 @njit
@@ -111,7 +115,8 @@ def _chains(buf, seeds, mean, fmt, big, rec_len, min_header, plausibility):
     n = buf.size
     # ``_step`` as numbers, not branches (a step of fewer instructions overlaps more reads):
     # the length is at ``length_at`` (+ ``add``), at least ``least``, a multiple of ``mask`` + 1
-    length_at, add, least, mask, stop_kind = (8, rec_len, 0, 0, -1) if fmt == PCAP else (4, 0, 12, 3, SHB)
+    length_at, add, least, mask, stop_kind = (_INCL, rec_len, 0, 0, -1) if fmt == PCAP else \
+        (_LENGTH, 0, MIN_BLOCK, 3, SHB)
     most = 4 * seeds.size                   # chains, splits included
     start = np.empty(most, dtype=np.int64)  # each chain's seed, limit, position, stop
     limit = np.empty(most, dtype=np.int64)

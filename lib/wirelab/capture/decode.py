@@ -11,6 +11,11 @@ numpy passes over them cost little. Blocks are decoded in two threads at once
 (numpy releases the GIL in its loops): measured on a two-core machine, 1.2 to
 1.6 times as fast when a core is free, no faster when other work keeps both busy.
 
+When the compiled kernels are loaded (``jit.py``), a block of the usual kind
+(classic pcap, or pcapng with one interface) is read instead by one compiled
+loop, ``decode_jit``, which writes the same values; ``dissect`` still reads
+the packets it leaves.
+
 The columns (``Part``: name → array, and ``name + "_ok"`` → where the value
 could be read) are written into arrays allocated for all the packets they
 will hold (estimated from the first window), not concatenated afterwards.

@@ -21,6 +21,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m wirelab.capture.jit    # compile the capture reader's kernels once (numba caches them)
 	@touch $@
 
 # Installs the real tools with apt-get when root and missing; otherwise says how.

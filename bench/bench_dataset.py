@@ -6,12 +6,17 @@
    (75,000 frames) and a large (1,000,000 frames) one; the same packets as
    classic pcap by ``editcap -F pcap``; the small one's packets again as link
    type raw IP (``editcap -C 14 -T rawip``). ``read_capture`` reads each (best of
-   three, page cache warm) beside tshark's fields piped into pandas and dpkt on
-   the first 100,000 packets of the same file (their rate is extrapolated).
+   three, page cache warm), by its compiled path (numba) and by its numpy fallback
+   one after the other, beside tshark's fields piped into pandas and dpkt on
+   the first 100,000 packets of the same file (their rate is extrapolated); and
+   what loading the compiled kernels costs a fresh process, with and without
+   numba's disk cache.
 2. A huge capture (4.5 GB: dumpcap until that many packets) converted to a parquet
    dataset by a child process limited to 1 GiB of address space (RLIMIT_AS):
-   it must finish. Its peak memory beside the same conversion of the 1.5 GB one
-   (flat = the same peak for 3x the file).
+   it must finish (by the numpy path: capture.jit loads no numba under an
+   address-space limit, where LLVM would end the process if it ran out). Its peak
+   memory beside the same conversion of the 1.5 GB one (flat = the same peak for
+   3x the file).
 3. DuckDB on that dataset, in a child with DuckDB's memory_limit at 1 GB: the
    flow table, Wireshark's TCP flags, the I/O graph, the overhead from the wire.
 4. What a sweep costs per run beyond its transfers, and 5. how fast the
@@ -41,6 +46,7 @@ import pandas as pd
 
 from wirelab.capture import LiveCapture, read_capture
 
+from reader_paths import PATHS, describe_first_call, reader_path
 from peers import with_dpkt, with_tshark
 
 WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "wirelab-bench-dataset"
@@ -155,13 +161,18 @@ def best(fn, repeat=3):
 
 
 def loader_rates(files: list) -> list[dict]:
+    """Each file read by both paths of read_capture, one after the other (best of 3 each),
+    beside the peers."""
     rows = []
     for label, path in files:
         read_capture(path)                                  # page cache warm
-        wall, cpu, df = best(lambda: read_capture(path))
-        n = len(df)
-        row = {"capture": label, "format": path.suffix[1:], "packets": n, "MB": path.stat().st_size / 1e6,
-               "wirelab pkt/s": n / wall, "wirelab pkt/s (CPU)": n / cpu}
+        row = {"capture": label, "format": path.suffix[1:], "MB": path.stat().st_size / 1e6}
+        for name in PATHS:
+            with reader_path(name):
+                wall, cpu, df = best(lambda: read_capture(path))
+            n = row["packets"] = len(df)
+            row[f"{name} pkt/s"], row[f"{name} pkt/s (CPU)"] = n / wall, n / cpu
+        row["wirelab pkt/s"] = row["compiled pkt/s"]
         sub = prefix(path, 100_000) if n > 100_000 else path
         for peer, fn in (("tshark", lambda p: len(with_tshark(p))), ("dpkt", lambda p: len(with_dpkt(p)))):
             if peer == "tshark" and not shutil.which("tshark"):
@@ -215,6 +226,7 @@ def main(argv=None) -> int:
     ap.add_argument("--huge-gb", type=float, default=4.5, help="size of the capture converted under 1 GiB")
     ap.add_argument("--keep", action="store_true", help="keep the captures for the next run")
     ap.add_argument("--no-overhead", action="store_true", help="leave out the sweep and start-up costs")
+    ap.add_argument("--loaders-only", action="store_true", help="only 1. (the loader rates); no huge capture")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     WORK.mkdir(exist_ok=True)
@@ -228,29 +240,39 @@ def main(argv=None) -> int:
     how = make_capture(small, packets=args.small)
     make_capture(large, packets=args.large)
     per_packet = large.stat().st_size / args.large      # dumpcap stops files at 2 GiB: count packets
-    make_capture(huge, packets=int(args.huge_gb * 1e9 / per_packet))
+    if not args.loaders_only:
+        make_capture(huge, packets=int(args.huge_gb * 1e9 / per_packet))
     print(f"captures: {how}, by dumpcap (pcapng); pcap copies by editcap -F pcap; in {WORK}")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start "
           "(shared with other work: every rate is lower when it is busy)\n")
 
+    print("1. read_capture (best of 3), compiled (numba) and its numpy fallback on the same files, beside\n"
+          "   tshark -T fields → pandas and dpkt (first 100,000 packets)")
+    print("   loading the compiled kernels in a fresh process (bench/reader_paths.py):")
+    print(describe_first_call(small))
     rows = loader_rates([("small", as_pcap(small)), ("small", small), ("small raw IP", raw_ip(as_pcap(small))),
                          ("small raw IP", raw_ip(small)), ("large", as_pcap(large)), ("large", large)])
     table = pd.DataFrame(rows).set_index(["capture", "format"])
-    shown = table.copy()
+    shown = table.drop(columns=["wirelab pkt/s"])
+    shown["compiled/numpy"] = shown["compiled pkt/s"] / shown["numpy pkt/s"]
     for peer in ("tshark", "dpkt"):
         if f"{peer} pkt/s" in shown:
-            shown[f"x {peer}"] = shown["wirelab pkt/s"] / shown[f"{peer} pkt/s"]
-    with pd.option_context("display.float_format", "{:,.1f}".format, "display.width", 200):
-        print("1. read_capture (best of 3) beside tshark -T fields → pandas and dpkt (first 100,000 packets)")
+            shown[f"x {peer}"] = shown["compiled pkt/s"] / shown[f"{peer} pkt/s"]
+    with pd.option_context("display.float_format", "{:,.1f}".format, "display.width", 250):
+        print(f"   load average {os.getloadavg()[0]:.1f} after the reads")
         print(shown.to_string(), "\n")
     for size in ("small", "small raw IP", "large"):
-        ng, pc = table.loc[(size, "pcapng")], table.loc[(size, "pcap")]
-        ratio = ng["wirelab pkt/s"] / pc["wirelab pkt/s"]
-        slowest = min(ng["wirelab pkt/s"], pc["wirelab pkt/s"])
-        print(f"   {size}: pcapng/pcap = {ratio:.2f} (goal ≥ 0.9: {'met' if ratio >= 0.9 else 'NOT met'}); "
-              f"slower of the two {slowest / 1e6:.2f} M packets/s (goal ≥ 2: "
-              f"{'met' if slowest >= 2e6 else 'NOT met'})")
+        for name in PATHS:
+            ng, pc = table.loc[(size, "pcapng")], table.loc[(size, "pcap")]
+            ratio = ng[f"{name} pkt/s"] / pc[f"{name} pkt/s"]
+            slowest = min(ng[f"{name} pkt/s"], pc[f"{name} pkt/s"])
+            print(f"   {size:12} {name:8}: pcapng/pcap = {ratio:.2f} (goal ≥ 0.9: "
+                  f"{'met' if ratio >= 0.9 else 'NOT met'}); slower of the two {slowest / 1e6:.2f} M packets/s "
+                  f"(goal ≥ 2: {'met' if slowest >= 2e6 else 'NOT met'})")
 
+    if args.loaders_only:
+        print(f"load average at the end {os.getloadavg()[0]:.1f}; total {time.perf_counter() - t0:.0f} s")
+        return 0
     print(f"\n2. convert to a parquet dataset in a child limited to {LIMIT >> 20} MiB of address space")
     sizes = {"large": large, "huge": huge}
     conv = {}

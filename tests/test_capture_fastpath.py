@@ -17,6 +17,13 @@ import wirelab.capture.decode as decode
 from wirelab.capture import iter_capture, read_capture
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def numpy_path(monkeypatch):
+    """These tests are about the numpy fast path: the compiled reader (capture.jit, which would
+    take large files) is compared with it in test_capture_jit.py."""
+    monkeypatch.setenv("WIRELAB_NO_JIT", "1")
 CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests" / "data").glob("*.pcap*"))
 
 

@@ -1,4 +1,5 @@
-"""read_capture against tshark on real captures, every file format and link type, and damaged input."""
+"""read_capture against tshark on real captures, every file format and link type, and damaged input.
+The tests with ``reader_path`` run on both readers: numpy and compiled (capture.jit)."""
 from __future__ import annotations
 
 import io
@@ -13,6 +14,8 @@ import pytest
 from wirelab import CaptureError
 from wirelab.capture import read_capture
 from wirelab.capture.decode import scans
+
+from capture_paths import reader_path  # noqa: F401  (a fixture: the numpy and the compiled reader)
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests" / "data").glob("*.pcap*"))
@@ -170,7 +173,7 @@ def _swap_block(block: bytes) -> bytes:
     return bytes(body)
 
 
-def test_pcapng_big_endian_unknown_blocks_late_interface_and_two_sections():
+def test_pcapng_big_endian_unknown_blocks_late_interface_and_two_sections(reader_path):
     raw = (ROOT / "tests" / "data" / "lo-linux-sll2.pcapng").read_bytes()
     blocks = list(_blocks(raw))
     ref = read_capture(raw)
@@ -193,7 +196,7 @@ def test_pcapng_big_endian_unknown_blocks_late_interface_and_two_sections():
     assert set(two["iface"]) == {0, 1}
 
 
-def test_truncated_file_keeps_what_it_can_read():
+def test_truncated_file_keeps_what_it_can_read(reader_path):
     raw = (ROOT / "tests" / "data" / "tcp-loss-usec.pcap").read_bytes()
     full = read_capture(raw)
     cut = read_capture(raw[:len(raw) - 700])
@@ -225,7 +228,7 @@ def _scalar_offsets(data: bytes) -> list[int]:
     return offs
 
 
-def test_fast_walk_equals_the_one_by_one_walk_on_a_large_file():
+def test_fast_walk_equals_the_one_by_one_walk_on_a_large_file(reader_path):
     """Random sizes, payloads that look like record headers: the multi-chain walk must agree."""
     rng = np.random.default_rng(7)
     parts = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
@@ -254,7 +257,7 @@ def _pcapng_offsets(data: bytes) -> list[int]:
     return offs
 
 
-def test_walk_with_stretches_of_tiny_and_of_full_size_records():
+def test_walk_with_stretches_of_tiny_and_of_full_size_records(reader_path):
     """Chains over tiny records have many more steps: the walk seeds them again (levels)."""
     rng = np.random.default_rng(11)
     shb = struct.pack("<IIIHHq", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1) + struct.pack("<I", 28)
@@ -274,7 +277,7 @@ def test_walk_with_stretches_of_tiny_and_of_full_size_records():
     assert len(df) == 20 * 3000 + 20 * 150
 
 
-def test_walk_keeps_the_kind_of_every_block_among_many_packet_blocks():
+def test_walk_keeps_the_kind_of_every_block_among_many_packet_blocks(reader_path):
     """The lock-step walk keeps no kinds for steps where every block is of the usual kind:
     the blocks of other kinds (unknown, statistics, simple packets) must keep theirs."""
     rng = np.random.default_rng(12)
@@ -332,7 +335,7 @@ def test_many_addresses_keep_their_order_of_first_appearance():
     assert list(df["dst"].cat.categories) == expected
 
 
-def test_a_packet_naming_an_undescribed_interface_is_kept_and_noted():
+def test_a_packet_naming_an_undescribed_interface_is_kept_and_noted(reader_path):
     raw = bytearray((ROOT / "tests" / "data" / "lo-linux-sll2.pcapng").read_bytes())
     last = [pos for pos, (t, _) in zip(_starts(bytes(raw)), _blocks(bytes(raw))) if t == 6][-1]
     struct.pack_into("<I", raw, last + 8, 7)            # the EPB's interface id: no interface 7
@@ -367,7 +370,7 @@ class _Stream(io.RawIOBase):
 
 @pytest.mark.parametrize("path", [ROOT / "captures" / "tcp-10mbit-loss2.pcapng",
                                   ROOT / "tests" / "data" / "tcp-loss-usec.pcap"], ids=lambda p: p.name)
-def test_many_windows_read_like_one(monkeypatch, path):
+def test_many_windows_read_like_one(monkeypatch, path, reader_path):
     """A file larger than a window: the next window is found while the last one is decoded, and
     the DataFrame is the one a single window gives (a stream is read whole first, the same)."""
     import wirelab.capture.loader as loader

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-HEAVY = ("numpy", "pandas", "scapy", "pyshark", "matplotlib", "duckdb", "pyarrow")
+HEAVY = ("numpy", "pandas", "scapy", "pyshark", "matplotlib", "duckdb", "pyarrow", "numba", "llvmlite")
 
 PROGRAM = """
 import runpy, sys

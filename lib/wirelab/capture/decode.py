@@ -11,6 +11,11 @@ numpy passes over them cost little. Blocks are decoded in two threads at once
 (numpy releases the GIL in its loops): measured on a two-core machine, 1.2 to
 1.6 times as fast when a core is free, no faster when other work keeps both busy.
 
+When the compiled kernels are loaded (``jit.py``), a block of the usual kind
+(classic pcap, or pcapng with one interface) is read instead by one compiled
+loop, ``decode_jit``, which writes the same values; ``dissect`` still reads
+the packets it leaves.
+
 The columns (``Part``: name → array, and ``name + "_ok"`` → where the value
 could be read) are written into arrays allocated for all the packets they
 will hold (estimated from the first window), not concatenated afterwards.
@@ -24,13 +29,14 @@ from typing import Iterator
 
 import numpy as np
 
+from . import jit
 from .dissect import dissect
 from .fastpath import decode_fast
 from .fields import FileBytes, Headers
 from .files import Scan, open_reader
 from .source import WINDOW_BYTES, Windows
 
-__all__ = ["Part", "scans", "allocate", "grow", "shrink", "decode_into", "windows", "BLOCK_PACKETS",
+__all__ = ["Part", "scans", "notes", "allocate", "grow", "shrink", "decode_into", "windows", "BLOCK_PACKETS",
            "ADDRESS6"]
 
 BLOCK_PACKETS = 32768
@@ -82,13 +88,14 @@ def shrink(out: Part, used: int) -> Part:
 def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None) -> Iterator[tuple]:
     """(file bytes of the window, its offset in the file, the packets it holds) for every window.
 
-    ``state`` (a dict) receives ``reader`` (``format``, ``interfaces``), ``notes``
-    and ``windows`` (the ``source.Windows``).
+    ``state`` (a dict) receives ``reader`` (``format``, ``interfaces``), ``note_lists``
+    (each window's notes, as a list its decode may still add to: ``notes``) and ``windows``
+    (the ``source.Windows``).
     """
     src = Windows(source, window_bytes)
     reader = open_reader(src.head())
     state = {} if state is None else state
-    state.update(reader=reader, notes=[], windows=src)
+    state.update(reader=reader, note_lists=[], windows=src)
     start = reader.first_record
     windows = iter(src)
     while (window := next(windows, None)) is not None:
@@ -96,15 +103,19 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
         fb = FileBytes(data)
         del window, data          # no reference to a window outlives it: one is mapped at a time
         scan = reader.scan(fb, base, start - base, final)
-        state["notes"] += scan.notes
-        found = len(scan.notes)
+        # (the list itself: the decode, perhaps still running in a thread, may add to it)
+        state["note_lists"].append(scan.notes)
         src.resume_at(scan.resume)
         yield fb, base, scan
-        state["notes"] += scan.notes[found:]      # noted while the window was decoded
         del fb
         if scan.resume is None:
             break
         start = scan.resume
+
+
+def notes(state: dict) -> list[str]:
+    """Every note about the file so far, in file order."""
+    return [note for found in state["note_lists"] for note in found]
 
 
 def _store(out: Part, rows, fields: dict, lock: threading.Lock) -> None:
@@ -133,10 +144,13 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
     first, stop, _ = pick.indices(scan.offsets.size)
     table = np.array([i.linktype for i in reader.interfaces] + [-1], dtype=np.int64)
     lock = threading.Lock()            # the reader's notes and the IPv6 columns are shared
+    compiled = jit.kernels(fb.n) if FAST else None     # (None: the numpy path)
 
     def block(a: int) -> None:
         block = slice(a, min(a + BLOCK_PACKETS, stop))
         rows = slice(at + a - first, at + block.stop - first)
+        if compiled is not None and _compiled_block(compiled[1], out, rows, fb, reader, scan, block, base, lock):
+            return
         h = Headers(fb, scan.offsets[block], reader.lead(scan, block))
         with lock:
             rec = reader.fields(h, scan, block, fb.n)
@@ -161,6 +175,27 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
             for done in [pool.submit(block, a) for a in starts]:
                 done.result()                  # (an error in a block is raised here)
     return stop - first
+
+
+def _compiled_block(decode_jit, out: Part, rows: slice, fb: FileBytes, reader, scan: Scan, block: slice,
+                    base: int, lock: threading.Lock) -> bool:
+    """``decode_into``'s block through the compiled kernel (``decode_jit``) when the block is of
+    the usual kind (False: it is not, numpy reads it); the packets it leaves go to ``dissect``."""
+    described = decode_jit.params(reader, scan, block)
+    if described is None:
+        return False
+    offsets = scan.offsets[block]
+    misfits, undescribed = decode_jit.usual(out, rows, jit.readonly(fb.u8v), offsets, scan.lengths[block],
+                                            base, described)
+    if undescribed:
+        with lock:
+            reader.note_undescribed(scan)
+    if misfits.size:
+        h = Headers(fb, offsets[misfits], reader.lead(scan, block))
+        at = rows.start + misfits
+        h.cap_len = out["cap_len"][at]
+        _store(out, at, dissect(h, out["linktype"][at], out["frame_len"][at]), lock)
+    return True
 
 
 def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | None = None,

@@ -16,7 +16,8 @@ or address family 2, version/IHL 0x45, not a later fragment, TCP or UDP, 40 byte
 When most pass, it writes all rows this way and returns the others, which
 ``decode`` gives to ``dissect`` (the general decoder) to overwrite. The values
 are the same as ``dissect``'s; ``tests/test_capture_fastpath.py`` compares
-both paths column by column.
+both paths column by column. ``decode_jit`` is this module compiled (one
+loop over the records, numba): ``tests/test_capture_jit.py`` compares it too.
 """
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CaptureError
-from .decode import Part, allocate, decode_into, grow, scans, shrink
+from .decode import Part, allocate, decode_into, grow, notes, scans, shrink
 from .dissect import L3_NAMES
 from .formats import IP_PROTO
 
@@ -155,7 +155,7 @@ def frame_from_part(part: Part, info: dict | None = None) -> pd.DataFrame:
 def capture_info(state: dict, packets: int) -> dict:
     """File-level facts: format, interfaces (with drop counts), notes."""
     reader = state["reader"]
-    return {"format": reader.format, "packets": int(packets), "notes": list(state["notes"]),
+    return {"format": reader.format, "packets": int(packets), "notes": notes(state),
             "interfaces": [vars(i).copy() for i in reader.interfaces]}
 
 

@@ -7,6 +7,7 @@ import struct
 import numpy as np
 
 from ..errors import CaptureError
+from . import jit
 from .fields import FileBytes, Headers
 from .files import MAX_FRAME, MAX_SNAPLEN, Interface, RecordFields, Scan, settle
 from .formats import PCAP_HEADER_LEN, PCAP_RECORD
@@ -70,7 +71,9 @@ class PcapReader:
         def step1(pos):
             return pos + rec_len + incl_of(buf, pos + incl_at)[0], True, 0
 
-        return Layout(step, plausible, 1, rec_len, screen, step1)
+        compiled = jit.walker(fb, jit.PCAP, big, rec_len=rec_len, ticks=ticks, biggest=biggest,
+                              first_ts=self.first_ts)
+        return Layout(step, plausible, 1, rec_len, screen, step1, compiled)
 
     def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
         """The records of the window ``fb`` (file bytes from ``base``), from ``start`` on."""

@@ -13,6 +13,7 @@ import struct
 import numpy as np
 
 from ..errors import CaptureError
+from . import jit
 from .fields import FileBytes, Headers
 from .files import MAX_SNAPLEN, Interface, RecordFields, Scan, settle
 from .formats import BLOCK, EPB, IDB, IDB_OPTIONS, ISB, ISB_OPTIONS, PB, PCAPNG, SPB
@@ -70,7 +71,8 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
         ok = length >= PCAPNG["min_block"] and length & 3 == 0 and (not sections or kind != SHB or pos == section)
         return pos + length, ok, kind
 
-    return Layout(step, plausible, 4, 8, screen, step1)
+    return Layout(step, plausible, 4, 8, screen, step1,
+                  jit.walker(fb, jit.PCAPNG, big, section=section, sections=sections))
 
 
 def _options(fb: FileBytes, pos: int, end: int, big: bool) -> dict[int, bytes]:
@@ -240,9 +242,8 @@ class PcapngReader:
         else:
             time = ts.astype(np.float64) / ticks[iface] + shift[iface]
         time[spb] = np.nan
-        if (iface < 0).any() and not self.unknown_interface:
-            self.unknown_interface = True
-            scan.notes.append("some packets name an interface the file does not describe")
+        if (iface < 0).any():
+            self.note_undescribed(scan)
         return RecordFields(cap_len, orig, time, iface)
 
     def _one_interface(self, h: Headers, scan: Scan, pick: slice, n: int, u32: str) -> RecordFields:
@@ -265,10 +266,15 @@ class PcapngReader:
         time = ts.astype(np.float64) / np.float64(first.ticks)
         if first.ts_offset:
             time += np.float64(first.ts_offset)
-        if any_undescribed and not self.unknown_interface:
+        if any_undescribed:
+            self.note_undescribed(scan)
+        return RecordFields(cap_len, orig, time, iface)
+
+    def note_undescribed(self, scan: Scan) -> None:
+        """Note (once per file) that packets name an interface no block describes."""
+        if not self.unknown_interface:
             self.unknown_interface = True
             scan.notes.append("some packets name an interface the file does not describe")
-        return RecordFields(cap_len, orig, time, iface)
 
     def _globals(self, section: np.ndarray, local: np.ndarray) -> np.ndarray:
         """``_global`` for every packet (vectorised; one section is the usual case)."""

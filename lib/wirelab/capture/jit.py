@@ -1,0 +1,175 @@
+"""Compiled kernels for reading captures (numba), and when to use them.
+
+The reader has two implementations of its two hot loops, which give the
+same answer: numpy (``walk.py``, ``fastpath.py``, ``dissect.py``) and
+compiled (``walk_jit.py``, ``decode_jit.py``). numpy needs nothing beyond
+numpy and is the reference; the compiled kernels read a large capture two
+to three times as fast. They are used when:
+
+- numba can be imported (it is a dependency, but a student's environment
+  may lack it) and ``WIRELAB_NO_JIT`` is not set (``WIRELAB_NO_JIT=1``
+  forces the numpy path, e.g. to compare);
+- the window of the file is at least ``MIN_BYTES`` or the kernels are
+  already loaded: importing numba and loading the kernels costs a few
+  tenths of a second (and ~120 MB of memory), more than numpy takes on a
+  small capture;
+- numba can keep the compiled kernels on disk (next to this file in
+  ``__pycache__``, else in the user's cache directory, or where
+  ``NUMBA_CACHE_DIR`` says): compiling them takes 15 to 40 s, once; with
+  no writable directory it would be every session, more than it saves;
+- the address space is not limited (``ulimit -v``, RLIMIT_AS): numba's
+  compiler (LLVM) reserves ~200 MB of it and, when an allocation fails,
+  ends the whole process (``std::bad_alloc``) where no Python code can
+  catch it. (bench/bench_dataset.py converts a capture under such a limit:
+  that conversion takes the numpy path.)
+
+Whatever happens, nothing is printed but a progress bar while the kernels
+are compiled the first time: a student sees no warning from numba. On any
+failure the numpy path is used; ``status()`` tells what happened and why
+(the benches print it). ``python -m wirelab.capture.jit`` compiles them
+ahead (``make setup`` does).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["njit", "kernels", "walker", "readonly", "status", "ENV_OFF", "MIN_BYTES", "PCAP", "PCAPNG"]
+
+ENV_OFF = "WIRELAB_NO_JIT"
+#: the record formats the kernels know
+PCAP, PCAPNG = 0, 1
+#: a window of the file smaller than this is read with numpy unless the kernels are loaded already
+MIN_BYTES = 8 << 20
+#: chains the compiled walker follows at once (walk_jit.py): enough reads in flight to hide
+#: most of the memory's latency, few enough that seeding them costs little
+CHAINS = 16
+
+_lock = threading.Lock()
+_state: dict = {"kernels": None, "tried": False, "seconds": None, "compiled": None, "why_not": None}
+
+
+def njit(func):
+    """Compile ``func`` with numba when first called: no GIL held (``read_capture`` decodes one
+    window in a thread while the next is scanned), machine code kept on disk. (numba raises
+    RuntimeError here when no cache directory is writable: ``kernels`` then gives None.)"""
+    import numba
+    return numba.njit(nogil=True, cache=True)(func)
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_OFF, "").strip() in ("", "0")
+
+
+def kernels(window_bytes: int = MIN_BYTES):
+    """The compiled kernels (the ``walk_jit`` and ``decode_jit`` modules) for a window of this
+    many bytes, or None: use numpy."""
+    if not enabled():
+        return None
+    loaded = _state["kernels"]
+    if loaded is not None or _state["tried"] or window_bytes < MIN_BYTES:
+        return loaded
+    limit = _address_space_limit()
+    if limit is not None:
+        _state["why_not"] = f"the address space is limited to {limit >> 20} MiB (RLIMIT_AS)"
+        return None
+    with _lock:
+        if not _state["tried"]:
+            _state["kernels"] = _load()
+            _state["tried"] = True
+    return _state["kernels"]
+
+
+def readonly(u8: np.ndarray) -> np.ndarray:
+    """The bytes as a read-only array: every call then has the types the kernels were compiled
+    for (a writable array would make numba compile them again)."""
+    if u8.flags.writeable:
+        u8 = u8.view()
+        u8.flags.writeable = False
+    return u8
+
+
+def walker(fb, fmt: int, big: bool, *, rec_len: int = 16, section: int = -1, sections: bool = False,
+           ticks: int = 1_000_000, biggest: int = 0, first_ts: int = 0):
+    """``start -> (offsets, kinds)``: the compiled ``walk.walk`` over the window ``fb``
+    (a ``fields.FileBytes``), or None when the kernels are not to be used for it."""
+    loaded = kernels(fb.n)
+    if loaded is None:
+        return None
+    walk_jit, buf = loaded[0], readonly(fb.u8v)
+    return lambda start: walk_jit.walk(buf, int(start), int(fmt), bool(big), int(rec_len), int(section),
+                                       bool(sections), int(ticks), int(biggest), int(first_ts), CHAINS)
+
+
+def status() -> dict:
+    """Whether the kernels are loaded; how long loading took (importing numba, then compiling
+    them or reading them from the disk cache, and a first call); whether they were compiled
+    (no cache yet); why they are not used when they are not."""
+    return {"enabled": enabled(), "loaded": _state["kernels"] is not None, "seconds": _state["seconds"],
+            "compiled": _state["compiled"], "why_not": _state["why_not"]}
+
+
+def _load():
+    """Import numba and every kernel, and call each once on a tiny capture (numba compiles it or
+    reads it from the cache). A progress bar shows when that takes more than a second."""
+    t0 = time.perf_counter()
+    done, result = threading.Event(), {}
+
+    def work():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")          # numba's warnings are not the student's
+                from . import decode_jit, walk_jit
+                steps = decode_jit.warm_up_steps(walk_jit)
+                result["steps"] = len(steps)
+                for i, step in enumerate(steps):
+                    step()
+                    result["done"] = i + 1
+            result["kernels"] = walk_jit, decode_jit
+        except ImportError as err:                       # no numba: the numpy path, silently
+            result["why_not"] = f"numba is not installed ({err})"
+        except RuntimeError as err:                      # (numba: "no locator available")
+            result["why_not"] = f"numba has no writable cache directory ({err})"
+        except Exception as err:                         # noqa: BLE001 - any failure: numpy
+            result["why_not"] = f"{type(err).__name__}: {err}"
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="wirelab-jit", daemon=True).start()
+    if not done.wait(1.0):
+        _progress(done, result)
+    loaded = result.get("kernels")
+    _state["seconds"] = time.perf_counter() - t0
+    _state["why_not"] = result.get("why_not")
+    if loaded is not None:
+        _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode))
+    return loaded
+
+
+def _progress(done: threading.Event, result: dict) -> None:
+    """A bar while the kernels compile (the first time: 15 to 40 s), gone when they are ready."""
+    from tqdm.auto import tqdm
+    with tqdm(total=result.get("steps"), desc="compiling the capture reader (once)", unit="kernel",
+              leave=False) as bar:
+        while not done.wait(0.5):
+            bar.total = result.get("steps")
+            bar.update(result.get("done", 0) - bar.n)
+
+
+def _address_space_limit() -> int | None:
+    """The process's address-space limit in bytes (RLIMIT_AS), None when unlimited."""
+    try:
+        import resource
+    except ImportError:                   # (not on Windows)
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+if __name__ == "__main__":               # compile ahead: ``python -m wirelab.capture.jit``
+    kernels(MIN_BYTES)
+    print("wirelab capture kernels:", status())

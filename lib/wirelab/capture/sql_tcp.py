@@ -29,7 +29,6 @@ def flags_sql(ids: str) -> str:
     ``ids``: the conversations (``sql_flows.conversations_sql(later_fragments=False)``)."""
     rel_seq = _WRAP.format(x="seq - CASE WHEN ab THEN base_ab ELSE base_ba END")
     rel_ack = _WRAP.format(x="ack - CASE WHEN ab THEN base_ba ELSE base_ab END")
-    rev = "CASE WHEN ab THEN {b} ELSE {a} END"
     return f"""
     WITH d AS (
       SELECT i.conv, i.a_to_b AS ab, p.file_offset AS k, p.time AS t, p.tcp_seq AS seq,
@@ -42,15 +41,12 @@ def flags_sql(ids: str) -> str:
              coalesce(arg_min(seq, k) FILTER (WHERE NOT ab), 0) AS base_ba
       FROM d GROUP BY conv),
     r AS (
-      SELECT conv, ab, k, t, flags, win, len, {rel_seq} AS seq, {rel_ack} AS ack,
-             len + CASE WHEN flags & 2 > 0 THEN 1 ELSE 0 END + CASE WHEN flags & 1 > 0 THEN 1 ELSE 0 END AS seglen
-      FROM d JOIN bases USING (conv)),
-    s1 AS (
-      SELECT *, seq + seglen AS e,
-             max(seq + seglen) OVER before AS nextseq,
-             row_number() OVER dir AS rn,
-             last_value(CASE WHEN flags & 16 > 0 THEN ack END IGNORE NULLS) OVER before AS prev_ack,
-             lag(win) OVER dir AS prev_win
+      SELECT conv, ab, k, t, flags, win, len, {rel_seq} AS seq, {rel_ack} AS ack, {rel_seq} + seglen AS e, seglen
+      FROM (SELECT *, len + CASE WHEN flags & 2 > 0 THEN 1 ELSE 0 END
+                          + CASE WHEN flags & 1 > 0 THEN 1 ELSE 0 END AS seglen FROM d) JOIN bases USING (conv)),
+    s1 AS (   -- per direction, the state before each segment
+      SELECT *, row_number() OVER dir AS rn, lag(win) OVER dir AS prev_win, max(e) OVER before AS nextseq,
+             arg_max(ack, k) FILTER (WHERE flags & 16 > 0) OVER before AS prev_ack
       FROM r
       WINDOW dir AS (PARTITION BY conv, ab ORDER BY k),
              before AS (PARTITION BY conv, ab ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
@@ -63,21 +59,11 @@ def flags_sql(ids: str) -> str:
                       AND NOT (seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0), false) AS behind
       FROM s1),
     s3 AS (   -- dupnum: duplicate ACKs in a row so far (rows since the last one that was not)
-      SELECT *, last_value(CASE WHEN new THEN t END IGNORE NULLS) OVER before AS nexttime,
+      SELECT *, arg_max(t, k) FILTER (WHERE new) OVER before AS nexttime,
              rn - max(CASE WHEN NOT duplicate_ack THEN rn END) OVER (PARTITION BY conv, ab ORDER BY k
                  ROWS UNBOUNDED PRECEDING) AS dupnum
       FROM s2
       WINDOW before AS (PARTITION BY conv, ab ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
-    s5 AS (   -- the other direction's last dupnum, and its last ACK (value and time), before each row
-      SELECT *,
-        last_value(CASE WHEN ab THEN dupnum END IGNORE NULLS) OVER conv_before AS dup_ab,
-        last_value(CASE WHEN NOT ab THEN dupnum END IGNORE NULLS) OVER conv_before AS dup_ba,
-        last_value(CASE WHEN ab AND flags & 16 > 0 THEN {{'ack': ack, 't': t}} END IGNORE NULLS)
-            OVER conv_before AS acked_ab,
-        last_value(CASE WHEN NOT ab AND flags & 16 > 0 THEN {{'ack': ack, 't': t}} END IGNORE NULLS)
-            OVER conv_before AS acked_ba
-      FROM s3
-      WINDOW conv_before AS (PARTITION BY conv ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
     syn AS (
       SELECT conv, arg_min(ab, k) AS syn_ab, arg_min(t, k) AS syn_t, min(k) AS syn_k
       FROM r WHERE flags & 18 = 2 GROUP BY conv),
@@ -85,28 +71,31 @@ def flags_sql(ids: str) -> str:
       SELECT s.conv, arg_min(r.t, r.k) - any_value(s.syn_t) AS rtt
       FROM syn s JOIN r ON r.conv = s.conv AND r.k > s.syn_k AND r.ab = s.syn_ab AND r.flags & 18 = 16
       GROUP BY s.conv),
-    s6 AS (
-      SELECT s5.*, CASE WHEN rtt.rtt IS NOT NULL AND rtt.rtt <> 0 THEN rtt.rtt
-                        ELSE {DEFAULT_OOO_THRESHOLD} END AS threshold,
-             coalesce({rev.format(a="dup_ab", b="dup_ba")}, 0) AS rev_dupnum,
-             {rev.format(a="acked_ab", b="acked_ba")}.ack AS last_ack,
-             {rev.format(a="acked_ab", b="acked_ba")}.t AS last_ack_t
-      FROM s5 LEFT JOIN rtt USING (conv)),
-    s7 AS (
-      SELECT *, coalesce(behind AND last_ack IS NOT NULL AND rev_dupnum >= 2 AND last_ack = seq
+    b AS (    -- the segments behind nextseq, with the other direction's state just before each
+      SELECT b.*, coalesce(rev.dupnum, 0) AS rev_dupnum, acked.ack AS last_ack, acked.t AS last_ack_t,
+             CASE WHEN rtt.rtt IS NOT NULL AND rtt.rtt <> 0 THEN rtt.rtt ELSE {DEFAULT_OOO_THRESHOLD} END
+                 AS threshold
+      FROM (SELECT * FROM s3 WHERE behind) b
+      ASOF LEFT JOIN (SELECT conv, NOT ab AS ab, k AS rk, dupnum FROM s3) rev
+        ON b.conv = rev.conv AND b.ab = rev.ab AND b.k > rev.rk
+      ASOF LEFT JOIN (SELECT conv, NOT ab AS ab, k AS rk, ack, t FROM s3 WHERE flags & 16 > 0) acked
+        ON b.conv = acked.conv AND b.ab = acked.ab AND b.k > acked.rk
+      LEFT JOIN rtt ON b.conv = rtt.conv),
+    b1 AS (
+      SELECT *, coalesce(last_ack IS NOT NULL AND rev_dupnum >= 2 AND last_ack = seq
                          AND t - last_ack_t < {FAST_RETRANSMIT_WINDOW}, false) AS fast,
-             coalesce(behind AND last_ack IS NOT NULL AND len > 0 AND seq + len <= last_ack, false) AS spur
-      FROM s6),
-    s8 AS (
-      SELECT *, coalesce(behind AND NOT fast AND t - nexttime >= 0 AND t - nexttime < threshold
+             coalesce(last_ack IS NOT NULL AND len > 0 AND seq + len <= last_ack, false) AS spur
+      FROM b),
+    b2 AS (
+      SELECT *, coalesce(NOT fast AND t - nexttime >= 0 AND t - nexttime < threshold
                          AND nextseq <> e, false) AS ooo
-      FROM s7)
-    SELECT k AS file_offset, conv, ab AS a_to_b,
-           behind AND NOT ooo AS retransmission, fast AS fast_retransmission,
-           spur AND NOT fast AND NOT ooo AS spurious_retransmission, ooo AS out_of_order,
-           lost_segment, duplicate_ack
-    FROM s8"""
-
+      FROM b1)
+    SELECT k AS file_offset, conv, ab AS a_to_b, false AS retransmission, false AS fast_retransmission,
+           false AS spurious_retransmission, false AS out_of_order, lost_segment, duplicate_ack
+    FROM s3 WHERE NOT behind
+    UNION ALL
+    SELECT k, conv, ab, NOT ooo, fast, spur AND NOT fast AND NOT ooo, ooo, lost_segment, duplicate_ack
+    FROM b2"""
 
 def tcp_analysis(ds) -> pd.DataFrame:
     """The six flags of every frame in file order (False where not TCP), with ``conv``

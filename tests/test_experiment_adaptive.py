@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import UsageError
-from wirelab.experiment import Experiment, runner
+from wirelab.experiment import Experiment, calibration
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.adaptive import more_runs, precision_note, precision_of, runs_needed
 from wirelab.experiment.calibration import PROBE_MAX_WAIT_S, host_round_trip, needs_probe
@@ -150,7 +150,7 @@ class DriftingEngine(NoisyEngine):
 def test_an_old_probe_is_taken_again_just_before_the_runs_it_predicts(tmp_path, monkeypatch):
     """A probe at the sweep's start misses the load's drift (measured: 0.62 ms there, 0.37 ms in
     the runs): once a probe is older than PROBE_MAX_AGE_S the next UDPR run gets a fresh one."""
-    monkeypatch.setattr(runner, "PROBE_MAX_AGE_S", 0.0)         # every probe is old at once
+    monkeypatch.setattr(calibration, "PROBE_MAX_AGE_S", 0.0)       # every probe is old at once
     engine = DriftingEngine()
     exp = sweep(size=["100KB", "300KB"], delay="10ms", precision=None, max_reps=None)
     df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)

@@ -28,7 +28,7 @@ from .._exports import lazy
 
 _EXPORTS = {
     "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec",
-    "Engine": "engine", "ENGINES": "engine", "MEASURED": "engine", "get_engine": "engine",
+    "Engine": "engine", "ENGINES": "engines", "MEASURED": "engine", "get_engine": "engines", "Plan": "plan",
     "run": "runner", "run_one": "runner", "default_folder": "runner", "ResultStore": "store",
     "load": "store", "summarize": "stats", "pretty": "stats", "confidence_interval": "stats",
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",

@@ -42,7 +42,7 @@ from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
-from .engine import run_client
+from .client import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
            "iperf3_run", "connect_timeout", "SEMANTICS"]

@@ -34,8 +34,7 @@ from ..errors import TransferError, UsageError
 from ..model.headers import PPCB_HEADER
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
-from .client import WarmClient, client_argv
-from .engine import run_client
+from .client import WarmClient, client_argv, run_client
 from .series import goodput_series
 
 __all__ = ["WirelabEngine", "DEFAULT_CHUNK"]

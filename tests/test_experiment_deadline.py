@@ -2,7 +2,8 @@
 import math
 
 from wirelab.experiment import Experiment
-from wirelab.experiment.deadline import FALLBACK_S, MARGIN_S, SLACK, deadline_s, expected_s, too_long
+from wirelab.experiment.deadline import (FALLBACK_S, MARGIN_S, SETUP_ROUND_TRIPS, SLACK, deadline_s, expected_s,
+                                        too_long)
 
 
 def one(**kw):
@@ -16,6 +17,8 @@ def test_a_run_may_take_three_times_its_predicted_completion_plus_a_margin():
     assert deadline_s(slow, {"pred_transfer_time_s": math.nan}, None) == FALLBACK_S
     timed = one(proto="tcp", workload="time", time="5s", omit="1s")
     assert expected_s(timed, {}) == 6 and deadline_s(timed, {}, None) == SLACK * 6 + MARGIN_S
+    # a long round trip: the connections and the report take round trips of their own
+    assert expected_s(timed, {"pred_rtt_s": 5.0}) == 6 + SETUP_ROUND_TRIPS * 5.0
 
 
 def test_settings_predicted_to_outlast_the_timeout_are_named():

@@ -38,10 +38,9 @@ _EXPORTS = {
     "offered_load_table": "offered_load", "buffers_table": "offered_load", "buffers_1s_table": "offered_load",
     "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",
     "results_dataset": "dataset",
-    # the labs of documents 001 and 003
-    "delay_sweep": "broker_delay", "run_broker_network": "broker_delay", "summarize_delays": "broker_delay",
-    "delay_table": "broker_delay", "run_across": "broker_delay",
-    "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
+    "BrokerEngine": "broker", "run_across": "broker", "predict_route": "broker", "route_hops": "broker",
+    # the labs of document 001
+    "beside": "replication",
     "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
     "SCENARIOS": "misbehaviour",
     "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",

@@ -39,10 +39,7 @@ _EXPORTS = {
     "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",
     "results_dataset": "dataset",
     "BrokerEngine": "broker", "run_across": "broker", "predict_route": "broker", "route_hops": "broker",
-    # the labs of document 001
-    "beside": "replication",
-    "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
-    "SCENARIOS": "misbehaviour",
+    "PeersEngine": "peers", "SCENARIOS": "peers",
     "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
     "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",

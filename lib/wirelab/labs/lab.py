@@ -12,7 +12,7 @@ Deadlines are never written here: every run's follows the plan's prediction.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..experiment import Experiment, run
@@ -36,6 +36,10 @@ class Sweep:
         """Run (or resume) it into ``out``: ``wirelab.experiment.run``'s table."""
         return run(self.experiment, out=out, engine_options=self.engine_options or None,
                    retry_failed=self.retry_failed, **options)
+
+    def with_backend(self, backend: str) -> "Sweep":
+        """The same sweep on ``backend`` (e.g. the one an earlier sweep ran on, to compare like with like)."""
+        return replace(self, experiment=Experiment(**{**self.experiment.to_dict(), "backend": backend}))
 
     def describe(self) -> str:
         exp = self.experiment

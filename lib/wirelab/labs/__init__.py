@@ -34,7 +34,7 @@ Each module imports ``wirelab.experiment`` (the one runner) and the layers below
 """
 from .._exports import lazy
 
-_EXPORTS = {"Lab": "lab", "Sweep": "lab", "doc000": "doc000:__module__", "doc001": "doc001:__module__",
-            "doc003": "doc003:__module__", "doc004": "doc004:__module__"}
+_EXPORTS = {"Lab": "lab", "Sweep": "lab", "Exercise": "lab", "doc000": "doc000:__module__", "doc001": "doc001:__module__",
+            "doc002": "doc002:__module__", "doc003": "doc003:__module__", "doc004": "doc004:__module__"}
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

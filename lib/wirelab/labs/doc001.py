@@ -25,11 +25,12 @@ import pandas as pd
 
 from .. import units
 from ..experiment import Experiment
+from ..model import HeaderStack, packetize, stop_and_wait
 from ..reference import load_reference
 from .beside import beside, format_beside, loss_for_goodput, plot_beside
-from .lab import Lab, Sweep, values
+from .lab import Exercise, Lab, Sweep, values
 
-__all__ = ["sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets", "beside", "format_beside",
+__all__ = ["EXERCISES", "sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets", "beside", "format_beside",
            "loss_for_goodput", "plot_beside", "FULL", "QUICK", "GRID", "GRID_QUICK"]
 
 #: Notebook 10: the document's grid (1. rate, 2. loss, 3. delay, 4. DATA size) and §5's scenarios.
@@ -150,3 +151,24 @@ def scenario_packets(frame: pd.DataFrame, folder: str | Path) -> dict[str, pd.Da
         out[f"{row['scenario']}/{row['proto']}"] = ppcb_packets(Path(folder) / capture, port=int(row["port"])) \
             if isinstance(capture, str) and not isinstance(row.get("capture_error"), str) else None
     return out
+
+
+#: The lab's exercises (``wirelab.exercises.check``).
+EXERCISES = {
+    "udpr_loss_doc001": Exercise(
+        "udpr goodput (kbit/s): 1000 B per DATA over 1 Mbit/s, no delay, 10 % of DATA lost (ACCs never), "
+        "MAX_WAIT 20 s?",
+        lambda: stop_and_wait(1000, 1e6, 0.0, stack=HeaderStack("udpr", wire="emulated"),
+                              loss_forward=0.1, timeout_s=20).goodput_bps / 1e3, 0.01,
+        "each lost DATA costs MAX_WAIT; on average 1/(1 − p) − 1 losses per packet"),
+    "udpr_delay_doc001": Exercise(
+        "udpr goodput (kbit/s) with 1000 B per DATA when each round trip takes 100 ms, nothing is lost "
+        "and no rate limits?",
+        lambda: stop_and_wait(1000, 1e12, 0.1).goodput_bps / 1e3, 0.01,
+        "one DATA per round trip: 8 · 1000 bits every 0.1 s"),
+    "udpr_fragments_64000": Exercise(
+        "MTU 1500 and 10 % loss per IP packet: probability (0..1) that one 64000-byte udpr DATA "
+        "arrives whole?",
+        lambda: packetize(HeaderStack("udpr"), 64000).delivery_probability(0.1), 0.01,
+        "(1 − p)^k for the k IP fragments of one datagram"),
+}

@@ -12,12 +12,13 @@ Deadlines are never written here: every run's follows the plan's prediction.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..experiment import Experiment, run
 
-__all__ = ["Sweep", "Lab", "values"]
+__all__ = ["Sweep", "Lab", "Exercise", "values"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,16 @@ class Sweep:
     def describe(self) -> str:
         exp = self.experiment
         return f"{len(exp.runs())} runs on the {exp.chosen_backend()} backend, engine {exp.engine}"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A question whose answer ``expected()`` computes from ``wirelab.model`` when asked (never
+    stored), within ``tolerance`` (relative), with a ``hint`` (``wirelab.exercises.check``)."""
+    question: str
+    expected: Callable[[], float]
+    tolerance: float
+    hint: str
 
 
 class Lab(dict):

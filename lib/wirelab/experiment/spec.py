@@ -245,6 +245,11 @@ class Experiment:
     def __post_init__(self):
         if self.workload != "file":          # a file size only means something for file transfers
             object.__setattr__(self, "size", None)
+        for case in self._cases():
+            unknown = set(case) - set(AXES)
+            if unknown:
+                raise UsageError(f"a case names {', '.join(sorted(unknown))}, which are not axes",
+                                 f"use axes among {', '.join(AXES)}")
         if not self.name or any(c in self.name for c in "/\\\0") or self.name.startswith("."):
             raise UsageError(f"experiment name {self.name!r} cannot be a folder name",
                              "use letters, digits and dashes, e.g. 'rate-sweep'")
@@ -270,10 +275,6 @@ class Experiment:
                              "give workload='time' and time=..., e.g. Experiment(..., flows=[...], "
                              "workload='time', time='5s')")
         for case in self._cases():
-            unknown = set(case) - set(AXES)
-            if unknown:
-                raise UsageError(f"a case names {', '.join(sorted(unknown))}, which are not axes",
-                                 f"use axes among {', '.join(AXES)}")
             self._case(case)            # its values parse, with the rest of the experiment
         needs = {"time": "time", "load": "offered", "echo": "echo", "scenario": "scenario"}.get(self.workload)
         if needs and self.axis_values(needs) == (None,):

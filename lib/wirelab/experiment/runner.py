@@ -94,6 +94,8 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
         return _rows(engine, setting, None, row), raw
     keeps = getattr(engine, "keeps_links", True)
     if kept is None or not keeps:
+        if kept is not None:
+            kept.close()          # the sweep's link goes first: one testbed of this sweep at a time
         kept = KeptLinks(link_layer, plan.backend, keep=False)
     opened = runs_before = record = ran_s = None
     try:

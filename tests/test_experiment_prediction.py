@@ -76,3 +76,15 @@ def test_a_real_wire_setting_is_predicted_on_its_own_wire():
     row = predict_columns(fttc.params, wire="real", default_cc="cubic")
     assert row["pred_payload_bytes"] == 1440 and row["pred_wire_bytes"] == 1538
     assert predict_like(pd.Series({**fttc.params, **row}))["pred_wire_bytes"] == 1538
+
+
+def test_an_fttc_line_is_asymmetric_and_old_settings_keep_their_ids():
+    from wirelab.experiment import Experiment
+    up = Experiment("up", proto="udp", workload="time", time="2s", rate="21mbit", rate_reverse="54mbit",
+                    wire="real", pppoe=True).settings()[0]
+    assert (up.link.forward.rate_bps, up.link.reverse.rate_bps) == (21e6, 54e6)
+    same = Experiment("s", rate="21mbit").settings()[0]
+    assert same.link.reverse.rate_bps == 21e6 and "rate_reverse_bps" not in {
+        k for k, v in same.params.items() if v is not None}
+    # document 002's FTTC predictions on its own framing: 1464 B of UDP in 1538 B frames
+    assert predict_columns(up.params, wire="real")["pred_goodput_bps"] == pytest.approx(21e6 * 1464 / 1538)

@@ -82,6 +82,7 @@ AXES: dict[str, tuple[str, object]] = {
     "echo": ("echo_count", _int),
     # the link
     "rate": ("rate_bps", units.parse_rate),
+    "rate_reverse": ("rate_reverse_bps", units.parse_rate),
     "delay": ("delay_s", units.parse_time),
     "jitter": ("jitter_s", units.parse_time),
     "loss": ("loss", units.parse_fraction),
@@ -105,7 +106,7 @@ AXES: dict[str, tuple[str, object]] = {
 
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
-LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe"}
+LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps"}
 
 
 def column_for(axis: str) -> str:
@@ -136,13 +137,15 @@ def _values(axis: str, value: object) -> tuple:
 
 def link_spec(params: dict) -> LinkSpec:
     """The link a setting's columns describe (parsed once, when the ``Setting`` is made).
-    Delay and jitter apply in both directions as tc would set them; loss too unless
-    ``loss_reverse`` says otherwise; ``queue_packets`` counts full frames; ``link_wire`` and
+    Delay and jitter apply in both directions as tc would set them; rate and loss too unless
+    ``rate_reverse_bps`` or ``loss_reverse`` say otherwise; ``queue_packets`` counts full frames; ``link_wire`` and
     ``pppoe`` say how each frame is charged (``LinkSpec.wire``, ``LinkSpec.pppoe``)."""
     def get(name, default):
         value = params.get(name)
         return default if value is None else value
-    spec = LinkSpec.parse(rate=params.get("rate_bps") or None, delay=get("delay_s", 0),
+    spec = LinkSpec.parse(rate=params.get("rate_bps") or None,
+                          rate_reverse=params.get("rate_reverse_bps") or params.get("rate_bps") or None,
+                          delay=get("delay_s", 0),
                           jitter=get("jitter_s", 0), loss=get("loss", 0),
                           loss_reverse=get("loss_reverse", get("loss", 0)),
                           mtu=None if params.get("mtu") is None else int(params["mtu"]),
@@ -210,7 +213,8 @@ class Experiment:
     workload ``size`` / ``time`` / ``offered`` / ``packet`` / ``echo``, link
     ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
-    ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``window``
+    ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``rate_reverse``
+    (b → a rate, the ACKs' way: an FTTC line's other direction; default: as ``rate``), ``window``
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
     timed run left out of its goodput: slow start, iperf3's ``-O``), ``wire`` ("real": the
     link charges a cable's 38 B a frame, as document 002 counts; default "emulated", 14 B)
@@ -232,6 +236,7 @@ class Experiment:
     packet: object = None
     echo: object = None
     rate: object = "10mbit"
+    rate_reverse: object = None
     delay: object = 0
     jitter: object = None
     loss: object = 0

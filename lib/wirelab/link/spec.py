@@ -31,15 +31,12 @@ from dataclasses import asdict, dataclass, field, replace
 from .. import units
 from ..errors import UsageError
 from ..model import predict
-from ..model.headers import ETHERNET, PPPOE_MTU, WIRES, ethernet_overhead
+from ..model.headers import ETHERNET, PPPOE_MTU, WIRES, ethernet_overhead, min_frame
 
-__all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2", "REAL_MIN_FRAME"]
+__all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2"]
 
 #: Bytes a qdisc sees per frame beyond the IP packet (the skb's Ethernet header).
 QDISC_L2 = ETHERNET["header"]
-#: Least a frame takes on a cable: the 64 B minimum frame (header, padded data, FCS)
-#: plus preamble, SFD and inter-frame gap (IEEE 802.3 §4.4.2).
-REAL_MIN_FRAME = 64 + ETHERNET["preamble_sfd"] + ETHERNET["ifg"]
 #: Default queue: this much time at the link rate (tbf's "latency"), at least 4 frames.
 DEFAULT_QUEUE_S = 0.1
 
@@ -162,7 +159,7 @@ class LinkSpec:
     @property
     def min_frame_bytes(self) -> int:
         """Least a frame is charged (tbf's ``mpu``): 84 B on a real wire, none when emulated."""
-        return REAL_MIN_FRAME if self.wire == "real" else 0
+        return min_frame(self.wire)
 
     def charge(self, frame_bytes: int) -> int:
         """Bytes the link charges for a frame of ``frame_bytes`` as a qdisc sees it (IP packet

@@ -1,7 +1,8 @@
 """Where UDP loses data as its payload grows (document 002): fragments, and a receiver that falls behind.
 
-``tests/data/udp_payload_sweep_100mbit_real_1pct.csv`` is a recorded ``payload_sweep()``
-(namespaces, 100 Mbit/s real wire, 1 % loss, 2 s a size, this machine under a load of ~18).
+``tests/data/udp_payload_sweep_100mbit_real_1pct.csv`` is a recorded ``payload_sweep(queue=None)``
+(namespaces, 100 Mbit/s real wire, 1 % loss, the default 100 ms queue, 2 s a size, this machine
+under a load of ~18).
 """
 from pathlib import Path
 

@@ -44,13 +44,18 @@ FULL = 0.97
 
 
 def payload_sweep(name: str = "udp-payload", *, sizes=SIZES, rate="100mbit", loss="1%", time="2s",
-                  wire="real", reps: int = 1, backend: str = "auto", **more) -> Experiment:
+                  wire="real", queue=1000, reps: int = 1, backend: str = "auto", **more) -> Experiment:
     """UDP bulk for ``time`` at each payload of ``sizes`` over a ``rate`` link of ``wire``,
     with a per-packet ``loss`` so fragments show their price. At 100 Mbit/s this host's
     packet-rate ceiling comes into view (at 10 Mbit/s, document 002's rate, it may not:
-    ``boundaries`` predicts where it should)."""
+    ``boundaries`` predicts where it should). ``queue``: 1000 frames, a Linux NIC's
+    txqueuelen, as behind document 002's sender; it holds the sender's whole socket buffer,
+    so the kernel holds the sender back. A shorter queue than the socket buffer lets the
+    sender outrun it, and ``where_data_is_lost`` says "queue": on this host, at 10 Mbit/s
+    with the default 100 ms (125 kB), from about 1320 B on, since a 212 kB send buffer,
+    counted in memory (~2.3 kB a datagram), lets ~90 datagrams out at once."""
     return Experiment(name, proto="udp", workload="time", time=time, packet=list(sizes), rate=rate,
-                      loss=loss, loss_reverse=0, wire=wire, reps=reps, backend=backend, **more)
+                      loss=loss, loss_reverse=0, wire=wire, queue=queue, reps=reps, backend=backend, **more)
 
 
 def where_data_is_lost(df: pd.DataFrame, *, excess: float = EXCESS) -> pd.DataFrame:

@@ -63,7 +63,7 @@ def test_a_kept_link_takes_a_real_wire_in_place_and_gives_it_back(testbed):
 def test_tcp_and_udp_measure_document_002s_figures_on_a_real_wire(backend, tmp_path):
     # a queue of 1000 frames, a Linux NIC's txqueuelen, as behind document 002's sender: it holds
     # the UDP sender's whole socket buffer, so the kernel holds the sender back and nothing is lost
-    # (the default 100 ms, 125 kB, is less than the ~90 datagrams a 212 kB send buffer lets out:
+    # (the default 100 ms, 125 kB, is less than the ~95 datagrams a 212 kB send buffer lets out:
     # the sender then outruns the queue and 99 % is dropped at it, the goodput still the link's)
     exp = Experiment("real", proto=["tcp", "udp"], workload="time", time="4s", rate="10mbit", wire="real",
                      queue=1000, reps=1, backend=backend)

@@ -52,8 +52,9 @@ def payload_sweep(name: str = "udp-payload", *, sizes=SIZES, rate="100mbit", los
     txqueuelen, as behind document 002's sender; it holds the sender's whole socket buffer,
     so the kernel holds the sender back. A shorter queue than the socket buffer lets the
     sender outrun it, and ``where_data_is_lost`` says "queue": on this host, at 10 Mbit/s
-    with the default 100 ms (125 kB), from about 1320 B on, since a 212 kB send buffer,
-    counted in memory (~2.3 kB a datagram), lets ~90 datagrams out at once."""
+    with the default 100 ms (125 kB), from between 1200 and 1280 B on (measured), since a
+    212 kB send buffer, counted in memory (~2.2 kB a datagram of any size up to a page),
+    lets ~95 datagrams out at once, and 95 × (S + 66 B) outgrows 125 kB there."""
     return Experiment(name, proto="udp", workload="time", time=time, packet=list(sizes), rate=rate,
                       loss=loss, loss_reverse=0, wire=wire, queue=queue, reps=reps, backend=backend, **more)
 

@@ -41,12 +41,13 @@ def test_a_recorded_sweep_shows_both_boundaries_and_their_causes():
 @pytest.mark.root
 @pytest.mark.slow
 def test_a_quick_sweep_here_steps_at_each_fragment_and_loses_short_datagrams(tmp_path):
-    df = run(payload_sweep(sizes=QUICK_SIZES, time="1s", backend="namespaces"), out=tmp_path / "p", progress=False)
+    df = run(payload_sweep(sizes=QUICK_SIZES, time="2s", backend="namespaces"), out=tmp_path / "p", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()
     table = where_data_is_lost(df).set_index("packet_bytes")
     for size in (1473, 2953):        # a few thousand datagrams a second: any receiver keeps up
         assert table.loc[size, "cause"] == "fragments"
-        assert table.loc[size, "delivered"] == pytest.approx(table.loc[size, "pred_delivered"], abs=0.006)
+        # 8 000 datagrams or more: (1 − p)^k within 1 % is 5 standard deviations
+        assert table.loc[size, "delivered"] == pytest.approx(table.loc[size, "pred_delivered"], abs=0.01)
     assert table.loc[1473, "delivered"] < table.loc[1472, "delivered"]
     # 96 000 datagrams a second at 64 B: more than a Python receiver takes on this machine
     assert table.loc[64, "cause"] == "receiver" and table.loc[64, "received_pps"] < table.loc[64, "link_pps"]

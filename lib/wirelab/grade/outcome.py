@@ -32,10 +32,14 @@ class Outcome:
     duration_s: float = 0.0
     goodput_bps: float | None = None   # measured (where: goodput_at)
     goodput_at: str | None = None
+    goodput_flag: str | None = None    # set when the measurement is above the link's physics (then not a result)
+    completion_s: float | None = None  # the client's wait, CONN to RCVD (where: completion_at)
+    completion_at: str | None = None
     data_bytes: int | None = None      # DATA size the programs used, when wirelab saw it
     pred_goodput_bps: float | None = None
     pred_binding: str | None = None
     pred_note: str | None = None
+    link_limit_bps: float | None = None  # η·C (with tbf's bucket): no measurement can be above it
     reading: str | None = None         # where the assignment leaves a point open: the reading taken
     capture: str | None = None         # pcapng of a failed test, relative to the report folder
     details: dict = field(default_factory=dict)

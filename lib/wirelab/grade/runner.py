@@ -169,13 +169,16 @@ def _expire(ctx: TestContext) -> None:
 def _measure(outcome: Outcome, test: GradeTest, assignment: Assignment) -> None:
     details = outcome.details
     if outcome.status == "pass" and "goodput_bps" in details:
-        outcome.goodput_bps = details.pop("goodput_bps")
-        outcome.goodput_at = details.pop("goodput_at")
-        outcome.data_bytes = details.pop("data_bytes", None)
+        for name in ("goodput_bps", "goodput_at", "completion_s", "completion_at", "data_bytes"):
+            setattr(outcome, name, details.pop(name, None))
     if outcome.status == "pass" or test.scenario == "transfer":
         pred = predict_test(test, assignment, outcome.data_bytes)
-        outcome.pred_goodput_bps, outcome.pred_binding, outcome.pred_note = (
-            pred["pred_goodput_bps"], pred["pred_binding"], pred["pred_note"])
+        outcome.pred_goodput_bps, outcome.pred_binding, outcome.pred_note, outcome.link_limit_bps = (
+            pred["pred_goodput_bps"], pred["pred_binding"], pred["pred_note"], pred["link_limit_bps"])
+    limit = outcome.link_limit_bps
+    if outcome.goodput_bps is not None and limit is not None and outcome.goodput_bps > limit:
+        outcome.goodput_flag = (f"measured {outcome.goodput_bps / 1e6:.3g} Mbit/s, above the {limit / 1e6:.3g} Mbit/s "
+                                "the link can carry (η·C with tbf's bucket): a measurement error, not a result")
 
 
 def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report_dir: str | Path, *,

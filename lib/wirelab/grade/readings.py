@@ -43,6 +43,10 @@ READINGS = {
     "resend_count": Reading(
         "how many times a packet goes out when no answer comes (\"repeat at most MAX_RETRANSMITS times\")",
         {"plus": "one send plus MAX_RETRANSMITS resends", "total": "MAX_RETRANSMITS sends in all"}),
+    "foreign_at_client": Reading(
+        "what a udpr client does with an ACC of another session (the assignment says nothing of it)",
+        {"ignore": "it ignores the packet and waits for its own ACC",
+         "error": "it gives up with ERROR: the packet is not its server's"}),
     "error_exit": Reading(
         "the exit status of a client that gives up (the assignment asks only for 'ERROR: ...' on stderr)",
         {"nonzero": "ERROR on stderr and a non-zero exit status", "zero": "ERROR on stderr, exit status 0"}),

@@ -223,6 +223,10 @@ def stale_acc(ctx: TestContext) -> None:
     _finishes(ctx, client, got, data)
 
 
+class _GaveUp(Exception):
+    """The client ended while wirelab's server played its part."""
+
+
 def foreign_acc(ctx: TestContext) -> None:
     ex = Exchange(ctx, ctx.listener("udp"))
     data, client = _input(ctx, 150_000)
@@ -233,8 +237,16 @@ def foreign_acc(ctx: TestContext) -> None:
             ex.send(build("ACC", OTHER, packet_no=0), addr)
             ex.quiet(ctx.max_wait / 2, lambda r: matches(r, "DATA", sid) and parse(r).packet_no >= 1,
                      f"ppcbc took an ACC of session {OTHER.hex()} for its own")
+            if client.poll() is not None:
+                raise _GaveUp
         return True
-    got = _serve(ctx, ex, addr, sid, total, foreign)
+    try:
+        got = _serve(ctx, ex, addr, sid, total, foreign)
+    except _GaveUp:
+        _gives_up(ctx, client, client.runtime_s, f"an ACC of session {OTHER.hex()} came")
+        take(ctx, "foreign_at_client", "error")
+        return
+    take(ctx, "foreign_at_client", "ignore")
     _finishes(ctx, client, got, data)
 
 

@@ -45,8 +45,9 @@ def predict_test(test: GradeTest, assignment: Assignment, data_bytes: int | None
         else:
             p = spec.predict("tcp", timestamps=True)
             share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B on the stream"
-        wire = spec.predict("tcp", timestamps=True) if test.proto == "tcp" else spec.predict("udp", payload=chunk + header)
-        eta_c = wire.limits["link"] * chunk / (chunk + header)
+        most = int(data_bytes or 64000)          # unknown DATA size: the largest, whose η is highest
+        wire = spec.predict("tcp", timestamps=True) if test.proto == "tcp" else spec.predict("udp", payload=most + header)
+        eta_c = wire.limits["link"] * most / (most + header)
     except WirelabError as err:
         out["pred_note"] = f"no prediction: {err}"
         return out

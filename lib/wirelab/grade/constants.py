@@ -16,9 +16,9 @@ definitions or declarations", so that whoever grades can set them. Before
 Without a usable ``protconst.h`` the grader learns the values another way
 and says which: the program reads ``PPCB_MAX_WAIT`` (the catalogue's values
 reach it through the environment), or its sources define ``MAX_WAIT`` as a
-number, or, failing both, ``measure`` times a silent-server exchange (the
-first resend's gap is MAX_WAIT, the resends counted are MAX_RETRANSMITS).
-The tests then expect those values, and their deadlines stretch to them.
+number. The tests then expect those values, and their deadlines stretch to
+them. Failing all three, the tests expect the catalogue's values and the
+report says the grader could not learn the program's.
 """
 from __future__ import annotations
 
@@ -153,8 +153,8 @@ def settle(folder: Path, assignment: Assignment) -> Constants:
                          f"{why}: the grader could not set MAX_WAIT and MAX_RETRANSMITS, and read the values "
                          f"the programs are built with from {where}; the tests wait for them", settable=False)
     return Constants(cat_wait, cat_tries, "assumed",
-                     f"{why}, and no number for MAX_WAIT and MAX_RETRANSMITS in the sources: the grader "
-                     "measures them before the tests", settable=False)
+                     f"{why}, and no number for MAX_WAIT and MAX_RETRANSMITS in the sources: the tests expect "
+                     "the catalogue's values, which the programs may not use", settable=False)
 
 
 def _declared(files: list[Path]) -> tuple[float, int, str] | None:

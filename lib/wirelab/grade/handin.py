@@ -127,7 +127,7 @@ def _unzip(archive: Path, dest: Path) -> None:
             for info in infos:
                 path = _safe_name(info.filename, archive)
                 mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode) or (mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+                if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):    # 0: no type recorded
                     raise HandInError(f"{archive.name}: member {info.filename!r} is a link or a special file",
                                       "hand in plain files and folders only")
                 target = dest.joinpath(*path.parts)
@@ -186,11 +186,13 @@ def _apply_file(lines: list[str], i: int, target: Path, patch: Path) -> int:
     text = target.read_text(encoding="utf-8").splitlines(keepends=True) if target.exists() else []
     out, at = [], 0
     while i < len(lines) and (match := _HUNK.match(lines[i])):
-        start = int(match[1]) - (1 if int(match[2] if match[2] is not None else 1) else 0)
+        old_left = int(match[2]) if match[2] is not None else 1      # lines the hunk reads from the base
+        new_left = int(match[4]) if match[4] is not None else 1      # and writes
+        start = int(match[1]) - (1 if old_left else 0)
         out += text[at:start]
         at = start
         i += 1
-        while i < len(lines) and lines[i][:1] in (" ", "-", "+", "\\"):
+        while i < len(lines) and (old_left or new_left or lines[i].startswith("\\")):
             line, body = lines[i], lines[i][1:]
             if line.startswith("\\"):                      # "\ No newline at end of file"
                 if out:
@@ -201,9 +203,14 @@ def _apply_file(lines: list[str], i: int, target: Path, patch: Path) -> int:
                                       f"line {at + 1}", "make the patch again from the current base")
                 if line[0] == " ":
                     out.append(text[at])
+                    new_left -= 1
+                old_left -= 1
                 at += 1
-            else:
+            elif line[0] == "+":
                 out.append(body)
+                new_left -= 1
+            else:
+                raise HandInError(f"{patch.name}: a hunk for {target.name} ends early", "make the patch again")
             i += 1
     out += text[at:]
     mode = target.stat().st_mode if target.exists() else 0o644

@@ -2,7 +2,7 @@
 and ``take``, which records the reading a program took and refuses it only where the catalogue
 pins one (``strict = true``: only each point's first reading, the one ``checks`` describes).
 
-docs/ppcb.md ("Readings") says the same to students, point by point.
+notebooks/ppcb-protocol.md ("Readings") says the same to students, point by point.
 """
 from __future__ import annotations
 

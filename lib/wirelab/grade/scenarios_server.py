@@ -1,7 +1,7 @@
 """Misbehaving clients against the student's server (ppcbs on host b): crafted packets from host a.
 
 Each scenario plays one or two clients by hand with packets built by the
-scapy layer, checks the server's answers against shared/ppcb.md, and then,
+scapy layer, checks the server's answers against notebooks/ppcb-protocol.md, and then,
 where the specification says the server goes on, lets wirelab's own client
 prove it does ("the next client is served"). Over udp and udpr here; the
 tcp-only ones are in scenarios_tcp.py.

@@ -1,5 +1,5 @@
 """Misbehaving tcp clients against the student's server: wrong session, type or length, junk,
-a client that dies, a second client while the first is served (shared/ppcb.md, "tcp server").
+a client that dies, a second client while the first is served (notebooks/ppcb-protocol.md, "tcp server").
 
 A wrong DATA must get RJT and the connection closed; whatever happens, the
 next client is served.

@@ -177,7 +177,7 @@ def _next_client_served(net, proto, kind, port, max_wait, retransmits) -> bool:
 
 
 def _bound(proto, max_wait, retransmits) -> float:
-    """How long the protocol may take to notice a dead or silent peer (notebooks/ppcb-protocol.md)."""
+    """How long the protocol may take to notice a dead or silent peer (shared/ppcb.md)."""
     return max_wait * (retransmits + 1) if proto == "udpr" else max_wait
 
 

@@ -3,7 +3,7 @@
     packets = ppcb_packets("run.pcapng", port=5000)     # one row per PPCB packet (and TCP SYN/FIN/RST)
     collapse(packets)                                    # repeats folded: "DATA 0..57 (58)", "DATA ⇄ ACC"
 
-Over UDP each datagram is one PPCB packet (its type byte first, notebooks/ppcb-protocol.md);
+Over UDP each datagram is one PPCB packet (its type byte first, shared/ppcb.md);
 over TCP the packets follow each other on the byte stream, so each direction's
 segments are put back in sequence order (a retransmitted segment counts once)
 and walked packet by packet: the type byte says how long the header is, a

@@ -5,7 +5,7 @@ FCS 4, inter-frame gap 12 → 38 B per frame on a real wire); IEEE 802.1Q
 (VLAN tag, 4 B); RFC 2516 (PPPoE, 6 B + 2 B PPP protocol, MTU 1492);
 RFC 791 / RFC 8200 (IPv4 20 B, IPv6 40 B, IPv6 fragment header 8 B);
 RFC 9293 (TCP 20 B + options; RFC 7323 timestamps use 10 B padded to 12);
-RFC 768 (UDP 8 B); ../notebooks/ppcb-protocol.md (PPCB packets, 9..21 B).
+RFC 768 (UDP 8 B); ../shared/ppcb.md (PPCB packets, 9..21 B).
 
 Two ways to count the link layer (``wire``):
   * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame.
@@ -31,7 +31,7 @@ IPV6_FRAGMENT_HEADER = 8
 TCP_HEADER = 20
 TCP_TIMESTAMPS = 12
 UDP_HEADER = 8
-#: PPCB packet sizes without data (../notebooks/ppcb-protocol.md, "Packets").
+#: PPCB packet sizes without data (../shared/ppcb.md, "Packets").
 PPCB_HEADER = {"CONN": 18, "CONACC": 9, "CONRJT": 9, "DATA": 21, "ACC": 17, "RJT": 17, "RCVD": 9}
 
 PROTOCOLS = ("tcp", "udp", "udpr")

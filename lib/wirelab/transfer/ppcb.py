@@ -1,4 +1,4 @@
-"""PPCB, the wire format behind tcp / udp / udpr (see notebooks/ppcb-protocol.md), as ONE table.
+"""PPCB, the wire format behind tcp / udp / udpr (see shared/ppcb.md), as ONE table.
 
 Every packet starts with a type byte and an 8-byte session id; integers are
 big-endian, no padding. The table below is the whole format: name, type code,

@@ -70,3 +70,14 @@ def test_tcp_relay_paces_at_the_rate_and_says_what_it_cannot_do():
     assert total == 5_000_000
     assert total * 8 / seconds == pytest.approx(spec.predict("tcp", timestamps=True).goodput_bps, rel=0.1)
     assert "loss" in meta["cannot_emulate"] and "never sees loss" in meta["note"]
+
+
+def test_udp_relay_charges_a_real_wires_framing():
+    relay = UdpRelay(LinkSpec.parse(rate="10mbit", wire="real"), ("127.0.0.1", 9))
+    try:
+        assert relay._admit(relay.forward, 1472, 0.0) and relay._admit(relay.forward, 4, 0.0)
+        # a full datagram: 1500 B of IP + 38 B of framing; nttcp's 4 B end marker: a minimum frame
+        assert relay.forward.counters.bytes == 1538 + 84
+        assert "38 B of real-wire framing" in relay.describe()["charged_bytes"]
+    finally:
+        relay.close()

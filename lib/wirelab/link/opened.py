@@ -364,10 +364,10 @@ def stands_for(spec: LinkSpec, *, a: str = "a", b: str = "b") -> list[str]:
 
 
 def wire_of(spec: LinkSpec) -> str:
-    """How a link for ``spec`` charges bytes, whichever backend carries it: "emulated" (the IP
-    packet + 14 B Ethernet header per frame: tbf, the userspace link and the relays alike), or
-    "none" when nothing shapes it."""
-    return "emulated" if _shapes(spec) else "none"
+    """How a link for ``spec`` charges bytes, whichever backend carries it (tbf, the userspace
+    link and the relays alike): its ``spec.wire``, "emulated" (the IP packet + 14 B Ethernet
+    header per frame) or "real" (+ 38 B, a cable's framing), or "none" when nothing shapes it."""
+    return spec.wire if _shapes(spec) else "none"
 
 
 def carriage(backend: str, proto: str) -> str:

@@ -41,8 +41,9 @@ class Packetization:
 
     @property
     def wire_bytes(self) -> int:
-        """Bytes the link carries, link-layer overhead of every frame included."""
-        return sum(self.ip_packets) + self.packets * self.stack.l2
+        """Bytes the link carries, link-layer overhead of every frame included (a real wire's
+        minimum frame too)."""
+        return sum(self.stack.frame(ip) for ip in self.ip_packets)
 
     @property
     def header_bytes(self) -> int:

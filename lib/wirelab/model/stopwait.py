@@ -38,7 +38,7 @@ def acc_wire_bytes(stack: HeaderStack | None = None) -> int:
     layer's, IP's and UDP's headers and PPCB's 17 B ACC (shared/ppcb.md: type, session_id,
     packet_no u64), never fragmented."""
     stack = stack or HeaderStack("udpr")
-    return stack.l2 + stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"]
+    return stack.frame(stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"])
 
 
 #: An ACC on the emulated wire (tbf, the userspace link, the relays): Ethernet header 14 +
@@ -143,8 +143,7 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
         raise ModelError("size must be ≥ 0 B and chunks ≥ 1 B", "e.g. 1MB in 1000 B chunks")
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
-    per_frame = stack.l2 + stack.l3 + 8
-    bits = lambda ppcb_bytes: 8.0 * (per_frame + ppcb_bytes) / rate_bps     # noqa: E731
+    bits = lambda ppcb_bytes: 8.0 * stack.frame(stack.l3 + 8 + ppcb_bytes) / rate_bps     # noqa: E731
     r = 1.0 - loss_reverse
     tries = max_retransmits + 1
     conn_cycle = bits(PPCB_HEADER["CONN"]) + rtt_s + bits(PPCB_HEADER["CONACC"])

@@ -9,6 +9,10 @@ request/response rounds for RTT. At the end the receiver's REPORT is folded
 into the same Result. The bytes offered are the records the sender planned,
 so what arrives is never more than what was offered.
 
+With ``end_markers`` (udp) the records are followed by nttcp's end markers:
+that many 4-byte datagrams ``end_marker_gap_s`` apart (nttcp: 3, 2 s; document
+002 saw them as "Len=4" in Wireshark and as the 3 extra calls of nttcp's sender).
+
     python -m wirelab.transfer.measure_client udp 127.0.0.1 5000 load 5MB/s 1400 2
 """
 from __future__ import annotations
@@ -38,7 +42,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             max_wait: float = 5.0, max_retransmits: int = 5, sndbuf: int | None = None,
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
             offset_rounds: int = 16, same_clock: bool | None = None, echo_interval_s: float = 0.0,
-            clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0, size_bytes: int | None = None) -> Result:
+            clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0, size_bytes: int | None = None,
+            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S) -> Result:
     """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
 
     ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
@@ -48,7 +53,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     echo rounds this far apart (a fit over time needs time). ``clock_offset_s`` and
     ``clock_drift_ppm``: this end's clock is made that wrong on purpose (a lab's known skew).
     ``size_bytes`` (load mode over udp): send exactly this many bytes at ``rate_bps``, however
-    long that takes, instead of ``time_s`` of records.
+    long that takes, instead of ``time_s`` of records. ``end_markers``: see the module docstring.
     """
     if same_clock is None:
         same_clock = wire.same_host(host)
@@ -62,6 +67,9 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         raise UsageError(f"packet size {packet} B", f"use {wire.MIN_PACKET}..65507 B for udp")
     if gso and (proto != "udp" or mode != "bulk"):
         raise UsageError("GSO is for udp bulk only", "drop --gso")
+    if end_markers and (proto != "udp" or mode == "echo" or not 0 < end_markers <= 255 or end_marker_gap_s < 0):
+        raise UsageError(f"{end_markers} end markers {end_marker_gap_s:g} s apart after {proto} {mode}",
+                         "end markers follow udp records: 1..255 of them, a gap of 0 s or more (nttcp: 3, 2 s)")
     if size_bytes is not None and (mode != "load" or proto != "udp" or size_bytes < wire.MIN_PACKET):
         raise UsageError(f"a byte budget ({size_bytes} B) is for udp load of at least {wire.MIN_PACKET} B",
                          "drop size_bytes, or use mode='load' over udp")
@@ -84,7 +92,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock)
-        end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso})
+        end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
+                   **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
         if mode == "echo":
             end.echo(count, echo_interval_s)
         elif not same_clock:        # offset rounds are not data: keep their RTTs, not their count
@@ -96,6 +105,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             result.first_data_time_s = time.time()
             end.records(time_s, pacer, gso, sizes, whole=size_bytes is not None)
             result.last_data_time_s = time.time()
+            if end_markers:
+                end.end_markers(end_markers, end_marker_gap_s)
             # offered: the records planned (a paced sender that falls behind sends fewer)
             result.bytes_offered = sum(sizes) if sizes else result.bytes_sent
             if pacer:
@@ -170,6 +181,9 @@ def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, 
         result.clock_offset_s, result.clock = fit.at(last), "offset estimate"
     if report.get("delays_sampled"):
         result.metadata["delays_sampled"] = True
+    if "end_markers" in report:          # nttcp's: how many arrived, the first one's time
+        result.metadata.update(end_markers_received=report["end_markers"],
+                               end_marker_first_s=report.get("end_marker_first_s"))
     result.ok = result.error is None and result.receiver_error is None
 
 
@@ -317,6 +331,18 @@ class _Session:
         self.result.packets_sent += seq
         self.result.bytes_sent = seq * self.packet if sent_bytes is None else sent_bytes
         self._sent = seq
+
+    def end_markers(self, count: int, gap_s: float) -> None:
+        """nttcp's ending: ``count`` 4-byte END_MARK datagrams, ``gap_s`` apart (spacing the
+        markers is what they are for, not waiting for anyone)."""
+        due = time.monotonic()
+        for number in range(count):
+            while (left := due - time.monotonic()) > 0:
+                time.sleep(left)
+            due += gap_s
+            self.send(wire.END_MARK_HDR.pack(wire.END_MARK, number, 0))
+        self.result.metadata["end_markers_sent"] = count
+        self.result.metadata["end_marker_gap_s"] = gap_s
 
     def finish(self) -> dict:
         """END → the receiver's REPORT."""

@@ -7,7 +7,7 @@ the tables and figures that set them beside our measurements, and its exercises.
 
     doc000  thesis: TCP vs UDP for radar samples (offered load, buffers, clocks)     notebook 07
     doc001  PPCB over tcp, udp, udpr (the grid, §5's misbehaving peers)         notebooks 05, 10
-    doc002  goodput prediction vs nttcp (η, frames on the wire)                  notebooks 01, 04
+    doc002  goodput prediction vs nttcp (η, frames on the wire, UDP loss vs S)   notebooks 01, 04
     doc003  end-to-end delay across five nodes                                        notebook 09
     doc004  iperf and tc on a 100 Mbit/s link                                    notebooks 03, 08
 

@@ -83,7 +83,7 @@ def test_the_one_rule():
 
 
 def test_a_topology_decides_the_backend_with_every_link(monkeypatch):
-    from wirelab.experiment.broker import BrokerEngine
+    from wirelab.labs.broker import BrokerEngine
     seen = []
 
     class Links(FakeLinks):

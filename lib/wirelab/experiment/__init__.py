@@ -7,9 +7,8 @@ decides once: settings, backend, machine, each setting's predictions and deadlin
 ``runner`` (one road per run: open the link with ``wirelab.link.open``, let the engine run
 across it, decide its status by ``status``'s one rule, record; failures recorded,
 resume), ``engine`` (the seam to the programs; ``engines`` by name: ``wirelab_engine``
-with ``client``, ``iperf3``, ``broker`` (document 003's five nodes), ``peers`` (document
-001 §5's misbehaving peers); ``flows``: several at once on one link, one row per
-stream), ``deadline`` (each run's deadline from its prediction), ``prediction`` (the
+with ``client``, ``iperf3``; ``flows``: several at once on one link, one row per
+stream; a lab may bring its own, e.g. ``labs.broker``, ``labs.peers``), ``deadline`` (each run's deadline from its prediction), ``prediction`` (the
 model's ``pred_*`` columns), ``calibration`` (the host's own round trip, measured before
 a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parquet + csv
 + meta.json in ``data/<experiment>/``), ``meta`` (the machine a run was made on),
@@ -34,8 +33,7 @@ _EXPORTS = {
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
     "load_series": "series", "capture_series": "series", "read_sysctls": "meta", "results_dataset": "dataset",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
-    "Flow": "flowspec", "fairness": "flows", "BrokerEngine": "broker", "run_across": "broker",
-    "predict_route": "broker", "route_hops": "broker", "PeersEngine": "peers", "SCENARIOS": "peers",
+    "Flow": "flowspec", "fairness": "flows",
     "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
     "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",

@@ -2,12 +2,12 @@
 
     wirelab   the kit's own programs (``wirelab_engine``)
     iperf3    iperf3, parsed into the same columns (``iperf3``)
-    broker    document 003's five-node network: messages s → b → r1/r2 → d and back (``broker``)
-    peers     document 001 §5: a peer that dies, falls silent, butts in or queues up (``peers``)
 
 Settings with ``flows`` run several of these side by side on one link (``flows``),
-whichever engine the sweep names. Each engine module is imported only when a sweep
-uses it (they pull in the programs, iperf3's driver, the capture layer).
+whichever engine the sweep names. A lab that runs something else brings its own engine
+object (``run(exp, engine=...)``): document 003's five-node network (``labs.broker``),
+document 001 §5's misbehaving peers (``labs.peers``). Each engine module is imported only
+when a sweep uses it (they pull in the programs, iperf3's driver, the capture layer).
 """
 from __future__ import annotations
 
@@ -26,24 +26,15 @@ def _iperf3(**options):
     return Iperf3Engine(**options)
 
 
-def _broker(**options):
-    from .broker import BrokerEngine
-    return BrokerEngine(**options)
-
-
-def _peers(**options):
-    from .peers import PeersEngine
-    return PeersEngine(**options)
-
-
 #: Engine name → factory. Tests may add their own.
-ENGINES = {"wirelab": _wirelab, "iperf3": _iperf3, "broker": _broker, "peers": _peers}
+ENGINES = {"wirelab": _wirelab, "iperf3": _iperf3}
 
 
 def get_engine(name_or_engine, **options):
-    """An engine by name (``"wirelab"``, ``"iperf3"``, ...) or an engine object itself."""
+    """An engine by name (``"wirelab"``, ``"iperf3"``) or an engine object itself."""
     if not isinstance(name_or_engine, str):
         return name_or_engine
     if name_or_engine not in ENGINES:
-        raise UsageError(f"unknown engine {name_or_engine!r}", f"use one of {', '.join(ENGINES)}")
+        raise UsageError(f"unknown engine {name_or_engine!r}",
+                         f"use one of {', '.join(ENGINES)}, or pass a lab's engine object (run(exp, engine=...))")
     return ENGINES[name_or_engine](**options)

@@ -21,8 +21,11 @@ How to add a lab (a new source document, say 005):
    one ``Sweep`` per ``Experiment`` from ``lab.values(FULL, QUICK, quick, given)``; the
    tables that join its runs with the document (``reference()``) and the model, its
    figures, its exercises. Never a deadline or a timeout: each run's deadline follows the
-   plan's prediction (``wirelab.experiment.plan``). A lab needs a new kind of run only when
-   no engine of ``wirelab.experiment.engines`` does it: then that engine goes there, not here.
+   plan's prediction (``wirelab.experiment.plan``). Where no engine of
+   ``wirelab.experiment.engines`` (wirelab, iperf3, several flows) runs what the document
+   did, the lab brings its own (an object with ``run``: ``wirelab.experiment.engine``), in
+   a module beside it, and its ``Sweep`` names it: ``broker`` (document 003's five nodes)
+   and ``peers`` (document 001 §5's misbehaving peers) are two.
 3. ``notebooks/NN-<topic>.ipynb``: narrative; a ``parameters`` cell of literals (``QUICK``,
    ``BACKEND``, ``OUT``, each of the lab's values as ``None`` = the lab's), the ``quick``
    cell for where quick runs go; ``lab = doc005.sweeps(quick=QUICK, ...)``; ``sweep.run``;

@@ -14,7 +14,7 @@ handling. Notebook ``10-ppcb-assignment`` redoes all of it, and notebook
 
 The sweeps run wirelab's own PPCB programs (engine ``wirelab``, udp files sent as
 PPCB floods them: ``udp_files="ppcb"``, as the document did) and the misbehaving
-peers (engine ``peers``). Each run's deadline follows the plan's prediction; only
+peers (this lab's engine, ``labs.peers``). Each run's deadline follows the plan's prediction; only
 MAX_WAIT, a protocol constant, is chosen here: it must outlast a round trip.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ..model import HeaderStack, packetize, stop_and_wait
 from ..reference import load_reference
 from .beside import beside, format_beside, loss_for_goodput, plot_beside
 from .lab import Exercise, Lab, Sweep, values
+from .peers import PeersEngine
 
 __all__ = ["EXERCISES", "sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets", "beside", "format_beside",
            "loss_for_goodput", "plot_beside", "FULL", "QUICK", "GRID", "GRID_QUICK"]
@@ -98,7 +99,7 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
     lab["scenarios"] = Sweep(Experiment(
         "10-scenarios", engine="peers", workload="scenario", rate=v["scenario_rate"],
         max_wait=v["scenario_max_wait"], max_retransmits=2, capture=True, reps=1, backend=v["backend"],
-        cases=[{"scenario": name, "proto": proto} for name, proto in v["scenarios"]]))
+        cases=[{"scenario": name, "proto": proto} for name, proto in v["scenarios"]]), engine=PeersEngine)
     return Lab(lab, v)
 
 

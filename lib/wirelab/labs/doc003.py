@@ -7,13 +7,13 @@ messages per configuration and reported RTT/2 with a 95 % interval (its table:
 ``seed003_delay``). Notebook ``09-five-node-delay`` redoes it::
 
     lab = doc003.sweeps(quick=QUICK)               # the configurations as one sweep of the runner
-    frame = lab["delays"].run(OUT)                 # one row per message (experiment.broker)
+    frame = lab["delays"].run(OUT)                 # one row per message (labs.broker's engine)
     summary = doc003.summarize_delays(frame)       # per configuration and method: mean ± CI, prediction
     doc003.delay_table(summary, doc003.reference())
 
-The engine, the node programs and the path prediction are the runner's
-(``wirelab.experiment.broker``); here are the document's values, its table, the
-tables and figures that set them side by side, and its exercises.
+The network runs on the one runner with this lab's engine (``labs.broker``: the node
+programs, the three delays, the path prediction); here are the document's values, its
+table, the tables and figures that set them side by side, and its exercises.
 """
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ import pandas as pd
 
 from .. import link as links
 from ..experiment import Experiment
-from ..experiment.broker import METHODS, run_across
 from ..experiment.stats import confidence_interval
 from ..model import Hop, mean_jittered_delay, path_delay
 from ..reference import load_reference
+from .broker import METHODS, BrokerEngine, predict_route, route_hops, run_across
 from .lab import Exercise, Lab, Sweep, values
 
-__all__ = ["EXERCISES", "sweeps", "reference", "load_delays", "run_once", "summarize_delays", "delay_table",
+__all__ = ["EXERCISES", "sweeps", "predict_route", "route_hops", "reference", "load_delays", "run_once", "summarize_delays", "delay_table",
            "plot_end_to_end", "plot_delay_distribution", "FULL", "QUICK"]
 
 #: The document's values: delay and jitter on every UDP link, messages per configuration, the
@@ -49,7 +49,8 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
                      max_wait=v["ack_timeout"], reps=1, backend=v["backend"],
                      cases=[{"delay": delay, "jitter": jitter} for delay, jitter in v["configs"]])
     # a configuration that failed (e.g. no root for five namespaces) is tried again on the next run
-    delays = Sweep(exp, {"source_link": v["source_link"], "clock_offset_s": v["clock_offset"]}, retry_failed=True)
+    delays = Sweep(exp, {"source_link": v["source_link"], "clock_offset_s": v["clock_offset"]}, retry_failed=True,
+                   engine=BrokerEngine)
     return Lab({"delays": delays}, v)
 
 

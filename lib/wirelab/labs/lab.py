@@ -7,7 +7,8 @@
         frame = sweep.run(f"{OUT}/{name}")            # the one runner: resumes, saves, one progress bar
 
 A ``Sweep`` is an ``Experiment`` with what the runner needs to run it besides (the
-engine's options, whether failed runs are tried again): data, like a flent test.
+engine's options, the lab's own engine where it brings one, whether failed runs are
+tried again): data, like a flent test.
 Deadlines are never written here: every run's follows the plan's prediction.
 """
 from __future__ import annotations
@@ -23,11 +24,13 @@ __all__ = ["Sweep", "Lab", "Exercise", "values"]
 
 @dataclass(frozen=True)
 class Sweep:
-    """One sweep of a lab: its ``Experiment``, the engine's options, and whether runs that failed
+    """One sweep of a lab: its ``Experiment``, the engine's options, the lab's own ``engine`` (a class
+    made with those options; None: the experiment's engine by name), and whether runs that failed
     before are run again when the sweep resumes (``retry_failed``)."""
     experiment: Experiment
     engine_options: dict = field(default_factory=dict)
     retry_failed: bool = False
+    engine: type | None = None
 
     @property
     def name(self) -> str:
@@ -35,6 +38,9 @@ class Sweep:
 
     def run(self, out: str | Path, **options):
         """Run (or resume) it into ``out``: ``wirelab.experiment.run``'s table."""
+        if self.engine is not None:
+            return run(self.experiment, out=out, engine=self.engine(**self.engine_options),
+                       retry_failed=self.retry_failed, **options)
         return run(self.experiment, out=out, engine_options=self.engine_options or None,
                    retry_failed=self.retry_failed, **options)
 

@@ -1,9 +1,11 @@
-"""Document 001 §5 live, as an engine: peers that die, fall silent, butt in or queue up.
+"""Document 001 §5 live, as an engine of the one runner: peers that die, fall silent, butt in or queue up.
 
     exp = Experiment("peers", engine="peers", workload="scenario", rate="2mbit", max_wait="0.5s",
                      max_retransmits=2, capture=True, reps=1,
                      cases=[{"scenario": "server_dies", "proto": "udpr"}, {"scenario": "second_client", "proto": "tcp"}])
-    df = run(exp)       # one row per scenario: peer, as_specified, elapsed_s (as result_elapsed_s), bound_s, ...
+    df = run(exp, engine=PeersEngine())   # one row per scenario: peer, as_specified, result_elapsed_s, bound_s, ...
+
+(The lab of document 001, ``doc001``, declares its scenarios with this engine.)
 
 Each run is one scenario (the ``scenario`` column) with one protocol, across the
 link the runner opened (host ``a`` plays the client side, host ``b`` the server
@@ -40,7 +42,7 @@ from pathlib import Path
 
 from ..errors import UsageError, WirelabError
 from ..transfer import HashSink, make_data, ppcb, send_tcp, send_udp, start_server
-from .client import client_argv
+from ..experiment.client import client_argv
 
 __all__ = ["PeersEngine", "PLAYS", "SCENARIOS"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run
-from wirelab.experiment.peers import PLAYS, SCENARIOS, PeersEngine
+from wirelab.labs.peers import PLAYS, SCENARIOS, PeersEngine
 from wirelab.experiment.ppcb_capture import collapse, ppcb_packets
 from wirelab.labs import doc001
 
@@ -15,7 +15,7 @@ from wirelab.labs import doc001
 def peers(tmp_path, cases, **kw):
     exp = Experiment("peers", engine="peers", workload="scenario", rate="2mbit", max_wait="0.3s",
                      max_retransmits=2, capture=True, reps=1, cases=cases, **kw)
-    return run(exp, out=tmp_path / "peers", progress=False)
+    return run(exp, out=tmp_path / "peers", engine=PeersEngine(), progress=False)
 
 
 def test_unknown_scenario_or_protocol_is_said_before_anything_runs(tmp_path):

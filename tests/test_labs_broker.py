@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wirelab.experiment.broker import FRAME_BYTES, _delays, predict_route, run_across
+from wirelab.labs.broker import FRAME_BYTES, BrokerEngine, _delays, predict_route, run_across
 from wirelab.labs import doc003
 from wirelab.labs.doc003 import delay_table, summarize_delays
 from wirelab.link import LinkSpec, broker_network
@@ -70,7 +70,6 @@ def test_the_configurations_are_one_sweep_of_the_runner():
     assert {s["echo_count"] for s in settings} == {40} and {s["rate_bps"] for s in settings} == {None}
     assert lab["delays"].engine_options == {"source_link": {}, "clock_offset_s": 4.0}
     # nobody computes the run's deadline by hand: the engine predicts every message's round trip
-    from wirelab.experiment.broker import BrokerEngine
     pred = BrokerEngine().predict(settings[1])
     assert pred["pred_transfer_time_s"] == pytest.approx(40 * 2 * pred["pred_rtt_half_s"])
 

@@ -1,8 +1,10 @@
-"""Document 003's network as an engine: 32-byte messages s → b → r1/r2 → d and back.
+"""Document 003's network as an engine of the one runner: 32-byte messages s → b → r1/r2 → d and back.
 
     exp = Experiment("five-node", engine="broker", workload="echo", echo=1000, rate=None,
                      max_wait="2s", cases=[{"delay": "0ms"}, {"delay": "20ms", "jitter": "5ms"}])
-    df = run(exp, engine_options={"clock_offset_s": 4.0})    # one row per message
+    df = run(exp, engine=BrokerEngine(clock_offset_s=4.0))    # one row per message
+
+(The lab of document 003, ``doc003``, declares its sweep with this engine.)
 
 Each setting's link (its delay ± jitter, rate, loss) is put on every UDP link of
 ``broker_network`` (b–r1, b–r2, r1–d, r2–d; s–b as ``source_link`` says): the
@@ -45,7 +47,7 @@ from ..errors import ExperimentError, TransferError
 from ..link import LinkSpec, broker_network
 from ..model import Hop, HeaderStack, path_delay
 from ..transfer.broker import MESSAGE_BYTES
-from .status import decide
+from ..experiment.status import decide
 
 __all__ = ["BrokerEngine", "run_across", "route_hops", "predict_route", "config_label", "PORT", "METHODS"]
 

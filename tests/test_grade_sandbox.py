@@ -14,10 +14,14 @@ from ppcb_raw import wait_for
 
 
 def test_limit_argv_drops_privileges_then_limits_then_lowers_priority():
-    argv = limit_argv(61234, Limits(processes=7, file_size_bytes=1000, memory_bytes=2000, cpu_s=3))
+    limits = Limits(processes=7, file_size_bytes=1000, memory_bytes=2000, cpu_s=3)
+    argv = limit_argv(61234, limits)
     assert argv[:5] == ["setpriv", "--reuid=61234", "--regid=61234", "--clear-groups", "--no-new-privs"]
-    assert {"--nproc=7", "--fsize=1000", "--as=2000", "--cpu=3:4", "--core=0"} <= set(argv)
+    assert {"--bounding-set=-all", "--inh-caps=-all"} <= set(argv)          # no capability survives
+    assert {"--nproc=7", "--fsize=1000", "--cpu=3:4", "--core=0"} <= set(argv)
     assert argv[-3:] == ["nice", "-n", "19"]
+    assert not any(a.startswith("--as") for a in argv)       # memory: a cgroup, so sanitizers, Java and Go start
+    assert "--as=2000" in limit_argv(61234, limits, address_space=True)   # the fallback where no cgroup is usable
 
 
 @pytest.mark.root

@@ -53,6 +53,7 @@ class Graded:
     build_log: str = ""
     duration_s: float = 0.0
     source: str = ""
+    confinement: str = ""              # how its programs ran: sandbox, memory bound, disk (jail.describe)
 
     @property
     def points(self) -> float:
@@ -75,14 +76,15 @@ class Graded:
     def to_dict(self) -> dict:
         return {"name": self.name, "score": self.score, "points": self.points, "max_points": self.max_points,
                 "language": self.language, "build_error": self.build_error, "build_log": self.build_log,
-                "duration_s": self.duration_s,
+                "duration_s": self.duration_s, "confinement": self.confinement,
                 "source": self.source, "counts": self.counts(), "tests": [t.to_dict() for t in self.tests]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Graded":
         tests = [Outcome(**t) for t in data["tests"]]
         return cls(data["name"], tests, data.get("language", "?"), data.get("build_error"),
-                   data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""))
+                   data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""),
+                   data.get("confinement", ""))
 
 
 def json_summary(graded: list[Graded]) -> dict:

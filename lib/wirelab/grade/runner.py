@@ -23,6 +23,7 @@ from ..errors import WirelabError
 from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
 from .catalogue import Catalogue, GradeTest
 from .context import Failed, TestContext, TimedOut
+from .jail import Jail, Policy
 from .outcome import Graded, Outcome
 from .packets import build
 from .prediction import predict_test
@@ -102,8 +103,8 @@ class Stage:
                 self.tb.down()
 
 
-def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, report_dir: Path,
-             scratch: Path, stage: Stage) -> Outcome:
+def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue, report_dir: Path,
+             stage: Stage) -> Outcome:
     """One test on its stage; never raises for the submission's faults (only KeyboardInterrupt).
     The caller closes the stage (and keeps ``stage.pcap`` only if the outcome says so)."""
     outcome = Outcome(test.id, "error", "", 0.0, test.points, test.role, test.proto, test.topic, test.public,
@@ -111,13 +112,13 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
     if sub.error:
         outcome.reason = sub.error
         return outcome
-    started = time.monotonic()
-    work = scratch / "tests" / test.id
+    started, uid = time.monotonic(), jail.uid
+    work = jail.scratch / "tests" / test.id           # the grader's files: inputs, the programs' output
     work.mkdir(parents=True, exist_ok=True)
-    err = None
+    err = full = None
     try:
         tb = stage.ready()
-        ctx = TestContext(test, tb, sub, uid, catalogue.limits, catalogue.assignment, work)
+        ctx = TestContext(test, tb, sub, uid, catalogue.limits, catalogue.assignment, work, jail)
         watchdog = threading.Timer(test.deadline_s, _expire, (ctx,))
         watchdog.daemon = True
         watchdog.start()
@@ -138,6 +139,13 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
         outcome.status, outcome.reason = "error", f"the grader could not run this test: {problem}"
     finally:
         kill_uid(uid)
+        full = jail.full()
+        jail.clear(test.id)
+        shutil.rmtree(work, ignore_errors=True)
+    if full:
+        outcome.details["disk"] = full
+        if outcome.status != "pass":
+            outcome.reason += f"; {full}"
     outcome.duration_s = round(time.monotonic() - started, 3)
     _measure(outcome, test, catalogue)
     if stage.cap is not None and outcome.status != "pass" and stage.pcap.exists():
@@ -163,9 +171,9 @@ def _measure(outcome: Outcome, test: GradeTest, catalogue: Catalogue) -> None:
 
 
 def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report_dir: str | Path, *,
-                     capture: bool = True, on_test=None) -> Graded:
-    """Build ``source`` and run every test of ``catalogue`` on it; artefacts go to ``report_dir``.
-    ``on_test(outcome)`` is called after each test (a progress bar)."""
+                     capture: bool = True, on_test=None, policy: Policy = Policy()) -> Graded:
+    """Build ``source`` and run every test of ``catalogue`` on it, confined as ``policy`` says (jail.py);
+    artefacts go to ``report_dir``. ``on_test(outcome)`` is called after each test (a progress bar)."""
     report_dir = Path(report_dir)
     (report_dir / "captures").mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -173,7 +181,9 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
     build("CONN", bytes(8), protocol_id=1, total_length=0)   # import scapy now, not inside a timed test
     with UidLease() as lease:
         scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-"))
-        os.chmod(scratch, 0o755)                 # the submission's uid must reach its own folders
+        if policy.trust:
+            os.chmod(scratch, 0o755)             # unsandboxed, the submission's uid must reach its own folders
+        jail: Jail | None = None
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
         tests = list(catalogue.tests)
@@ -186,14 +196,15 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
             return made
         try:
             current = stage(0)                   # the first testbed comes up while the submission builds
-            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits)
+            jail = Jail(lease.uid, catalogue.limits, scratch, policy)
+            sub = prepare(name, Path(source), jail)
             outcomes = []
             for i, test in enumerate(tests):
                 if sub.error:                    # every test says why it could not run
-                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                    outcome = run_test(test, sub, jail, catalogue, report_dir, current)
                 else:
                     upcoming = stage(i + 1)
-                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                    outcome = run_test(test, sub, jail, catalogue, report_dir, current)
                     closing.append(_close_later(current, keep=outcome.capture is not None))
                     current = upcoming
                 outcomes.append(outcome)
@@ -205,9 +216,12 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                 thread.join()
             for made in stages:                  # what Ctrl-C or an error left standing
                 made.close()
+            confinement = jail.describe() if jail is not None else ""
+            if jail is not None:
+                jail.close()
             shutil.rmtree(scratch, ignore_errors=True)
     return Graded(name, outcomes, sub.language, sub.error, sub.build_log, round(time.monotonic() - started, 2),
-                  str(source))
+                  str(source), confinement)
 
 
 def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:

@@ -1,11 +1,12 @@
 """A submission: a folder with executables ``ppcbc`` and ``ppcbs``, or a Makefile that makes them.
 
 ``find_submissions`` turns command-line paths (or every sub-folder of a
-class folder) into named folders; ``prepare`` copies one into the grader's
-scratch area, owned by the submission's own uid, and builds it there: ``make``
-runs as that uid, with the limits, in a network namespace of its own (no
-network at all) and within ``limits.build_s``. A failed build is reported,
-never fatal: the submission's tests are then all ``error`` with the reason.
+class folder) into named folders; ``prepare`` copies one onto the
+submission's own disk (``disk.py``), owned by its own uid, and builds it
+there: ``make`` runs in the same sandbox as its programs (``jail.py``), with
+the limits, in a network namespace of its own (no network at all) and within
+``limits.build_s``. A failed build is reported, never fatal: the
+submission's tests are then all ``error`` with the reason.
 """
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from .catalogue import Limits
-from .sandbox import kill_uid, limit_argv
+from .sandbox import Program, kill_uid
 
 __all__ = ["Submission", "find_submissions", "prepare", "PROGRAMS"]
 
@@ -89,35 +89,46 @@ def _chown_tree(root: Path, uid: int) -> None:
             os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def _build(copy: Path, uid: int, limits: Limits) -> tuple[bool, str]:
-    """Run make as ``uid`` without network, bounded by ``limits.build_s``: (ok, log)."""
-    argv = ["unshare", "--net", "--", *limit_argv(uid, limits, processes=max(limits.processes, 64),
-                                                   cpu_s=int(limits.build_s)), "make"]
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(copy), "LANG": "C.UTF-8"}
+def _build(jail) -> tuple[bool, str]:
+    """Run make in the submission's sandbox without network, bounded by ``limits.build_s``: (ok, log).
+    Its output goes to a file (a daemon it leaves cannot hold a pipe open)."""
+    limits, log_path = jail.limits, jail.scratch / "build.log"
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    with open(os.devnull, "rb") as fin, open(log_path, "wb") as log_file:
+        proc, cgroup = jail.start(["make"], key="build", build=True, network=False, env=env, stdin=fin,
+                                  stdout=log_file, stderr=log_file, start_new_session=True)
+    make = Program("make", ["make"], proc, log_path, log_path, cgroup, wrapped=jail.sandboxed or cgroup is not None)
     try:
-        done = subprocess.run(argv, cwd=copy, env=env, capture_output=True, timeout=limits.build_s,
-                              start_new_session=True)
-    except subprocess.TimeoutExpired as err:
-        kill_uid(uid)
-        log = (err.stdout or b"").decode("utf-8", "replace") + (err.stderr or b"").decode("utf-8", "replace")
-        return False, f"make did not finish within {limits.build_s:g} s\n{log[-4000:]}"
+        code = make.wait(limits.build_s)
     finally:
-        kill_uid(uid)
-    log = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
-    if done.returncode != 0:
+        make.stop()
+        kill_uid(jail.uid)
+    with open(log_path, "rb") as f:
+        f.seek(max(log_path.stat().st_size - 4000, 0))
+        log = f.read().decode("utf-8", "replace")
+    full = jail.full()
+    jail.clear("build")
+    if code is None:
+        return False, f"make did not finish within {limits.build_s:g} s\n{log}"
+    if code != 0:
         last = [line for line in log.strip().splitlines() if line.strip()][-1:] or ["no output"]
-        return False, f"make exited with status {done.returncode}: {last[0][:300]}\n{log[-4000:]}"
-    return True, log[-4000:]
+        return False, f"make {make.describe_exit()}: {last[0][:300]}" + (f" ({full})" if full else "") + f"\n{log}"
+    return True, log
 
 
-def prepare(name: str, source: Path, scratch: Path, uid: int, limits: Limits) -> Submission:
-    """Copy ``source`` to ``scratch/name`` (owned by ``uid``), build it, check the programs are there."""
+def prepare(name: str, source: Path, jail) -> Submission:
+    """Copy ``source`` onto the submission's disk (owned by its uid), build it, check the programs are there."""
     sub = Submission(name, Path(source), language=_language(Path(source)))
-    copy = scratch / "submission"
-    shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED))
-    _chown_tree(copy, uid)
+    copy = jail.submission_dir
+    try:
+        shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED), dirs_exist_ok=True)
+    except (OSError, shutil.Error) as err:
+        sub.error = (f"the submission could not be copied for grading ({jail.full() or err}); "
+                     "a submission is its sources, not its build products or data")
+        return sub
+    _chown_tree(copy, jail.uid)
     if any((copy / m).exists() for m in MAKEFILES):
-        ok, sub.build_log = _build(copy, uid, limits)
+        ok, sub.build_log = _build(jail)
         if not ok:
             sub.error = "build failed: " + sub.build_log.splitlines()[0]
             return sub

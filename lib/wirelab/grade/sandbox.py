@@ -37,7 +37,7 @@ from ..errors import NeedsRootError, SetupError
 from . import cgroups, disk
 from .catalogue import Limits
 
-__all__ = ["UidLease", "Program", "limit_argv", "kill_uid", "processes_of"]
+__all__ = ["UidLease", "Program", "limit_argv", "kill_uid", "processes_of", "processes_by_uid", "try_lock"]
 
 UID_RANGE = range(61000, 62000)
 LOCK_DIR = Path("/run/wirelab")
@@ -49,15 +49,11 @@ class UidLease:
     def __init__(self):
         if os.geteuid() != 0:
             raise NeedsRootError("grading (network namespaces and a user id per submission)", "run with sudo")
-        LOCK_DIR.mkdir(parents=True, exist_ok=True)
         for uid in UID_RANGE:
             if _has_passwd_entry(uid):
                 continue
-            fd = os.open(LOCK_DIR / f"grade-uid-{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
+            fd = try_lock(uid)
+            if fd is None:
                 continue
             self.uid, self._fd = uid, fd
             kill_uid(uid)                        # whatever a killed grader left behind
@@ -77,6 +73,18 @@ class UidLease:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def try_lock(uid: int) -> int | None:
+    """The lease lock of ``uid`` (an open fd: closing it releases), or None while a grading holds it."""
+    LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    fd = os.open(LOCK_DIR / f"grade-uid-{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _has_passwd_entry(uid: int) -> bool:
@@ -101,15 +109,21 @@ def limit_argv(uid: int, limits: Limits, *, processes: int | None = None, cpu_s:
 
 def processes_of(uid: int) -> list[int]:
     """Live pids whose real uid is ``uid`` (from /proc; zombies are dead already and left out)."""
-    found = []
+    return processes_by_uid({uid}).get(uid, [])
+
+
+def processes_by_uid(uids) -> dict[int, list[int]]:
+    """Live pids whose real uid is in ``uids``, by uid."""
+    found: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines()
                           if line.startswith(("State:", "Uid:")))
-            if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
-                found.append(int(entry.name))
+            uid = int(fields["Uid"].split()[0])
+            if uid in uids and not fields["State"].strip().startswith("Z"):
+                found.setdefault(uid, []).append(int(entry.name))
         except (OSError, ValueError, KeyError):
             continue
     return found

@@ -66,7 +66,7 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
             f"(<code>Decode As… UDP/TCP port {catalogue.assignment.port}</code>, or scapy's PPCB layer).</p>"
             + (f"<p><small>Each program ran in: {html.escape(graded.confinement)}.</small></p>"
                if graded.confinement else "") + build
-            "<table><tr><th>test</th><th>status</th><th>points</th><th>reason</th><th>link</th>"
+            + "<table><tr><th>test</th><th>status</th><th>points</th><th>reason</th><th>link</th>"
             "<th>goodput (measured)</th><th>goodput (model)</th><th>capture</th></tr>"
             + "".join(rows) + "</table>")
     target = folder / "report.html"

@@ -53,19 +53,18 @@ class Disk:
         shutil.rmtree(self.path.joinpath(*parts), ignore_errors=True)
 
     def full(self) -> str | None:
-        """Why the disk is full ('256 MB' or 'its 100000 files'), or None when there is room."""
+        """What ran out ('256 MB' or '100000 files and folders'), or None when there is room."""
         if not self.mounted:
             return None
         stat = os.statvfs(self.path)
         if stat.f_bavail * stat.f_frsize < max(self.size_bytes // 100, 64 * 1024):
-            return f"its {units.format_size(self.size_bytes)}"
+            return units.format_size(self.size_bytes)
         if stat.f_favail < INODES // 100:
-            return f"its {INODES} files and folders"
+            return f"{INODES} files and folders"
         return None
 
-    def describe(self) -> str:
-        return (f"{units.format_size(self.size_bytes)} for its folder, /tmp, /var/tmp and /dev/shm together "
-                "(a tmpfs of its own)")
+    def describe(self, bound: str | None = None) -> str:
+        return f"{bound or units.format_size(self.size_bytes)} for its folder, /tmp, /var/tmp and /dev/shm together"
 
     def unmount(self) -> None:
         """Unmount (lazily if something still holds it: its files vanish from every view at once)."""

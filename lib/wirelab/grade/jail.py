@@ -200,9 +200,9 @@ class Jail:
 
     # -- after a test --------------------------------------------------------------------
     def full(self) -> str | None:
-        """'its files filled the disk it has (...)' when the submission's disk is full, else None."""
-        why = self.disk.full()
-        return None if why is None else f"its files filled {why} disk ({self.disk.describe()})"
+        """'its files filled its disk (256 MB for ...)' when the submission's disk is full, else None."""
+        bound = self.disk.full()
+        return None if bound is None else f"its files filled its disk ({self.disk.describe(bound)})"
 
     def clear(self, key: str) -> None:
         """Forget the folders of the programs started under ``key`` (their processes are gone)."""
@@ -216,7 +216,7 @@ class Jail:
                   if self.controllers else f"memory {self.limits.memory_bytes / 1e9:g} GB of address space per "
                   f"program (RLIMIT_AS: no usable cgroup, {self.no_cgroup}; sanitizer builds, Java and Go may "
                   "fail to start)")
-        return f"{how}; {memory}; disk {self.disk.describe()}"
+        return f"{how}; {memory}; disk {self.disk.describe()} (a tmpfs of its own)"
 
     def close(self) -> None:
         """Remove every cgroup it made (killing what is left inside) and its disk."""

@@ -54,11 +54,11 @@ def test_the_sandbox_shows_the_system_read_only_and_of_the_host_nothing_else(tmp
 
 def test_hidden_paths_under_a_system_folder_are_covered(tmp_path):
     folders = dict.fromkeys(("home", "tmp", "var_tmp", "shm", "submission"), tmp_path)
-    course = "/usr/share/doc"                                    # a folder that exists: covered by a tmpfs
-    argv = bwrap_argv(SYSTEM, network=True, hide=(course, "/usr/no-such-file.toml", str(tmp_path)), **folders)
+    course, hidden = "/usr/share", "/etc/passwd"                # a folder, covered by an empty tmpfs; a file
+    argv = bwrap_argv(SYSTEM, network=True, hide=(course, hidden, "/usr/no-such.toml", str(tmp_path)), **folders)
     assert argv[argv.index(course) - 1] == "--tmpfs"
-    assert argv[argv.index("/usr/no-such-file.toml") - 2:argv.index("/usr/no-such-file.toml")] == \
-        ["--ro-bind", "/dev/null"]
+    assert argv[argv.index(hidden) - 2:argv.index(hidden)] == ["--ro-bind", "/dev/null"]
+    assert "/usr/no-such.toml" not in argv                       # nothing there to cover
     assert argv.count(str(tmp_path)) == 5                        # not under a system folder: simply not shown
 
 
@@ -294,3 +294,30 @@ def test_an_address_sanitizer_build_starts_and_passes_under_the_cgroup_where_rli
     assert all("AddressSanitizer" in t["reason"] for t in address_space["tests"]), address_space["tests"]
     confinement = json.loads((tmp_path / "rlimit-as" / "asan-c" / "report.json").read_text())["confinement"]
     assert "RLIMIT_AS: no usable cgroup, cgroups switched off" in confinement
+
+
+@pytest.mark.root
+def test_a_jvm_starts_in_the_sandbox_under_the_cgroup_and_not_under_rlimit_as(tmp_path):
+    """The JVM reserves its heap and code cache at start (gigabytes of address space, little memory).
+    It also starts ~20 threads, which RLIMIT_NPROC counts: the catalogue's processes limit must allow them."""
+    from wirelab.grade.jail import Jail
+    if shutil.which("java") is None or cgroups.detect()[0] is None:
+        pytest.skip("needs java and a usable cgroup")
+    with UidLease() as lease:
+        jail = Jail(lease.uid, Limits(processes=64), tmp_path)
+
+        def java() -> tuple[int, str]:
+            proc, group = jail.start(["java", "-version"], key="java", network=False, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+            out = proc.communicate(timeout=120)[0]
+            if group is not None:
+                group.remove()
+            return proc.returncode, out
+        try:
+            code, out = java()
+            assert code == 0 and "Server VM" in out, out
+            jail.controllers = None                              # the RLIMIT_AS fallback
+            code, out = java()
+            assert code != 0 and "Server VM" not in out, out
+        finally:
+            jail.close()

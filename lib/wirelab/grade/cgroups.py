@@ -13,8 +13,8 @@ process):
 
 * cgroup v2 with the memory controller: our cgroups live under
   ``<cgroup2 root>/wirelab-grade/`` (a parent with no processes of its own, as
-  v2's no-internal-processes rule asks), with ``memory.max``,
-  ``memory.swap.max`` = 0 and ``pids.max``;
+  v2's no-internal-processes rule asks; removed by the last grading to end),
+  with ``memory.max``, ``memory.swap.max`` = 0 and ``pids.max``;
 * cgroup v1 (or hybrid): under the grader's own cgroup of the ``memory``
   hierarchy (so a limit on the grader binds its programs too), with
   ``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` (no swap
@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Controllers", "Cgroup", "detect", "reap", "ENV_OFF"]
+__all__ = ["Controllers", "Cgroup", "detect", "reap", "release", "ENV_OFF"]
 
 #: Set to ``off`` to grade without cgroups (the RLIMIT_AS fallback), e.g. to test that path.
 ENV_OFF = "WIRELAB_GRADE_CGROUP"
@@ -50,6 +50,7 @@ class Controllers:
     version: int
     memory: Path                # the folder new cgroups go in, for memory (v2: every controller)
     pids: Path | None           # v1's pids hierarchy folder (None on v2, or when v1 has no pids)
+    handed: tuple[str, ...] = ()     # v2: the controllers its parent folder hands down
 
     def describe(self) -> str:
         return f"cgroup v{self.version}"
@@ -94,11 +95,25 @@ def _v2(root: Path) -> Controllers:
     enabled = set((root / "cgroup.subtree_control").read_text().split())
     if not set(wanted) <= enabled:
         (root / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
-    parent = root / V2_PARENT
-    parent.mkdir(exist_ok=True)
-    (parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
-    _probe(parent, {"memory.max": "1000000000"})
-    return Controllers(2, parent, None)
+    controllers = Controllers(2, root / V2_PARENT, None, tuple(wanted))
+    _v2_parent(controllers)
+    _probe(controllers.memory, {"memory.max": "1000000000"})
+    return controllers
+
+
+def _v2_parent(controllers: Controllers) -> None:
+    """(Re)make v2's parent folder with the controllers handed down: the last grader to end removes it."""
+    controllers.memory.mkdir(exist_ok=True)
+    (controllers.memory / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in controllers.handed))
+
+
+def release(controllers: Controllers | None) -> None:
+    """Remove v2's parent folder once no grader uses it (v1's cgroups live in the grader's own)."""
+    if controllers is not None and controllers.version == 2:
+        try:
+            controllers.memory.rmdir()
+        except OSError:
+            pass                              # another grading still has cgroups in it: it removes it
 
 
 def _v1(mounts) -> Controllers:
@@ -155,6 +170,19 @@ def _detect() -> tuple[Controllers | None, str]:
     return None, "; ".join(reasons) or "no cgroup filesystem is mounted"
 
 
+def _make(folder: Path, controllers: Controllers) -> None:
+    """mkdir, and on v2 (re)make the shared parent first: another grading may just have removed it."""
+    for attempt in range(3):
+        try:
+            if controllers.version == 2:
+                _v2_parent(controllers)
+            folder.mkdir()
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+
+
 class Cgroup:
     """One program's cgroup: memory (no swap) and pid bounds; ``add`` a pid before it execs the program."""
 
@@ -167,7 +195,7 @@ class Cgroup:
         made = []
         try:
             for folder in self.folders:
-                folder.mkdir()
+                _make(folder, controllers)
                 made.append(folder)
             if controllers.version == 2:
                 self._write("memory.max", memory_bytes)

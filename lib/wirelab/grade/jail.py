@@ -128,7 +128,7 @@ def bwrap_argv(system, *, home: Path, tmp: Path, var_tmp: Path, shm: Path, submi
              "--perms", "0755", "--dir", "/home", "--bind", str(home), HOME,
              "--chdir", SUBMISSION if writable_submission else HOME]
     for path in sorted(set(hide)):
-        if any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots):
+        if Path(path).exists() and any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots):
             argv += ["--tmpfs", path] if Path(path).is_dir() else ["--ro-bind", "/dev/null", path]
     return argv + ["--"]
 
@@ -222,4 +222,5 @@ class Jail:
         """Remove every cgroup it made (killing what is left inside) and its disk."""
         for group in self._cgroups:
             group.remove()
+        cgroups.release(self.controllers)
         self.disk.unmount()

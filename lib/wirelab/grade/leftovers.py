@@ -7,8 +7,9 @@ grading uids (61000–61999, ``sandbox.UID_RANGE``) still own:
 * files: an unprivileged uid with no groups can create a file only in a
   world-writable directory or below one in a directory it made, so the sweep
   walks every world-writable directory of the machine (``Places``: ``find``
-  over the local filesystems, started when the grading starts, niced, bounded
-  in time) and descends only into directories such a uid could write;
+  over the local filesystems, skipping folders others cannot enter, started
+  when the grading starts, niced, bounded in time) and descends only into
+  directories such a uid could write;
 * System V IPC objects (``/proc/sysvipc``), which outlive their processes.
 
 A uid is touched only while the sweep holds its lease lock, so a grading
@@ -49,9 +50,10 @@ class Places:
         self.complete = False
         prune = []
         for fstype in PSEUDO:
-            prune += ["-o", "-fstype", fstype] if prune else ["-fstype", fstype]
-        argv = ["nice", "-n", "19", "ionice", "-c", "3", "find", "/", "(", *prune, ")", "-prune", "-o",
-                "-type", "d", "-perm", "-0002", "-print"]
+            prune += ["-fstype", fstype, "-o"]
+        # a folder others cannot enter (no o+x) hides all below it from a uid without groups: not walked
+        argv = ["nice", "-n", "19", "ionice", "-c", "2", "-n", "7", "find", "/", "(", *prune, "(", "-type", "d",
+                "!", "-perm", "-0001", ")", ")", "-prune", "-o", "-type", "d", "-perm", "-0002", "-print"]
         self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self._timer = threading.Timer(bound_s, self._proc.kill)
         self._timer.daemon = True

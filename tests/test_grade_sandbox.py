@@ -123,8 +123,10 @@ def test_a_program_is_in_its_cgroup_from_its_first_instruction(tmp_path, monkeyp
     add = cgroups.Cgroup.add
 
     def watched_add(self, pid):
+        cmdline = Path(f"/proc/{pid}/cmdline")
+        wait_for(lambda: cmdline.read_bytes(), timeout=5)      # exec'd, its arguments not yet laid out
         children = Path(f"/proc/{pid}/task/{pid}/children")
-        at_the_move.append((Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0], children.read_text()))
+        at_the_move.append((cmdline.read_bytes().split(b"\0")[0], children.read_text()))
         add(self, pid)
     monkeypatch.setattr(cgroups.Cgroup, "add", watched_add)
     with UidLease() as lease:
@@ -137,6 +139,27 @@ def test_a_program_is_in_its_cgroup_from_its_first_instruction(tmp_path, monkeyp
             jail.close()
     assert at_the_move == [(b"flock", "")]
     assert group.folders[0].name in seen
+
+
+@pytest.mark.root
+def test_a_program_that_cannot_be_put_in_its_cgroup_never_starts(tmp_path, monkeypatch):
+    from wirelab.grade.jail import Jail, Policy
+    if cgroups.detect()[0] is None:
+        pytest.skip(f"no usable cgroup here: {cgroups.detect()[1]}")
+
+    def refused(self, pid):
+        raise PermissionError("cgroup.procs: refused")
+    monkeypatch.setattr(cgroups.Cgroup, "add", refused)
+    with UidLease() as lease:
+        jail = Jail(lease.uid, Limits(), tmp_path, Policy(trust=True))
+        marker = jail.submission_dir / "started"
+        try:
+            with pytest.raises(PermissionError):
+                jail.start(["touch", str(marker)], key="t")
+        finally:
+            ran = marker.exists()
+            jail.close()
+    assert not ran
 
 
 @pytest.mark.root
@@ -227,6 +250,7 @@ def test_ctrl_c_removes_every_namespace_and_process_of_the_grading(project_root,
         assert [uid for uid in uids if f" wirelab-disk-{uid} " in Path("/proc/self/mountinfo").read_text()]
         os.killpg(grader.pid, signal.SIGINT)            # what Ctrl-C in a terminal sends
         assert grader.wait(60) == 130
+        assert "left behind: nothing" in grader.stderr.read().decode()   # the sweep ran, Ctrl-C or not
     finally:
         if grader.poll() is None:
             grader.kill()

@@ -35,7 +35,7 @@ def _start_worker() -> None:
 
 
 def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: str, capture: bool,
-                     policy: Policy) -> dict:
+                     policy: Policy = Policy()) -> dict:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # interrupted already: grade nothing more
         raise KeyboardInterrupt("the grading was interrupted")
     try:            # the worker's peers answer the programs under test: they must not wait behind them

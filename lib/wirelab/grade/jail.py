@@ -194,6 +194,10 @@ class Jail:
                 group.add(proc.pid)
             except ProcessLookupError:
                 pass                                  # it ended already (ip netns exec failed): nothing to bound
+            except OSError:
+                proc.kill()                           # never let it start unbounded (the lock is still ours)
+                proc.wait()
+                raise
         finally:
             os.close(fd)                              # releases the lock: flock goes on, inside the cgroup
         return proc, group

@@ -27,7 +27,7 @@ ROLES = ("client", "server", "pair", "build")
 PROTOS = ("tcp", "udp", "udpr")
 _TEST_KEYS = {"id", "role", "proto", "scenario", "size", "link", "seed", "points", "deadline_s", "public",
               "topic", "checks", "strict"}
-_LINK_KEYS = {"rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue"}
+_LINK_KEYS = {"rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "loss_unit"}
 
 
 @dataclass(frozen=True)

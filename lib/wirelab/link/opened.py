@@ -51,9 +51,10 @@ HOSTS = ("a", "b")
 
 def backend_for(specs, requested: str = "auto") -> str:
     """The one backend that can carry every spec of a sweep (so runs never mix kinds of link):
-    the spec that needs the most (a delay line) decides."""
+    the spec that needs the most (loss by whole datagrams, then a delay line) decides."""
     specs = [s for s in specs if s is not None]
-    probe = next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
+    probe = next((s for s in specs if s.needs_userspace), None) or \
+        next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
     return choose_backend(probe, requested)
 
 

@@ -1,6 +1,6 @@
 """How long does a class of 20 take to grade, what does the sandbox cost, and what do parallel jobs buy?
 
-The class: the example submissions (data/example-class) copied round-robin
+The class: the 10 example submissions (data/example-class) laid out round-robin
 into 20 folders, so it holds correct programs in C and Python, the broken
 ones, and the ones that loop, fork or flood (as a real class might). Graded
 with ``--jobs N`` as ``wirelab grade`` does it (the search for world-writable
@@ -22,7 +22,6 @@ import argparse
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -31,6 +30,7 @@ import time
 from pathlib import Path
 
 from wirelab.grade import find_submissions, grade_class, load_catalogue
+from wirelab.grade.handin import lay_out
 from wirelab.grade.jail import Policy
 from wirelab.grade.leftovers import Places, sweep
 
@@ -41,10 +41,10 @@ SLICE = ["client-tcp-100KB", "server-udpr-1B", "pair-udpr-20KB-loss10", "client-
 
 
 def make_class(folder: Path, size: int) -> list[tuple[str, Path]]:
-    examples = sorted(p for p in (ROOT / "data" / "example-class").iterdir() if p.is_dir())
+    examples = find_submissions(class_dir=ROOT / "data" / "example-class")    # folders, archives, patches
     for i in range(size):
-        source = examples[i % len(examples)]
-        shutil.copytree(source, folder / f"s{i + 1:02d}-{source.name}")
+        name, source = examples[i % len(examples)]
+        lay_out(source, folder / f"s{i + 1:02d}-{name}")
     return find_submissions(class_dir=folder)
 
 

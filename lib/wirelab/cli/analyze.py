@@ -73,7 +73,14 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
                   {f: int(flags[f].sum()) for f in FLAGS}, lambda: read_overhead(df, flags=flags), rate_bps, wire)
     if ppcb:
         out["ppcb"] = _ppcb(path, len(df))
+    out["udp_end_markers"] = _end_markers(df)
     return out
+
+
+def _end_markers(df) -> list[dict]:
+    """nttcp's 4-byte UDP end markers (``capture.udp_ending``), JSON-ready."""
+    from ..capture.udp_ending import udp_end_markers
+    return json.loads(json.dumps(udp_end_markers(df), default=_clean))
 
 
 def _report(path, info: dict, packets: int, table, counts: dict, overhead, rate_bps, wire) -> dict:
@@ -125,6 +132,9 @@ def render(r: dict) -> str:
                          + (f"; refused {s['refused']}" if s["refused"] else ""))
     elif ppcb.get("note"):
         lines += ["", f"PPCB: {ppcb['note']}"]
+    for m in r.get("udp_end_markers") or []:
+        lines += ["", f"UDP end markers (nttcp's 4 B datagrams) {m['src']} → {m['dst']}: {m['markers']}, "
+                      f"gaps {', '.join(f'{g:.3f}' for g in m['gaps_s'])} s after the last data"]
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",

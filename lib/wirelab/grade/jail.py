@@ -145,7 +145,7 @@ class Jail:
         self.sandboxed = not policy.trust
         self.controllers, self.no_cgroup = cgroups.detect()
         self.disk = Disk(self.scratch / "disk", uid, limits.disk_bytes)
-        self.submission_dir = self.disk.folder("submission")
+        self.submission_dir = self.disk.path / "submission"     # laid out by submission.prepare
         (self.scratch / "locks").mkdir(exist_ok=True)
         self._cgroups: list[cgroups.Cgroup] = []
 

@@ -8,7 +8,8 @@ RFC 9293 (TCP 20 B + options; RFC 7323 timestamps use 10 B padded to 12);
 RFC 768 (UDP 8 B); ../shared/ppcb.md (PPCB packets, 9..21 B).
 
 Two ways to count the link layer (``wire``):
-  * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame.
+  * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame, and
+    never less than 84 B (a 64 B minimum frame, IEEE 802.3 §4.4.2, + 20).
   * ``"emulated"``: what a Linux qdisc such as tbf charges, the skb length:
     the 14 B Ethernet header only, no preamble, FCS or gap.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import ModelError, UsageError
 
-__all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead",
+__all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead", "min_frame",
            "ip_header", "transport_header"]
 
 #: IEEE 802.3 framing, bytes per frame.
@@ -44,6 +45,13 @@ def ethernet_overhead(wire: str = "real", *, vlan: bool = False, pppoe: bool = F
         raise UsageError(f"unknown wire {wire!r}", "use 'real' (38 B/frame) or 'emulated' (14 B/frame)")
     base = sum(ETHERNET.values()) if wire == "real" else ETHERNET["header"]
     return base + (VLAN_TAG if vlan else 0) + (PPPOE if pppoe else 0)
+
+
+def min_frame(wire: str = "real") -> int:
+    """Least bytes a frame takes: 84 on a real wire (64 B minimum frame + preamble, SFD and gap,
+    IEEE 802.3 §4.4.2); 0 emulated (a qdisc charges the skb as it is, unpadded)."""
+    ethernet_overhead(wire)
+    return 64 + ETHERNET["preamble_sfd"] + ETHERNET["ifg"] if wire == "real" else 0
 
 
 def ip_header(version: int = 4) -> int:
@@ -105,6 +113,10 @@ class HeaderStack:
     def l2(self) -> int:
         """Link-layer bytes per frame (see ``ethernet_overhead``)."""
         return ethernet_overhead(self.wire, vlan=self.vlan, pppoe=self.pppoe)
+
+    def frame(self, ip_bytes: int) -> int:
+        """Bytes one frame carrying an IP packet of ``ip_bytes`` takes: + ``l2``, at least ``min_frame``."""
+        return max(ip_bytes + self.l2, min_frame(self.wire))
 
     @property
     def l3(self) -> int:

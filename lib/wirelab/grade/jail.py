@@ -159,6 +159,8 @@ class Jail:
         """Start ``argv`` (its first item a program path from ``program()``, or a command like ``make``)
         confined; ``popen(full_argv, **kwargs)`` starts it (a testbed host's, or plain Popen).
         ``key`` names the folder its files go to (cleared by ``clear(key)``)."""
+        if not self.submission_dir.exists():            # nothing laid out (yet): an empty folder to show
+            self.disk.folder("submission")
         run = self.disk.folder("runs", key, str(next(_launches)))
         home, tmp, var_tmp, shm = (self.disk.folder("runs", key, run.name, part)
                                    for part in ("home", "tmp", "var-tmp", "shm"))

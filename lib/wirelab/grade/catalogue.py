@@ -51,7 +51,7 @@ class Limits:
     memory_bytes: int = 1_000_000_000       # resident, per program (a cgroup; RLIMIT_AS where none)
     file_size_bytes: int = 64_000_000
     disk_bytes: int = 256_000_000           # everything a submission writes, together (disk.py)
-    processes: int = 16
+    processes: int = 64
     open_files: int = 256
     build_s: float = 120.0
     listen_s: float = 3.0

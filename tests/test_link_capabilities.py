@@ -38,6 +38,8 @@ def test_one_rule_for_a_sweep_a_topology_and_a_link():
     assert backend_for([RATE_ONLY, DELAY], caps=_caps()) == "userspace"
     assert backend_for([RATE_ONLY, None], caps=_caps()) == "namespaces"
     assert backend_for([], caps=_caps()) == "namespaces"
+    whole = LinkSpec.parse(rate="10mbit", loss="1%", loss_unit="datagram")    # only the userspace link does it
+    assert backend_for([RATE_ONLY, whole], caps=_caps(netem=True)) == "userspace"
     # a name already chosen is only checked, whichever spec comes with it
     assert backend_for([DELAY], "userspace", caps=_caps()) == "userspace"
     with pytest.raises(BackendUnavailableError, match="netem"):

@@ -81,3 +81,18 @@ def test_udp_relay_charges_a_real_wires_framing():
         assert "38 B of real-wire framing" in relay.describe()["charged_bytes"]
     finally:
         relay.close()
+
+
+def test_udp_relay_loses_whole_datagrams_when_the_spec_says_so():
+    """8000 B datagrams (6 fragments) at 30 % loss: by datagram about 0.7 arrive, fragment by
+    fragment about 0.7^6 = 0.12."""
+    arrived = {}
+    for unit in ("packet", "datagram"):
+        relay = UdpRelay(LinkSpec.parse(loss="30%", loss_reverse=0, loss_unit=unit), ("127.0.0.1", 9), seed=4)
+        try:
+            arrived[unit] = sum(bool(relay._admit(relay.forward, 8000, 0.0)) for _ in range(2000)) / 2000
+            assert relay.forward.counters.packets == 6 * 2000
+        finally:
+            relay.close()
+    assert arrived["datagram"] == pytest.approx(0.7, abs=0.035)
+    assert arrived["packet"] == pytest.approx(0.7 ** 6, abs=0.02)

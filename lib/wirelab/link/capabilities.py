@@ -162,8 +162,9 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
         return backend
     caps = caps or capabilities()
     needs_delay = bool(spec is not None and spec.needs_delay_line)
+    needs_userspace = bool(spec is not None and getattr(spec, "needs_userspace", False))
     if backend == "auto":
-        if "namespaces" in caps.backends and (caps.netem or not needs_delay):
+        if "namespaces" in caps.backends and (caps.netem or not needs_delay) and not needs_userspace:
             return "namespaces"
         if "userspace" in caps.backends:
             return "userspace"
@@ -171,6 +172,10 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
     if backend not in caps.backends:
         raise BackendUnavailableError(f"the {backend} backend cannot run here ({caps.reasons['root'] if not caps.root else caps.reasons['netns']})",
                                       "use --backend loopback, or run as root")
+    if backend == "namespaces" and needs_userspace:
+        raise BackendUnavailableError("the namespaces backend loses each IP fragment alone (tc and iptables "
+                                      "see fragments), not whole datagrams",
+                                      "use --backend userspace (or auto), or loss_unit='packet'")
     if backend == "namespaces" and needs_delay and not caps.netem:
         raise BackendUnavailableError("the namespaces backend needs netem for delay, jitter, duplication "
                                       f"or reordering, and this kernel has none ({caps.reasons['netem']})",
@@ -180,8 +185,9 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
 
 def backend_for(specs, requested: str = "auto", caps: Capabilities | None = None) -> str:
     """The one backend that can carry every spec of a sweep or a topology (so runs never mix kinds
-    of link): the spec that needs the most (a delay line) decides. ``requested`` other than
-    ``auto`` is only checked (``choose_backend``)."""
+    of link): the spec that needs the most (loss by whole datagrams, then a delay line) decides.
+    ``requested`` other than ``auto`` is only checked (``choose_backend``)."""
     specs = [s for s in specs if s is not None]
-    probe = next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
+    probe = next((s for s in specs if getattr(s, "needs_userspace", False)), None) or \
+        next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
     return choose_backend(probe, requested, caps)

@@ -45,8 +45,10 @@ class _Relay:
                  seed: int | None = None):
         self.spec, self.target = spec, tuple(target)
         rng = random.Random(seed)
-        self.forward = Shaper(self._direction(spec.forward), self._queue(spec.forward), random.Random(rng.random()))
-        self.reverse = Shaper(self._direction(spec.reverse), self._queue(spec.reverse), random.Random(rng.random()))
+        self.forward = Shaper(self._direction(spec.forward), self._queue(spec.forward), random.Random(rng.random()),
+                              spec.loss_unit)
+        self.reverse = Shaper(self._direction(spec.reverse), self._queue(spec.reverse), random.Random(rng.random()),
+                              spec.loss_unit)
         self._stop = threading.Event()
         # close() writes to this pair: every serving thread's select wakes at once, rather than
         # each waiting out its IDLE_S (a sweep on loopback closes its relays after every run)
@@ -100,11 +102,14 @@ class UdpRelay(_Relay):
         self.sock.bind(listen)
         self.address = self.sock.getsockname()
         self.stack = HeaderStack("udp", spec.mtu)
+        self._datagrams = 0
 
     def _admit(self, shaper: Shaper, size: int, now: float) -> list[float]:
         """Delivery times of one datagram: every fragment must make it."""
         fragments = packetize(self.stack, max(size, 1)).ip_packets
-        times = [shaper.admit(self.spec.charge(length + QDISC_L2), now) for length in fragments]
+        self._datagrams += 1         # the key its fragments share (loss by datagram)
+        key = self._datagrams if len(fragments) > 1 else None
+        times = [shaper.admit(self.spec.charge(length + QDISC_L2), now, key) for length in fragments]
         if not all(times):
             return []
         return [max(t[0] for t in times)] * (2 if len(fragments) == 1 and len(times[0]) == 2 else 1)

@@ -33,10 +33,13 @@ from ..errors import UsageError
 from ..model import predict
 from ..model.headers import ETHERNET, PPPOE_MTU, WIRES, ethernet_overhead, min_frame
 
-__all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2"]
+__all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2", "LOSS_UNITS"]
 
 #: Bytes a qdisc sees per frame beyond the IP packet (the skb's Ethernet header).
 QDISC_L2 = ETHERNET["header"]
+#: What one loss draw decides: a packet (each IP fragment alone: a wire) or a whole datagram
+#: (its fragments share one draw: a test of a protocol's retransmission, whatever its packet size).
+LOSS_UNITS = ("packet", "datagram")
 #: Default queue: this much time at the link rate (tbf's "latency"), at least 4 frames.
 DEFAULT_QUEUE_S = 0.1
 
@@ -106,6 +109,7 @@ class LinkSpec:
     burst_bytes: int | None = None
     wire: str = "emulated"           # saved specs without it were all emulated
     pppoe: bool = False
+    loss_unit: str = "packet"        # saved specs without it lost packets one by one
 
     def __post_init__(self):
         if isinstance(self.mtu, bool) or not isinstance(self.mtu, int) or not 576 <= self.mtu <= 65535:
@@ -113,6 +117,9 @@ class LinkSpec:
         if self.wire not in WIRES:
             raise UsageError(f"unknown wire {self.wire!r}",
                              "use wire='emulated' (what a qdisc sees: +14 B a frame) or wire='real' (a cable: +38 B)")
+        if self.loss_unit not in LOSS_UNITS:
+            raise UsageError(f"unknown loss unit {self.loss_unit!r}",
+                             "use loss_unit='packet' (each IP fragment alone) or 'datagram' (its fragments together)")
         if not isinstance(self.pppoe, bool):
             raise UsageError(f"pppoe is True or False, not {self.pppoe!r}", "e.g. pppoe=True")
         for name in ("queue_bytes", "burst_bytes"):
@@ -124,7 +131,8 @@ class LinkSpec:
     # -- reading what people type -------------------------------------------------------
     @classmethod
     def parse(cls, rate=None, delay=0, jitter=0, loss=0, duplicate=0, reorder=0, *, mtu=None,
-              queue=None, burst=None, wire="emulated", pppoe=False, **reverse) -> "LinkSpec":
+              queue=None, burst=None, wire="emulated", pppoe=False, loss_unit="packet",
+              **reverse) -> "LinkSpec":
         """Both directions alike; ``rate_reverse=``, ``loss_reverse=`` (etc.) set b → a apart.
         ``mtu``: default 1500, with ``pppoe`` 1492."""
         names = ("rate", "delay", "jitter", "loss", "duplicate", "reorder")
@@ -139,7 +147,7 @@ class LinkSpec:
         return cls(_direction(**given), _direction(**back), mtu=int(units.parse_size(mtu)),
                    queue_bytes=None if queue is None else int(units.parse_size(queue)),
                    burst_bytes=None if burst is None else int(units.parse_size(burst)),
-                   wire=wire or "emulated", pppoe=bool(pppoe))
+                   wire=wire or "emulated", pppoe=bool(pppoe), loss_unit=loss_unit or "packet")
 
     def with_changes(self, **changes) -> "LinkSpec":
         """The same spec with fields replaced, e.g. ``spec.with_changes(mtu=1400)``."""
@@ -180,6 +188,12 @@ class LinkSpec:
     def needs_delay_line(self) -> bool:
         return self.forward.needs_delay_line or self.reverse.needs_delay_line
 
+    @property
+    def needs_userspace(self) -> bool:
+        """True when only wirelab's own link can do it: loss by whole datagrams (a qdisc or an
+        iptables rule sees each fragment alone)."""
+        return self.loss_unit == "datagram" and bool(self.forward.loss or self.reverse.loss)
+
     def queue_for(self, direction: Direction) -> int:
         if self.queue_bytes is not None:
             return self.queue_bytes
@@ -198,6 +212,7 @@ class LinkSpec:
             raise UsageError("an unlimited link has no rate to predict from", "give the spec a rate")
         kwargs.setdefault("rtt_s", self.rtt_s or None)
         kwargs.setdefault("loss", self.forward.loss)
+        kwargs.setdefault("loss_unit", self.loss_unit)
         if proto == "udpr":
             kwargs.setdefault("loss_reverse", self.reverse.loss)
         return predict(proto, self.forward.rate_bps, mtu=self.mtu, wire=self.wire, pppoe=self.pppoe, **kwargs)
@@ -209,6 +224,8 @@ class LinkSpec:
         text += f"; MTU {self.mtu} B"
         if self.wire != "emulated" or self.pppoe:
             text += f"; {self.wire} wire{' + PPPoE' if self.pppoe else ''} ({self.l2_bytes} B a frame)"
+        if self.needs_userspace:
+            text += "; loss by whole datagrams"
         return text
 
     def to_dict(self) -> dict:

@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import replace
 
-from .emulator import Shaper
+from .emulator import Shaper, datagram_key
 from .spec import LinkSpec
 
 __all__ = ["open_port", "serve"]
@@ -99,10 +99,10 @@ def _routes(pairs: list[dict], ports: list[tuple], seed) -> dict:
     routes = {}
     for pair, (a, b) in zip(pairs, ports):
         spec = LinkSpec.from_dict(pair["spec"])
-        routes[a] = (b, Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(rng.random())),
-                     f"{pair['a']}->{pair['b']}", spec.charge)
-        routes[b] = (a, Shaper(spec.reverse, spec.queue_for(spec.reverse), random.Random(rng.random())),
-                     f"{pair['b']}->{pair['a']}", spec.charge)
+        routes[a] = (b, Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(rng.random()),
+                               spec.loss_unit), f"{pair['a']}->{pair['b']}", spec.charge)
+        routes[b] = (a, Shaper(spec.reverse, spec.queue_for(spec.reverse), random.Random(rng.random()),
+                               spec.loss_unit), f"{pair['b']}->{pair['a']}", spec.charge)
     return routes
 
 
@@ -192,7 +192,8 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                     frame = sock.recv(65536)
                 except BlockingIOError:
                     break
-                for due in shaper.admit(charge(len(frame)), now):
+                datagram = datagram_key(frame) if shaper.loss_unit == "datagram" else None
+                for due in shaper.admit(charge(len(frame)), now, datagram):
                     seq += 1
                     heapq.heappush(heap, (due, seq, out, frame, shaper))
         now = time.monotonic()

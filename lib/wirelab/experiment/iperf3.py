@@ -265,8 +265,8 @@ class Iperf3Engine:
             return str(MissingToolError("iperf3"))
         if setting.proto == "udpr":
             return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
-        if setting.workload == "echo":
-            return "iperf3 has no echo workload; use engine='wirelab'"
+        if setting.workload not in ("file", "time", "load"):
+            return f"iperf3 has no {setting.workload} workload; use engine='wirelab'"
         if setting.proto == "tcp":
             return congestion_unavailable(setting["cc"])
         return None

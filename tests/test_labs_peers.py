@@ -35,8 +35,9 @@ def test_the_bound_is_the_prediction_and_sets_the_deadline():
     assert pred["pred_bound_s"] == pytest.approx(1.5) and pred["pred_transfer_time_s"] > 3.0
     assert "scenario" not in Experiment("plain").settings()[0].columns()     # a column of peers' sweeps only
     from wirelab.experiment import get_engine
+    tcp = Experiment("x", engine="peers", workload="scenario", scenario="silent_server", proto="tcp").settings()[0]
     for name in ("wirelab", "iperf3"):                   # a scenario is the peers' alone: skipped, with why
-        assert "no scenario workload" in get_engine(name).unsupported(setting)
+        assert "no scenario workload" in get_engine(name).unsupported(tcp)
 
 
 def test_the_scenarios_as_saved_before_the_one_runner_show_the_same_columns(tmp_path):

@@ -1,10 +1,12 @@
 """What every lab module is made of: its sweeps as data, and the values they were made with.
 
-    lab = doc004.sweeps(quick=True, seconds=None)    # None: the lab's value (quick mode's here)
-    lab.values["seconds"]                             # 2: what the sweeps were made with
+    lab = doc004.link_sweeps(quick=True, seconds=None)   # None: the lab's value (quick mode's here)
+    lab.values["seconds"]                                 # 3: what the sweeps were made with
     for name, sweep in lab.items():
-        print(name, sweep.describe())                 # "8 runs on the namespaces backend, engine iperf3"
-        frame = sweep.run(f"{OUT}/{name}")            # the one runner: resumes, saves, one progress bar
+        print(name, sweep.describe())                     # "4 runs on the namespaces backend, engine iperf3"
+        frame = sweep.run(f"{OUT}/{name}")                # the one runner: resumes, saves, one progress bar
+
+A lab may group sweeps (doc004's ``lab["tasks"]``: task/side → Sweep).
 
 A ``Sweep`` is an ``Experiment`` with what the runner needs to run it besides (the
 engine's options, the lab's own engine where it brings one, whether failed runs are

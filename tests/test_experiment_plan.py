@@ -1,5 +1,7 @@
 """A sweep decides once: its settings, its backend, each setting's predictions and deadline; and
 every run of every engine gets its status from one rule."""
+import random
+
 import pytest
 
 from wirelab.experiment import Experiment, plan, spec, status
@@ -10,13 +12,13 @@ from fake_links import FakeLinks
 
 
 class Engine:
-    """Goodput 0.9 of the rate; udpr at loss ends incomplete (the protocol's own ending)."""
+    """Goodput 0.9 of the rate ± 10 % (seeded); udpr at loss ends incomplete (the protocol's own ending)."""
     name = "fake"
 
     def run(self, setting, link, *, deadline, seed, workdir):
         if setting.proto == "udpr" and setting["loss"]:
             return {"goodput_bps": 1.0, "outcome": "incomplete", "outcome_reason": "lost its last ACC"}
-        return {"goodput_bps": 0.9 * setting["rate_bps"]}
+        return {"goodput_bps": 0.9 * setting["rate_bps"] * random.Random(seed).uniform(0.9, 1.1)}
 
 
 class Counted(FakeLinks):
@@ -41,9 +43,10 @@ def test_settings_backend_and_predictions_are_decided_once_per_sweep(tmp_path, m
     monkeypatch.setattr(spec.Experiment, "settings", lambda self: made.append(1) or settings(self))
     monkeypatch.setattr(plan, "predict_columns", lambda *a, **k: predicted.append(1) or predict(*a, **k))
     Counted.asked = []
-    df = run_sweep(sweep(), out=tmp_path / "s", engine=Engine(), progress=False, link_layer=Counted)
-    assert len(df) == 16
-    assert len(made) == 2                   # the runs' list (Experiment.runs) and the plan's, nothing else
+    df = run_sweep(sweep(precision=0.01, max_reps=3), out=tmp_path / "s", engine=Engine(), progress=False,
+                   link_layer=Counted)
+    assert 16 < len(df) <= 16 + 8          # third repetitions where an interval is too wide
+    assert len(made) == 1                   # the runs, the plan and the extra repetitions share them
     assert Counted.asked == [(8, "auto")]   # one backend for every setting's link, asked once
     assert len(predicted) == 8              # once per setting: the check before the runs and the runs share it
     # the runs' deadlines are the plan's

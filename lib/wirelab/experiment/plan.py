@@ -7,7 +7,8 @@
 
 What is decided here, and nowhere else:
 
-* the settings: ``experiment.settings()`` is built once, here;
+* the settings: ``experiment.settings()`` is built once (here, or by the runner, which
+  gives them to the plan and reads its runs and extra repetitions from them);
 * the backend: one for the whole sweep (runs never mix kinds of link), from the link
   layer's one rule (``wirelab.link.backend_for``) over every link the sweep opens
   (a setting's ``LinkSpec``, or the links of the topology its engine opens instead);
@@ -36,11 +37,11 @@ __all__ = ["Plan"]
 class Plan:
     """What a sweep decides once (see the module docstring)."""
 
-    def __init__(self, experiment: Experiment, engine, *, link_layer=links):
+    def __init__(self, experiment: Experiment, engine, *, settings: list[Setting] | None = None, link_layer=links):
         self.experiment, self.engine, self.link_layer = experiment, engine, link_layer
         self._flows = None
         self._predicted: dict[tuple, dict] = {}
-        self.settings: list[Setting] = experiment.settings()
+        self.settings: list[Setting] = settings if settings is not None else experiment.settings()
         self.backend: str = link_layer.backend_for(
             [spec for s in self.settings for spec in _specs(self.link_for(s))], experiment.backend)
         self.info = machine.collect(extra={"engine": getattr(engine, "name", type(engine).__name__),

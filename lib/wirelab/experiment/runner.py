@@ -151,12 +151,13 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
 
     with ResultStore(folder) as store, ExitStack() as leaving:
         done = store.done(("ok", "incomplete") if retry_failed else ("ok", "incomplete", "failed", "skipped"))
-        todo = [(s, r) for s, r in experiment.runs() if (s.setting_id, r) not in done]
+        settings = experiment.settings()          # once: the runs, the plan and more repetitions read them
+        todo = [(s, r) for s, r in experiment.runs(settings) if (s.setting_id, r) not in done]
         if max_runs is not None:
             todo = todo[:max_runs]
-        if not todo and not more_runs(experiment, store.frame()):
+        if not todo and not more_runs(experiment, store.frame(), settings):
             return store.frame() if not store.frame().empty else load(folder)
-        plan = Plan(experiment, engine, link_layer=link_layer)
+        plan = Plan(experiment, engine, settings=settings, link_layer=link_layer)
         # consecutive runs share one link, made ready again (and reshaped) between runs
         kept = leaving.enter_context(KeptLinks(link_layer, plan.backend))    # removed however we leave
         probes = HostRoundTrips(engine, link_layer, plan.backend, plan.settings, kept=kept)
@@ -204,7 +205,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             # more repetitions where an interval is still wider than the precision asked for
             made = len(todo)
             while max_runs is None or made < max_runs:
-                extra = more_runs(experiment, store.frame())
+                extra = more_runs(experiment, store.frame(), settings)
                 if max_runs is not None:
                     extra = extra[:max_runs - made]
                 if not extra:

@@ -347,11 +347,12 @@ class Experiment:
             out.append(Setting(params, self.engine, self.backend, self.workload))
         return out
 
-    def runs(self) -> list[tuple[Setting, int]]:
+    def runs(self, settings: list[Setting] | None = None) -> list[tuple[Setting, int]]:
         """(setting, repetition) pairs: every setting once before any twice,
         so an interrupted sweep has covered the whole grid as early as possible.
-        With ``shuffle`` the order within each repetition is random (seeded)."""
-        settings = self.settings()
+        With ``shuffle`` the order within each repetition is random (seeded). ``settings``: this
+        experiment's, where the caller has them already (a sweep builds them once)."""
+        settings = settings if settings is not None else self.settings()
         out = []
         for rep in range(self.reps):
             order = list(settings)

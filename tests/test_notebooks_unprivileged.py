@@ -36,7 +36,7 @@ SMALLER = {
            "TICK_OFFERED": ["10MB/s"]},
     "08": {"SECONDS": 1, "WINDOWS": [10000], "LENGTHS": ["128KiB"], "RATES": ["10mbit"], "DELAYS": ["25ms"],
            "BDP_WINDOWS": [9000]},
-    "10": {"RATES": ["10000kbit"], "LOSS_LINK": ["10000kbit", "50ms"], "RATE_FILE": "10KB", "PACKET_FILE": "10KB"},
+    "10": {"RATES": ["80mbit"], "RATE_FILE": "10KB", "PACKET_FILE": "10KB", "FILE_SIZES": ["20KB"]},
 }
 
 pytestmark = [

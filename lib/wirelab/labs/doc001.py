@@ -51,7 +51,7 @@ TC_KBPS = 1 / 8000
 FULL = {
     "protocols": ["tcp", "udp", "udpr"], "reps": 1, "backend": "auto",
     "rates": ["800kbit", "8mbit", "80mbit"], "rate_file": "10141756B",   # tbf rate 100/1000/10000kbps: kB/s
-    "rate_max_wait": "20s",              # TCP through 100 kbit/s may wait out retransmission timeouts
+    "rate_max_wait": "20s",              # TCP through 800 kbit/s may wait out retransmission timeouts
     # tbf rate 1000kbps (8 Mbit/s) latency 50ms (a queue of 50 ms at the rate, no path delay: the server's
     # few packets never fill it) and netem loss, all on the server's interface: its ACKs, ACCs, CONACC and
     # RCVD (b → a), not the data
@@ -73,8 +73,8 @@ FULL = {
     "scenario_max_wait": 0.5,            # seconds: the scenarios' bounds scale with it
     "scenario_rate": "2mbit",
 }
-#: MAX_WAIT 1 s: still 20 round trips of the loss runs, so every loss costs a timeout (the lesson), and
-#: the model is told; 3 s for the rate sweep: at 1000 kbit/s TCP needs no more (nor less: its floor,
+#: MAX_WAIT 1 s: still hundreds of the loss runs' round trips, so every loss costs a timeout (the lesson),
+#: and the model is told; 3 s for the rate sweep: at 8 Mbit/s TCP needs no more (nor less: its floor,
 #: transfer.tcp), and a udp datagram the tbf queue drops is waited for that long before the run ends.
 QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
          "rates": ["8mbit", "80mbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],

@@ -251,6 +251,18 @@ EXERCISES = {
         "and no rate limits?",
         lambda: stop_and_wait(1000, 1e12, 0.1).goodput_bps / 1e3, 0.01,
         "one DATA per round trip: 8 · 1000 bits every 0.1 s"),
+    "udpr_lossy_20ms_mbps": Exercise(
+        "udpr goodput (Mbit/s): 1000 B DATA, a 20 ms round trip, 1 % loss each way, MAX_WAIT 1 s, 10 Mbit/s?",
+        lambda: stop_and_wait(1000, 10e6, 0.02, loss_forward=0.01, loss_reverse=0.01, timeout_s=1).goodput_bps / 1e6,
+        0.01, "a cycle succeeds with (1 − p)²; each failed one costs DATA/C + MAX_WAIT"),
+    "udpr_chunk_4000_mbps": Exercise(
+        "udpr goodput (Mbit/s) with 4000 B DATA when a round trip takes 50 µs and no rate limits (loopback)?",
+        lambda: stop_and_wait(4000, 1e12, 50e-6).goodput_bps / 1e6, 0.01,
+        "one DATA per round trip: 8 · 4000 bits every 50 µs"),
+    "udpr_20ms_mbit": Exercise(
+        "udpr goodput (Mbit/s) at 10 Mbit/s, 20 ms one-way delay, no loss, 1000 B DATA (emulated wire)?",
+        lambda: predict("udpr", 10e6, rtt_s=0.040, payload=1000, wire="emulated").goodput_bps / 1e6, 0.05,
+        "one DATA per round trip: 1000 B per 40 ms plus both transmission times"),
     "tc_kbps_tcp_mbps": Exercise(
         "The document shaped with `tbf rate 1000kbps`. Through it, what TCP goodput (Mbit/s) does the model "
         "predict (emulated wire: IP + 14 B a frame; timestamps)?",

@@ -41,7 +41,7 @@ from ..experiment.stats import summarize
 from ..link import capabilities
 from ..model import predict
 from ..model.fairness import jain_index, max_min_shares
-from ..model.tcp import bdp_bytes, window_limited
+from ..model.tcp import bdp_bytes, mathis, window_limited
 from ..model.window import base_rtt, granted_buffer, slow_start_bytes, tcp_window
 from ..reference import load_reference
 from ..link import LinkSpec
@@ -423,6 +423,16 @@ EXERCISES = {
         "TCP's total share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow of 1470 B datagrams?",
         _udp_beside_tcp_share, 0.005,
         "max-min: UDP keeps its demand (in wire bits: 1.05 Mbit/s / η_UDP), TCP gets the rest × η_TCP"),
+    "mathis_rtt_doc004_ms": Exercise(
+        "Document 004 measured 17.6 Mbit/s at 5 % loss. At what RTT (ms) would Mathis' formula (MSS 1448) "
+        "give exactly that?",
+        lambda: mathis(1448, 1.0, 0.05) / 17.6e6 * 1e3, 0.005,        # G ∝ 1/RTT: the RTT of 1 s, scaled
+        "Mathis: G = (MSS/RTT) · √(3/2) / √p; solve for RTT"),
+    "window_knee_rtt_ms": Exercise(
+        "A 64 KiB window on a 10 Mbit/s link (emulated wire, timestamps): from which RTT (ms) on does the "
+        "window, not the link, limit TCP?",
+        lambda: 8 * 65536 / predict("tcp", 10e6, timestamps=True, wire="emulated").goodput_bps * 1e3, 0.005,
+        "W / RTT = η · C: RTT = 8 · W / (η · C)"),
     "read_time_doc004_ms": Exercise(
         "Document 004's server read 1 KB (1024 B) at a time and got 11.6 Mbit/s. How long (ms) did each read "
         "take, if the reads were all that limited it?",

@@ -120,6 +120,12 @@ def test_summary_and_cli(tmp_path):
     assert text.returncode == 0 and text.stdout.count("RJT") == 2 and "packet_no=5" in text.stdout
 
 
+def test_the_dissectors_packet_table_is_the_wire_table():
+    from wirelab.wire.ppcb import lua_table
+    block = DISSECTOR.read_text().split("-- BEGIN wire table")[1].split("-- END wire table")[0]
+    assert "\n".join(block.splitlines()[2:]) == lua_table()
+
+
 @needs_tshark
 def test_pyshark_reads_ppcb_fields():
     from wirelab.capture.wireshark import pyshark_packets

@@ -35,7 +35,7 @@ _EPB_FIXED = EPB["data"] + 4                  # header and trailing length: what
 _TOTAL, _ID, _FRAG, _TTL, _PROTO, _SRC, _DST = (IPV4[k] for k in ("total_len", "id", "flags_frag", "ttl", "proto",
                                                                  "src", "dst"))
 _SPORT, _DPORT, _SEQ, _ACK, _TCP_FLAGS = (TCP[k] for k in ("sport", "dport", "seq", "ack", "flags"))
-_IP_HEADER = _TCP_HEADER = 20                 # IPv4 without options; TCP's smallest header
+_IP_HEADER, _TCP_HEADER = IPV4["header"], TCP["header"]     # IPv4 without options; TCP's smallest header
 _UDP_HEADER = UDP["header"]
 _IPV4_ETHERTYPE = ETHERTYPE["ipv4"]
 _AF_INET = next(af for af, name in AF_FAMILY.items() if name == "ipv4")

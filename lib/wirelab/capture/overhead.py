@@ -18,15 +18,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CaptureError
-from ..model import ETHERNET, HeaderStack, Prediction, predict
+from ..model import HeaderStack, Prediction, predict
+from ..wire.headers import IP_HEADER, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, UDP_HEADER
 from .flows import conversation_ids
 from .tcp_analysis import tcp_analysis
 
 __all__ = ["WireOverhead", "read_overhead", "CaptureVerdict", "predict_from_capture", "predict_from_overhead",
            "capture_warnings"]
 
-ETHERNET_HEADER = ETHERNET["header"]     # the one value, from the model
-VLAN_TAG = 4
 
 
 @dataclass(frozen=True)
@@ -100,6 +99,17 @@ def capture_warnings(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def header_sizes(proto: str, tcp_options: int, ip_version: int, ip_len: int, payload: int,
+                 fragmented: bool) -> tuple[int, int]:
+    """(transport header, IP header) of the main flow's full packets: TCP 20 + options or UDP 8;
+    IP 20 or 40, more when the packets say so (IP options, IPv6 extension headers)."""
+    l4 = TCP_HEADER + tcp_options if proto == "tcp" else (UDP_HEADER if proto == "udp" else 0)
+    ip_header = IP_HEADER[ip_version]
+    if ip_len and not fragmented:
+        ip_header = max(ip_len - payload - l4, ip_header)
+    return l4, ip_header
+
+
 def read_overhead(df: pd.DataFrame, *, conv: int | None = None, flags: pd.DataFrame | None = None) -> WireOverhead:
     """Read the overhead of the main flow (or conversation ``conv``) from a capture DataFrame."""
     ids = conversation_ids(df)
@@ -130,11 +140,8 @@ def read_overhead(df: pd.DataFrame, *, conv: int | None = None, flags: pd.DataFr
     segs = data[data["payload_len"] == (full if not frag else _mode(data["payload_len"]))]
     warnings = capture_warnings(df)
     tcp_opts = _mode(segs["tcp_opts_len"].dropna()) if proto == "tcp" else 0
-    l4 = (20 + tcp_opts) if proto == "tcp" else (8 if proto == "udp" else 0)
     ip_len = _mode(segs["ip_len"].dropna())
-    ip_header = 40 if ip_version == 6 else 20
-    if ip_len and not frag:
-        ip_header = max(ip_len - full - l4, ip_header)
+    l4, ip_header = header_sizes(proto, tcp_opts, ip_version, ip_len, full, frag)
     mss_rows = df[(ids["conv"] == conv_id).to_numpy()]["tcp_mss"].dropna()
     mss = int(mss_rows.min()) if len(mss_rows) else None
     mtu = int(d["ip_len"].max()) if frag else int(ip_len or full + l4 + ip_header)
@@ -142,13 +149,13 @@ def read_overhead(df: pd.DataFrame, *, conv: int | None = None, flags: pd.DataFr
         warnings.append(f"segments of up to {int(data['payload_len'].max())} B exceed the MSS of {mss} B: "
                         "segmentation offload (TSO/GSO/GRO) was on where this was captured; "
                         "turn it off (ethtool -K IFACE tso off gso off gro off) to see wire packets")
-        mtu = mss + ip_header + 20
+        mtu = mss + ip_header + TCP_HEADER
     unique = int(data["payload_len"].sum())
     if proto == "tcp":
         flags = tcp_analysis(df) if flags is None else flags
         retrans = flags.loc[data.index, "retransmission"].to_numpy()
         unique -= int(data["payload_len"][retrans].sum())
-    mtu = max(mtu, (1280 if ip_version == 6 else 68))
+    mtu = max(mtu, IPV6_MIN_MTU if ip_version == 6 else IPV4_MIN_MTU)
     return WireOverhead(
         proto=proto, conv=int(conv_id), src=str(d["src"].iloc[0]), dst=str(d["dst"].iloc[0]),
         ip_version=ip_version, vlan=bool(d["vlan"].notna().any()), mss=mss, payload=int(full),

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import CaptureError, MissingToolError, SetupError
+from ..wire.ppcb import CARRIES, PROTOCOL_NAMES, TYPES
 
 __all__ = ["DISSECTOR", "FIELDS", "TYPE_NAMES", "tshark_options", "lua_plugin_folder", "install",
            "installed_copy", "ppcb_packets", "ppcb_summary"]
@@ -32,9 +33,9 @@ __all__ = ["DISSECTOR", "FIELDS", "TYPE_NAMES", "tshark_options", "lua_plugin_fo
 DISSECTOR = Path(__file__).with_name("ppcb.lua")
 #: The dissector's fields (shared/ppcb.md names), all under ``ppcb.``.
 FIELDS = ["type", "session_id", "protocol_id", "total_length", "packet_no", "data_len", "data"]
-TYPE_NAMES = {1: "CONN", 2: "CONACC", 3: "CONRJT", 4: "DATA", 5: "ACC", 6: "RJT", 7: "RCVD"}
+TYPE_NAMES = TYPES
 #: Which optional fields each packet type carries (in the order the dissector adds them).
-_CARRIES = {"protocol_id": {1}, "total_length": {1}, "packet_no": {4, 5, 6}, "data_len": {4}}
+_CARRIES = {name: CARRIES[name] for name in ("protocol_id", "total_length", "packet_no", "data_len")}
 
 
 def tshark_options(*, udp_ports=(), tcp_ports=()) -> list[str]:
@@ -152,7 +153,7 @@ def ppcb_summary(packets: pd.DataFrame) -> list[dict]:
     for (session, transport), part in packets.groupby(["session_id", "transport"], sort=False):
         conn = part[part["type"] == "CONN"]
         data = part[part["type"] == "DATA"]
-        protocol = {1: "tcp", 2: "udp", 3: "udpr"}.get(int(conn["protocol_id"].iloc[0]), "?") \
+        protocol = PROTOCOL_NAMES.get(int(conn["protocol_id"].iloc[0]), "?") \
             if len(conn) else None
         out.append({"session_id": session, "transport": transport, "protocol": protocol,
                     "total_length": int(conn["total_length"].iloc[0]) if len(conn) else None,

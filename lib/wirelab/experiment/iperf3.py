@@ -42,6 +42,7 @@ from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
+from ..wire.headers import ETHERNET_MTU, udp_payload
 from .engine import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
@@ -98,8 +99,8 @@ def client_argv(setting, host: str, port: int, *, connect_timeout_s: float | Non
         raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
     rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
     if proto == "udp":
-        mtu = setting.get("mtu", 1500)
-        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or mtu - 28)]
+        mtu = setting.get("mtu", ETHERNET_MTU)
+        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or udp_payload(mtu))]
     else:
         if offered:
             argv += ["-b", _num(offered)]

@@ -31,6 +31,7 @@ import pandas as pd
 from ..errors import UsageError
 from ..model import predict
 from ..model.window import base_rtt, granted_buffer, slow_start_bytes, tcp_window
+from ..wire.headers import ETHERNET_MTU, tcp_payload
 from .flows import Flow, fairness
 from .stats import summarize
 
@@ -53,7 +54,7 @@ TASKS = {
 }
 #: The document's side names in seed004_iperf.csv → ours.
 _SIDES = {"server_or_client": ("server", "client"), "server": ("server",), "client": ("client",)}
-MSS = 1448          # payload per segment with timestamps, MTU 1500
+MSS = tcp_payload(ETHERNET_MTU)          # payload per segment with timestamps: 1448 B
 
 
 def default_window() -> float:

@@ -12,6 +12,7 @@ import time
 
 from ..transfer import make_data
 from .context import Failed, TestContext
+from ..wire.ppcb import DATA_HEADER, HEADER_BYTES
 from .packets import Exchange, build, matches, read_stream_packet, show
 from .transfers import check_output, send
 
@@ -164,8 +165,9 @@ def udp_bad_length(ctx: TestContext) -> None:
 
 def udp_garbage(ctx: TestContext) -> None:
     server = ctx.start_server()
-    junk = [b"", b"\x00", b"\xff" * 30, build("CONN", SID, protocol_id=3, total_length=5)[:17],
-            build("DATA", SID, packet_no=0, data=b"abc")[:21], build("ACC", SID, packet_no=0) + b"tail",
+    junk = [b"", b"\x00", b"\xff" * 30,
+            build("CONN", SID, protocol_id=3, total_length=5)[:HEADER_BYTES["CONN"] - 1],
+            build("DATA", SID, packet_no=0, data=b"abc")[:DATA_HEADER], build("ACC", SID, packet_no=0) + b"tail",
             build(9, SID), make_data(200, seed=7)]
     ex = Exchange(ctx, ctx.udp("a"), ctx.server_address)
     for blob in junk:                          # queued at the server before the next client's CONN

@@ -22,12 +22,10 @@ from dataclasses import asdict, dataclass, field, replace
 from .. import units
 from ..errors import UsageError
 from ..model import predict
-from ..model.headers import ETHERNET
+from ..wire.headers import ETHERNET_HEADER, frame_bytes
 
 __all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S"]
 
-#: Bytes a qdisc (and wirelab's userspace link) charges per frame beyond the IP packet.
-_L2 = ETHERNET["header"]
 #: Default queue: this much time at the link rate (tbf's "latency"), at least 4 frames.
 DEFAULT_QUEUE_S = 0.1
 
@@ -101,7 +99,7 @@ class LinkSpec:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < self.frame_bytes):
                 raise UsageError(f"{name[:-6]} of {value!r} B cannot hold one {self.frame_bytes} B frame",
-                                 f"give at least {self.frame_bytes} B (MTU + {_L2})")
+                                 f"give at least {self.frame_bytes} B (MTU + {ETHERNET_HEADER})")
 
     # -- reading what people type -------------------------------------------------------
     @classmethod
@@ -127,7 +125,7 @@ class LinkSpec:
     @property
     def frame_bytes(self) -> int:
         """Largest frame the link charges for: MTU + 14 B Ethernet header."""
-        return self.mtu + _L2
+        return frame_bytes(self.mtu)
 
     @property
     def rtt_s(self) -> float:

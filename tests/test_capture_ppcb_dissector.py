@@ -128,7 +128,7 @@ def test_the_dissectors_packet_table_is_the_wire_table():
 
 @needs_tshark
 def test_pyshark_reads_ppcb_fields():
-    from wirelab.capture.wireshark import pyshark_packets
+    from wirelab.capture.pyshark_jupyter import pyshark_packets
     rows = pyshark_packets(COMMITTED, display_filter=f"ppcb.session_id == {b'UDPRFILE'.hex(':')}"
                            " and ppcb.type == 5", fields={"no": "ppcb.packet_no", "type": "ppcb.type"})
     assert list(rows["highest_layer"]) == ["PPCB"] * 4 and list(rows["no"]) == ["0", "1", "2", "3"]

@@ -9,7 +9,7 @@ packet), ``formats`` for the byte tables),
 I/O graph), ``tcp_analysis`` (Wireshark's retransmission/loss flags),
 ``udp_loss`` (sequence numbers in datagrams), ``overhead`` (what the wire
 carried → ``wirelab.model``), ``dataset`` (a capture as parquet, queried with
-DuckDB: ``sql_flows``, ``sql_tcp``, ``sql_overhead``; or with Dask), ``live`` (dumpcap),
+DuckDB: ``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap),
 ``wireshark`` (tshark for the details), ``pyshark_jupyter`` (pyshark, file and
 live, safe inside Jupyter), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua
 dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
@@ -24,8 +24,8 @@ _EXPORTS = {
     "predict_from_capture": "overhead", "read_overhead": "overhead",
     "retransmission_summary": "tcp_analysis", "tcp_analysis": "tcp_analysis",
     "SEQUENCE_FORMATS": "udp_loss", "udp_loss": "udp_loss", "packets_json": "wireshark",
-    "pyshark_packets": "wireshark", "tcp_analysis_flags": "wireshark",
-    "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "wireshark",
+    "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
+    "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
     "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
     "PPCB": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
     "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",

@@ -22,8 +22,8 @@ import numpy as np
 
 from .fastpath import IPV4_NO_OPTIONS
 from .formats import AF_FAMILY, BLOCK, EPB, ETHERTYPE, IPV4, LINK_HEADER, PCAP_RECORD, TCP, UDP
-from .jit import PCAP, PCAPNG, njit
-from .jit_prefetch import prefetch as _prefetch
+from .jit_build import PCAP, PCAPNG, njit, prefetch as _prefetch
+from .part import allocate
 
 __all__ = ["params", "usual", "warm_up_steps"]
 
@@ -231,7 +231,6 @@ def warm_up_steps(walk_jit) -> list:
     """Calls that compile every kernel (or read it from the cache): the walk and the decode of a
     tiny capture, classic pcap (little-endian) and pcapng (big-endian). The calls' argument types
     are the ones ``jit.walker`` and ``usual`` give, so nothing is compiled again later."""
-    from .decode import allocate
     frame = bytes(12) + b"\x08\x00" + bytes.fromhex("4500002800010000400600000a0000010a000002"
                                                    "0001000200000001000000025010ffff00000000")
     blen = 32 + len(frame)                    # (a multiple of 4)

@@ -12,7 +12,7 @@ from ..wire.headers import IP_HEADER, TCP_HEADER, UDP_HEADER, VLAN_TAG
 __all__ = ["PCAP_MAGIC", "PCAP_HEADER", "PCAP_RECORD", "PCAPNG", "BLOCK", "EPB", "PB", "SPB",
            "IDB_OPTIONS", "ISB_OPTIONS", "LINKTYPE", "LINK_HEADER", "ETHERTYPE", "AF_FAMILY",
            "IP_PROTO", "IPV6_EXTENSION", "IDB", "ISB", "IPV4", "IPV6", "IPV6_FRAG", "TCP", "UDP",
-           "PCAP_HEADER_LEN", "VLAN_TAG_LEN"]
+           "PCAP_HEADER_LEN", "VLAN_TAG_LEN", "RECORD_FORMATS"]
 
 #: classic pcap magic (as read with the file's own byte order) → (ticks per second, record header bytes)
 PCAP_MAGIC = {
@@ -44,6 +44,9 @@ IDB_OPTIONS = {"if_name": 2, "if_description": 3, "if_tsresol": 9, "if_filter": 
 ISB = {"interface": 8, "options": 20}
 ISB_OPTIONS = {"isb_starttime": 2, "isb_endtime": 3, "isb_ifrecv": 4, "isb_ifdrop": 5,
                "isb_filteraccept": 6, "isb_osdrop": 7, "isb_usrdeliv": 8}
+
+#: the record formats as the compiled kernels number them (``jit``, ``walk_jit``, ``decode_jit``)
+RECORD_FORMATS = {"pcap": 0, "pcapng": 1}
 
 #: link-layer header types we dissect (tcpdump.org/linktypes.html)
 LINKTYPE = {"null": 0, "ethernet": 1, "raw": 101, "loop": 108, "linux_sll": 113,

@@ -38,11 +38,13 @@ import warnings
 
 import numpy as np
 
-__all__ = ["njit", "kernels", "walker", "readonly", "status", "ENV_OFF", "MIN_BYTES", "PCAP", "PCAPNG"]
+from .formats import RECORD_FORMATS
+
+__all__ = ["kernels", "walker", "readonly", "status", "ENV_OFF", "MIN_BYTES", "PCAP", "PCAPNG"]
 
 ENV_OFF = "WIRELAB_NO_JIT"
 #: the record formats the kernels know
-PCAP, PCAPNG = 0, 1
+PCAP, PCAPNG = RECORD_FORMATS["pcap"], RECORD_FORMATS["pcapng"]
 #: a window of the file smaller than this is read with numpy unless the kernels are loaded already
 MIN_BYTES = 8 << 20
 #: chains the compiled walker follows at once (walk_jit.py): enough reads in flight to hide
@@ -51,14 +53,6 @@ CHAINS = 16
 
 _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "seconds": None, "compiled": None, "why_not": None}
-
-
-def njit(func):
-    """Compile ``func`` with numba when first called: no GIL held (``read_capture`` decodes one
-    window in a thread while the next is scanned), machine code kept on disk. (numba raises
-    RuntimeError here when no cache directory is writable: ``kernels`` then gives None.)"""
-    import numba
-    return numba.njit(nogil=True, cache=True)(func)
 
 
 def enabled() -> bool:
@@ -123,7 +117,7 @@ def _load():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")          # numba's warnings are not the student's
-                from . import decode_jit, walk_jit
+                from . import decode_jit, walk_jit      # (numba: here, not at start-up)
                 steps = decode_jit.warm_up_steps(walk_jit)
                 result["steps"] = len(steps)
                 for i, step in enumerate(steps):

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 
 from ..transfer import make_data
+from ..wire.ppcb import DATA_HEADER, HEADER_BYTES, PROTOCOL_IDS
 from .context import Failed, TestContext
-from ..wire.ppcb import DATA_HEADER, HEADER_BYTES
 from .packets import Exchange, build, matches, read_stream_packet, show
 from .transfers import check_output, send
 
-__all__ = ["SERVER_SCENARIOS"]
+__all__ = ["SERVER_SCENARIOS", "tcp_conn", "tcp_expect_rjt"]
 
 SID, OTHER = b"GRADER-A", b"GRADER-B"
 PROTO_ID = {"tcp": 1, "udp": 2, "udpr": 3}
@@ -103,12 +103,30 @@ def duplicate_conn(ctx: TestContext) -> None:
     check_output(ctx, server, body)
 
 
+# ------------------------------------------------------------------------- over tcp (scenarios_tcp too)
+def tcp_conn(ctx: TestContext, conn, total: int) -> None:
+    conn.sendall(build("CONN", SID, protocol_id=PROTOCOL_IDS["tcp"], total_length=total))
+    raw, closed = read_stream_packet(conn, _reply_s(ctx))
+    if raw is None or not matches(raw, "CONACC", SID):
+        raise Failed(f"expected CONACC for session {SID.hex()}, got {show(raw)}"
+                     + (" and the connection was closed" if closed else ""))
+
+
+def tcp_expect_rjt(ctx: TestContext, conn, what: str, number: int | None = None) -> None:
+    raw, closed = read_stream_packet(conn, _reply_s(ctx))
+    if raw is None or not matches(raw, "RJT", packet_no=number):
+        raise Failed(f"expected RJT{f' for packet {number}' if number is not None else ''} after {what}, "
+                     f"got {show(raw)}" + (" and the connection was closed" if closed else ""))
+    _, closed = read_stream_packet(conn, _reply_s(ctx))
+    if not closed:
+        raise Failed(f"ppcbs answered RJT to {what} but kept the connection open (it must close it)")
+
+
 # ------------------------------------------------------------------------- ordering
 def out_of_order(ctx: TestContext) -> None:
     server = ctx.start_server()
     body = make_data(3000, seed=4)
     if ctx.test.proto == "tcp":
-        from .scenarios_tcp import tcp_conn, tcp_expect_rjt
         with ctx.tcp("a") as conn:
             tcp_conn(ctx, conn, len(body))
             conn.sendall(build("DATA", SID, packet_no=0, data=body[:1000])

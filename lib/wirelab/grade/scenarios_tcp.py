@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..transfer import make_data, send_tcp
 from .context import Failed, TestContext
 from .packets import build, matches, read_stream_packet, show
-from .scenarios_server import OTHER, SID, _next_client_served, _reply_s
+from .scenarios_server import OTHER, SID, _next_client_served, _reply_s, tcp_conn, tcp_expect_rjt
 from .transfers import check_output
 
 __all__ = ["TCP_SCENARIOS", "tcp_conn", "tcp_expect_rjt"]
@@ -78,24 +78,6 @@ def tcp_client_dies(ctx: TestContext) -> None:
 
 
 # ------------------------------------------------------------------------- helpers
-def tcp_conn(ctx: TestContext, conn, total: int) -> None:
-    conn.sendall(build("CONN", SID, protocol_id=1, total_length=total))
-    raw, closed = read_stream_packet(conn, _reply_s(ctx))
-    if raw is None or not matches(raw, "CONACC", SID):
-        raise Failed(f"expected CONACC for session {SID.hex()}, got {show(raw)}"
-                     + (" and the connection was closed" if closed else ""))
-
-
-def tcp_expect_rjt(ctx: TestContext, conn, what: str, number: int | None = None) -> None:
-    raw, closed = read_stream_packet(conn, _reply_s(ctx))
-    if raw is None or not matches(raw, "RJT", packet_no=number):
-        raise Failed(f"expected RJT{f' for packet {number}' if number is not None else ''} after {what}, "
-                     f"got {show(raw)}" + (" and the connection was closed" if closed else ""))
-    _, closed = read_stream_packet(conn, _reply_s(ctx))
-    if not closed:
-        raise Failed(f"ppcbs answered RJT to {what} but kept the connection open (it must close it)")
-
-
 def _rejects(ctx: TestContext, bad: bytes, total: int, what: str) -> None:
     server = ctx.start_server()
     with ctx.tcp("a") as conn:

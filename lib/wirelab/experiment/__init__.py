@@ -33,7 +33,7 @@ _EXPORTS = {
     "load": "store", "summarize": "stats", "pretty": "stats", "confidence_interval": "stats",
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
     "load_series": "series", "capture_series": "series", "link_spec": "spec",
-    "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
+    "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "runner",
     "Flow": "flows", "fairness": "flows", "read_sysctls": "meta", "two_clocks": "clocks",
     "offered_load_table": "offered_load", "buffers_table": "offered_load", "buffers_1s_table": "offered_load",
     "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-__all__ = ["main", "client_argv", "warm_argv", "WarmClient"]
+__all__ = ["main", "client_argv", "warm_argv", "run_client", "WarmClient"]
 
 #: How long a warm client may take to import and say it is ready.
 READY_TIMEOUT_S = 15.0
@@ -45,6 +45,11 @@ def client_argv(config: dict) -> list[str]:
 def warm_argv() -> list[str]:
     """The argv of a warm client (``WarmClient``)."""
     return [sys.executable, "-m", "wirelab.experiment.client", "--warm"]
+
+
+def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
+    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
+    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
 
 
 def _programs():

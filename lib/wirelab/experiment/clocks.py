@@ -23,8 +23,7 @@ import pandas as pd
 
 from ..errors import TransferError
 from ..transfer.clock import fit_offset_drift
-from .client import client_argv
-from .engine import run_client
+from .client import client_argv, run_client
 
 __all__ = ["two_clocks"]
 

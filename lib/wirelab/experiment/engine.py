@@ -22,12 +22,16 @@ trust) and, where it knows them, the columns in :data:`MEASURED`.
 """
 from __future__ import annotations
 
-import time
 from typing import Protocol, runtime_checkable
 
 from ..errors import UsageError
 
-__all__ = ["Engine", "MEASURED", "get_engine", "ENGINES", "flatten", "run_client"]
+__all__ = ["Engine", "MEASURED", "RESERVED", "get_engine", "ENGINES", "flatten"]
+
+#: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
+RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
+            "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands", "deadline_s",
+            "capture_file", "raw_file"}
 
 #: Measurement columns every engine fills when it can (NaN otherwise).
 MEASURED = {
@@ -79,11 +83,6 @@ def flatten(record: dict, prefix: str = "") -> dict:
         else:
             out[name] = str(value)
     return out
-
-
-def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
-    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
-    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
 
 
 def _wirelab(**options):

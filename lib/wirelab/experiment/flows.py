@@ -39,7 +39,7 @@ from .. import link as links
 from .. import units
 from ..errors import UsageError
 from ..model.fairness import jain_index, max_min_shares
-from .engine import flatten, get_engine, link_columns
+from .engine import RESERVED, flatten, get_engine, link_columns
 from .deadline import deadline_s
 from .prediction import predict_columns
 
@@ -292,8 +292,6 @@ def _measured(record: dict | None, error: str | None) -> tuple[str, str | None]:
 def _rows(task: _Task, setting, base: dict, wire: str, timestamps: bool, not_run: str | None,
           link_failed: bool, default_cc: str | None = None) -> list[dict]:
     """The rows of one task: one per stream it ran."""
-    from .runner import RESERVED
-
     params = task.setting.columns()
     params.update(setting_id=setting.setting_id, engine=getattr(task.engine, "name", task.setting.engine))
     framing = dict(task.engine.framing(task.setting) or {}) if hasattr(task.engine, "framing") else {}

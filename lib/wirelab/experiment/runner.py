@@ -33,24 +33,19 @@ from pathlib import Path
 import pandas as pd
 
 from .. import link as links
-from ..errors import ExperimentError
+from ..errors import ExperimentError, UsageError
 from . import meta as machine
 from .adaptive import more_runs
 from .calibration import PROBE_MAX_AGE_S, host_round_trip, needs_probe, probe_key
-from .engine import flatten, get_engine, link_columns
+from .engine import RESERVED, flatten, get_engine, link_columns
+from .iperf3 import Iperf3Engine
 from .deadline import deadline_s, too_long
 from .prediction import predict_columns
 from .reuse import KeptLinks
 from .spec import Experiment, Setting
 from .store import ResultStore, load
 
-__all__ = ["run", "run_one", "default_folder", "RESERVED"]
-
-#: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
-RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
-            "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands", "deadline_s",
-            "capture_file", "raw_file"}
-
+__all__ = ["run", "run_one", "iperf3_run", "default_folder", "RESERVED"]
 
 def default_folder(experiment: Experiment, root: str | Path = "data") -> Path:
     return Path(root) / experiment.name
@@ -277,3 +272,15 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
     if frame.empty:
         raise ExperimentError(f"nothing was saved in {folder}", "check the folder is writable")
     return frame
+
+
+def iperf3_run(link, *, timeout: float = 60.0, **experiment) -> dict:
+    """One iperf3 test across an open ``link`` (``wirelab.link.open``), described with
+    ``Experiment`` keywords (default: TCP for 3 s, 1 s omitted), e.g.
+    ``iperf3_run(link, proto="udp", time="2s", offered="5mbit")``; returns ``iperf3.parse``'s columns."""
+    experiment = {"workload": "time", "time": 3, "omit": 1, "rate": None, **experiment}
+    setting = Experiment("iperf3", engine="iperf3", reps=1, **experiment).settings()[0]
+    reason = Iperf3Engine().unsupported(setting)
+    if reason:
+        raise UsageError(reason, "see wirelab.experiment.iperf3")
+    return Iperf3Engine().run(setting, link, deadline=time.monotonic() + timeout)

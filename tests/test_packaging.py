@@ -1,6 +1,7 @@
 """The kit's shape: same dependencies for pip and conda, a small public API, layers respected."""
 import ast
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -212,6 +213,26 @@ def test_the_circle_finder_sees_through_fronts_and_into_functions(tmp_path):
     assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
     probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..capture import flows\n")
     assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
+
+
+def test_no_front_exports_a_name_that_is_also_one_of_its_modules():
+    """Importing a module sets its package's attribute of that name: an exported function of
+    the same name would then depend on import order (``_exports``)."""
+    modules = _modules()
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            for exported, where in _exports(path).items():
+                clash = f"{name}.{exported}" in modules and not where.endswith(":__module__")
+                assert not clash, f"{name} exports {exported!r}, also the name of a module"
+
+
+def test_an_exported_function_stays_itself_whatever_was_imported_first():
+    code = ("import wirelab.capture.conversations, wirelab.model.prediction, wirelab.link.detect; "
+            "from wirelab.capture import flows; from wirelab.model import predict; import wirelab; "
+            "from wirelab.link import capabilities; "
+            "print(callable(flows), callable(predict), callable(wirelab.predict), callable(capabilities))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True"] * 4
 
 
 def test_the_wire_is_the_ground_floor():

@@ -20,8 +20,8 @@ import pandas as pd
 from ..errors import CaptureError
 from ..model import HeaderStack, Prediction, predict
 from ..wire.headers import IP_HEADER, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, UDP_HEADER
-from .flows import conversation_ids
-from .tcp_analysis import tcp_analysis
+from .conversations import conversation_ids
+from .tcp_sequence import tcp_analysis
 
 __all__ = ["WireOverhead", "read_overhead", "CaptureVerdict", "predict_from_capture", "predict_from_overhead",
            "capture_warnings"]

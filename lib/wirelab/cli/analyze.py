@@ -61,7 +61,7 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     from ..capture import flows, read_capture, read_overhead, tcp_analysis
     from ..capture.dataset import INFO, open_dataset
     from ..capture.sql_tcp import flag_counts
-    from ..capture.tcp_analysis import FLAGS
+    from ..capture.tcp_sequence import FLAGS
 
     if (Path(path) / INFO).is_file():
         with open_dataset(path) as ds:

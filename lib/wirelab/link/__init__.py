@@ -5,8 +5,8 @@ The one entry: ``wirelab.link.open(spec, backend="auto")`` chooses the backend
 
 Read in this order: ``spec`` (what a link does), ``commands`` (the `tc`/`ip`/
 `iptables` argv that do it, pure), ``emulator`` (the same rules packet by
-packet), ``topology`` (hosts and links), ``capabilities`` (what this machine
-can do, and which backend to use), ``opened`` (the one entry), ``testbed``
+packet), ``topology`` (hosts and links), ``detect`` (``capabilities()``: what this
+machine can do, and which backend to use), ``opened`` (the one entry), ``testbed``
 (build a topology in namespaces), ``renew`` (a kept testbed made ready for the
 next run) with ``reshape`` (which other shapes it may take in place),
 ``userspace`` (the link process used where the kernel has no netem), ``relay``
@@ -24,8 +24,8 @@ _EXPORTS = {
     "open": "opened:open_link", "backend_for": "opened", "wire_of": "opened", "carriage": "opened",
     "stands_for": "opened",
     "OpenLink": "opened",
-    "capabilities": "capabilities", "Capabilities": "capabilities", "choose_backend": "capabilities",
-    "BACKENDS": "capabilities",
+    "capabilities": "detect", "Capabilities": "detect", "choose_backend": "detect",
+    "BACKENDS": "detect",
     "shaping_commands": "commands",
     "Shaper": "emulator", "Counters": "emulator",
     "Topology": "topology", "Link": "topology", "two_hosts": "topology", "broker_network": "topology",

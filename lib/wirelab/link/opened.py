@@ -35,7 +35,7 @@ from dataclasses import replace
 
 from ..errors import LinkError, TransferError, UsageError
 from . import commands, reshape
-from .capabilities import choose_backend
+from .detect import choose_backend
 from .cleanup import end_process
 from .relay import TcpRelay, UdpRelay
 from .spec import LinkSpec

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands, renew
-from .capabilities import capabilities, choose_backend
+from .detect import capabilities, choose_backend
 from .netns import inside, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts

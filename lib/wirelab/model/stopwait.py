@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ModelError
-from .efficiency import packetize
+from .packetization import packetize
 from ..wire.headers import UDP_HEADER
 from .headers import PPCB_HEADER, HeaderStack
 

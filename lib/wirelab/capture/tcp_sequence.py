@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .flows import conversation_ids
+from .conversations import conversation_ids
 
 __all__ = ["tcp_analysis", "retransmission_summary", "FLAGS"]
 

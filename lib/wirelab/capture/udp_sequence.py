@@ -20,7 +20,7 @@ import pandas as pd
 from ..errors import UsageError
 from ..wire import ppcb
 from .fields import FileBytes
-from .flows import conversation_ids
+from .conversations import conversation_ids
 from .loader import _buffer
 
 __all__ = ["SEQUENCE_FORMATS", "udp_sequence", "udp_loss"]

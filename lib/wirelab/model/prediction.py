@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import ModelError
 from .congestion import CONGESTION_CONTROLS, SteadyState, steady_state
 from ..wire.headers import TCP_TIMESTAMPS
-from .efficiency import Packetization, max_payload, packetize
+from .packetization import Packetization, max_payload, packetize
 from .headers import HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
 from .stopwait import StopAndWait, stop_and_wait, udpr_transfer

@@ -17,7 +17,7 @@ answers as the pandas functions of the same names on ``read_capture``
 ``file_offset`` order.
 
 When one machine is not enough, the same dataset is a Dask DataFrame
-(``pip install "dask[dataframe]" distributed``)::
+(``pip install -e ".[cluster]"``: Dask is an extra)::
 
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster

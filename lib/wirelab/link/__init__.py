@@ -10,9 +10,9 @@ machine can do, and which backend to use), ``opened`` (the one entry), ``testbed
 (build a topology in namespaces), ``renew`` (a kept testbed made ready for the
 next run) with ``reshape`` (which other shapes it may take in place),
 ``userspace`` (the link process used where the kernel has no netem), ``relay``
-(loopback, no root), ``cleanup`` (names, state, the reaper), ``probe`` (measure
-a link), ``inspect`` (read kernel state back through netlink), ``keeper``
-(holds `wirelab testbed up`'s testbeds).
+(loopback, no root), ``cleanup`` (names, state, the reaper), ``inspect`` (read
+kernel state back through netlink), ``keeper`` (holds `wirelab testbed up`'s
+testbeds).
 
 Addresses: two hosts are ``a`` 10.77.0.1/24 and ``b`` 10.77.0.2/24, inside their
 namespaces only; the broker network of document 003 uses 10.77.1-5.0/24.

@@ -29,7 +29,7 @@ _EXPORTS = {
     "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
     "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
     "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
-    "PPCB": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
+    "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
     "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
     "CaptureDataset": "dataset", "FLAGS": "tcp_sequence",
 }

@@ -9,8 +9,10 @@ side. ``runner.iperf3_run(link, ...)`` runs one test across any open link.
 Payload-rate semantics (what iperf3's numbers mean):
   * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
     headers), like wirelab's goodput; compare it with ``pred_goodput_bps``.
-  * ``goodput_bps`` here is the *receiver's* figure (``end.sum_received``);
-    ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
+  * ``goodput_bps`` is the glossary's (``wirelab.transfer.measures``): bytes
+    the receiver got × 8 ÷ the transfer's time, here iperf3's receiver's own
+    span (``end.sum_received``; no common clock, the glossary's "receiver
+    only"); ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
   * With ``-n SIZE`` the test ends when the sender has *written* the last
     block into its socket buffer. On a slow link most of the file may still
     be queued then (on a 10 Mbit/s link the receiver had counted only about

@@ -1,5 +1,6 @@
 """The kit's Wireshark dissector reads PPCB as PPCB: every packet type over TCP (a stream,
-reassembled) and UDP, with the values that were sent; tshark, pyshark, analyze and install."""
+reassembled) and UDP, with the values that were sent; tshark, pyshark, analyze and install.
+(The kit's own reader, ``ppcb_reader``, follows the same rules: test_capture_ppcb_reader.py.)"""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from ppcb_captures import EXPECTED, by_sender, capture, decoded
-from wirelab.capture.ppcb_dissector import DISSECTOR, install, ppcb_packets, ppcb_summary, tshark_options
+from wirelab.capture.ppcb_dissector import DISSECTOR, install, tshark_options
+from wirelab.capture.ppcb_dissector import tshark_ppcb_packets as ppcb_packets
+from wirelab.capture.ppcb_reader import ppcb_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "captures" / "ppcb.pcapng"

@@ -13,8 +13,8 @@ flags), ``udp_sequence`` (``udp_loss``: sequence numbers in datagrams), ``overhe
 carried → ``wirelab.model``), ``dataset`` (a capture as parquet, queried with
 DuckDB: ``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap),
 ``wireshark`` (tshark for the details), ``pyshark_jupyter`` (pyshark, file and
-live, safe inside Jupyter), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua
-dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
+live, safe inside Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the
+kit), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
 the model's header count).
 """
 from .._exports import lazy
@@ -28,7 +28,7 @@ _EXPORTS = {
     "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "packets_json": "wireshark",
     "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
     "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
-    "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
+    "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader",
     "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
     "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
     "CaptureDataset": "dataset", "FLAGS": "tcp_sequence",

@@ -12,12 +12,11 @@ import ipaddress
 import numpy as np
 import pandas as pd
 
-from .decode import notes
 from .part import Part
 from .dissect import L3_NAMES
 from .formats import IP_PROTO
 
-__all__ = ["COLUMNS", "INT_COLUMNS", "frame_from_part", "capture_info"]
+__all__ = ["COLUMNS", "INT_COLUMNS", "frame_from_part"]
 
 #: integer columns in the order they appear
 INT_COLUMNS = ["sport", "dport", "ip_len", "ttl", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
@@ -98,9 +97,3 @@ def frame_from_part(part: Part, info: dict | None = None) -> pd.DataFrame:
         df.attrs["capture"] = info
     return df
 
-
-def capture_info(state: dict, packets: int) -> dict:
-    """File-level facts: format, interfaces (with drop counts), notes."""
-    reader = state["reader"]
-    return {"format": reader.format, "packets": int(packets), "notes": notes(state),
-            "interfaces": [vars(i).copy() for i in reader.interfaces]}

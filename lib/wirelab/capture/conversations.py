@@ -4,65 +4,130 @@ A conversation is the pair of endpoints (address, port) in either order.
 Endpoint "A" is the source of the conversation's first packet. Later IP
 fragments carry no ports; they are given to the conversation of their first
 fragment (same addresses, protocol and IP id), as tshark does after reassembly.
+
+The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
+``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,
+``flows`` and ``io_graph`` take and give DataFrames.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..errors import UsageError
+from .frames import Frames
 
-__all__ = ["conversation_ids", "flows", "io_graph"]
+__all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
+           "first_seen_ids"]
+
+#: The flow table's columns, in order.
+FLOW_COLUMNS = ["proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
+                "packets_b_to_a", "bytes_b_to_a", "payload_a_to_b", "payload_b_to_a", "start", "duration",
+                "throughput_bps", "goodput_bps"]
 
 
-def conversation_ids(df: pd.DataFrame, *, later_fragments: bool = True) -> pd.DataFrame:
-    """Per frame: ``conv`` (conversation number, -1 if none) and ``a_to_b`` (direction).
-    ``later_fragments=False`` leaves port-less later IP fragments out (as ``tshark -z conv``)."""
-    src = df["src"].cat.codes.to_numpy(np.int64)
-    dst = df["dst"].cat.codes.to_numpy(np.int64)
-    proto = df["proto"].cat.codes.to_numpy(np.int64)
-    sport = df["sport"].fillna(-1).to_numpy(np.int64)
-    dport = df["dport"].fillna(-1).to_numpy(np.int64)
+def first_seen_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``keys`` (one key per row) → group numbers in order of first appearance, and
+    the row where each group first appears."""
+    if keys.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.reshape(-1)], first[order]
+
+
+def conversations_of(f: Frames, *, later_fragments: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: the conversation number (-1 if none; numbered in order of first packet) and
+    whether it goes from A to B. ``later_fragments=False`` leaves port-less later IP fragments
+    out (as ``tshark -z conv``)."""
+    src, dst, proto, sport, dport = f.src, f.dst, f.proto, f.sport, f.dport
     if later_fragments:
-        sport, dport = _ports_of_later_fragments(df, src, dst, proto, sport, dport)
+        sport, dport = _ports_of_later_fragments(f, sport, dport)
     valid = (src >= 0) & (dst >= 0) & (proto >= 0) & (sport >= 0) & (dport >= 0)
     forward = (src < dst) | ((src == dst) & (sport <= dport))
-    lo_a = np.where(forward, src, dst)
-    lo_p = np.where(forward, sport, dport)
-    hi_a = np.where(forward, dst, src)
-    hi_p = np.where(forward, dport, sport)
-    keys = pd.DataFrame({"p": proto, "a": lo_a, "ap": lo_p, "b": hi_a, "bp": hi_p})[valid]
-    conv = np.full(len(df), -1, dtype=np.int64)
-    if len(keys):
-        ids = keys.groupby(["p", "a", "ap", "b", "bp"], sort=False).ngroup().to_numpy()
-        conv[valid] = ids
+    keys = np.stack([proto, np.where(forward, src, dst), np.where(forward, sport, dport),
+                     np.where(forward, dst, src), np.where(forward, dport, sport)], axis=1)[valid]
+    ids, first = first_seen_ids(keys)
+    conv = np.full(len(f), -1, dtype=np.int64)
+    conv[valid] = ids
     # "A" is whoever sent the conversation's first packet
-    first = pd.Series(np.arange(len(df)))[valid].groupby(conv[valid]).min()
-    a_is_lo = np.zeros(int(conv.max()) + 1 if conv.size else 0, dtype=bool)
-    a_is_lo[first.index.to_numpy()] = forward[first.to_numpy()]
+    a_is_lo = forward[np.flatnonzero(valid)[first]]
     a_to_b = (conv >= 0) & (forward == a_is_lo[np.maximum(conv, 0)]) if a_is_lo.size else conv >= 0
-    return pd.DataFrame({"conv": conv, "a_to_b": a_to_b}, index=df.index)
+    return conv, a_to_b
 
 
-def _ports_of_later_fragments(df, src, dst, proto, sport, dport):
-    """Later fragments take the ports of the first fragment of the same datagram."""
-    frag = df["frag_offset"].fillna(0).to_numpy(np.int64)
-    later = frag > 0
+def _ports_of_later_fragments(f: Frames, sport: np.ndarray, dport: np.ndarray):
+    """Later fragments take the ports of the (last) first fragment of the same datagram."""
+    later = f.frag_offset > 0
     if not later.any():
         return sport, dport
-    ident = df["ip_id"].fillna(-1).to_numpy(np.int64)
-    more = df["more_frags"].fillna(False).to_numpy(bool)
-    first = (frag == 0) & more & (sport >= 0)
-    key = pd.DataFrame({"s": src, "d": dst, "p": proto, "i": ident})
-    heads = key[first].assign(sp=sport[first], dp=dport[first]).drop_duplicates(["s", "d", "p", "i"], keep="last")
-    joined = key[later].merge(heads, on=["s", "d", "p", "i"], how="left")
+    heads = (f.frag_offset <= 0) & f.more_frags & (sport >= 0)
+    keys = np.stack([f.src, f.dst, f.proto, f.ip_id], axis=1)
+    ids, _ = first_seen_ids(np.concatenate([keys[heads], keys[later]]))
+    head_ids, later_ids = ids[:int(heads.sum())], ids[int(heads.sum()):]
+    last = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(last, head_ids, np.arange(head_ids.size))
+    at = last[later_ids]
     sport, dport = sport.copy(), dport.copy()
-    sport[later] = joined["sp"].fillna(-1).to_numpy(np.int64)
-    dport[later] = joined["dp"].fillna(-1).to_numpy(np.int64)
+    sport[later] = np.where(at >= 0, sport[heads][np.maximum(at, 0)], -1)
+    dport[later] = np.where(at >= 0, dport[heads][np.maximum(at, 0)], -1)
     return sport, dport
 
 
-def flows(df: pd.DataFrame, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
+def conversation_ids(df, *, later_fragments: bool = True):
+    """Per frame of a ``read_capture`` DataFrame: ``conv`` (conversation number, -1 if none) and
+    ``a_to_b`` (direction), as a DataFrame with ``df``'s index (``conversations_of``)."""
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    conv, a_to_b = conversations_of(Frames.of(df), later_fragments=later_fragments)
+    return pd.DataFrame({"conv": conv, "a_to_b": a_to_b}, index=df.index)
+
+
+def flow_table(f: Frames, *, min_packets: int = 1, later_fragments: bool = True) -> dict:
+    """The flow table as columns (``FLOW_COLUMNS`` → arrays), biggest conversation first (see
+    ``flows``)."""
+    conv, a_to_b = conversations_of(f, later_fragments=later_fragments)
+    use = conv >= 0
+    n = int(conv.max()) + 1 if use.any() else 0
+    c, ab = conv[use], a_to_b[use]
+    frame_len, time = f.frame_len[use], f.time[use]
+    payload = np.maximum(f.payload_len[use], 0)
+
+    def count(where=None, weights=None):
+        pick = slice(None) if where is None else where
+        w = None if weights is None else weights[pick]
+        return np.bincount(c[pick], weights=w, minlength=n).astype(np.int64)
+
+    first = np.full(n, len(f), dtype=np.int64)
+    np.minimum.at(first, c, np.flatnonzero(use))
+    start, end = np.full(n, np.nan), np.full(n, np.nan)
+    np.fmin.at(start, c, time)
+    np.fmax.at(end, c, time)
+    duration = end - start
+    table = {"proto": [f.protocols[p] for p in f.proto[first]],
+             "a": [f.addresses[a] for a in f.src[first]], "a_port": _ports(f.sport[first]),
+             "b": [f.addresses[b] for b in f.dst[first]], "b_port": _ports(f.dport[first]),
+             "packets": count(), "bytes": count(weights=frame_len),
+             "packets_a_to_b": count(ab), "bytes_a_to_b": count(ab, frame_len),
+             "packets_b_to_a": count(~ab), "bytes_b_to_a": count(~ab, frame_len),
+             "payload_a_to_b": count(ab, payload), "payload_b_to_a": count(~ab, payload),
+             "start": start, "duration": duration}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(duration > 0, duration, np.nan)
+        table["throughput_bps"] = table["bytes"] * 8 / seconds
+        table["goodput_bps"] = np.maximum(table["payload_a_to_b"], table["payload_b_to_a"]) * 8 / seconds
+    keep = np.flatnonzero(table["packets"] >= min_packets)
+    order = keep[np.argsort(-table["bytes"][keep], kind="stable")]
+    return {name: ([values[i] for i in order] if isinstance(values, list) else values[order])
+            for name, values in ((k, table[k]) for k in FLOW_COLUMNS)}
+
+
+def _ports(values: np.ndarray) -> list:
+    return [int(v) if v >= 0 else None for v in values]
+
+
+def flows(df, *, min_packets: int = 1, later_fragments: bool = True):
     """One row per conversation: packets and bytes each way, duration, goodput.
 
     ``bytes`` are frame bytes as captured (``frame_len``), as in ``tshark -z conv``.
@@ -70,41 +135,11 @@ def flows(df: pd.DataFrame, *, min_packets: int = 1, later_fragments: bool = Tru
     ``goodput_bps`` = payload of the busier direction · 8 / duration (first
     to last packet of the conversation); ``throughput_bps`` the same for frame bytes.
     """
-    ids = conversation_ids(df, later_fragments=later_fragments)
-    use = ids["conv"] >= 0
-    d = pd.DataFrame({
-        "conv": ids["conv"][use], "ab": ids["a_to_b"][use], "time": df["time"][use],
-        "frame_len": df["frame_len"][use], "payload": df["payload_len"][use].fillna(0).astype(np.int64),
-        "frame": np.flatnonzero(use.to_numpy())})
-    cols = ["proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
-            "packets_b_to_a", "bytes_b_to_a", "payload_a_to_b", "payload_b_to_a", "start", "duration",
-            "throughput_bps", "goodput_bps"]
-    if d.empty:
-        return pd.DataFrame(columns=cols)
-    g = d.groupby("conv", sort=True)
-    first = g["frame"].min()
-    ab = d[d["ab"]].groupby("conv")
-    ba = d[~d["ab"]].groupby("conv")
-    sport = df["sport"].to_numpy(dtype=object, na_value=None)
-    dport = df["dport"].to_numpy(dtype=object, na_value=None)
-    out = pd.DataFrame({
-        "proto": df["proto"].to_numpy()[first.to_numpy()],
-        "a": df["src"].to_numpy()[first.to_numpy()], "a_port": sport[first.to_numpy()],
-        "b": df["dst"].to_numpy()[first.to_numpy()], "b_port": dport[first.to_numpy()],
-        "packets": g.size(), "bytes": g["frame_len"].sum(),
-        "packets_a_to_b": ab.size(), "bytes_a_to_b": ab["frame_len"].sum(),
-        "packets_b_to_a": ba.size(), "bytes_b_to_a": ba["frame_len"].sum(),
-        "payload_a_to_b": ab["payload"].sum(), "payload_b_to_a": ba["payload"].sum(),
-        "start": g["time"].min(), "duration": g["time"].max() - g["time"].min()})
-    for c in ["packets_a_to_b", "bytes_a_to_b", "packets_b_to_a", "bytes_b_to_a",
-              "payload_a_to_b", "payload_b_to_a"]:
-        out[c] = out[c].fillna(0).astype(np.int64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dur = out["duration"].where(out["duration"] > 0)
-        out["throughput_bps"] = out["bytes"] * 8 / dur
-        out["goodput_bps"] = out[["payload_a_to_b", "payload_b_to_a"]].max(axis=1) * 8 / dur
-    out = out[out["packets"] >= min_packets].sort_values("bytes", ascending=False, kind="stable")
-    return out[cols].reset_index(drop=True)
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    table = flow_table(Frames.of(df), min_packets=min_packets, later_fragments=later_fragments)
+    return pd.DataFrame({name: pd.Series(values, dtype=object) if name.endswith("_port") else values
+                         for name, values in table.items()}, columns=FLOW_COLUMNS)
 
 
 def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict | None = None) -> pd.DataFrame:
@@ -115,6 +150,8 @@ def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict 
     ``goodput_bps`` counts payload bytes, minus those in frames marked
     ``retransmission`` when that mark is given (only new data is goodput).
     """
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
     if interval <= 0:
         raise UsageError(f"interval must be positive, not {interval}", "e.g. 0.1 (seconds)")
     keep = np.ones(len(df), dtype=bool) if mask is None else np.array(mask, dtype=bool)

@@ -41,7 +41,7 @@ from .pcap import PcapReader
 from .pcapng import PcapngReader
 from .source import WINDOW_BYTES, Windows
 
-__all__ = ["scans", "notes", "decode_into", "windows", "BLOCK_PACKETS", "open_reader"]
+__all__ = ["scans", "notes", "capture_info", "decode_into", "windows", "BLOCK_PACKETS", "open_reader"]
 
 BLOCK_PACKETS = 32768
 #: threads decoding blocks at once: one per core, two at most (measured on two cores only)
@@ -95,6 +95,13 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
 def notes(state: dict) -> list[str]:
     """Every note about the file so far, in file order."""
     return [note for found in state["note_lists"] for note in found]
+
+
+def capture_info(state: dict, packets: int) -> dict:
+    """File-level facts: format, interfaces (with drop counts), notes."""
+    reader = state["reader"]
+    return {"format": reader.format, "packets": int(packets), "notes": notes(state),
+            "interfaces": [vars(i).copy() for i in reader.interfaces]}
 
 
 def _store(out: Part, rows, fields: dict, lock: threading.Lock) -> None:

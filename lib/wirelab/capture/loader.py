@@ -37,12 +37,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import CaptureError
-from .columns import COLUMNS, capture_info, frame_from_part
-from .decode import decode_into, scans
-from .part import allocate, grow, shrink
-from .stream import iter_capture
+from .decode import capture_info, decode_into, scans
+from .part import Part, allocate, grow, shrink
 
-__all__ = ["read_capture", "capture_info", "frame_from_part", "COLUMNS"]
+__all__ = ["read_capture", "read_part", "capture_info"]
 
 #: read_capture keeps every packet in memory anyway: bigger windows of the file cost less per record
 WHOLE_FILE_WINDOW = 512 << 20
@@ -79,8 +77,18 @@ def read_capture(source, *, chunk_packets: int | None = None):
     iterator of DataFrames of at most that many rows instead (memory stays
     bounded whatever the file's size: ``stream.iter_capture``).
     """
+    # pandas only when a DataFrame is asked for: `wirelab analyze` reads columns (start-up)
+    from .columns import frame_from_part
+    from .stream import iter_capture                 # (start-up: pandas, as above)
+
     if chunk_packets is not None:
         return iter_capture(source, chunk_packets=chunk_packets)
+    return frame_from_part(*read_part(source))
+
+
+def read_part(source) -> tuple[Part, dict]:
+    """The whole capture as numpy columns (``part.Part``) and its file-level facts, without
+    pandas: ``read_capture`` makes its DataFrame of them, ``frames.Frames`` its arrays."""
     if hasattr(source, "read") and not _is_plain_file(source):
         source = _buffer(source)                 # a stream, BytesIO, a file read into: read it all
     state: dict = {}
@@ -105,7 +113,7 @@ def read_capture(source, *, chunk_packets: int | None = None):
         if decoding is not None:
             decoding.result()
     state["windows"].close()
-    return frame_from_part(shrink(out or allocate(0), at), capture_info(state, at))
+    return shrink(out or allocate(0), at), capture_info(state, at)
 
 
 def _is_plain_file(f) -> bool:

@@ -17,22 +17,24 @@ The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
   Wireshark marks fast and spurious ones as retransmissions too.
 
 Sequence numbers are made relative per direction (32-bit wrap handled for
-flows under 2 GiB per direction).
+flows under 2 GiB per direction). The work is done on numpy columns
+(``tcp_flags_of``, on ``frames.Frames``); ``tcp_analysis`` takes a DataFrame.
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from .conversations import conversation_ids
+from .conversations import conversations_of
+from .frames import Frames
 
-__all__ = ["tcp_analysis", "retransmission_summary", "FLAGS"]
+__all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS"]
 
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 FAST_RETRANSMIT_WINDOW = 0.020       # s, Wireshark's 20 ms
 DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
+_NONE = np.iinfo(np.int64).min
 
 
 def _relative(x: np.ndarray, base: int) -> np.ndarray:
@@ -40,117 +42,121 @@ def _relative(x: np.ndarray, base: int) -> np.ndarray:
     return ((x - base + 2 ** 31) % 2 ** 32) - 2 ** 31
 
 
+def _before(values: np.ndarray, fill) -> np.ndarray:
+    """Each element's predecessor (``fill`` for the first)."""
+    return np.concatenate([np.array([fill], dtype=values.dtype), values[:-1]])
+
+
 def _cummax_with_time(end: np.ndarray, t: np.ndarray):
     """Before each packet: the highest ``end`` so far and the time it was first reached."""
     best = np.maximum.accumulate(end)
-    prev_best = np.concatenate([[np.iinfo(np.int64).min], best[:-1]])
-    new = end > prev_best
+    new = end > _before(best, _NONE)
     idx = np.maximum.accumulate(np.where(new, np.arange(end.size), 0))
-    best_time = t[idx]
-    return np.concatenate([[np.iinfo(np.int64).min], best[:-1]]), np.concatenate([[np.nan], best_time[:-1]])
+    return _before(best, _NONE), _before(t[idx], np.nan)
 
 
-def _direction(d: pd.DataFrame, base: int, rev_ack_base: int) -> pd.DataFrame:
-    """Per-direction state: nextseq before each packet, dup acks, lost segments."""
-    seq = _relative(d["seq"].to_numpy(), base)
-    ack = _relative(d["ack"].to_numpy(), rev_ack_base)
-    flags = d["flags"].to_numpy()
-    seglen = d["len"].to_numpy() + ((flags & SYN) > 0) + ((flags & FIN) > 0)
-    t = d["time"].to_numpy()
-    win = d["win"].to_numpy()
+def _direction(rows: np.ndarray, c: dict, base: int, rev_ack_base: int) -> dict:
+    """Per-direction state (``rows``: its frames, in order): nextseq before each packet,
+    duplicate ACKs and their running count, lost segments, segments behind nextseq."""
+    seq = _relative(c["seq"][rows], base)
+    ack = _relative(c["ack"][rows], rev_ack_base)
+    flags, t, win, data = c["flags"][rows], c["time"][rows], c["win"][rows], c["len"][rows]
+    seglen = data + ((flags & SYN) > 0) + ((flags & FIN) > 0)
     end = seq + seglen
     nextseq, nexttime = _cummax_with_time(end, t)
     first = np.arange(seq.size) == 0
     has_ack = (flags & ACK) > 0
-    # the previous ack and window of this direction (Wireshark keeps the last seen)
-    prev_ack = pd.Series(np.where(has_ack, ack, np.nan)).ffill().shift(1).to_numpy()
-    prev_win = np.concatenate([[-1], win[:-1]])
+    # the previous ack of this direction (Wireshark keeps the last seen)
+    last = np.maximum.accumulate(np.where(has_ack, np.arange(seq.size), -1))
+    prev = _before(last, -1)
+    prev_ack = np.where(prev >= 0, ack[np.maximum(prev, 0)], _NONE)
     control = (flags & (SYN | FIN | RST)) > 0
     lost = ~first & (seq > nextseq) & ((flags & RST) == 0)
-    dup = (~first & (seglen == 0) & (win != 0) & (win == prev_win) & (seq == nextseq)
-           & (ack == prev_ack) & ~control)
-    run = np.cumsum(~dup)
-    dupnum = pd.Series(dup.astype(np.int64)).groupby(run).cumsum().to_numpy()
+    dup = (~first & (seglen == 0) & (win != 0) & (win == _before(win, -1)) & (seq == nextseq)
+           & (prev >= 0) & (ack == prev_ack) & ~control)
+    counted = np.cumsum(dup)
+    run_start = np.maximum.accumulate(np.where(~dup, np.arange(seq.size), 0))
     keepalive = (seglen <= 1) & (seq == nextseq - 1) & ~control
-    syn_fin = (flags & (SYN | FIN)) > 0
-    behind = ~first & ((seglen > 0) | syn_fin) & (seq < nextseq) & ~keepalive
-    return pd.DataFrame({"seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t,
-                         "nextseq": nextseq, "nexttime": nexttime, "lost_segment": lost,
-                         "duplicate_ack": dup, "dupnum": dupnum, "behind": behind,
-                         "seglen": seglen, "data": d["len"].to_numpy()}, index=d.index)
+    behind = ~first & ((seglen > 0) | ((flags & (SYN | FIN)) > 0)) & (seq < nextseq) & ~keepalive
+    return {"rows": rows, "seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t,
+            "nextseq": nextseq, "nexttime": nexttime, "lost_segment": lost, "duplicate_ack": dup,
+            "dupnum": counted - counted[run_start], "behind": behind, "data": data}
 
 
-def tcp_analysis(df: pd.DataFrame) -> pd.DataFrame:
-    """Wireshark-style flags for every frame (False for non-TCP frames), plus
-    ``conv`` (conversation) and ``a_to_b`` (direction); index = df's."""
-    ids = conversation_ids(df, later_fragments=False)
-    out = pd.DataFrame(False, index=df.index, columns=FLAGS)
-    out["conv"], out["a_to_b"] = ids["conv"], ids["a_to_b"]
-    tcp = (df["proto"] == "tcp").to_numpy() & df["tcp_seq"].notna().to_numpy() & (ids["conv"] >= 0).to_numpy()
-    if not tcp.any():
-        return out
-    d = pd.DataFrame({"conv": ids["conv"][tcp], "ab": ids["a_to_b"][tcp], "time": df["time"][tcp],
-                      "seq": df["tcp_seq"][tcp].astype(np.int64), "ack": df["tcp_ack"][tcp].fillna(0).astype(np.int64),
-                      "flags": df["tcp_flags"][tcp].fillna(0).astype(np.int64),
-                      "win": df["tcp_win"][tcp].fillna(0).astype(np.int64),
-                      "len": df["payload_len"][tcp].fillna(0).astype(np.int64)})
-    for conv, c in d.groupby("conv", sort=False):
-        fwd_rows, rev_rows = c[c["ab"]], c[~c["ab"]]
-        base = {True: int(fwd_rows["seq"].iloc[0]) if len(fwd_rows) else 0,
-                False: int(rev_rows["seq"].iloc[0]) if len(rev_rows) else 0}
-        state = {ab: _direction(rows, base[ab], base[not ab])
-                 for ab, rows in ((True, fwd_rows), (False, rev_rows)) if len(rows)}
-        rtt = _handshake_rtt(c)
-        for ab, s in state.items():
-            flags = _classify(s, state.get(not ab), rtt)
-            out.loc[s.index, FLAGS] = flags.to_numpy()
-    return out
+def tcp_flags_of(f: Frames) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Wireshark-style flags for every frame (False for non-TCP frames): ``FLAGS`` → bool
+    arrays, and each frame's conversation and direction (``conversations_of``)."""
+    conv, a_to_b = conversations_of(f, later_fragments=False)
+    out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS}
+    tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
+    if not tcp.size:
+        return out, conv, a_to_b
+    c = {"seq": f.tcp_seq[tcp], "ack": np.maximum(f.tcp_ack[tcp], 0), "flags": np.maximum(f.tcp_flags[tcp], 0),
+         "win": np.maximum(f.tcp_win[tcp], 0), "len": np.maximum(f.payload_len[tcp], 0), "time": f.time[tcp]}
+    ab_all = a_to_b[tcp]
+    order = np.argsort(conv[tcp], kind="stable")
+    bounds = np.flatnonzero(np.diff(conv[tcp][order])) + 1
+    for rows in np.split(order, bounds):                 # one conversation, in frame order
+        ab = ab_all[rows]
+        sides = {True: rows[ab], False: rows[~ab]}
+        base = {side: int(c["seq"][r[0]]) if r.size else 0 for side, r in sides.items()}
+        state = {side: _direction(r, c, base[side], base[not side]) for side, r in sides.items() if r.size}
+        rtt = _handshake_rtt(rows, ab, c)
+        for side, s in state.items():
+            for name, values in _classify(s, state.get(not side), rtt).items():
+                out[name][tcp[s["rows"]]] = values
+    return out, conv, a_to_b
 
 
-def _handshake_rtt(c: pd.DataFrame) -> float | None:
+def tcp_analysis(df):
+    """Wireshark-style flags for every frame of a ``read_capture`` DataFrame (False for non-TCP
+    frames), plus ``conv`` (conversation) and ``a_to_b`` (direction); index = df's."""
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    flags, conv, a_to_b = tcp_flags_of(Frames.of(df))
+    return pd.DataFrame({**flags, "conv": conv, "a_to_b": a_to_b}, index=df.index)
+
+
+def _handshake_rtt(rows: np.ndarray, ab: np.ndarray, c: dict) -> float | None:
     """Time from the SYN to the ACK that completes the handshake, as seen at the capture point."""
-    syn = c[(c["flags"] & (SYN | ACK)) == SYN]
-    if syn.empty:
+    handshake = c["flags"][rows] & (SYN | ACK)
+    syn = np.flatnonzero(handshake == SYN)
+    if not syn.size:
         return None
-    after = c[(c.index > syn.index[0]) & (c["ab"] == syn["ab"].iloc[0]) & ((c["flags"] & (SYN | ACK)) == ACK)]
-    return float(after["time"].iloc[0] - syn["time"].iloc[0]) if len(after) else None
+    after = np.flatnonzero((np.arange(rows.size) > syn[0]) & (ab == ab[syn[0]]) & (handshake == ACK))
+    return float(c["time"][rows[after[0]]] - c["time"][rows[syn[0]]]) if after.size else None
 
 
-def _classify(s: pd.DataFrame, rev: pd.DataFrame | None, rtt: float | None) -> pd.DataFrame:
+def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndarray]:
     """Split the segments that are behind nextseq into fast/out-of-order/spurious/plain."""
-    n = len(s)
+    n = s["seq"].size
     fast = np.zeros(n, dtype=bool)
     spurious = np.zeros(n, dtype=bool)
-    behind = s["behind"].to_numpy()
+    behind = s["behind"]
     if rev is not None and behind.any():
         # the reverse direction's state just before each of our packets
-        pos = np.searchsorted(rev.index.to_numpy(), s.index.to_numpy()) - 1
+        pos = np.searchsorted(rev["rows"], s["rows"]) - 1
         have = pos >= 0
-        p = np.maximum(pos, 0)
-        acked = rev[rev["has_ack"]]
-        apos = np.searchsorted(acked.index.to_numpy(), s.index.to_numpy()) - 1
+        acked = np.flatnonzero(rev["has_ack"])
+        apos = np.searchsorted(rev["rows"][acked], s["rows"]) - 1
         ahave = apos >= 0
-        ap = np.maximum(apos, 0)
-        last_ack = np.where(ahave, acked["ack"].to_numpy()[ap], np.iinfo(np.int64).min)
-        last_ack_t = np.where(ahave, acked["t"].to_numpy()[ap], np.nan)
-        dupnum = np.where(have, rev["dupnum"].to_numpy()[p], 0)
-        seq, t = s["seq"].to_numpy(), s["t"].to_numpy()
+        ap = acked[np.maximum(apos, 0)] if acked.size else np.zeros(n, dtype=np.int64)
+        last_ack = np.where(ahave, rev["ack"][ap] if acked.size else 0, _NONE)
+        last_ack_t = np.where(ahave, rev["t"][ap] if acked.size else 0.0, np.nan)
+        dupnum = np.where(have, rev["dupnum"][np.maximum(pos, 0)], 0)
+        seq, t = s["seq"], s["t"]
         fast = behind & ahave & (dupnum >= 2) & (last_ack == seq) & (t - last_ack_t < FAST_RETRANSMIT_WINDOW)
-        data_end = s["seq"].to_numpy() + s["data"].to_numpy()
-        spurious = behind & ahave & (s["data"].to_numpy() > 0) & (data_end <= last_ack)
+        spurious = behind & ahave & (s["data"] > 0) & (seq + s["data"] <= last_ack)
     threshold = rtt if rtt else DEFAULT_OOO_THRESHOLD
-    since = (s["t"] - s["nexttime"]).to_numpy()     # Wireshark's t is unsigned: negative = huge
-    ooo = behind & ~fast & (since >= 0) & (since < threshold) & \
-        (s["nextseq"].to_numpy() != s["end"].to_numpy())
+    since = s["t"] - s["nexttime"]     # Wireshark's t is unsigned: negative = huge
+    with np.errstate(invalid="ignore"):
+        ooo = behind & ~fast & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
     spurious &= ~fast & ~ooo
-    retrans = behind & ~ooo
-    return pd.DataFrame({"retransmission": retrans, "fast_retransmission": fast,
-                         "spurious_retransmission": spurious, "out_of_order": ooo,
-                         "lost_segment": s["lost_segment"].to_numpy(),
-                         "duplicate_ack": s["duplicate_ack"].to_numpy()}, index=s.index)[FLAGS]
+    return {"retransmission": behind & ~ooo, "fast_retransmission": fast, "spurious_retransmission": spurious,
+            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": s["duplicate_ack"]}
 
 
-def retransmission_summary(df: pd.DataFrame, flags: pd.DataFrame | None = None) -> pd.DataFrame:
+def retransmission_summary(df, flags=None):
     """Per conversation: segments with data, and how many carry each flag."""
     flags = tcp_analysis(df) if flags is None else flags
     data = (df["payload_len"].fillna(0) > 0).to_numpy() & (df["proto"] == "tcp").to_numpy()

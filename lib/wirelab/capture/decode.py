@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
 
 import numpy as np
@@ -157,6 +156,7 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
         for a in starts:
             block(a)
     else:
+        from concurrent.futures import ThreadPoolExecutor     # (start-up: a small capture has one block)
         with ThreadPoolExecutor(THREADS) as pool:
             for done in [pool.submit(block, a) for a in starts]:
                 done.result()                  # (an error in a block is raised here)

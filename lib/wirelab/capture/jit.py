@@ -59,13 +59,13 @@ CHAINS = 16
 
 _lock = threading.Lock()
 _state: dict = {"kernels": None, "tried": False, "seconds": None, "compiled": None, "why_not": None,
-                "least": MIN_BYTES}
+                "not_here": False}
 
 
 def one_shot(file_bytes: int) -> None:
     """This process reads one capture of ``file_bytes`` and ends (``wirelab analyze``): load the
     kernels only when they pay for their loading there, for a file of ``ONE_SHOT_BYTES`` or more."""
-    _state["least"] = MIN_BYTES if file_bytes >= ONE_SHOT_BYTES else None
+    _state["not_here"] = file_bytes < ONE_SHOT_BYTES
 
 
 def enabled() -> bool:
@@ -77,8 +77,8 @@ def kernels(window_bytes: int = MIN_BYTES):
     many bytes, or None: use numpy."""
     if not enabled():
         return None
-    loaded, least = _state["kernels"], _state["least"]
-    if loaded is not None or _state["tried"] or least is None or window_bytes < least:
+    loaded = _state["kernels"]
+    if loaded is not None or _state["tried"] or _state["not_here"] or window_bytes < MIN_BYTES:
         return loaded
     limit = _address_space_limit()
     if limit is not None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 from ..errors import CaptureError
@@ -97,17 +97,25 @@ def read_part(source) -> tuple[Part, dict]:
     decoding = None               # the previous window's decode, running beside the next scan
     # (windows here are memory maps or the bytes in memory, never a reused buffer: a stream was
     # read whole above, so a window stays valid while it decodes)
-    with ThreadPoolExecutor(1) as background:
+    with ExitStack() as stack:
+        background = None
         while (item := next(found, None)) is not None:
             fb, base, scan = item
             del item              # (no reference to a window outlives its decode: two are mapped at most)
             if decoding is not None:
                 decoding.result()                        # (its error, if any, is raised here)
             need = at + scan.offsets.size
+            rest = state["windows"].size_after(base + fb.n)
             if out is None or need > out["time"].size:     # room for the rest of the file, estimated
-                rest = state["windows"].size_after(base + fb.n)
                 out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
-            decoding = background.submit(decode_into, out, at, fb, state["reader"], scan, base)
+            if rest == 0 and background is None:         # one window: no thread to decode beside
+                decode_into(out, at, fb, state["reader"], scan, base)
+            else:
+                if background is None:
+                    # a thread only when there is a next window to scan (start-up: a small capture)
+                    from concurrent.futures import ThreadPoolExecutor
+                    background = stack.enter_context(ThreadPoolExecutor(1))
+                decoding = background.submit(decode_into, out, at, fb, state["reader"], scan, base)
             at += scan.offsets.size
             del fb
         if decoding is not None:

@@ -125,7 +125,8 @@ def _datagrams(f: Frames, data: _Bytes, conv: np.ndarray, ports: set) -> list[di
     udp = f.protocol("udp") & (f.sport >= 0)
     whole = np.flatnonzero(udp & (f.frag_offset <= 0) & ~f.more_frags & (data.held > 0))
     joined = _reassembled(f, data, udp)                  # frame completing it → (bytes, first fragment)
-    frames = np.union1d(whole, np.fromiter(joined, dtype=np.int64, count=len(joined)))
+    # (sorted, and no frame twice; np.unique without return_* would import numpy.ma: start-up)
+    frames = np.sort(np.concatenate([whole, np.fromiter(joined, dtype=np.int64, count=len(joined))]))
     if not frames.size:
         return []
     ports_at = np.array([joined[i][1] if i in joined else i for i in frames.tolist()], dtype=np.int64)

@@ -1,6 +1,6 @@
 """How long does a class of 20 take to grade, and what do parallel jobs buy?
 
-The class: the 9 example submissions (data/example-class) copied round-robin
+The class: the 10 example submissions (data/example-class) laid out round-robin
 into 20 folders, so it holds correct programs in C and Python, the broken
 ones, and the ones that loop, fork or flood (as a real class might). Graded
 with ``--jobs N`` and then with ``--jobs 1`` (the peer, same run, same
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from wirelab.grade import find_submissions, grade_class, load_catalogue
+from wirelab.grade.handin import lay_out
 
 ROOT = Path(__file__).resolve().parents[1]
 SLICE = ["client-tcp-100KB", "server-udpr-1B", "pair-udpr-20KB-loss10", "client-udpr-100KB-10mbit-10ms",
@@ -30,10 +30,10 @@ SLICE = ["client-tcp-100KB", "server-udpr-1B", "pair-udpr-20KB-loss10", "client-
 
 
 def make_class(folder: Path, size: int) -> list[tuple[str, Path]]:
-    examples = sorted(p for p in (ROOT / "data" / "example-class").iterdir() if p.is_dir())
+    examples = find_submissions(class_dir=ROOT / "data" / "example-class")    # folders, archives, patches
     for i in range(size):
-        source = examples[i % len(examples)]
-        shutil.copytree(source, folder / f"s{i + 1:02d}-{source.name}")
+        name, source = examples[i % len(examples)]
+        lay_out(source, folder / f"s{i + 1:02d}-{name}")
     return find_submissions(class_dir=folder)
 
 

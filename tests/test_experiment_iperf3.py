@@ -60,6 +60,8 @@ def test_parse_recorded_udp_run():
     assert r["packets_sent"] == 713 and r["lost"] == 0 and r["packets_received"] == 713
     assert r["goodput_bps"] == pytest.approx(10004370.5, rel=1e-6) and r["packet_bytes"] == 1472
     assert r["jitter_s"] == pytest.approx(7.56e-6, rel=1e-2) and r["loss_fraction"] == 0
+    # -n 1 MiB sent 713 whole datagrams (1 049 536 B): what iperf3 sent is what it offered
+    assert r["bytes_offered"] == r["bytes_sent"] == 1049536 >= r["bytes_received"]
 
 
 def test_parse_runs_recorded_on_a_testbed():

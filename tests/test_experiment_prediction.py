@@ -59,3 +59,32 @@ def test_predict_like_keeps_the_congestion_control_and_size():
     assert longer["pred_cc"] == "bbr" and longer["pred_goodput_bps"] < row["pred_goodput_bps"]
     bigger = predict_like(row, size_bytes=2_000_000)
     assert bigger["pred_goodput_bps"] > row["pred_goodput_bps"]
+
+
+def test_a_real_wire_setting_is_predicted_on_its_own_wire():
+    from wirelab.experiment import Experiment
+    from wirelab.link import wire_of
+    plain, emulated, real = (Experiment("w", proto="udp", workload="time", time="2s", rate="10mbit", **w).settings()[0]
+                             for w in ({}, {"wire": "emulated"}, {"wire": "real"}))
+    assert plain.setting_id == emulated.setting_id, "saying the default changes nothing saved"
+    assert real.setting_id != plain.setting_id and real.link.wire == "real" and wire_of(real.link) == "real"
+    row = predict_columns(real.params, wire=wire_of(real.link))
+    assert row["pred_goodput_bps"] == pytest.approx(10e6 * 1472 / 1538) and row["pred_wire"] == "real"
+    fttc = Experiment("f", proto="tcp", workload="time", time="2s", rate="21mbit", wire="real",
+                      pppoe=True).settings()[0]
+    assert fttc["mtu"] == 1492 and fttc.link.mtu == 1492 and fttc.link.l2_bytes == 46
+    row = predict_columns(fttc.params, wire="real", default_cc="cubic")
+    assert row["pred_payload_bytes"] == 1440 and row["pred_wire_bytes"] == 1538
+    assert predict_like(pd.Series({**fttc.params, **row}))["pred_wire_bytes"] == 1538
+
+
+def test_an_fttc_line_is_asymmetric_and_old_settings_keep_their_ids():
+    from wirelab.experiment import Experiment
+    up = Experiment("up", proto="udp", workload="time", time="2s", rate="21mbit", rate_reverse="54mbit",
+                    wire="real", pppoe=True).settings()[0]
+    assert (up.link.forward.rate_bps, up.link.reverse.rate_bps) == (21e6, 54e6)
+    same = Experiment("s", rate="21mbit").settings()[0]
+    assert same.link.reverse.rate_bps == 21e6 and "rate_reverse_bps" not in {
+        k for k, v in same.params.items() if v is not None}
+    # document 002's FTTC predictions on its own framing: 1464 B of UDP in 1538 B frames
+    assert predict_columns(up.params, wire="real")["pred_goodput_bps"] == pytest.approx(21e6 * 1464 / 1538)

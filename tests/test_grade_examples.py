@@ -12,7 +12,7 @@ from wirelab.grade import check_expected, find_submissions, grade_class, load_ca
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 #: A quick slice of the catalogue that still holds a failing test for every broken submission.
-QUICK = ["client-udpr-1B", "server-udpr-1B", "pair-udp-10KB", "client-udpr-lost-acc", "server-udpr-resends-acc",
+QUICK = ["build-*", "client-udpr-1B", "server-udpr-1B", "pair-udp-10KB", "client-udpr-lost-acc", "server-udpr-resends-acc",
          "server-udpr-out-of-order", "server-tcp-out-of-order", "server-udpr-foreign-conn",
          "server-udpr-foreign-data", "server-udp-silent-client", "client-tcp-silent-server"]
 
@@ -27,10 +27,12 @@ def test_the_class_on_a_quick_slice_fails_exactly_as_expected(project_root, tmp_
     assert done.returncode == 0, done.stderr[-3000:]          # --expect: every failure as expected.toml says
     summary = json.loads(done.stdout)
     names = [s["name"] for s in summary["submissions"]]
-    assert sorted(names) == sorted(p.name for p in class_dir.iterdir() if p.is_dir())
+    assert sorted(names) == sorted(name for name, _ in find_submissions(class_dir=class_dir))
+    assert {"never-retransmits", "handed-in-c", "correct-c"} <= set(names)     # patches, archives, folders
     scores = {s["name"]: s["score"] for s in summary["submissions"]}
-    assert scores["correct-c"] == scores["correct-python"] == 100.0
-    assert all(scores[n] < 100 for n in names if not n.startswith("correct"))
+    assert scores["correct-c"] == scores["correct-python"] == scores["handed-in-c"] == 100.0
+    expected = load_expected(class_dir / "expected.toml")
+    assert all((scores[n] < 100) == bool(expected[n]["fails"]) for n in names)    # broken ones lose, the rest do not
     order = [t.id for t in load_catalogue().select(QUICK).tests]
     for sub in summary["submissions"]:
         assert [t["id"] for t in sub["tests"]] == order

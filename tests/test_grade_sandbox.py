@@ -84,10 +84,10 @@ def test_ctrl_c_removes_every_namespace_and_process_of_the_grading(project_root,
 
     from wirelab.link.netns import list_namespaces
     class_dir = project_root / "data" / "example-class"
-    argv = [sys.executable, "-m", "wirelab", "grade", str(class_dir / "loops-forever"), "--only", "client-tcp-*",
+    argv = [sys.executable, "-m", "wirelab", "grade", str(class_dir / "loops-forever.diff"), "--only", "client-tcp-*",
             "--jobs", str(jobs), "--out", str(tmp_path), "--no-progress"]
     if jobs > 1:
-        argv.insert(5, str(class_dir / "forks-forever"))
+        argv.insert(5, str(class_dir / "forks-forever.diff"))
     grader = subprocess.Popen(argv, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     mine = re.compile(r"^wl-g(6\d{4})-\d+-(\d+)-[ab]$")
 

@@ -89,3 +89,16 @@ def test_down_all_removes_everything():
 def test_loopback_needs_a_port_to_forward(capsys):
     assert main(["testbed", "up", "x", "--backend", "loopback"]) == 2
     assert "--forward udp:PORT" in capsys.readouterr().err
+
+
+def test_a_real_wire_with_pppoe_from_the_command_line():
+    up = _wirelab("testbed", "up", f"tclireal{TAG}", "--backend", "loopback", "--rate", "21mbit", "--rate-reverse",
+                  "54mbit", "--wire", "real", "--pppoe", "--forward", "udp:9", "--json")
+    try:
+        assert up.returncode == 0, up.stderr
+        info = json.loads(up.stdout)
+        assert info["link"].endswith("MTU 1492 B; real wire + PPPoE (46 B a frame)")
+        assert sum("stab overhead 32 linklayer ethernet tbf" in c and "mpu 84b" in c for c in info["tc_commands"]) == 2
+    finally:
+        down = _wirelab("testbed", "down", f"tclireal{TAG}")
+    assert down.returncode == 0, down.stderr

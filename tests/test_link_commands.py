@@ -54,3 +54,33 @@ def test_host_plumbing_commands():
     assert "gso" in commands.offloads_off("A", "to-b") and "gro" in commands.offloads_off("A", "to-b")
     assert commands.neigh_permanent("A", "to-b", "10.77.0.2", "aa:bb:cc:dd:ee:ff")[-2:] == ["nud", "permanent"]
     assert commands.netns_exec("A", ["iperf3", "-s"]) == ["ip", "netns", "exec", "A", "iperf3", "-s"]
+
+
+def test_a_real_wire_is_tbf_with_a_size_table_mpu_and_one_segment_per_packet():
+    cmds = _shape(LinkSpec.parse(rate="10mbit", wire="real"), netem=False)
+    assert cmds == ["ip -n A link set dev to-b gso_max_segs 1",
+                    "tc -n A qdisc replace dev to-b root stab overhead 24 linklayer ethernet "
+                    "tbf rate 10000000bit burst 5000b limit 125000b mpu 84b"]
+    netem = _shape(LinkSpec.parse(rate="10mbit", delay="5ms", wire="real"), netem=True)
+    assert "parent 1:1 handle 2: stab overhead 24 linklayer ethernet tbf" in netem[-1]
+    pppoe = _shape(LinkSpec.parse(rate="21mbit", wire="real", pppoe=True), netem=False)
+    assert "stab overhead 32 " in pppoe[-1] and "mpu 84b" in pppoe[-1]
+    emulated_pppoe = _shape(LinkSpec.parse(rate="21mbit", pppoe=True), netem=False)
+    assert "stab overhead 8 " in emulated_pppoe[-1] and "mpu" not in emulated_pppoe[-1]
+
+
+def test_an_emulated_wire_keeps_tbf_as_it_was():
+    assert not any("stab" in c or "gso" in c for c in _shape(LinkSpec.parse(rate="10mbit"), netem=False))
+
+
+def test_undoing_a_real_wire_gives_the_kernel_its_segments_back():
+    from wirelab.link.reshape import undo_shaping
+    argvs = commands.shaping_commands(LinkSpec.parse(rate="10mbit", wire="real"), LinkSpec.parse(rate="10mbit").forward,
+                                      sender_ns="A", sender_dev="to-b", receiver_ns="B", receiver_dev="to-a",
+                                      netem_available=False)
+    assert [shlex.join(a) for a in undo_shaping(argvs)] == [
+        "ip -n A link set dev to-b gso_max_segs 65535", "tc -n A qdisc del dev to-b root"]
+
+
+def test_show_with_details_reads_the_size_table():
+    assert commands.qdisc_show_json("A", stats=True, details=True) == ["tc", "-n", "A", "-j", "-s", "-d", "qdisc", "show"]

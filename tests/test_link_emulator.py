@@ -57,3 +57,68 @@ def test_same_seed_same_link():
         shaper = Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(42))
         runs.append([tuple(shaper.admit(1514, i * 5e-4)) for i in range(500)])
     assert runs[0] == runs[1]
+
+
+def _fragments(payload: int, ident: int) -> list[bytes]:
+    """The Ethernet frames of one UDP datagram cut by IP at MTU 1500 (scapy's fragment())."""
+    from scapy.layers.inet import IP, UDP, fragment
+    from scapy.layers.l2 import Ether
+    return [bytes(Ether() / f) for f in fragment(IP(src="10.0.0.1", dst="10.0.0.2", id=ident)
+                                                 / UDP(sport=1, dport=2) / bytes(payload), 1480)]
+
+
+def test_datagram_key_names_the_datagram_of_each_fragment_and_nothing_else():
+    from wirelab.link.emulator import datagram_key
+    first, second = _fragments(4000, 7), _fragments(4000, 8)
+    assert len(first) == 3 and len({datagram_key(f) for f in first}) == 1
+    assert datagram_key(first[0]) != datagram_key(second[0])
+    whole = _fragments(1000, 9)
+    assert len(whole) == 1 and datagram_key(whole[0]) is None          # not a fragment: drawn alone
+    assert datagram_key(b"\x00" * 10) is None and datagram_key(bytes(14) + b"\x60" + bytes(40)) is None
+
+
+@pytest.mark.parametrize("unit, arrive", [("packet", 0.7 ** 6), ("datagram", 0.7)])
+def test_loss_by_datagram_draws_once_for_all_its_fragments(unit, arrive):
+    """30 % loss, 8000 B datagrams (6 fragments): each fragment alone, a datagram arrives 0.7^6 of
+    the time; by datagram, 0.7 of the time, and its fragments arrive or vanish together."""
+    from wirelab.link.emulator import datagram_key
+    shaper = Shaper(Direction(loss=0.3), queue_bytes=10**9, rng=random.Random(5), loss_unit=unit)
+    template = _fragments(8000, 0)
+    whole = partial = 0
+    for ident in range(2000):      # the same fragments, each datagram with its own IP id
+        frames = [f[:18] + ident.to_bytes(2, "big") + f[20:] for f in template]
+        fates = [bool(shaper.admit(len(f), 0.0, datagram_key(f))) for f in frames]
+        whole += all(fates)
+        partial += any(fates) and not all(fates)
+    assert whole / 2000 == pytest.approx(arrive, abs=0.035)
+    assert (partial == 0) == (unit == "datagram")
+
+
+def test_a_loss_unit_the_link_cannot_honour_is_refused_and_the_choice_of_backend_follows_it():
+    from wirelab.errors import BackendUnavailableError, UsageError
+    from wirelab.link.capabilities import Capabilities, choose_backend
+    with pytest.raises(UsageError, match="loss unit"):
+        LinkSpec.parse(loss="1%", loss_unit="frame")
+    spec = LinkSpec.parse(rate="10mbit", loss="10%", loss_unit="datagram")
+    assert spec.needs_userspace and not LinkSpec.parse(rate="10mbit", loss_unit="datagram").needs_userspace
+    assert "whole datagrams" in spec.describe()
+    assert LinkSpec.from_dict({k: v for k, v in spec.to_dict().items() if k != "loss_unit"}).loss_unit == "packet"
+    caps = Capabilities(root=True, netns=True, veth=True, tbf=True, netem=True, tun=True, packet_socket=True,
+                        iptables_statistic=True, reasons={})
+    assert choose_backend(spec, "auto", caps) == "userspace"          # tc and iptables see fragments
+    assert choose_backend(LinkSpec.parse(loss="10%"), "auto", caps) == "namespaces"
+    with pytest.raises(BackendUnavailableError, match="whole datagrams"):
+        choose_backend(spec, "namespaces", caps)
+
+
+def test_the_model_predicts_loss_by_datagram_for_exactly_that_link():
+    """A 64000 B DATA is 44 fragments at MTU 1500: at 20 % loss per fragment it arrives 0.8^44 of
+    the time; lost whole, 0.8 of the time (the stop-and-wait chain then as for one packet)."""
+    by_fragment = predict("udpr", 10e6, payload=64000, loss=0.2, loss_reverse=0, max_wait_s=0.5)
+    by_datagram = LinkSpec.parse(rate="10mbit", loss="20%", loss_reverse=0, loss_unit="datagram").predict(
+        "udpr", payload=64000, max_wait_s=0.5)
+    assert by_fragment.stop_and_wait.success_probability == pytest.approx(0.8 ** 44)
+    assert by_datagram.stop_and_wait.success_probability == pytest.approx(0.8)
+    assert by_datagram.goodput_bps > 1000 * by_fragment.goodput_bps
+    udp = predict("udp", 10e6, payload=8000, loss=0.1, loss_unit="datagram")
+    assert udp.delivery_probability == pytest.approx(0.9)

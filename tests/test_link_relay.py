@@ -70,3 +70,29 @@ def test_tcp_relay_paces_at_the_rate_and_says_what_it_cannot_do():
     assert total == 5_000_000
     assert total * 8 / seconds == pytest.approx(spec.predict("tcp", timestamps=True).goodput_bps, rel=0.1)
     assert "loss" in meta["cannot_emulate"] and "never sees loss" in meta["note"]
+
+
+def test_udp_relay_charges_a_real_wires_framing():
+    relay = UdpRelay(LinkSpec.parse(rate="10mbit", wire="real"), ("127.0.0.1", 9))
+    try:
+        assert relay._admit(relay.forward, 1472, 0.0) and relay._admit(relay.forward, 4, 0.0)
+        # a full datagram: 1500 B of IP + 38 B of framing; nttcp's 4 B end marker: a minimum frame
+        assert relay.forward.counters.bytes == 1538 + 84
+        assert "38 B of real-wire framing" in relay.describe()["charged_bytes"]
+    finally:
+        relay.close()
+
+
+def test_udp_relay_loses_whole_datagrams_when_the_spec_says_so():
+    """8000 B datagrams (6 fragments) at 30 % loss: by datagram about 0.7 arrive, fragment by
+    fragment about 0.7^6 = 0.12."""
+    arrived = {}
+    for unit in ("packet", "datagram"):
+        relay = UdpRelay(LinkSpec.parse(loss="30%", loss_reverse=0, loss_unit=unit), ("127.0.0.1", 9), seed=4)
+        try:
+            arrived[unit] = sum(bool(relay._admit(relay.forward, 8000, 0.0)) for _ in range(2000)) / 2000
+            assert relay.forward.counters.packets == 6 * 2000
+        finally:
+            relay.close()
+    assert arrived["datagram"] == pytest.approx(0.7, abs=0.035)
+    assert arrived["packet"] == pytest.approx(0.7 ** 6, abs=0.02)

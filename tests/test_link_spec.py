@@ -62,3 +62,46 @@ def test_delay_line_is_what_needs_netem_or_userspace():
     assert not LinkSpec.parse(rate="10mbit", loss="5%").needs_delay_line
     assert LinkSpec.parse(delay="1ms").needs_delay_line
     assert LinkSpec.parse(duplicate="1%").needs_delay_line
+
+
+def test_a_spec_saved_before_the_wire_existed_loads_as_emulated():
+    saved = LinkSpec.parse(rate="10mbit", delay="20ms").to_dict()
+    del saved["wire"], saved["pppoe"]                 # what an older results folder holds
+    spec = LinkSpec.from_dict(saved)
+    assert spec.wire == "emulated" and not spec.pppoe and spec.frame_bytes == 1514
+
+
+def test_a_real_wire_charges_38_bytes_a_frame_and_84_at_least():
+    real = LinkSpec.parse(rate="10mbit", wire="real")
+    assert (real.l2_bytes, real.overhead_bytes, real.min_frame_bytes) == (38, 24, 84)
+    assert real.frame_bytes == 1538 and real.charge(1514) == 1538
+    assert real.charge(46) == 84, "a 4 B UDP datagram is a 64 B minimum frame + 20 on a cable"
+    emulated = LinkSpec.parse(rate="10mbit")
+    assert emulated.charge(1514) == 1514 and emulated.charge(46) == 46
+    assert LinkSpec.from_dict(real.to_dict()) == real
+    assert "real wire (38 B a frame)" in real.describe()
+    slow = LinkSpec.parse(rate="100kbit", wire="real")
+    assert slow.queue_for(slow.forward) == 4 * 1538 and slow.burst_for(slow.forward) == 2 * 1538
+
+
+def test_pppoe_adds_8_bytes_and_makes_the_mtu_1492():
+    fttc = LinkSpec.parse(rate="21mbit", rate_reverse="54mbit", wire="real", pppoe=True)
+    assert fttc.mtu == 1492 and fttc.l2_bytes == 46 and fttc.frame_bytes == 1538
+    assert LinkSpec.parse(pppoe=True, mtu=1400).mtu == 1400
+
+
+def test_prediction_is_for_the_specs_own_wire():
+    # document 002: 1448/1538 and 1472/1538 of 10 Mbit/s, as it rounds them
+    real = LinkSpec.parse(rate="10mbit", wire="real")
+    assert real.predict("tcp", timestamps=True).goodput_bps == pytest.approx(9.41e6, abs=0.005e6)
+    assert real.predict("udp").goodput_bps == pytest.approx(9.57e6, abs=0.005e6)
+    fttc = LinkSpec.parse(rate="21mbit", wire="real", pppoe=True)
+    assert fttc.predict("udp").payload_bytes == 1464
+    assert fttc.predict("tcp", timestamps=True).payload_bytes == 1440
+
+
+@pytest.mark.parametrize("kwargs", [dict(wire="copper"), dict(wire="real", rate="10mbit", burst=1514)])
+def test_a_bad_wire_or_a_burst_smaller_than_its_frame_is_refused(kwargs):
+    with pytest.raises(UsageError) as err:
+        LinkSpec.parse(**kwargs)
+    assert "wire" in str(err.value) or "1538" in str(err.value)

@@ -108,6 +108,21 @@ def test_userspace_link_jitters_duplicates_and_reorders(testbed):
     assert max(rtts) - min(rtts) > 0.004 and statistics.median(rtts) < 0.030
 
 
+def test_userspace_link_loses_whole_datagrams_when_the_spec_says_so(testbed):
+    """4000 B datagrams are 3 IP fragments at MTU 1500: at 30 % loss by datagram, about 0.7 of
+    them arrive (each fragment alone: 0.7^3 = 0.34), and the link counts a datagram's loss once
+    a fragment."""
+    spec = LinkSpec.parse(loss="30%", loss_reverse=0, loss_unit="datagram")
+    tb = testbed(spec, backend="auto", seed=2).testbed
+    assert tb.backend == "userspace"                         # tc and iptables see only fragments
+    with UdpCounter((tb.address("b"), 0), netns=tb.namespace("b")) as counter:
+        sent = udp_blast(counter.address, 1000, rate_pps=1000, size=4000, netns=tb.namespace("a"))
+        received = counter.wait_quiet()
+    assert received / sent == pytest.approx(0.7, abs=0.05)
+    forward = tb.counters()["a->b"]
+    assert forward["dropped_loss"] == 3 * (sent - received)
+
+
 def test_mtu_is_set_on_every_end_and_described(testbed):
     spec = LinkSpec.parse(mtu=1400, delay="1ms")
     tb = testbed(spec, backend="userspace").testbed

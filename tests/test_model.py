@@ -98,7 +98,7 @@ def test_bdp_and_window():
 
 def test_stop_and_wait_no_loss_is_one_packet_per_cycle():
     sw = stop_and_wait(1000, 1e6, 0.1)
-    data_wire, ack_wire = 1000 + 21 + 8 + 20 + 38, 17 + 8 + 20 + 38
+    data_wire, ack_wire = 1000 + 21 + 8 + 20 + 38, max(17 + 8 + 20 + 38, 84)     # a minimum frame
     assert sw.cycle_s == pytest.approx(8 * data_wire / 1e6 + 0.1 + 8 * ack_wire / 1e6)
     assert sw.goodput_bps == pytest.approx(8000 / sw.cycle_s)
     assert sw.expected_retransmissions == 0
@@ -106,7 +106,8 @@ def test_stop_and_wait_no_loss_is_one_packet_per_cycle():
 
 def test_an_acc_on_the_wire_is_its_headers_and_ppcbs_17_bytes():
     from wirelab.model import ACC_WIRE_BYTES, acc_wire_bytes
-    assert acc_wire_bytes() == 38 + 20 + 8 + 17                      # real Ethernet, IPv4
+    # real Ethernet, IPv4: 14 + 20 + 8 + 17 + FCS 4 = 63 B is padded to the 64 B minimum frame
+    assert acc_wire_bytes() == 64 + 8 + 12 == 38 + 20 + 8 + 17 + 1
     assert ACC_WIRE_BYTES == acc_wire_bytes(HeaderStack("udpr", wire="emulated")) == 14 + 20 + 8 + 17
     assert acc_wire_bytes(HeaderStack("udpr", wire="emulated", ip_version=6)) == 14 + 40 + 8 + 17
 
@@ -186,3 +187,14 @@ def test_more_loss_never_helps(p1, p2):
     for proto in ("tcp", "udp", "udpr"):
         assert predict(proto, 10e6, loss=hi, rtt_s=0.02).goodput_bps <= \
             predict(proto, 10e6, loss=lo, rtt_s=0.02).goodput_bps * (1 + 1e-9)
+
+
+def test_a_real_wire_never_carries_a_frame_under_84_bytes():
+    from wirelab.link import LinkSpec
+    from wirelab.model import packetize
+    real, emulated = HeaderStack("udp", wire="real"), HeaderStack("udp", wire="emulated")
+    assert packetize(real, 4).wire_bytes == 84 and packetize(emulated, 4).wire_bytes == 4 + 8 + 20 + 14
+    assert packetize(real, 18).wire_bytes == 18 + 8 + 20 + 38 == 84       # the smallest unpadded one
+    # the link charges what the model counts, frame by frame
+    spec = LinkSpec(wire="real")
+    assert all(spec.charge(ip + 14) == real.frame(ip) for ip in range(28, 1501))

@@ -97,3 +97,33 @@ def test_no_receiver_goodput_above_the_link_and_the_views_in_the_order_physics_a
     assert (ok["goodput_bps"] <= limit * 1.001).all(), (ok["goodput_bps"] / ok["pred_limit_link_bps"]).tolist()
     complete = ok[ok["delivered_fraction"] == 1]
     assert (complete["sender_goodput_bps"] >= complete["goodput_bps"]).all()
+
+
+def test_a_paced_file_is_planned_to_its_last_byte_never_more():
+    """A udp file sent as offered load: the records carry exactly the file (issue 28: 341 full
+    datagrams of 1472 B once counted 501 952 B for a 500 000 B file)."""
+    from wirelab.transfer.measure_client import record_sizes
+    from wirelab.transfer.measure_wire import MIN_PACKET
+    from wirelab.transfer.pacing import Pacer
+    pacer = Pacer(10e6, 1472)
+    for size in (500_000, 1472, 1473, 1472 * 3 + 5, 40, MIN_PACKET):
+        sizes = record_sizes(1472, size, 0.0, pacer)
+        assert sum(sizes) == size and min(sizes) >= MIN_PACKET and max(sizes) <= 1472, (size, sizes[-3:])
+    assert len(record_sizes(1472, 500_000, 0.0, pacer)) == 340
+    # timed: one record per slot of the time, the slot at the end excluded
+    assert len(record_sizes(1000, None, 0.1, Pacer(8e6, 1000))) == 100
+    assert record_sizes(1000, None, 0.1, None) is None
+
+
+def test_delivered_is_never_more_than_offered_for_every_protocol_and_size(tmp_path):
+    """What the receiver delivers is the application's bytes, exactly once: never more than the
+    sender was given, whatever the size (a whole number of datagrams or not) and protocol."""
+    from wirelab.experiment import Experiment, run
+    exp = Experiment("offered", proto=["tcp", "udp", "udpr"], size=["50KB", "20001B"], rate="20mbit",
+                     reps=1, backend="loopback", max_wait="1s", timeout=30)
+    df = run(exp, out=tmp_path / "offered", progress=False)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert (df["bytes_delivered"] <= df["bytes_offered"]).all(), \
+        df[["proto", "size_bytes", "bytes_offered", "bytes_sent", "bytes_delivered"]].to_string()
+    assert (df["bytes_offered"] == df["size_bytes"]).all()
+    assert (df["delivered_fraction"] <= 1).all()

@@ -1,4 +1,4 @@
-/* PPCB (shared/ppcb.md): packet layout, constants, small helpers shared by ppcbc and ppcbs. */
+/* PPCB (notebooks/ppcb-protocol.md): packet layout, constants, small helpers shared by ppcbc and ppcbs. */
 #ifndef PPCB_H
 #define PPCB_H
 

@@ -1,4 +1,4 @@
-"""A student's PPCB client and server (shared/ppcb.md), standard library only.
+"""A student's PPCB client and server (notebooks/ppcb-protocol.md), standard library only.
 
     ppcbs <tcp|udp> PORT                  received bytes -> stdout
     ppcbc <tcp|udp|udpr> HOST PORT < file exit 0 after RCVD

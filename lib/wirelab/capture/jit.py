@@ -36,6 +36,7 @@ import os
 import threading
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -62,10 +63,16 @@ _state: dict = {"kernels": None, "tried": False, "seconds": None, "compiled": No
                 "not_here": False}
 
 
-def one_shot(file_bytes: int) -> None:
-    """This process reads one capture of ``file_bytes`` and ends (``wirelab analyze``): load the
-    kernels only when they pay for their loading there, for a file of ``ONE_SHOT_BYTES`` or more."""
-    _state["not_here"] = file_bytes < ONE_SHOT_BYTES
+@contextmanager
+def one_shot(file_bytes: int):
+    """Inside: one capture of ``file_bytes`` is read by a process that then ends (``wirelab
+    analyze``): the kernels are loaded only when they pay for their loading there, for a file of
+    ``ONE_SHOT_BYTES`` or more."""
+    before, _state["not_here"] = _state["not_here"], file_bytes < ONE_SHOT_BYTES
+    try:
+        yield
+    finally:
+        _state["not_here"] = before
 
 
 def enabled() -> bool:

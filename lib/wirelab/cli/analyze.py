@@ -66,9 +66,8 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     from ..capture.overhead import overhead_of
     from ..capture.tcp_sequence import tcp_flags_of
 
-    if Path(path).is_file():
-        jit.one_shot(Path(path).stat().st_size)          # numba only when it pays for itself here
-    frames = Frames.of_part(*read_part(path))
+    with jit.one_shot(Path(path).stat().st_size if Path(path).is_file() else 0):   # numba: if it pays here
+        frames = Frames.of_part(*read_part(path))
     flags = tcp_flags_of(frames)[0]
     table = flow_table(frames)
     flows = [{name: values[i] for name, values in table.items()} for i in range(len(table["packets"]))[:top]]
@@ -76,7 +75,14 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
                   lambda: overhead_of(frames, retransmission=flags["retransmission"]), rate_bps, wire)
     if ppcb:
         out["ppcb"] = _ppcb(frames, _buffer(path))
+    out["udp_end_markers"] = _end_markers(frames)
     return out
+
+
+def _end_markers(frames) -> list[dict]:
+    """nttcp's 4-byte UDP end markers (``capture.udp_ending``), JSON-ready."""
+    from ..capture.udp_ending import udp_end_markers
+    return json.loads(json.dumps(udp_end_markers(frames), default=_clean))
 
 
 def _dataset_report(path, rate_bps, wire, top) -> dict:
@@ -138,6 +144,9 @@ def render(r: dict) -> str:
                          + (f"; refused {s['refused']}" if s["refused"] else ""))
     elif ppcb.get("note"):
         lines += ["", f"PPCB: {ppcb['note']}"]
+    for m in r.get("udp_end_markers") or []:
+        lines += ["", f"UDP end markers (nttcp's 4 B datagrams) {m['src']} → {m['dst']}: {m['markers']}, "
+                      f"gaps {', '.join(f'{g:.3f}' for g in m['gaps_s'])} s after the last data"]
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",

@@ -1,7 +1,7 @@
 """``wirelab grade``: test PPCB submissions (ppcbc + ppcbs, any language) like an instructor would.
 
-    sudo wirelab grade SUBMISSION...            # folders with ppcbc and ppcbs, or a Makefile
-    sudo wirelab grade --class DIR --jobs 2     # every sub-folder of DIR
+    sudo wirelab grade SUBMISSION...            # folders with ppcbc and ppcbs, or a Makefile; or a .tgz/.zip
+    sudo wirelab grade --class DIR --jobs 2     # every sub-folder, archive and patch of DIR
     sudo wirelab grade --public .               # a student checks their own work: public tests only
     wirelab grade --list                        # the catalogue (no root needed)
 
@@ -27,8 +27,9 @@ from ..errors import NeedsRootError, UsageError
 def add_parser(subparsers):
     p = subparsers.add_parser("grade", help="grade PPCB submissions (ppcbc + ppcbs) against the test catalogue",
                               description=__doc__.split("\n\n")[0])
-    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="submission folders")
-    p.add_argument("--class", dest="class_dir", metavar="DIR", help="grade every sub-folder of DIR")
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="submission folders or archives (.tgz, .zip)")
+    p.add_argument("--class", dest="class_dir", metavar="DIR",
+                   help="grade every sub-folder, archive (.tgz, .zip) and patch (.diff) of DIR")
     p.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
     p.add_argument("--public", action="store_true", help="only the public tests (what students may run)")
     p.add_argument("--tests", action="append", default=[], metavar="FILE",

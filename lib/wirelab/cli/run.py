@@ -16,12 +16,15 @@ from ..link.detect import BACKENDS
 
 #: option → Experiment field; values stay text, the experiment parses them (lists allowed).
 GRID = {"proto": "tcp", "size": "1MB", "time": None, "offered": None, "packet": None, "echo": None,
-        "rate": "10mbit", "delay": "0", "jitter": None, "loss": "0", "mtu": None, "queue": None,
+        "rate": "10mbit", "rate_reverse": None, "delay": "0", "jitter": None, "loss": "0", "mtu": None,
+        "queue": None, "wire": None, "pppoe": None,
         "sndbuf": None, "rcvbuf": None, "cc": None, "max_wait": None, "max_retransmits": None}
 HELP = {"proto": "tcp, udp, udpr or a list (default tcp)", "size": "file size per run, e.g. 1MB",
         "time": "seconds per run (workload time/load)", "offered": "offered load, e.g. 5MB/s",
         "packet": "bytes per write/datagram", "echo": "request/response rounds (workload echo)",
-        "rate": "link rate(s), e.g. 10mbit,20mbit", "delay": "one-way delay(s), e.g. 0,20ms",
+        "rate": "link rate(s), e.g. 10mbit,20mbit", "rate_reverse": "b → a rate (default: as --rate), e.g. 54mbit",
+        "wire": "what a frame costs: emulated (IP + 14 B, default) or real (a cable: + 38 B)",
+        "pppoe": "true: 8 B of PPPoE a frame more, MTU 1492 unless --mtu", "delay": "one-way delay(s), e.g. 0,20ms",
         "jitter": "delay jitter, e.g. 2ms", "loss": "loss per direction, e.g. 0,1%%",
         "mtu": "IP MTU in bytes", "queue": "queue limit in packets", "sndbuf": "SO_SNDBUF, e.g. 64KB",
         "rcvbuf": "SO_RCVBUF", "cc": "TCP congestion control, e.g. cubic,bbr",

@@ -29,6 +29,8 @@ def add_parser(subparsers):
     p.add_argument("--max-wait", type=types.time, default=5.0, help="MAX_WAIT (default 5s)")
     p.add_argument("--max-retransmits", type=int, default=5, help="MAX_RETRANSMITS (default 5)")
     p.add_argument("--gso", action="store_true", help="udp bulk only: Linux UDP GSO fast path")
+    p.add_argument("--end-markers", type=int, nargs="?", const=3, default=0, metavar="N",
+                   help="udp --time/--rate: end with N 4-byte datagrams 2 s apart, as nttcp does (default N: 3)")
     p.add_argument("--json", action="store_true", help="print the Result as JSON on stdout")
     return p
 
@@ -44,7 +46,7 @@ def run(args) -> int:
         result = measure(args.proto, args.host, args.port, mode=mode, time_s=args.time or 10.0,
                          rate_bps=args.rate, packet=args.packet or 1400, count=args.echo or 100,
                          max_retransmits=args.max_retransmits, congestion=args.congestion,
-                         gso=args.gso, **common)
+                         gso=args.gso, end_markers=args.end_markers, **common)
     else:
         if args.infile:
             with open(args.infile, "rb") as f:

@@ -1,6 +1,8 @@
 """``wirelab testbed``: build an emulated link, use any tool across it, remove it.
 
     wirelab testbed up demo --rate 10mbit --delay 20ms --loss 1%
+    wirelab testbed up cable --rate 10mbit --wire real      # a cable's 38 B a frame (document 002)
+    wirelab testbed up fttc --rate 21mbit --rate-reverse 54mbit --wire real --pppoe
     wirelab testbed up doc3 --topology broker --link 'b-r*:delay=20ms,jitter=5ms' \
                                               --link 'r*-d:delay=20ms,jitter=5ms'
     wirelab testbed exec demo b -- iperf3 -s -1 &
@@ -28,12 +30,12 @@ from . import args as types
 
 UP_TIMEOUT_S = 60.0
 #: What ``--link NAME:KEY=VALUE,...`` may set (``LinkSpec.parse``'s keywords).
-LINK_KEYS = ("rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "burst",
+LINK_KEYS = ("rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "burst", "wire",
              "rate_reverse", "delay_reverse", "jitter_reverse", "loss_reverse", "duplicate_reverse",
              "reorder_reverse")
 LINK_HELP = ("one link's own spec, repeatable: LINK:KEY=VALUE,... where LINK is a-b (e.g. s-b, b-r1, "
              "r2-d; a shell pattern like 'b-r*' names several) and KEY is one of rate, delay, jitter, "
-             "loss, duplicate, reorder, mtu, queue, burst or rate_reverse, delay_reverse, ... ; "
+             "loss, duplicate, reorder, mtu, queue, burst, wire or rate_reverse, delay_reverse, ... ; "
              "keys not given keep the values of --rate, --delay, ... (later --link options win). "
              "E.g. --link 's-b:rate=10mbit' --link 'b-r*:delay=20ms,jitter=5ms'")
 
@@ -54,7 +56,12 @@ def add_parser(subparsers):
     for name in ("rate", "delay", "loss"):
         kind = {"rate": types.rate, "delay": types.time, "loss": types.fraction}[name]
         up.add_argument(f"--{name}-reverse", type=kind, default=None, help=f"{name} from b to a (default: same)")
-    up.add_argument("--mtu", type=types.size, default=1500, help="MTU on every interface (default 1500)")
+    up.add_argument("--mtu", type=types.size, default=None,
+                    help="MTU on every interface (default 1500, with --pppoe 1492)")
+    up.add_argument("--wire", choices=["emulated", "real"], default="emulated",
+                    help="what a frame costs: emulated (what a qdisc sees, IP + 14 B) or real "
+                         "(a cable: + 38 B preamble, header, FCS and gap, at least 84 B)")
+    up.add_argument("--pppoe", action="store_true", help="8 B of PPPoE a frame more (an FTTC/DSL line)")
     up.add_argument("--queue", type=types.size, default=None, help="queue limit, e.g. 64KB (default: 100 ms)")
     up.add_argument("--burst", type=types.size, default=None, help="tbf burst (default: 2 frames or rate/250)")
     up.add_argument("--backend", choices=BACKENDS, default="auto")
@@ -92,7 +99,7 @@ def run(args) -> int:
 def _options(args) -> dict:
     """The link options given on the command line (a ``*_reverse`` only when given)."""
     options = {name: getattr(args, name) for name in ("rate", "delay", "jitter", "loss", "duplicate",
-                                                       "reorder", "mtu", "queue", "burst")}
+                                                       "reorder", "mtu", "queue", "burst", "wire", "pppoe")}
     options.update({f"{n}_reverse": getattr(args, f"{n}_reverse") for n in ("rate", "delay", "loss")
                     if getattr(args, f"{n}_reverse") is not None})
     return options

@@ -161,7 +161,9 @@ def parse(doc: dict | str) -> dict:
                    mss_bytes=start.get("tcp_mss_default"),
                    # what the receiver advertised (Linux doubles -w and grants a share of it)
                    window_advertised_bytes=stream.get("max_snd_wnd"))
-    out.update(bytes_offered=test.get("bytes") or sent.get("bytes"), bytes_sent=sent.get("bytes"),
+    # iperf3 -n sends whole blocks, so it may send past -n: what it sent is what it offered
+    offered = max(test.get("bytes") or 0, sent.get("bytes") or 0) or None
+    out.update(bytes_offered=offered, bytes_sent=sent.get("bytes"),
                bytes_received=received.get("bytes"),
                bytes_delivered=received.get("bytes") if proto == "tcp" else None,
                sender_duration_s=sent.get("seconds"), receiver_duration_s=received.get("seconds"),

@@ -17,7 +17,8 @@ steady state. ``pred_cc`` is the congestion control the TCP prediction assumed
 
 ``wire`` is how the link in use counts bytes: ``"emulated"`` (tbf and the
 userspace link charge the IP packet + 14 B Ethernet header), ``"real"`` (a
-cable: 38 B per frame) or ``"payload"`` (a relay that paces application bytes:
+cable: 38 B per frame; ``LinkSpec(wire="real")`` charges it; the ``pppoe``
+column adds 8 B to either) or ``"payload"`` (a relay that paces application bytes:
 η = 1). The engine or backend says which. ``carriage`` is how the backend carries
 TCP (``wirelab.link.carriage``): ``"packets"`` (the sender's own segments cross the
 link) or ``"stream"`` (a relay terminates TCP and paces its byte stream: the link
@@ -94,7 +95,8 @@ def _queue_bytes(params: dict) -> float | None:
     if rate is None:
         return None
     try:
-        spec = LinkSpec.parse(rate=rate, mtu=int(_get(params, "mtu", 1500)))
+        spec = LinkSpec.parse(rate=rate, mtu=_get(params, "mtu"), wire=_get(params, "link_wire", "emulated"),
+                              pppoe=bool(_get(params, "pppoe", False)))
     except WirelabError:
         return None
     queue = _get(params, "queue_packets")
@@ -154,7 +156,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
             carried = file_bytes + udp_header * math.ceil(file_bytes / chunk)
     try:
         p = predict(proto, rate, mtu=_get(params, "mtu"), payload=per_packet,
-                    timestamps=timestamps and proto == "tcp", rtt_s=rtt,
+                    timestamps=timestamps and proto == "tcp", rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
                     loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
                     window_bytes=_get(params, "window_bytes"),
                     wire="real" if wire == "real" else "emulated",
@@ -222,7 +224,8 @@ def predict_like(row, **changes) -> dict:
     the same wire, timestamps, framing and congestion control the row was predicted with."""
     params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
                                   "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
-                                  "max_retransmits", "size_bytes", "cc", "time_s", "omit_s", "queue_packets")
+                                  "max_retransmits", "size_bytes", "cc", "time_s", "omit_s", "queue_packets",
+                                  "link_wire", "pppoe")
               if k in row}
     params.update(changes)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from .. import units
 from ..errors import UsageError
 from ..link import LinkSpec
+from ..model.headers import PPPOE_MTU
 
 __all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for", "link_spec"]
 
@@ -42,6 +43,25 @@ def _flows(value: object) -> str:
     """Several flows on one link (``flows.py``): their canonical text, e.g. ``tcp + udp rate=1mbit``."""
     from .flows import canonical
     return canonical(value)
+
+
+def _wire(value: object) -> str | None:
+    """A link's framing: "real" (a cable's 38 B a frame) or "emulated" (the default, kept as
+    None so that settings saved before the axis existed keep their ``setting_id``)."""
+    from ..model.headers import WIRES
+    if value not in WIRES:
+        raise UsageError(f"unknown wire {value!r}", "use wire='emulated' (+14 B a frame) or wire='real' (+38 B)")
+    return None if value == "emulated" else value
+
+
+def _flag(value: object) -> bool | None:
+    """True, or None for False (unset: older settings keep their ``setting_id``)."""
+    if isinstance(value, str):
+        value = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(
+            value.strip().lower(), value)
+    if not isinstance(value, bool):
+        raise UsageError(f"expected True or False, not {value!r}", "e.g. pppoe=True")
+    return True if value else None
 
 
 def _int(value: object) -> int:
@@ -62,12 +82,15 @@ AXES: dict[str, tuple[str, object]] = {
     "echo": ("echo_count", _int),
     # the link
     "rate": ("rate_bps", units.parse_rate),
+    "rate_reverse": ("rate_reverse_bps", units.parse_rate),
     "delay": ("delay_s", units.parse_time),
     "jitter": ("jitter_s", units.parse_time),
     "loss": ("loss", units.parse_fraction),
     "loss_reverse": ("loss_reverse", units.parse_fraction),
     "mtu": ("mtu", _int),
     "queue": ("queue_packets", _int),
+    "wire": ("link_wire", _wire),
+    "pppoe": ("pppoe", _flag),
     # socket options and protocol constants
     "window": ("window_bytes", units.parse_size),
     "sndbuf": ("sndbuf_bytes", units.parse_size),
@@ -83,7 +106,7 @@ AXES: dict[str, tuple[str, object]] = {
 
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
-LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows"}
+LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps"}
 
 
 def column_for(axis: str) -> str:
@@ -114,14 +137,19 @@ def _values(axis: str, value: object) -> tuple:
 
 def link_spec(params: dict) -> LinkSpec:
     """The link a setting's columns describe (parsed once, when the ``Setting`` is made).
-    Delay and jitter apply in both directions as tc would set them; loss too unless
-    ``loss_reverse`` says otherwise; ``queue_packets`` counts full frames."""
+    Delay and jitter apply in both directions as tc would set them; rate and loss too unless
+    ``rate_reverse_bps`` or ``loss_reverse`` say otherwise; ``queue_packets`` counts full frames; ``link_wire`` and
+    ``pppoe`` say how each frame is charged (``LinkSpec.wire``, ``LinkSpec.pppoe``)."""
     def get(name, default):
         value = params.get(name)
         return default if value is None else value
-    spec = LinkSpec.parse(rate=params.get("rate_bps") or None, delay=get("delay_s", 0),
+    spec = LinkSpec.parse(rate=params.get("rate_bps") or None,
+                          rate_reverse=params.get("rate_reverse_bps") or params.get("rate_bps") or None,
+                          delay=get("delay_s", 0),
                           jitter=get("jitter_s", 0), loss=get("loss", 0),
-                          loss_reverse=get("loss_reverse", get("loss", 0)), mtu=int(get("mtu", 1500)))
+                          loss_reverse=get("loss_reverse", get("loss", 0)),
+                          mtu=None if params.get("mtu") is None else int(params["mtu"]),
+                          wire=get("link_wire", "emulated"), pppoe=bool(params.get("pppoe")))
     queue = params.get("queue_packets")
     return spec if queue is None else spec.with_changes(queue_bytes=int(queue) * spec.frame_bytes)
 
@@ -185,9 +213,12 @@ class Experiment:
     workload ``size`` / ``time`` / ``offered`` / ``packet`` / ``echo``, link
     ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
-    ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``window``
+    ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``rate_reverse``
+    (b → a rate, the ACKs' way: an FTTC line's other direction; default: as ``rate``), ``window``
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
-    timed run left out of its goodput: slow start, iperf3's ``-O``), ``flows`` (several
+    timed run left out of its goodput: slow start, iperf3's ``-O``), ``wire`` ("real": the
+    link charges a cable's 38 B a frame, as document 002 counts; default "emulated", 14 B)
+    and ``pppoe`` (8 B a frame more, MTU 1492 unless given), ``flows`` (several
     flows at once on one link, each its own rows: ``flows.py``; needs the time workload).
     ``timeout`` is each run's deadline in seconds; unset, it follows the model's
     prediction for the run (``experiment.deadline``).
@@ -205,12 +236,15 @@ class Experiment:
     packet: object = None
     echo: object = None
     rate: object = "10mbit"
+    rate_reverse: object = None
     delay: object = 0
     jitter: object = None
     loss: object = 0
     loss_reverse: object = None
     mtu: object = None
     queue: object = None
+    wire: object = None
+    pppoe: object = None
     window: object = None
     sndbuf: object = None
     rcvbuf: object = None
@@ -276,6 +310,8 @@ class Experiment:
         out = []
         for combo in itertools.product(*grids):
             params = {AXES[a][0]: v for a, v in zip(names, combo)}
+            if params["pppoe"] and params["mtu"] is None:      # what the link will have: every
+                params["mtu"] = PPPOE_MTU                       # engine and prediction reads mtu
             out.append(Setting(params, self.engine, self.backend, self.workload))
         return out
 

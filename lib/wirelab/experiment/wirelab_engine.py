@@ -57,6 +57,7 @@ def plan(setting, udp_files: str = "load") -> dict:
         if proto == "udp" and rate and udp_files != "ppcb":
             seconds = setting.get("size_bytes", 1e6) * 8 / rate
             return {"call": "measure", "mode": "load", "rate_bps": rate, "time_s": seconds,
+                    "size_bytes": int(setting.get("size_bytes", 1e6)),
                     "packet": int(setting.get("packet_bytes", udp_payload(mtu))), "payload": None,
                     "note": "udp file on a rate-limited link: offered load at the link rate"}
         chunk = int(setting.get("packet_bytes", DEFAULT_CHUNK))
@@ -238,7 +239,7 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
                 "rate_bps": how.get("rate_bps"), "packet": how["packet"],
                 "count": how.get("count", 100), "max_wait": max_wait,
                 "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"],
-                "same_clock": same_clock}
+                "same_clock": same_clock, "size_bytes": how.get("size_bytes")}
     if proto == "tcp":
         return {"call": "send_tcp", "host": host, "port": port, "size": size, "seed": seed,
                 "max_wait": max_wait, "chunk": how["chunk"], "sndbuf": sndbuf,

@@ -23,11 +23,11 @@ from ..errors import UsageError
 
 __all__ = ["Assignment", "Limits", "GradeTest", "Catalogue", "load_catalogue", "ROLES", "PROTOS"]
 
-ROLES = ("client", "server", "pair")
+ROLES = ("client", "server", "pair", "build")
 PROTOS = ("tcp", "udp", "udpr")
 _TEST_KEYS = {"id", "role", "proto", "scenario", "size", "link", "seed", "points", "deadline_s", "public",
-              "topic", "checks"}
-_LINK_KEYS = {"rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue"}
+              "topic", "checks", "strict"}
+_LINK_KEYS = {"rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "loss_unit"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class GradeTest:
     size: int = 0
     link: dict = field(default_factory=dict)
     seed: int = 0
+    strict: bool = False     # True: only the reading the catalogue's `checks` describes passes (readings.py)
     source: str = "catalogue.toml"
 
     @property
@@ -130,15 +131,17 @@ def _test(raw: dict, source: str, scenarios: set[str]) -> GradeTest:
     if unknown:
         raise UsageError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}",
                          f"the fields are {', '.join(sorted(_TEST_KEYS))}")
+    build = raw.get("role") == "build"                # read from the build: no protocol, no testbed
     for key in ("id", "role", "proto", "points", "deadline_s", "public", "checks"):
-        if key not in raw:
+        if key not in raw and not (build and key in ("proto", "deadline_s")):
             raise UsageError(f"{where}: missing {key!r}", "see the header of catalogue.toml")
-    if raw["role"] not in ROLES or raw["proto"] not in PROTOS:
-        raise UsageError(f"{where}: role {raw['role']!r} / proto {raw['proto']!r}",
+    if raw["role"] not in ROLES or raw.get("proto", "") not in PROTOS + (("",) if build else ()):
+        raise UsageError(f"{where}: role {raw['role']!r} / proto {raw.get('proto')!r}",
                          f"role is one of {', '.join(ROLES)}; proto one of {', '.join(PROTOS)}")
     scenario = raw.get("scenario", "transfer")
-    if scenario not in scenarios:
-        raise UsageError(f"{where}: unknown scenario {scenario!r}", f"choose one of {', '.join(sorted(scenarios))}")
+    if (scenario in scenarios["build"]) != build or scenario not in scenarios["build"] | scenarios["run"]:
+        raise UsageError(f"{where}: unknown scenario {scenario!r} for role {raw['role']!r}", "choose one of "
+                         f"{', '.join(sorted(scenarios['build' if build else 'run']))}")
     link = dict(raw.get("link", {}))
     bad = {k for k in link if k.removesuffix("_reverse") not in _LINK_KEYS}
     if bad:
@@ -147,12 +150,13 @@ def _test(raw: dict, source: str, scenarios: set[str]) -> GradeTest:
     size = int(units.parse_size(raw["size"])) if "size" in raw else 0
     if scenario == "transfer" and not 1 <= size <= 100_000_000:
         raise UsageError(f"{where}: a transfer needs a size from 1B to 100MB", 'e.g. size = "100KB"')
-    if not (raw["points"] >= 0 and raw["deadline_s"] > 0):
+    deadline = raw.get("deadline_s", 1)
+    if not (raw["points"] >= 0 and deadline > 0):
         raise UsageError(f"{where}: points must be >= 0 and deadline_s > 0", "e.g. points = 1, deadline_s = 10")
-    return GradeTest(id=raw["id"], role=raw["role"], proto=raw["proto"], points=float(raw["points"]),
-                     deadline_s=float(raw["deadline_s"]), public=bool(raw["public"]), checks=raw["checks"],
+    return GradeTest(id=raw["id"], role=raw["role"], proto=raw.get("proto", ""), points=float(raw["points"]),
+                     deadline_s=float(deadline), public=bool(raw["public"]), checks=raw["checks"],
                      topic=raw.get("topic", "transfer"), scenario=scenario, size=size, link=link,
-                     seed=int(raw.get("seed", 0)), source=source)
+                     seed=int(raw.get("seed", 0)), strict=bool(raw.get("strict", False)), source=source)
 
 
 def _limits(raw: dict, base: Limits) -> Limits:
@@ -169,8 +173,9 @@ def _limits(raw: dict, base: Limits) -> Limits:
 
 def load_catalogue(path: str | Path | None = None, *, extra: list | tuple = ()) -> Catalogue:
     """The bundled catalogue (or ``path``), plus the tests of every file in ``extra``."""
-    from .scenarios import SCENARIOS          # names only; the scenarios themselves run later
-    names = set(SCENARIOS) | {"transfer"}
+    from .checks_build import BUILD_CHECKS    # names only; the checks themselves run later
+    from .scenarios import SCENARIOS
+    names = {"run": set(SCENARIOS) | {"transfer"}, "build": set(BUILD_CHECKS)}
     assignment, limits, tests = Assignment(), Limits(), []
     for file in [path, *extra]:
         data, source = _read(file)

@@ -32,10 +32,15 @@ class Outcome:
     duration_s: float = 0.0
     goodput_bps: float | None = None   # measured (where: goodput_at)
     goodput_at: str | None = None
+    goodput_flag: str | None = None    # set when the measurement is above the link's physics (then not a result)
+    completion_s: float | None = None  # the client's wait, CONN to RCVD (where: completion_at)
+    completion_at: str | None = None
     data_bytes: int | None = None      # DATA size the programs used, when wirelab saw it
     pred_goodput_bps: float | None = None
     pred_binding: str | None = None
     pred_note: str | None = None
+    link_limit_bps: float | None = None  # η·C (with tbf's bucket): no measurement can be above it
+    reading: str | None = None         # where the assignment leaves a point open: the reading taken
     capture: str | None = None         # pcapng of a failed test, relative to the report folder
     details: dict = field(default_factory=dict)
 
@@ -53,6 +58,8 @@ class Graded:
     build_log: str = ""
     duration_s: float = 0.0
     source: str = ""
+    constants: dict = field(default_factory=dict)   # MAX_WAIT/MAX_RETRANSMITS used, and how (constants.py)
+    warnings: list = field(default_factory=list)    # the compiler's warnings
 
     @property
     def points(self) -> float:
@@ -75,14 +82,15 @@ class Graded:
     def to_dict(self) -> dict:
         return {"name": self.name, "score": self.score, "points": self.points, "max_points": self.max_points,
                 "language": self.language, "build_error": self.build_error, "build_log": self.build_log,
-                "duration_s": self.duration_s,
-                "source": self.source, "counts": self.counts(), "tests": [t.to_dict() for t in self.tests]}
+                "duration_s": self.duration_s, "source": self.source, "constants": self.constants,
+                "warnings": self.warnings, "counts": self.counts(), "tests": [t.to_dict() for t in self.tests]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Graded":
         tests = [Outcome(**t) for t in data["tests"]]
         return cls(data["name"], tests, data.get("language", "?"), data.get("build_error"),
-                   data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""))
+                   data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""),
+                   data.get("constants", {}), data.get("warnings", []))
 
 
 def json_summary(graded: list[Graded]) -> dict:

@@ -48,24 +48,34 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
     rows = []
     for t in graded.tests:
         capture = f'<a href="{html.escape(t.capture)}">pcapng</a>' if t.capture else ""
-        measured = _rate(t.goodput_bps)
+        measured = (f"<b>flagged</b><br><small>{html.escape(t.goodput_flag)}</small>" if t.goodput_flag else
+                    f"{_rate(t.goodput_bps)}<br><small>{html.escape(t.goodput_at or '')}</small>")
+        if t.completion_s is not None:
+            measured += f"<br>completion {t.completion_s:.3g} s<br><small>{html.escape(t.completion_at or '')}</small>"
         predicted = _rate(t.pred_goodput_bps)
+        reading = f"<br><small>reading taken: {html.escape(t.reading)}</small>" if t.reading else ""
         rows.append(f"<tr><td><b>{html.escape(t.id)}</b><br><small>{html.escape(checks.get(t.id, ''))}</small></td>"
                     f"<td>{_status(t.status)}</td><td class=num>{t.points:g}/{t.max_points:g}</td>"
-                    f"<td>{html.escape(t.reason)}</td><td>{html.escape(t.link)}</td>"
-                    f"<td>{measured}<br><small>{html.escape(t.goodput_at or '')}</small></td>"
+                    f"<td>{html.escape(t.reason)}{reading}</td><td>{html.escape(t.link)}</td>"
+                    f"<td>{measured}</td>"
                     f"<td>{predicted}<br><small>{html.escape(t.pred_note or '')}</small></td><td>{capture}</td></tr>")
     build = (f"<p><b>Build failed:</b></p><pre>{html.escape(graded.build_log[-3000:])}</pre>"
              if graded.build_error else "")
     counts = ", ".join(f"{n} {s}" for s, n in graded.counts().items() if n)
+    used = graded.constants or {}
+    constants = (f"MAX_WAIT {used['max_wait_s']:g} s, MAX_RETRANSMITS {used['max_retransmits']} "
+                 f"({html.escape(used['note'])})" if used else
+                 f"MAX_WAIT {catalogue.assignment.max_wait_s:g} s, MAX_RETRANSMITS {catalogue.assignment.max_retransmits}")
+    warnings = (f"<p><b>Compiler warnings ({len(graded.warnings)}):</b></p><pre>"
+                + html.escape("\n".join(graded.warnings[:20])) + "</pre>") if graded.warnings else ""
     page = (f"<!doctype html><meta charset=utf-8><title>{html.escape(graded.name)}: {graded.score:g} %</title>{_STYLE}"
             f"<h1>{html.escape(graded.name)}: {graded.score:g} %</h1>"
             f"<p>{graded.points:g} of {graded.max_points:g} points; {counts}; language {html.escape(graded.language)}; "
-            f"graded in {graded.duration_s:.0f} s. MAX_WAIT {catalogue.assignment.max_wait_s:g} s, "
-            f"MAX_RETRANSMITS {catalogue.assignment.max_retransmits}. Open a capture in Wireshark "
-            f"(<code>Decode As… UDP/TCP port {catalogue.assignment.port}</code>, or scapy's PPCB layer).</p>{build}"
+            f"graded in {graded.duration_s:.0f} s. {constants}. Open a capture in Wireshark "
+            f"(<code>Decode As… UDP/TCP port {catalogue.assignment.port}</code>, or scapy's PPCB layer).</p>"
+            f"{build}{warnings}"
             "<table><tr><th>test</th><th>status</th><th>points</th><th>reason</th><th>link</th>"
-            "<th>goodput (measured)</th><th>goodput (model)</th><th>capture</th></tr>"
+            "<th>measured (goodput, completion)</th><th>goodput (model)</th><th>capture</th></tr>"
             + "".join(rows) + "</table>")
     target = folder / "report.html"
     target.write_text(page, encoding="utf-8")

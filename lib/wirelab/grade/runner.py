@@ -21,11 +21,14 @@ from pathlib import Path
 from ..capture import LiveCapture
 from ..errors import WirelabError
 from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
-from .catalogue import Catalogue, GradeTest
+from .catalogue import Assignment, Catalogue, GradeTest
+from .checks_build import BUILD_CHECKS
+from .constants import stretch
 from .context import Failed, TestContext, TimedOut
 from .outcome import Graded, Outcome
 from .packets import build
 from .prediction import predict_test
+from .readings import describe
 from .sandbox import UidLease, kill_uid
 from .scenarios import run_scenario
 from .submission import Submission, prepare
@@ -102,8 +105,13 @@ class Stage:
                 self.tb.down()
 
 
+def used_assignment(sub: Submission, catalogue: Catalogue) -> Assignment:
+    """The catalogue's constants as the submission's programs really use them (constants.py)."""
+    return sub.constants.applied(catalogue.assignment) if sub.constants else catalogue.assignment
+
+
 def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, report_dir: Path,
-             scratch: Path, stage: Stage) -> Outcome:
+             scratch: Path, stage: "Stage | None") -> Outcome:
     """One test on its stage; never raises for the submission's faults (only KeyboardInterrupt).
     The caller closes the stage (and keeps ``stage.pcap`` only if the outcome says so)."""
     outcome = Outcome(test.id, "error", "", 0.0, test.points, test.role, test.proto, test.topic, test.public,
@@ -111,13 +119,19 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
     if sub.error:
         outcome.reason = sub.error
         return outcome
+    if test.role == "build":                     # read from the build: no testbed
+        outcome.status, outcome.reason = BUILD_CHECKS[test.scenario](sub)
+        outcome.points = test.points if outcome.status == "pass" else 0.0
+        return outcome
+    assignment = used_assignment(sub, catalogue)
+    test = stretch(test, catalogue.assignment, assignment)
     started = time.monotonic()
     work = scratch / "tests" / test.id
     work.mkdir(parents=True, exist_ok=True)
     err = None
     try:
         tb = stage.ready()
-        ctx = TestContext(test, tb, sub, uid, catalogue.limits, catalogue.assignment, work)
+        ctx = TestContext(test, tb, sub, uid, catalogue.limits, assignment, work)
         watchdog = threading.Timer(test.deadline_s, _expire, (ctx,))
         watchdog.daemon = True
         watchdog.start()
@@ -132,6 +146,8 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
         outcome.status, outcome.reason = _classify(ctx, err)
         outcome.points = test.points if outcome.status == "pass" else 0.0
         outcome.details = dict(ctx.measured)
+        taken = outcome.details.pop("readings", None)
+        outcome.reading = describe(taken) if taken else None
     except KeyboardInterrupt:
         raise
     except Exception as problem:                 # noqa: BLE001 - the grader's own failure: record it, go on
@@ -139,7 +155,7 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
     finally:
         kill_uid(uid)
     outcome.duration_s = round(time.monotonic() - started, 3)
-    _measure(outcome, test, catalogue)
+    _measure(outcome, test, assignment)
     if stage.cap is not None and outcome.status != "pass" and stage.pcap.exists():
         outcome.capture = str(stage.pcap.relative_to(report_dir))
     return outcome
@@ -150,16 +166,19 @@ def _expire(ctx: TestContext) -> None:
     ctx.stop_programs()
 
 
-def _measure(outcome: Outcome, test: GradeTest, catalogue: Catalogue) -> None:
+def _measure(outcome: Outcome, test: GradeTest, assignment: Assignment) -> None:
     details = outcome.details
     if outcome.status == "pass" and "goodput_bps" in details:
-        outcome.goodput_bps = details.pop("goodput_bps")
-        outcome.goodput_at = details.pop("goodput_at")
-        outcome.data_bytes = details.pop("data_bytes", None)
+        for name in ("goodput_bps", "goodput_at", "completion_s", "completion_at", "data_bytes"):
+            setattr(outcome, name, details.pop(name, None))
     if outcome.status == "pass" or test.scenario == "transfer":
-        pred = predict_test(test, catalogue.assignment, outcome.data_bytes)
-        outcome.pred_goodput_bps, outcome.pred_binding, outcome.pred_note = (
-            pred["pred_goodput_bps"], pred["pred_binding"], pred["pred_note"])
+        pred = predict_test(test, assignment, outcome.data_bytes)
+        outcome.pred_goodput_bps, outcome.pred_binding, outcome.pred_note, outcome.link_limit_bps = (
+            pred["pred_goodput_bps"], pred["pred_binding"], pred["pred_note"], pred["link_limit_bps"])
+    limit = outcome.link_limit_bps
+    if outcome.goodput_bps is not None and limit is not None and outcome.goodput_bps > limit:
+        outcome.goodput_flag = (f"measured {outcome.goodput_bps / 1e6:.3g} Mbit/s, above the {limit / 1e6:.3g} Mbit/s "
+                                "the link can carry (η·C with tbf's bucket): a measurement error, not a result")
 
 
 def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report_dir: str | Path, *,
@@ -177,22 +196,25 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
         tests = list(catalogue.tests)
+        on_testbed = [i for i, t in enumerate(tests) if t.role != "build"]   # build tests need none
 
-        def stage(i: int) -> Stage | None:
-            if i >= len(tests):
+        def stage(n: int) -> Stage | None:
+            if n >= len(on_testbed):
                 return None
+            i = on_testbed[n]
             made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng", capture)
             stages.append(made)
             return made
         try:
-            current = stage(0)                   # the first testbed comes up while the submission builds
-            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits)
+            current, n = stage(0), 0             # the first testbed comes up while the submission builds
+            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits, catalogue.assignment)
             outcomes = []
-            for i, test in enumerate(tests):
-                if sub.error:                    # every test says why it could not run
-                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+            for test in tests:
+                if sub.error or test.role == "build":     # every test says why it could not run
+                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, None)
                 else:
-                    upcoming = stage(i + 1)
+                    n += 1
+                    upcoming = stage(n)
                     outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
                     closing.append(_close_later(current, keep=outcome.capture is not None))
                     current = upcoming
@@ -207,7 +229,8 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                 made.close()
             shutil.rmtree(scratch, ignore_errors=True)
     return Graded(name, outcomes, sub.language, sub.error, sub.build_log, round(time.monotonic() - started, 2),
-                  str(source))
+                  str(source), constants=sub.constants.to_dict() if sub.constants else {},
+                  warnings=list(sub.warnings))
 
 
 def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:

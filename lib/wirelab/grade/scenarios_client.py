@@ -13,6 +13,7 @@ import zlib
 from ..transfer import make_data
 from .context import Failed, TestContext, TimedOut
 from .packets import Exchange, build, matches, parse, read_stream_packet, session_of
+from .readings import take
 
 __all__ = ["CLIENT_SCENARIOS"]
 
@@ -32,10 +33,9 @@ def _gives_up(ctx: TestContext, client, bound_s: float, why: str) -> None:
     if code is None:
         raise TimedOut(f"ppcbc was still running {client.runtime_s:.1f} s after it started ({why}; "
                        f"it must give up by {bound_s:.1f} s)")
-    if code == 0:
-        raise Failed(f"ppcbc exited 0 although {why}")
     if "ERROR" not in client.stderr_tail(2000):
         raise Failed(f"ppcbc exited with status {code} but printed no 'ERROR: ...' on stderr ({why})")
+    take(ctx, "error_exit", "zero" if code == 0 else "nonzero")
 
 
 def _finishes(ctx: TestContext, client, got: bytes, data: bytes) -> None:
@@ -105,9 +105,10 @@ def silent_server(ctx: TestContext) -> None:
         ex.receive(0.05)
     conns = [t for t, raw, _ in ex.seen if matches(raw, "CONN")]
     _gives_up(ctx, client, bound, "nobody answered its CONN")
-    if len(conns) != tries:
-        raise Failed(f"ppcbc sent CONN {len(conns)} times to a silent server (expected {tries}: one send"
-                     + (f" plus MAX_RETRANSMITS = {ctx.retransmits} resends)" if proto == "udpr" else ", no resend)"))
+    if proto == "udpr":
+        _counted(ctx, len(conns), "CONN", "a silent server")
+    elif len(conns) != 1:
+        raise Failed(f"ppcbc sent CONN {len(conns)} times to a silent server (expected 1: one send, no resend)")
     gaps = [b - a for a, b in zip(conns, conns[1:])]
     if gaps and min(gaps) < wait / 2:
         raise Failed(f"ppcbc resent CONN {min(gaps):.2f} s after the previous one (MAX_WAIT is {wait:g} s)")
@@ -126,9 +127,18 @@ def server_stops(ctx: TestContext) -> None:
     _gives_up(ctx, client, bound, "the server stopped answering after ACC 0")
     last = len(parse(raw).data)
     tries = [t for t, r, _ in ex.seen if matches(r, "DATA", sid, 1)]
-    if last < total and len(tries) != 1 + ctx.retransmits:
-        raise Failed(f"ppcbc sent DATA 1 {len(tries)} times to a server that stopped answering "
-                     f"(expected one send plus MAX_RETRANSMITS = {ctx.retransmits} resends)")
+    if last < total:
+        _counted(ctx, len(tries), "DATA 1", "a server that stopped answering")
+
+
+def _counted(ctx: TestContext, sends: int, what: str, to: str) -> None:
+    """``sends`` of one packet to a peer that never answers: 1 + MAX_RETRANSMITS, or MAX_RETRANSMITS in
+    all (readings.py, resend_count)."""
+    forms = {1 + ctx.retransmits: "plus", ctx.retransmits: "total"}
+    if sends not in forms:
+        raise Failed(f"ppcbc sent {what} {sends} times to {to} (expected one send plus MAX_RETRANSMITS = "
+                     f"{ctx.retransmits} resends, or {ctx.retransmits} sends in all)")
+    take(ctx, "resend_count", forms[sends])
 
 
 # ------------------------------------------------------------------------- retransmission
@@ -213,6 +223,10 @@ def stale_acc(ctx: TestContext) -> None:
     _finishes(ctx, client, got, data)
 
 
+class _GaveUp(Exception):
+    """The client ended while wirelab's server played its part."""
+
+
 def foreign_acc(ctx: TestContext) -> None:
     ex = Exchange(ctx, ctx.listener("udp"))
     data, client = _input(ctx, 150_000)
@@ -223,8 +237,16 @@ def foreign_acc(ctx: TestContext) -> None:
             ex.send(build("ACC", OTHER, packet_no=0), addr)
             ex.quiet(ctx.max_wait / 2, lambda r: matches(r, "DATA", sid) and parse(r).packet_no >= 1,
                      f"ppcbc took an ACC of session {OTHER.hex()} for its own")
+            if client.poll() is not None:
+                raise _GaveUp
         return True
-    got = _serve(ctx, ex, addr, sid, total, foreign)
+    try:
+        got = _serve(ctx, ex, addr, sid, total, foreign)
+    except _GaveUp:
+        _gives_up(ctx, client, client.runtime_s, f"an ACC of session {OTHER.hex()} came")
+        take(ctx, "foreign_at_client", "error")
+        return
+    take(ctx, "foreign_at_client", "ignore")
     _finishes(ctx, client, got, data)
 
 

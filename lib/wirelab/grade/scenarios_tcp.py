@@ -1,5 +1,5 @@
 """Misbehaving tcp clients against the student's server: wrong session, type or length, junk,
-a client that dies, a second client while the first is served (shared/ppcb.md, "tcp server").
+a client that dies, a second client while the first is served (notebooks/ppcb-protocol.md, "tcp server").
 
 A wrong DATA must get RJT and the connection closed; whatever happens, the
 next client is served.
@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..transfer import make_data, send_tcp
 from .context import Failed, TestContext
 from .packets import build, matches, read_stream_packet, show
-from .scenarios_server import OTHER, SID, _next_client_served, _reply_s, tcp_conn, tcp_expect_rjt
+from .readings import take
+from .scenarios_server import OTHER, SID, _expect_closed, _next_client_served, _reply_s, tcp_conn, tcp_expect_rjt
 from .transfers import check_output
 
 __all__ = ["TCP_SCENARIOS", "tcp_conn", "tcp_expect_rjt"]
@@ -23,12 +24,15 @@ def tcp_foreign_session(ctx: TestContext) -> None:
 def tcp_wrong_type(ctx: TestContext) -> None:
     wrong = bytearray(build("DATA", SID, packet_no=0, data=b"x" * 10))
     wrong[0] = 9                               # DATA-shaped, with a type no packet has
-    _rejects(ctx, bytes(wrong), 1000, "a packet of type 9 where DATA was expected")
+    _answers(ctx, bytes(wrong), 1000, "a packet of type 9 where DATA was expected", "unknown_type_tcp",
+             {"RJT": "rjt", None: "close"})
 
 
 def tcp_bad_length(ctx: TestContext) -> None:
-    _rejects(ctx, build("DATA", SID, packet_no=0, data=b"y" * 200), 100,
-                 "a 200-byte DATA when CONN announced 100 B in all")
+    body = b"y" * 200
+    _answers(ctx, build("DATA", SID, packet_no=0, data=body), 100, "a 200-byte DATA when CONN announced 100 B "
+             "in all", "overlong_tcp", {"RJT": "rjt", None: "close", "RCVD": "rcvd"},
+             written={"rcvd": [body[:100], body]})
 
 
 def tcp_garbage(ctx: TestContext) -> None:
@@ -87,6 +91,26 @@ def _rejects(ctx: TestContext, bad: bytes, total: int, what: str) -> None:
     _next_client_served(ctx, server)
 
 
+def _answers(ctx: TestContext, bad: bytes, total: int, what: str, point: str, forms: dict,
+             written: dict | None = None) -> None:
+    """Send ``bad`` after CONN; the answer (a packet kind, or None: closed silently) must be one of
+    ``forms``' readings of ``point``, followed by the connection closed; then the next client is served
+    (``written[form]``: what that reading may have put on stdout before)."""
+    server = ctx.start_server()
+    with ctx.tcp("a") as conn:
+        tcp_conn(ctx, conn, total)
+        conn.sendall(bad)
+        raw, closed = read_stream_packet(conn, _reply_s(ctx))
+        kind = next((k for k in forms if k and raw is not None and matches(raw, k, SID if k == "RCVD" else None)),
+                    None if raw is None and closed else "?")
+        if kind == "?":
+            answers = " or ".join(k or "the connection closed" for k in forms)
+            raise Failed(f"expected {answers} after {what}, got {show(raw)}"
+                         + (" and the connection was closed" if closed else ""))
+        take(ctx, point, forms[kind])
+        if kind is not None:
+            _expect_closed(ctx, conn, f"answered {kind} to {what}")
+    _next_client_served(ctx, server, earlier=(written or {}).get(forms[kind], []))
 
 
 TCP_SCENARIOS = {

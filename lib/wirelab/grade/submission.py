@@ -1,29 +1,36 @@
-"""A submission: a folder with executables ``ppcbc`` and ``ppcbs``, or a Makefile that makes them.
+"""A submission: a folder with executables ``ppcbc`` and ``ppcbs``, or a Makefile that makes them,
+handed in as a folder, an archive (``.tgz``, ``.zip``) or a patch over another one (handin.py).
 
-``find_submissions`` turns command-line paths (or every sub-folder of a
-class folder) into named folders; ``prepare`` copies one into the grader's
-scratch area, owned by the submission's own uid, and builds it there: ``make``
-runs as that uid, with the limits, in a network namespace of its own (no
-network at all) and within ``limits.build_s``. A failed build is reported,
-never fatal: the submission's tests are then all ``error`` with the reason.
+``find_submissions`` turns command-line paths (or every sub-folder, archive
+and patch of a class folder) into named sources; ``prepare`` lays one out in
+the grader's scratch area, owned by the submission's own uid, writes the
+catalogue's MAX_WAIT and MAX_RETRANSMITS into its ``protconst.h``
+(constants.py) and builds it there: ``make`` runs as that uid, with the
+limits, in a network namespace of its own (no network at all) and within
+``limits.build_s``; the compiler's warnings are kept for their own test. A
+failed build or an archive refused is reported, never fatal: the
+submission's tests are then all ``error`` with the reason.
 """
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from .catalogue import Limits
+from .catalogue import Assignment, Limits
+from .constants import Constants, settle
+from .handin import HandInError, kind_of, lay_out, submission_name
 from .sandbox import kill_uid, limit_argv
 
 __all__ = ["Submission", "find_submissions", "prepare", "PROGRAMS"]
 
 PROGRAMS = ("ppcbc", "ppcbs")
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
-IGNORED = (".git", "__pycache__", "*.pyc", ".ipynb_checkpoints")
+#: A compiler's warning line (gcc, clang: "file.c:12:5: warning: ...").
+WARNING = re.compile(r"^[^\s:][^:]*:\d+(?::\d+)?: warning: .*$", re.MULTILINE)
 
 
 @dataclass
@@ -35,6 +42,9 @@ class Submission:
     error: str | None = None
     build_log: str = ""
     language: str = "?"
+    built: bool = False                 # make ran (and succeeded)
+    warnings: tuple[str, ...] = ()      # the compiler's warnings, one line each
+    constants: Constants | None = None  # MAX_WAIT and MAX_RETRANSMITS as the programs use them
 
     def program(self, name: str) -> str:
         return str(self.workdir / name)
@@ -45,27 +55,30 @@ def _is_submission(path: Path) -> bool:
 
 
 def find_submissions(paths: list[str | Path] = (), *, class_dir: str | Path | None = None) -> list[tuple[str, Path]]:
-    """(name, folder) for each path given and each sub-folder of ``class_dir``, by name."""
+    """(name, source) for each path given and each sub-folder, archive and patch of ``class_dir``, by
+    name. Archives and patches are checked when they are laid out (``prepare``), one at a time."""
     found: list[tuple[str, Path]] = []
     if class_dir is not None:
         root = Path(class_dir)
         if not root.is_dir():
-            raise UsageError(f"no class folder {root}", "give a folder with one sub-folder per submission")
-        found += [(p.name, p) for p in sorted(root.iterdir()) if p.is_dir() and _is_submission(p)]
+            raise UsageError(f"no class folder {root}", "give a folder with one sub-folder or archive per submission")
+        found += [(submission_name(p), p) for p in sorted(root.iterdir())
+                  if kind_of(p) in ("archive", "patch") or (p.is_dir() and _is_submission(p))]
         if not found:
-            raise UsageError(f"no submissions in {root}",
-                             "each sub-folder needs ppcbc and ppcbs, or a Makefile that builds them")
+            raise UsageError(f"no submissions in {root}", "each sub-folder needs ppcbc and ppcbs, or a Makefile "
+                             "that builds them; archives (.tgz, .zip) are unpacked")
     for raw in paths:
         path = Path(raw)
-        if not path.is_dir():
-            raise UsageError(f"no submission folder {path}", "give a folder with ppcbc and ppcbs (or a Makefile)")
-        if not _is_submission(path):
+        if kind_of(path) is None:
+            raise UsageError(f"no submission folder or archive {path}",
+                             "give a folder with ppcbc and ppcbs (or a Makefile), or a .tgz or .zip")
+        if path.is_dir() and not _is_submission(path):
             raise UsageError(f"{path} has neither ppcbc/ppcbs nor a Makefile",
                              "a submission is a folder with executables ppcbc and ppcbs, or a Makefile")
-        found.append((path.resolve().name, path))
+        found.append((submission_name(path), path))
     names = [n for n, _ in found]
     if len(set(names)) != len(names):
-        raise UsageError("two submissions have the same folder name", "rename one of them")
+        raise UsageError("two submissions have the same name (a folder and an archive?)", "rename one of them")
     return found
 
 
@@ -90,7 +103,7 @@ def _chown_tree(root: Path, uid: int) -> None:
 
 
 def _build(copy: Path, uid: int, limits: Limits) -> tuple[bool, str]:
-    """Run make as ``uid`` without network, bounded by ``limits.build_s``: (ok, log)."""
+    """Run make as ``uid`` without network, bounded by ``limits.build_s``: (ok, whole log)."""
     argv = ["unshare", "--net", "--", *limit_argv(uid, limits, processes=max(limits.processes, 64),
                                                    cpu_s=int(limits.build_s)), "make"]
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(copy), "LANG": "C.UTF-8"}
@@ -106,18 +119,31 @@ def _build(copy: Path, uid: int, limits: Limits) -> tuple[bool, str]:
     log = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
     if done.returncode != 0:
         last = [line for line in log.strip().splitlines() if line.strip()][-1:] or ["no output"]
-        return False, f"make exited with status {done.returncode}: {last[0][:300]}\n{log[-4000:]}"
-    return True, log[-4000:]
+        return False, f"make exited with status {done.returncode}: {last[0][:300]}\n{log}"
+    return True, log
 
 
-def prepare(name: str, source: Path, scratch: Path, uid: int, limits: Limits) -> Submission:
-    """Copy ``source`` to ``scratch/name`` (owned by ``uid``), build it, check the programs are there."""
-    sub = Submission(name, Path(source), language=_language(Path(source)))
+def prepare(name: str, source: Path, scratch: Path, uid: int, limits: Limits,
+            assignment: Assignment | None = None) -> Submission:
+    """Lay ``source`` out in ``scratch/submission`` (owned by ``uid``), set its constants, build it,
+    check the programs are there."""
+    sub = Submission(name, Path(source))
     copy = scratch / "submission"
-    shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED))
+    try:
+        lay_out(Path(source), copy)
+    except HandInError as err:
+        sub.error = f"the submission could not be unpacked: {err}"
+        return sub
+    sub.language = _language(copy)
+    if not _is_submission(copy):
+        sub.error = "neither ppcbc/ppcbs nor a Makefile in the submission's root (make must run there)"
+        return sub
+    sub.constants = settle(copy, assignment or Assignment())
     _chown_tree(copy, uid)
     if any((copy / m).exists() for m in MAKEFILES):
-        ok, sub.build_log = _build(copy, uid, limits)
+        ok, log = _build(copy, uid, limits)
+        sub.built, sub.warnings = ok, tuple(dict.fromkeys(WARNING.findall(log)))
+        sub.build_log = log[:1000] + ("\n...\n" + log[-3000:] if len(log) > 4000 else log[1000:4000])
         if not ok:
             sub.error = "build failed: " + sub.build_log.splitlines()[0]
             return sub

@@ -6,8 +6,19 @@
   pass when the client got RCVD, ppcbs's stdout is exactly the input, and ppcbs still runs.
 * pair: the student's client sends to the student's server.
 
-Goodput is measured where wirelab can measure it honestly (its server, its
-client, or the student client's run time) and ``ctx.measured`` says where.
+Goodput is the glossary's (``wirelab.transfer.measures``): application bytes
+delivered × 8 ÷ the time from the first data byte sent to the last one
+delivered, both instants on one clock (the grader's two hosts share the
+machine's). Where the grader cannot see one instant it takes an earlier
+start or a later end it can see, so the figure can read low, never high, and
+``goodput_at`` says which instants it used. Completion is the client's wait,
+CONN to RCVD (or the closest span the grader sees). Per role:
+
+* client: wirelab's server sees CONN arrive (its CONACC leaves at once; the
+  student's first DATA cannot leave before it) and the last byte delivered;
+* server: wirelab's client sends the first DATA; ppcbs delivers the last
+  byte when it writes it to stdout (the file's modification time);
+* pair: ppcbc's start (its set-up included) to ppcbs's last write.
 """
 from __future__ import annotations
 
@@ -16,6 +27,7 @@ import time
 import zlib
 
 from ..transfer import HashSink, make_data, send_tcp, send_udp, start_server
+from ..transfer.measures import goodput
 from .context import Failed, TestContext
 
 __all__ = ["run_transfer", "check_output"]
@@ -55,7 +67,12 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
         raise Failed(f"ppcbc exited 0, but wirelab's server delivered {served.bytes_delivered} of {len(data)} B"
                      + (f" ({served.receiver_error})" if served.receiver_error else " (different bytes)"))
     packets = served.packets_received or 1
-    ctx.measured.update(goodput_bps=served.goodput_bps, goodput_at="wirelab's server (receiver)",
+    ctx.measured.update(goodput_bps=goodput(served.bytes_delivered, served.receiver_end_time_s
+                                            - served.receiver_start_time_s),
+                        goodput_at="receiver goodput at wirelab's server, one clock, from CONN received (CONACC "
+                                   "leaves at once, before the first DATA can) to the last byte delivered",
+                        completion_s=client.runtime_s, completion_at="ppcbc's run time (start to exit, "
+                                                                     "reading stdin included)",
                         data_bytes=round(served.bytes_received / packets))
 
 
@@ -67,7 +84,14 @@ def _student_server(ctx: TestContext, data: bytes, data_path) -> None:
     check_output(ctx, server, data)
     if server.poll() is not None:
         raise Failed(f"ppcbs {server.describe_exit()} after one client (a server must go on serving)")
-    ctx.measured.update(goodput_bps=result.sender_goodput_bps, goodput_at="wirelab's client (CONN to RCVD)",
+    last = _last_write(server)
+    if last is not None and result.first_data_time_s is not None and last > result.first_data_time_s:
+        span, end = last - result.first_data_time_s, "ppcbs's last write to stdout (the file's time)"
+    else:                                        # a later end the grader sees: RCVD back at its client
+        span, end = result.sender_end_time_s - result.first_data_time_s, "RCVD back at wirelab's client"
+    ctx.measured.update(goodput_bps=goodput(len(data), span),
+                        goodput_at=f"receiver goodput, one clock, from wirelab's client's first DATA sent to {end}",
+                        completion_s=result.completion_s, completion_at="wirelab's client, CONN sent to RCVD received",
                         data_bytes=ctx.assignment.chunk)
 
 
@@ -78,7 +102,20 @@ def _pair(ctx: TestContext, data: bytes, data_path) -> None:
     if code != 0:
         raise Failed(f"ppcbc exited with status {code}{_stderr(client)}{_stderr(server, 'ppcbs')}")
     check_output(ctx, server, data)
-    ctx.measured.update(goodput_bps=8 * len(data) / client.runtime_s, goodput_at="ppcbc's run time")
+    last = _last_write(server)
+    start = client.started + (time.time() - time.monotonic())        # ppcbc's start on the wall clock
+    ctx.measured.update(goodput_bps=goodput(len(data), (last or time.time()) - start),
+                        goodput_at="receiver goodput, one clock, from ppcbc's start (its set-up included) to "
+                                   "ppcbs's last write to stdout", completion_s=client.runtime_s,
+                        completion_at="ppcbc's run time (start to exit, reading stdin included)")
+
+
+def _last_write(server) -> float | None:
+    """When ppcbs last wrote to stdout (wall clock, like the grader's own instants), if it wrote."""
+    try:
+        return server.stdout_path.stat().st_mtime_ns / 1e9
+    except OSError:
+        return None
 
 
 def send(ctx: TestContext, data: bytes, **kwargs):

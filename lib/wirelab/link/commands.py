@@ -8,6 +8,21 @@ student) without root. ``shlex.join(argv)`` is exactly what wirelab typed::
 
 Rates are written in bit/s and sizes in bytes ("b" is bytes to tc), so what
 tc reads is what the spec says, with no rounding through "mbit".
+
+A real wire (``LinkSpec(wire="real")``) is charged with a size table on the tbf
+(``man tc-stab``): ``stab overhead 24 linklayer ethernet`` makes every packet
+count 24 B more, the preamble, SFD, FCS and gap the skb does not hold, in the
+rate, the burst and the queue limit alike; tbf's own ``mpu 84`` lifts a short
+frame to the 84 B it takes on a cable (tbf's rate table applies its ``mpu``
+after the stab's overhead; tbf's own ``overhead`` would add a second time, so it
+stays 0). The stab is charged once per packet the qdisc sees, and Linux TCP hands
+it GSO packets of many segments even with offloads off (they are cut after the
+qdisc), so a real wire also sets ``gso_max_segs 1`` on the sender's interface:
+one segment, one frame, one charge::
+
+    >>> " ".join(tbf("ns", "to-b", rate_bps=10e6, burst_bytes=3076, limit_bytes=125000,
+    ...              overhead_bytes=24, min_frame_bytes=84))
+    'tc -n ns qdisc replace dev to-b root stab overhead 24 linklayer ethernet tbf rate 10000000bit burst 3076b limit 125000b mpu 84b'
 """
 from __future__ import annotations
 
@@ -15,7 +30,11 @@ from .spec import Direction, LinkSpec
 
 __all__ = ["netns_add", "netns_del", "netns_exec", "veth_pair", "link_up", "link_mtu",
            "addr_add", "neigh_permanent", "no_ipv6", "offloads_off", "tbf", "netem",
-           "qdisc_del", "iptables_loss", "shaping_commands", "link_show_json", "qdisc_show_json"]
+           "qdisc_del", "iptables_loss", "one_segment", "shaping_commands", "link_show_json",
+           "qdisc_show_json", "GSO_MAX_SEGS"]
+
+#: The kernel's default (and largest) segments per GSO packet (include/linux/netdevice.h).
+GSO_MAX_SEGS = 65535
 
 
 def netns_add(ns: str) -> list[str]:
@@ -66,12 +85,23 @@ def offloads_off(ns: str, dev: str) -> list[str]:
 
 
 def tbf(ns: str, dev: str, *, rate_bps: float, burst_bytes: int, limit_bytes: int,
-        parent: str | None = None, handle: str | None = None) -> list[str]:
-    """Token bucket filter: ``rate`` on what the qdisc sees (IP packet + 14 B Ethernet)."""
+        parent: str | None = None, handle: str | None = None, overhead_bytes: int = 0,
+        min_frame_bytes: int = 0) -> list[str]:
+    """Token bucket filter: ``rate`` on what the qdisc sees (IP packet + 14 B Ethernet), each
+    packet counted ``overhead_bytes`` more (a size table, tc-stab) and at least ``min_frame_bytes``
+    (tbf's ``mpu``); see the module docstring."""
     where = ["parent", parent] if parent else ["root"]
+    stab = ["stab", "overhead", str(overhead_bytes), "linklayer", "ethernet"] if overhead_bytes else []
     return (["tc", "-n", ns, "qdisc", "replace", "dev", dev, *where]
-            + (["handle", handle] if handle else [])
-            + ["tbf", "rate", f"{round(rate_bps)}bit", "burst", f"{burst_bytes}b", "limit", f"{limit_bytes}b"])
+            + (["handle", handle] if handle else []) + stab
+            + ["tbf", "rate", f"{round(rate_bps)}bit", "burst", f"{burst_bytes}b", "limit", f"{limit_bytes}b"]
+            + (["mpu", f"{min_frame_bytes}b"] if min_frame_bytes else []))
+
+
+def one_segment(ns: str, dev: str, segments: int = 1) -> list[str]:
+    """At most ``segments`` TCP segments per packet the qdisc sees (see the module docstring);
+    ``GSO_MAX_SEGS`` undoes it."""
+    return ["ip", "-n", ns, "link", "set", "dev", dev, "gso_max_segs", str(segments)]
 
 
 def _us(seconds: float) -> str:
@@ -108,18 +138,22 @@ def shaping_commands(spec: LinkSpec, direction: Direction, *, sender_ns: str, se
                      receiver_ns: str, receiver_dev: str, netem_available: bool) -> list[list[str]]:
     """What the kernel backend runs for one direction of one link.
 
-    Rate: tbf on the sender's egress. Delay/jitter/dup/reorder (and loss): netem as the
-    root qdisc with tbf as its child, where the kernel has netem. Loss without netem:
-    iptables statistic on the receiver.
+    Rate: tbf on the sender's egress, with the spec's framing (a size table and ``mpu``
+    for a real wire, and one segment per packet: see the module docstring).
+    Delay/jitter/dup/reorder (and loss): netem as the root qdisc with tbf as its child,
+    where the kernel has netem. Loss without netem: iptables statistic on the receiver.
     """
     cmds: list[list[str]] = []
     use_netem = netem_available and (direction.needs_delay_line or direction.loss)
     if use_netem:
         cmds.append(netem(sender_ns, sender_dev, direction))
     if direction.rate_bps:
+        if spec.overhead_bytes:
+            cmds.append(one_segment(sender_ns, sender_dev))
         cmds.append(tbf(sender_ns, sender_dev, rate_bps=direction.rate_bps,
                         burst_bytes=spec.burst_for(direction), limit_bytes=spec.queue_for(direction),
-                        parent="1:1" if use_netem else None, handle="2:" if use_netem else None))
+                        parent="1:1" if use_netem else None, handle="2:" if use_netem else None,
+                        overhead_bytes=spec.overhead_bytes, min_frame_bytes=spec.min_frame_bytes))
     if direction.loss and not use_netem:
         cmds.append(iptables_loss(receiver_ns, receiver_dev, direction.loss))
     return cmds
@@ -129,6 +163,7 @@ def link_show_json(ns: str, dev: str) -> list[str]:
     return ["ip", "-n", ns, "-j", "link", "show", "dev", dev]
 
 
-def qdisc_show_json(ns: str, *, stats: bool = False) -> list[str]:
-    """Every qdisc of ``ns`` as JSON; with ``stats`` its counters too (backlog, qlen, drops)."""
-    return ["tc", "-n", ns, "-j", *(["-s"] if stats else []), "qdisc", "show"]
+def qdisc_show_json(ns: str, *, stats: bool = False, details: bool = False) -> list[str]:
+    """Every qdisc of ``ns`` as JSON; with ``stats`` its counters too (backlog, qlen, drops);
+    with ``details`` its size table too (``"stab": {"overhead": ...}``, shown only with -d)."""
+    return ["tc", "-n", ns, "-j", *(["-s"] if stats else []), *(["-d"] if details else []), "qdisc", "show"]

@@ -160,8 +160,9 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
         return backend
     caps = caps or capabilities()
     needs_delay = bool(spec is not None and spec.needs_delay_line)
+    needs_userspace = bool(spec is not None and getattr(spec, "needs_userspace", False))
     if backend == "auto":
-        if "namespaces" in caps.backends and (caps.netem or not needs_delay):
+        if "namespaces" in caps.backends and (caps.netem or not needs_delay) and not needs_userspace:
             return "namespaces"
         if "userspace" in caps.backends:
             return "userspace"
@@ -169,6 +170,10 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
     if backend not in caps.backends:
         raise BackendUnavailableError(f"the {backend} backend cannot run here ({caps.reasons['root'] if not caps.root else caps.reasons['netns']})",
                                       "use --backend loopback, or run as root")
+    if backend == "namespaces" and needs_userspace:
+        raise BackendUnavailableError("the namespaces backend loses each IP fragment alone (tc and iptables "
+                                      "see fragments), not whole datagrams",
+                                      "use --backend userspace (or auto), or loss_unit='packet'")
     if backend == "namespaces" and needs_delay and not caps.netem:
         raise BackendUnavailableError("the namespaces backend needs netem for delay, jitter, duplication "
                                       f"or reordering, and this kernel has none ({caps.reasons['netem']})",

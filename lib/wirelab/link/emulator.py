@@ -8,7 +8,11 @@
    model's "emulated" wire). If the bytes still waiting exceed the queue
    limit, the packet is dropped at the tail.
 2. **Loss** after the line: a lost packet used its share of the capacity, as
-   on a real wire (and as iptables' drop at the receiver).
+   on a real wire (and as iptables' drop at the receiver). By default each
+   packet (each IP fragment) is drawn alone; with ``loss_unit="datagram"`` the
+   fragments of one datagram (``datagram_key``) share one draw, so a test of
+   a protocol's retransmission loses its packets at the same rate whatever
+   their size.
 3. **Delay ± jitter** (uniform); a wire is FIFO, so a packet never overtakes
    the one before it, unless **reorder** sends it without the delay.
 4. **Duplicate**: a second copy arrives with the first.
@@ -19,11 +23,16 @@ the tests check every rule without root.
 from __future__ import annotations
 
 import random
+import struct
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .spec import Direction
 
-__all__ = ["Shaper", "Counters"]
+__all__ = ["Shaper", "Counters", "datagram_key"]
+
+#: Datagrams whose fate a shaper remembers (their fragments arrive close together).
+_FATES_KEPT = 4096
 
 
 @dataclass
@@ -43,10 +52,13 @@ class Counters:
 class Shaper:
     """One direction of an emulated link (see the module docstring for the rules)."""
 
-    def __init__(self, direction: Direction, queue_bytes: int, rng: random.Random | None = None):
+    def __init__(self, direction: Direction, queue_bytes: int, rng: random.Random | None = None,
+                 loss_unit: str = "packet"):
         self.direction = direction
         self.queue_bytes = queue_bytes
         self.rng = rng or random.Random()
+        self.loss_unit = loss_unit
+        self._fates: OrderedDict = OrderedDict()     # datagram key → lost?
         self.line_free_at = 0.0      # when the serializer finishes its last packet
         self.last_arrival = 0.0      # FIFO: the latest delivery time given so far
         self.counters = Counters()
@@ -58,9 +70,10 @@ class Shaper:
             return 0.0
         return max(0.0, self.line_free_at - now) * rate / 8.0
 
-    def admit(self, nbytes: int, now: float) -> list[float]:
+    def admit(self, nbytes: int, now: float, datagram=None) -> list[float]:
         """Delivery times for one packet of ``nbytes`` offered at ``now``: [] if dropped,
-        two entries if duplicated."""
+        two entries if duplicated. ``datagram``: the key of the datagram a fragment belongs
+        to (``datagram_key``), None for a whole one."""
         d, c = self.direction, self.counters
         c.packets += 1
         c.bytes += nbytes
@@ -73,7 +86,7 @@ class Shaper:
             sent = self.line_free_at
         else:
             sent = now
-        if d.loss and self.rng.random() < d.loss:
+        if d.loss and self._lost(datagram):
             c.dropped_loss += 1
             return []
         if d.reorder and self.rng.random() < d.reorder:
@@ -89,3 +102,26 @@ class Shaper:
             times.append(times[0])
         c.delivered += len(times)
         return times
+
+    def _lost(self, datagram) -> bool:
+        """One loss draw, or the draw the datagram's first fragment made."""
+        if self.loss_unit != "datagram" or datagram is None:
+            return self.rng.random() < self.direction.loss
+        if datagram not in self._fates:
+            self._fates[datagram] = self.rng.random() < self.direction.loss
+            if len(self._fates) > _FATES_KEPT:
+                self._fates.popitem(last=False)
+        return self._fates[datagram]
+
+
+def datagram_key(frame: bytes, offset: int = 14):
+    """The datagram an IPv4 fragment belongs to (source, destination, protocol, identification:
+    RFC 791 §3.2), or None for a packet that is a whole datagram (or not IPv4). ``offset``:
+    where the IP header starts (14: after an Ethernet header)."""
+    if len(frame) < offset + 20 or frame[offset] >> 4 != 4:
+        return None
+    (flags_fragment,) = struct.unpack_from("!H", frame, offset + 6)
+    if not flags_fragment & 0x3FFF:              # neither "more fragments" nor an offset
+        return None
+    return bytes(frame[offset + 4:offset + 6]) + bytes(frame[offset + 9:offset + 10]) + \
+        bytes(frame[offset + 12:offset + 20])

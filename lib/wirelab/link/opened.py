@@ -51,9 +51,10 @@ HOSTS = ("a", "b")
 
 def backend_for(specs, requested: str = "auto") -> str:
     """The one backend that can carry every spec of a sweep (so runs never mix kinds of link):
-    the spec that needs the most (a delay line) decides."""
+    the spec that needs the most (loss by whole datagrams, then a delay line) decides."""
     specs = [s for s in specs if s is not None]
-    probe = next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
+    probe = next((s for s in specs if s.needs_userspace), None) or \
+        next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
     return choose_backend(probe, requested)
 
 
@@ -371,10 +372,10 @@ def stands_for(spec: LinkSpec, *, a: str = "a", b: str = "b") -> list[str]:
 
 
 def wire_of(spec: LinkSpec) -> str:
-    """How a link for ``spec`` charges bytes, whichever backend carries it: "emulated" (the IP
-    packet + 14 B Ethernet header per frame: tbf, the userspace link and the relays alike), or
-    "none" when nothing shapes it."""
-    return "emulated" if _shapes(spec) else "none"
+    """How a link for ``spec`` charges bytes, whichever backend carries it (tbf, the userspace
+    link and the relays alike): its ``spec.wire``, "emulated" (the IP packet + 14 B Ethernet
+    header per frame) or "real" (+ 38 B, a cable's framing), or "none" when nothing shapes it."""
+    return spec.wire if _shapes(spec) else "none"
 
 
 def carriage(backend: str, proto: str) -> str:

@@ -2,7 +2,8 @@
 
 * ``UdpRelay``: a real emulated link for UDP and UDPR. Each datagram is cut
   into the IP fragments the link's MTU would make (``wirelab.model.packetize``),
-  each fragment is charged IP + 14 B Ethernet like the other backends, and
+  each fragment is charged as a frame of the spec's wire like the other backends
+  (``LinkSpec.charge``: IP + 14 B emulated, + 38 B and at least 84 B real), and
   goes through a ``Shaper`` (rate, queue, loss, delay, jitter, duplicate,
   reorder); a datagram arrives only if all its fragments do.
 * ``TcpRelay``: **only paces and delays the byte stream.** TCP on loopback
@@ -12,6 +13,7 @@
   its RTT is the relay's delay only through flow control. Goodput is bounded
   by the rate (charged as full segments on the emulated wire) and by the
   delay; loss-limited TCP (Mathis, PFTK) needs a namespaces testbed.
+  Full segments are charged as frames of the spec's wire.
 
 Both say what they did in ``describe()``, for a result's metadata.
 """
@@ -29,7 +31,7 @@ from dataclasses import replace
 from ..model import HeaderStack, packetize
 from ..wire.headers import TCP_TIMESTAMPS, tcp_payload
 from .emulator import Shaper
-from .spec import LinkSpec
+from .spec import QDISC_L2, LinkSpec
 
 __all__ = ["UdpRelay", "TcpRelay"]
 
@@ -44,8 +46,10 @@ class _Relay:
                  seed: int | None = None):
         self.spec, self.target = spec, tuple(target)
         rng = random.Random(seed)
-        self.forward = Shaper(self._direction(spec.forward), self._queue(spec.forward), random.Random(rng.random()))
-        self.reverse = Shaper(self._direction(spec.reverse), self._queue(spec.reverse), random.Random(rng.random()))
+        self.forward = Shaper(self._direction(spec.forward), self._queue(spec.forward), random.Random(rng.random()),
+                              spec.loss_unit)
+        self.reverse = Shaper(self._direction(spec.reverse), self._queue(spec.reverse), random.Random(rng.random()),
+                              spec.loss_unit)
         self._stop = threading.Event()
         # close() writes to this pair: every serving thread's select wakes at once, rather than
         # each waiting out its IDLE_S (a sweep on loopback closes its relays after every run)
@@ -98,12 +102,15 @@ class UdpRelay(_Relay):
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
         self.sock.bind(listen)
         self.address = self.sock.getsockname()
-        self.stack = HeaderStack("udp", spec.mtu, wire="emulated")
+        self.stack = HeaderStack("udp", spec.mtu)
+        self._datagrams = 0
 
     def _admit(self, shaper: Shaper, size: int, now: float) -> list[float]:
         """Delivery times of one datagram: every fragment must make it."""
         fragments = packetize(self.stack, max(size, 1)).ip_packets
-        times = [shaper.admit(length + self.stack.l2, now) for length in fragments]
+        self._datagrams += 1         # the key its fragments share (loss by datagram)
+        key = self._datagrams if len(fragments) > 1 else None
+        times = [shaper.admit(self.spec.charge(length + QDISC_L2), now, key) for length in fragments]
         if not all(times):
             return []
         return [max(t[0] for t in times)] * (2 if len(fragments) == 1 and len(times[0]) == 2 else 1)
@@ -150,7 +157,7 @@ class UdpRelay(_Relay):
     def describe(self) -> dict:
         return {**super().describe(), "emulates": ["rate", "queue", "delay", "jitter", "loss",
                                                    "duplicate", "reorder", "MTU fragmentation"],
-                "cannot_emulate": [], "charged_bytes": "each IP fragment + 14 B Ethernet header"}
+                "cannot_emulate": [], "charged_bytes": _charged(self.spec, "each IP fragment")}
 
 
 def _receive_window(spec: LinkSpec) -> int:
@@ -182,7 +189,7 @@ class TcpRelay(_Relay):
         self.sock.bind(listen)
         self.sock.listen(8)
         self.address = self.sock.getsockname()
-        self.stack = HeaderStack("tcp", spec.mtu, tcp_options=TCP_TIMESTAMPS, wire="emulated")
+        self.stack = HeaderStack("tcp", spec.mtu, tcp_options=TCP_TIMESTAMPS)
 
     def _direction(self, direction):
         return replace(direction, loss=0.0, duplicate=0.0, reorder=0.0)
@@ -230,7 +237,8 @@ class TcpRelay(_Relay):
                         eof = True
                     else:
                         now = time.monotonic()
-                        due = shaper.admit(packetize(self.stack, len(data)).wire_bytes, now)[0]
+                        packets = packetize(self.stack, len(data)).ip_packets
+                        due = shaper.admit(sum(self.spec.charge(p + QDISC_L2) for p in packets), now)[0]
                         queue.append((due, data))
                         queued += len(data)
                 now = time.monotonic()
@@ -247,4 +255,11 @@ class TcpRelay(_Relay):
                 "cannot_emulate": ["loss", "duplicate", "reorder", "queue drops"],
                 "note": "TCP relay on loopback: paces and delays the byte stream only; the sender's TCP "
                         "never sees loss. Use a namespaces testbed (root) for loss-limited TCP.",
-                "charged_bytes": "full TCP segments (timestamps on) + 14 B Ethernet header each"}
+                "charged_bytes": _charged(self.spec, "full TCP segments (timestamps on)")}
+
+
+def _charged(spec: LinkSpec, what: str) -> str:
+    """What a relay charges per packet, in words, for its ``describe()``."""
+    if spec.wire == "real":
+        return f"{what} + {spec.l2_bytes} B of real-wire framing each (at least {spec.min_frame_bytes} B)"
+    return f"{what} + {spec.l2_bytes} B Ethernet header{' and PPPoE' if spec.pppoe else ''} each"

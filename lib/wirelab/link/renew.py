@@ -92,7 +92,7 @@ def renew(tb: Testbed, seed: int | None = None, topology: Topology | None = None
         if strays:
             raise LinkError(f"host {host} still runs process(es) {strays} after the run",
                             "open a new link for the next run")
-        qdiscs = json.loads(tb._run(commands.qdisc_show_json(ns, stats=True)).stdout or "[]")
+        qdiscs = json.loads(tb._run(commands.qdisc_show_json(ns, stats=True, details=True)).stdout or "[]")
         queued = [q for q in qdiscs if q.get("backlog") or q.get("qlen")]
         if queued:
             raise LinkError(f"host {host}'s {queued[0]['kind']} qdisc on {queued[0].get('dev')} still "
@@ -164,11 +164,14 @@ def _reshape(tb: Testbed, topology: Topology) -> list[list[str]]:
 
 def _check_shape(tb: Testbed, ns: str, qdiscs: list[dict]) -> None:
     """Namespace ``ns`` is shaped by exactly the kernel commands of the new shape: its qdiscs
-    of our kinds (tbf at its rate, netem) and its loss rules; else ``LinkError``."""
+    of our kinds (tbf at its rate and with its size table's overhead, netem) and its loss
+    rules; else ``LinkError``."""
     ours = [a for a in tb._shaping_argvs if a[0] == "tc" and a[2] == ns]
     expected = sorted((a[a.index("dev") + 1], kind, round(float(a[a.index("rate") + 1][:-3])) // 8
-                       if kind == "tbf" else None) for a in ours for kind in ("tbf", "netem") if kind in a)
-    shown = sorted((q.get("dev"), q["kind"], (q.get("options") or {}).get("rate") if q["kind"] == "tbf" else None)
+                       if kind == "tbf" else None, int(a[a.index("overhead") + 1]) if "stab" in a else 0)
+                      for a in ours for kind in ("tbf", "netem") if kind in a)
+    shown = sorted((q.get("dev"), q["kind"], (q.get("options") or {}).get("rate") if q["kind"] == "tbf" else None,
+                    (q.get("stab") or {}).get("overhead", 0))
                    for q in qdiscs if q["kind"] in ("tbf", "netem"))
     if shown != expected:
         raise LinkError(f"{ns} is shaped by {shown or 'nothing'}, not {expected or 'nothing'}",

@@ -14,6 +14,7 @@ Pure functions: nothing here runs a command.
 """
 from __future__ import annotations
 
+from .commands import GSO_MAX_SEGS, one_segment
 from .topology import Topology
 
 __all__ = ["refusal", "undo_shaping"]
@@ -39,7 +40,8 @@ def undo_shaping(argvs: list[list[str]]) -> list[list[str]]:
     """The commands that remove what the shaping commands ``argvs`` installed
     (``commands.shaping_commands``): each device's root qdisc deleted once (its netem and tbf
     child with it; the device falls back to its default qdisc, as when it was made), each
-    iptables rule appended (``-A``) deleted (``-D``, the same rule)."""
+    iptables rule appended (``-A``) deleted (``-D``, the same rule), a real wire's one segment
+    per packet back to the kernel's default."""
     undo, seen = [], set()
     for argv in argvs:
         if argv[0] == "tc":                      # tc -n NS qdisc replace dev DEV root|parent ...
@@ -50,4 +52,6 @@ def undo_shaping(argvs: list[list[str]]) -> list[list[str]]:
         elif "iptables" in argv and "-A" in argv:
             at = argv.index("-A")
             undo.append(argv[:at] + ["-D"] + argv[at + 1:])
+        elif "gso_max_segs" in argv:             # ip -n NS link set dev DEV gso_max_segs 1
+            undo.append(one_segment(argv[2], argv[argv.index("dev") + 1], GSO_MAX_SEGS))
     return undo

@@ -10,9 +10,18 @@ reads what people type ("10mbit", "20ms", "1%")::
     >>> spec.forward.loss, spec.reverse.loss, spec.rtt_s
     (0.01, 0.0, 0.04)
 
-What a link *charges* per packet is the skb length a Linux qdisc sees: the IP
-packet plus the 14 B Ethernet header (``wirelab.model`` calls this the
-"emulated" wire), whichever backend carries it.
+What a link *charges* per frame is its ``wire``, whichever backend carries it:
+
+* ``"emulated"`` (the default): the skb length a Linux qdisc sees, the IP packet
+  plus the 14 B Ethernet header (``wirelab.model``'s "emulated" wire);
+* ``"real"``: what a cable carries, 38 B per frame beyond the IP packet (preamble
+  and SFD 8, header 14, FCS 4, inter-frame gap 12; IEEE 802.3) and never less than
+  84 B (a 64 B minimum frame + 20), as document 002 counts it;
+* ``pppoe=True`` adds PPPoE's 8 B per frame to either (RFC 2516) and makes the MTU
+  1492 unless one is given (document 002's FTTC line).
+
+    >>> LinkSpec.parse(rate="10mbit", wire="real").charge(1514)     # a full frame
+    1538
 """
 from __future__ import annotations
 
@@ -22,10 +31,16 @@ from dataclasses import asdict, dataclass, field, replace
 from .. import units
 from ..errors import UsageError
 from ..model import predict
-from ..wire.headers import ETHERNET_HEADER, frame_bytes
+from ..model.headers import WIRES, ethernet_overhead, min_frame
+from ..wire.headers import ETHERNET_HEADER, ETHERNET_MTU, PPPOE_MTU
 
-__all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S"]
+__all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2", "LOSS_UNITS"]
 
+#: Bytes a qdisc sees per frame beyond the IP packet (the skb's Ethernet header).
+QDISC_L2 = ETHERNET_HEADER
+#: What one loss draw decides: a packet (each IP fragment alone: a wire) or a whole datagram
+#: (its fragments share one draw: a test of a protocol's retransmission, whatever its packet size).
+LOSS_UNITS = ("packet", "datagram")
 #: Default queue: this much time at the link rate (tbf's "latency"), at least 4 frames.
 DEFAULT_QUEUE_S = 0.1
 
@@ -80,32 +95,47 @@ class Direction:
 
 @dataclass(frozen=True)
 class LinkSpec:
-    """A two-way link: per-direction shaping plus MTU, queue limit and burst (bytes).
+    """A two-way link: per-direction shaping plus MTU, queue limit, burst (bytes) and
+    how each frame is charged (``wire``, ``pppoe``: see the module docstring).
 
     ``queue_bytes`` is the tail-drop queue in front of the rate limiter (tbf's
     ``limit``); default: ``DEFAULT_QUEUE_S`` worth of the rate, at least 4
     frames. ``burst_bytes`` is tbf's bucket; default: 2 frames or rate/250 Hz.
+    Both count charged bytes.
     """
     forward: Direction = field(default_factory=Direction)
     reverse: Direction = field(default_factory=Direction)
     mtu: int = 1500
     queue_bytes: int | None = None
     burst_bytes: int | None = None
+    wire: str = "emulated"           # saved specs without it were all emulated
+    pppoe: bool = False
+    loss_unit: str = "packet"        # saved specs without it lost packets one by one
 
     def __post_init__(self):
         if isinstance(self.mtu, bool) or not isinstance(self.mtu, int) or not 576 <= self.mtu <= 65535:
             raise UsageError(f"MTU must be a whole number from 576 to 65535 B, not {self.mtu!r}", "e.g. mtu=1500")
+        if self.wire not in WIRES:
+            raise UsageError(f"unknown wire {self.wire!r}",
+                             "use wire='emulated' (what a qdisc sees: +14 B a frame) or wire='real' (a cable: +38 B)")
+        if self.loss_unit not in LOSS_UNITS:
+            raise UsageError(f"unknown loss unit {self.loss_unit!r}",
+                             "use loss_unit='packet' (each IP fragment alone) or 'datagram' (its fragments together)")
+        if not isinstance(self.pppoe, bool):
+            raise UsageError(f"pppoe is True or False, not {self.pppoe!r}", "e.g. pppoe=True")
         for name in ("queue_bytes", "burst_bytes"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < self.frame_bytes):
                 raise UsageError(f"{name[:-6]} of {value!r} B cannot hold one {self.frame_bytes} B frame",
-                                 f"give at least {self.frame_bytes} B (MTU + {ETHERNET_HEADER})")
+                                 f"give at least {self.frame_bytes} B (MTU + {self.l2_bytes})")
 
     # -- reading what people type -------------------------------------------------------
     @classmethod
-    def parse(cls, rate=None, delay=0, jitter=0, loss=0, duplicate=0, reorder=0, *, mtu=1500,
-              queue=None, burst=None, **reverse) -> "LinkSpec":
-        """Both directions alike; ``rate_reverse=``, ``loss_reverse=`` (etc.) set b → a apart."""
+    def parse(cls, rate=None, delay=0, jitter=0, loss=0, duplicate=0, reorder=0, *, mtu=None,
+              queue=None, burst=None, wire="emulated", pppoe=False, loss_unit="packet",
+              **reverse) -> "LinkSpec":
+        """Both directions alike; ``rate_reverse=``, ``loss_reverse=`` (etc.) set b → a apart.
+        ``mtu``: default 1500, with ``pppoe`` 1492."""
         names = ("rate", "delay", "jitter", "loss", "duplicate", "reorder")
         unknown = set(reverse) - {f"{n}_reverse" for n in names}
         if unknown:
@@ -113,9 +143,12 @@ class LinkSpec:
                              f"use {', '.join(names)} and their *_reverse forms")
         given = dict(zip(names, (rate, delay, jitter, loss, duplicate, reorder)))
         back = {n: reverse.get(f"{n}_reverse", given[n]) for n in names}
+        if mtu is None:
+            mtu = PPPOE_MTU if pppoe else ETHERNET_MTU
         return cls(_direction(**given), _direction(**back), mtu=int(units.parse_size(mtu)),
                    queue_bytes=None if queue is None else int(units.parse_size(queue)),
-                   burst_bytes=None if burst is None else int(units.parse_size(burst)))
+                   burst_bytes=None if burst is None else int(units.parse_size(burst)),
+                   wire=wire or "emulated", pppoe=bool(pppoe), loss_unit=loss_unit or "packet")
 
     def with_changes(self, **changes) -> "LinkSpec":
         """The same spec with fields replaced, e.g. ``spec.with_changes(mtu=1400)``."""
@@ -123,9 +156,29 @@ class LinkSpec:
 
     # -- derived quantities -------------------------------------------------------------
     @property
+    def l2_bytes(self) -> int:
+        """Bytes charged per frame beyond the IP packet: 14 (emulated) or 38 (real), + 8 with PPPoE."""
+        return ethernet_overhead(self.wire, pppoe=self.pppoe)
+
+    @property
+    def overhead_bytes(self) -> int:
+        """What the link adds to each frame's length as a qdisc sees it (tc-stab's ``overhead``)."""
+        return self.l2_bytes - QDISC_L2
+
+    @property
+    def min_frame_bytes(self) -> int:
+        """Least a frame is charged (tbf's ``mpu``): 84 B on a real wire, none when emulated."""
+        return min_frame(self.wire)
+
+    def charge(self, frame_bytes: int) -> int:
+        """Bytes the link charges for a frame of ``frame_bytes`` as a qdisc sees it (IP packet
+        + 14 B header): + ``overhead_bytes``, at least ``min_frame_bytes``."""
+        return max(frame_bytes + self.overhead_bytes, self.min_frame_bytes)
+
+    @property
     def frame_bytes(self) -> int:
-        """Largest frame the link charges for: MTU + 14 B Ethernet header."""
-        return frame_bytes(self.mtu)
+        """Largest frame the link charges for: MTU + ``l2_bytes`` (1514 emulated, 1538 real)."""
+        return self.mtu + self.l2_bytes
 
     @property
     def rtt_s(self) -> float:
@@ -135,6 +188,12 @@ class LinkSpec:
     @property
     def needs_delay_line(self) -> bool:
         return self.forward.needs_delay_line or self.reverse.needs_delay_line
+
+    @property
+    def needs_userspace(self) -> bool:
+        """True when only wirelab's own link can do it: loss by whole datagrams (a qdisc or an
+        iptables rule sees each fragment alone)."""
+        return self.loss_unit == "datagram" and bool(self.forward.loss or self.reverse.loss)
 
     def queue_for(self, direction: Direction) -> int:
         if self.queue_bytes is not None:
@@ -149,20 +208,26 @@ class LinkSpec:
         return max(2 * self.frame_bytes, int((direction.rate_bps or 0) / 8 / 250))
 
     def predict(self, proto: str = "tcp", **kwargs):
-        """``wirelab.model.predict`` for this link's forward direction, emulated wire."""
+        """``wirelab.model.predict`` for this link's forward direction, on its own wire."""
         if self.forward.rate_bps is None:
             raise UsageError("an unlimited link has no rate to predict from", "give the spec a rate")
         kwargs.setdefault("rtt_s", self.rtt_s or None)
         kwargs.setdefault("loss", self.forward.loss)
+        kwargs.setdefault("loss_unit", self.loss_unit)
         if proto == "udpr":
             kwargs.setdefault("loss_reverse", self.reverse.loss)
-        return predict(proto, self.forward.rate_bps, mtu=self.mtu, wire="emulated", **kwargs)
+        return predict(proto, self.forward.rate_bps, mtu=self.mtu, wire=self.wire, pppoe=self.pppoe, **kwargs)
 
     def describe(self) -> str:
         text = f"a→b: {self.forward.describe()}"
         if self.reverse != self.forward:
             text += f"; b→a: {self.reverse.describe()}"
-        return text + f"; MTU {self.mtu} B"
+        text += f"; MTU {self.mtu} B"
+        if self.wire != "emulated" or self.pppoe:
+            text += f"; {self.wire} wire{' + PPPoE' if self.pppoe else ''} ({self.l2_bytes} B a frame)"
+        if self.needs_userspace:
+            text += "; loss by whole datagrams"
+        return text
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -342,7 +342,8 @@ class Testbed:
             "links": [{"a": l.a, "b": l.b, "subnet": l.subnet, "spec": l.spec.to_dict(),
                        "describe": l.spec.describe()} for l in self.topology.links],
             "emulated_by": ("wirelab userspace link (python -m wirelab.link.userspace), packet sockets "
-                            "on veths, charges IP packet + 14 B per frame" if userspace else
+                            f"on veths, charges IP packet + {self.topology.links[0].spec.l2_bytes} B per frame"
+                            if userspace else
                             "Linux qdiscs (tbf" + (", netem" if self.netem else "") + ") and iptables statistic"),
             "tc_commands": list(self.tc_commands),
             "tc_note": ("equivalent tc/iptables commands on a kernel with netem; the userspace link "

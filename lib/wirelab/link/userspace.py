@@ -9,9 +9,11 @@ duplication and reordering, and their captures show ordinary 1514 B frames.
 
 Why packet sockets on veths rather than TUN devices: the hosts get the same
 Ethernet interface as with the kernel backend (same captures, same MTU and
-offload settings), and the bytes charged per frame are exactly the skb
-length a qdisc would charge (IP packet + 14 B), so ``wirelab.model``'s
-"emulated" wire predicts this link with no special case.
+offload settings), and a frame read here is exactly the skb a qdisc would
+see (IP packet + 14 B). Each is charged as the spec's wire says
+(``LinkSpec.charge``: as read on the "emulated" wire, + 24 B and at least
+84 B on a "real" one, as tbf with its size table), so ``wirelab.model``
+predicts this link with no special case.
 
 Run by ``Testbed`` as ``ip netns exec <wire-ns> python -m wirelab.link.userspace CONFIG``;
 it prints ``ready`` when its sockets are open, exits when told (SIGTERM/SIGINT)
@@ -30,8 +32,9 @@ import signal
 import socket
 import sys
 import time
+from dataclasses import replace
 
-from .emulator import Shaper
+from .emulator import Shaper, datagram_key
 from .spec import LinkSpec
 
 __all__ = ["open_port", "serve"]
@@ -90,27 +93,27 @@ def _go_first() -> str:
 
 
 def _routes(pairs: list[dict], ports: list[tuple], seed) -> dict:
-    """Receiving socket → (sending socket, a new Shaper, name), the shapers' draws from ``seed``."""
+    """Receiving socket → (sending socket, a new Shaper, name, what a frame is charged), the
+    shapers' draws from ``seed``."""
     rng = random.Random(seed)
     routes = {}
     for pair, (a, b) in zip(pairs, ports):
         spec = LinkSpec.from_dict(pair["spec"])
-        routes[a] = (b, Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(rng.random())),
-                     f"{pair['a']}->{pair['b']}")
-        routes[b] = (a, Shaper(spec.reverse, spec.queue_for(spec.reverse), random.Random(rng.random())),
-                     f"{pair['b']}->{pair['a']}")
+        routes[a] = (b, Shaper(spec.forward, spec.queue_for(spec.forward), random.Random(rng.random()),
+                               spec.loss_unit), f"{pair['a']}->{pair['b']}", spec.charge)
+        routes[b] = (a, Shaper(spec.reverse, spec.queue_for(spec.reverse), random.Random(rng.random()),
+                               spec.loss_unit), f"{pair['b']}->{pair['a']}", spec.charge)
     return routes
 
 
 def _specs(routes: dict, pairs: list[dict]) -> list[dict]:
     """The spec each pair's shapers now apply, read from the shapers themselves."""
-    shapers = {name: shaper for _, shaper, name in routes.values()}
+    shapers = {name: shaper for _, shaper, name, _ in routes.values()}
     specs = []
     for pair in pairs:
         spec = LinkSpec.from_dict(pair["spec"])
         forward, reverse = shapers[f"{pair['a']}->{pair['b']}"], shapers[f"{pair['b']}->{pair['a']}"]
-        read = LinkSpec(forward.direction, reverse.direction, mtu=spec.mtu, queue_bytes=spec.queue_bytes,
-                        burst_bytes=spec.burst_bytes)
+        read = replace(spec, forward=forward.direction, reverse=reverse.direction)
         if (forward.queue_bytes, reverse.queue_bytes) != (spec.queue_for(spec.forward), spec.queue_for(spec.reverse)):
             read = None                  # not what the spec asks: the owner sees a mismatch
         specs.append(read.to_dict() if read else None)
@@ -118,7 +121,7 @@ def _specs(routes: dict, pairs: list[dict]) -> list[dict]:
 
 
 def _counters(routes: dict) -> dict:
-    return {name: vars(shaper.counters) for _, shaper, name in routes.values()}
+    return {name: vars(shaper.counters) for _, shaper, name, _ in routes.values()}
 
 
 def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
@@ -183,13 +186,14 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                         asked = asked if isinstance(asked, dict) else {"seed": asked}
                         renew = (asked.get("seed"), asked.get("specs"))
                 continue
-            out, shaper, _ = routes[sock]
+            out, shaper, _, charge = routes[sock]
             for _ in range(256):     # drain, but let the clock run
                 try:
                     frame = sock.recv(65536)
                 except BlockingIOError:
                     break
-                for due in shaper.admit(len(frame), now):
+                datagram = datagram_key(frame) if shaper.loss_unit == "datagram" else None
+                for due in shaper.admit(charge(len(frame)), now, datagram):
                     seq += 1
                     heapq.heappush(heap, (due, seq, out, frame, shaper))
         now = time.monotonic()

@@ -5,7 +5,8 @@ The sizes are the wire's (``wirelab.wire.headers``, with their sources: IEEE 802
 packets, shared/ppcb.md).
 
 Two ways to count the link layer (``wire``):
-  * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame.
+  * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame, and
+    never less than 84 B (a 64 B minimum frame, IEEE 802.3 §4.4.2, + 20).
   * ``"emulated"``: what a Linux qdisc such as tbf charges, the skb length:
     the 14 B Ethernet header only, no preamble, FCS or gap.
 """
@@ -15,10 +16,10 @@ from dataclasses import dataclass
 
 from ..errors import ModelError, UsageError
 from ..wire.headers import (ETHERNET, ETHERNET_MTU, IP_HEADER, IPV6_MIN_MTU, MAX_IP_PACKET, PPPOE, PPPOE_MTU,
-                            REAL_WIRE_FRAMING, TCP_HEADER, TCP_MAX_OPTIONS, UDP_HEADER, VLAN_TAG)
+                            REAL_WIRE_FRAMING, REAL_WIRE_MIN_FRAME, TCP_HEADER, TCP_MAX_OPTIONS, UDP_HEADER, VLAN_TAG)
 from ..wire.ppcb import HEADER_BYTES
 
-__all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead",
+__all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead", "min_frame",
            "ip_header", "transport_header"]
 
 #: PPCB packet sizes without data (../shared/ppcb.md, "Packets").
@@ -34,6 +35,13 @@ def ethernet_overhead(wire: str = "real", *, vlan: bool = False, pppoe: bool = F
         raise UsageError(f"unknown wire {wire!r}", "use 'real' (38 B/frame) or 'emulated' (14 B/frame)")
     base = REAL_WIRE_FRAMING if wire == "real" else ETHERNET["header"]
     return base + (VLAN_TAG if vlan else 0) + (PPPOE if pppoe else 0)
+
+
+def min_frame(wire: str = "real") -> int:
+    """Least bytes a frame takes: 84 on a real wire (64 B minimum frame + preamble, SFD and gap,
+    IEEE 802.3 §4.4.2); 0 emulated (a qdisc charges the skb as it is, unpadded)."""
+    ethernet_overhead(wire)
+    return REAL_WIRE_MIN_FRAME if wire == "real" else 0
 
 
 def ip_header(version: int = 4) -> int:
@@ -96,6 +104,10 @@ class HeaderStack:
     def l2(self) -> int:
         """Link-layer bytes per frame (see ``ethernet_overhead``)."""
         return ethernet_overhead(self.wire, vlan=self.vlan, pppoe=self.pppoe)
+
+    def frame(self, ip_bytes: int) -> int:
+        """Bytes one frame carrying an IP packet of ``ip_bytes`` takes: + ``l2``, at least ``min_frame``."""
+        return max(ip_bytes + self.l2, min_frame(self.wire))
 
     @property
     def l3(self) -> int:

@@ -39,8 +39,9 @@ class Packetization:
 
     @property
     def wire_bytes(self) -> int:
-        """Bytes the link carries, link-layer overhead of every frame included."""
-        return sum(self.ip_packets) + self.packets * self.stack.l2
+        """Bytes the link carries, link-layer overhead of every frame included (a real wire's
+        minimum frame too)."""
+        return sum(self.stack.frame(ip) for ip in self.ip_packets)
 
     @property
     def header_bytes(self) -> int:
@@ -51,10 +52,11 @@ class Packetization:
         """η = payload / wire bytes (document 002)."""
         return self.payload_bytes / self.wire_bytes
 
-    def delivery_probability(self, loss: float) -> float:
-        """P(datagram arrives) = (1 − p)^k for k fragments (Kent & Mogul 1987).
+    def delivery_probability(self, loss: float, unit: str = "packet") -> float:
+        """P(datagram arrives) = (1 − p)^k for k fragments each lost alone (Kent & Mogul 1987);
+        1 − p when the link draws one loss per datagram (``unit="datagram"``, a test link).
         TCP retransmits what it loses, so for TCP this is per-segment only."""
-        return (1.0 - loss) ** self.packets
+        return 1.0 - loss if unit == "datagram" else (1.0 - loss) ** self.packets
 
     def expected_lost(self, loss: float, datagrams: int) -> float:
         """Expected datagrams lost of ``datagrams`` sent: N·(1 − (1 − p)^k) (each

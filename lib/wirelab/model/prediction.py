@@ -128,13 +128,16 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             max_wait_s: float = 5.0, max_retransmits: int = 5, acked_per_ack: int = 1,
             cc: str | None = None, size: int | None = None,
             initial_window: int = LINUX_INITIAL_WINDOW, carriage: str = "packets",
-            window_s: tuple[float, float] | None = None, queue_bytes: float | None = None) -> Prediction:
+            window_s: tuple[float, float] | None = None, queue_bytes: float | None = None,
+            loss_unit: str = "packet") -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
     TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
     algorithm's steady state. UDP: η·C·(1 − p)^k (k fragments). UDPR: min(η·C,
     stop-and-wait). ``loss`` is per packet, forward direction; ``loss_reverse``
-    (default: same as ``loss``) applies to ACKs, ACCs, CONACC and RCVD.
+    (default: same as ``loss``) applies to ACKs, ACCs, CONACC and RCVD;
+    ``loss_unit="datagram"``: a fragmented datagram is lost as one packet (a test link's
+    choice, ``LinkSpec.loss_unit``), not fragment by fragment.
     ``size``: bytes of one file (TCP: of the stream; UDP: of datagram payloads):
     adds ``transfer`` (the time from the first packet to RCVD, by cause) and makes
     ``goodput_bps``/``binding`` those of the finite transfer.
@@ -152,6 +155,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         raise ModelError(f"RTT cannot be negative ({rtt_s} s)", "e.g. --rtt 40ms")
     if not rate_bps > 0:
         raise ModelError(f"rate must be positive, not {rate_bps!r} bit/s", "e.g. --rate 10mbit")
+    if loss_unit not in ("packet", "datagram"):
+        raise ModelError(f"unknown loss unit {loss_unit!r}", "use 'packet' or 'datagram'")
     if cc is not None and cc not in CONGESTION_CONTROLS:
         raise ModelError(f"no model for congestion control {cc!r}", f"use one of {', '.join(CONGESTION_CONTROLS)}")
     if size is not None and (isinstance(size, bool) or size < 0):
@@ -177,8 +182,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         notes.append(f"{cc} is a TCP congestion control: it does not apply to {proto}")
 
     if proto == "udp":
-        delivered = packets.delivery_probability(loss)
-        if packets.fragmented:
+        delivered = packets.delivery_probability(loss, loss_unit)
+        if packets.fragmented and loss_unit == "packet":
             notes.append(f"{packets.payload_bytes} B > MTU − {stack.l3 + stack.l4}: "
                          f"{packets.packets} IP fragments; one lost fragment loses the datagram")
         limits = {"link": link}
@@ -196,14 +201,14 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         notes.append("no --rtt given: stop-and-wait assumes zero propagation delay")
     sw = stop_and_wait(packets.payload_bytes, rate_bps, rtt_s or 0.0, stack=stack,
                        loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
-                       max_retransmits=max_retransmits)
+                       max_retransmits=max_retransmits, loss_unit=loss_unit)
     limits = {"link": link, "stop_and_wait": sw.goodput_bps}
     binding, goodput = binding_limit(limits)
     transfer = None
     if size is not None:
         whole = udpr_transfer(size, rate_bps, rtt_s or 0.0, chunk_bytes=packets.payload_bytes, stack=stack,
                               loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
-                              max_retransmits=max_retransmits)
+                              max_retransmits=max_retransmits, loss_unit=loss_unit)
         transfer = from_udpr(whole, rtt_s or 0.0)
     return _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common,
                    delivered=sw.success_probability, sw=sw, transfer=transfer)

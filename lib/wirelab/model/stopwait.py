@@ -39,7 +39,7 @@ def acc_wire_bytes(stack: HeaderStack | None = None) -> int:
     layer's, IP's and UDP's headers and PPCB's 17 B ACC (shared/ppcb.md: type, session_id,
     packet_no u64), never fragmented."""
     stack = stack or HeaderStack("udpr")
-    return stack.l2 + stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"]
+    return stack.frame(stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"])
 
 
 #: An ACC on the emulated wire (tbf, the userspace link, the relays): Ethernet header 14 +
@@ -94,11 +94,12 @@ def give_up_probability(arrive: float, answered: float, tries: int) -> float:
 def stop_and_wait(data_bytes: int, rate_bps: float, rtt_s: float = 0.0, *,
                   stack: HeaderStack | None = None, loss_forward: float = 0.0,
                   loss_reverse: float = 0.0, timeout_s: float = 5.0,
-                  max_retransmits: int = 5) -> StopAndWait:
+                  max_retransmits: int = 5, loss_unit: str = "packet") -> StopAndWait:
     """Predict UDPR for DATA packets of ``data_bytes`` (see module docstring).
 
     ``rtt_s`` is the round trip without transmission time (propagation and
-    processing); ``timeout_s`` is MAX_WAIT.
+    processing); ``timeout_s`` is MAX_WAIT; ``loss_unit``: "packet" (each IP
+    fragment lost alone) or "datagram" (a DATA's fragments share one draw).
     """
     stack = stack or HeaderStack("udpr")
     if stack.proto != "udpr":
@@ -107,7 +108,7 @@ def stop_and_wait(data_bytes: int, rate_bps: float, rtt_s: float = 0.0, *,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
     data = packetize(stack, data_bytes)
     cycle = 8.0 * data.wire_bytes / rate_bps + rtt_s + 8.0 * acc_wire_bytes(stack) / rate_bps
-    s, r = data.delivery_probability(loss_forward), 1.0 - loss_reverse
+    s, r = data.delivery_probability(loss_forward, loss_unit), 1.0 - loss_reverse
     per_packet, variance = exchange_time(cycle, timeout_s, s, r)
     sends = 1.0 + (1 - s) / s + (1 - r) / r
     return StopAndWait(data_bytes, cycle, s * r, sends, per_packet, 8.0 * data_bytes / per_packet,
@@ -135,7 +136,7 @@ class UdprTransfer:
 def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk_bytes: int = 1000,
                   stack: HeaderStack | None = None, loss_forward: float = 0.0,
                   loss_reverse: float = 0.0, timeout_s: float = 5.0,
-                  max_retransmits: int = 5) -> UdprTransfer:
+                  max_retransmits: int = 5, loss_unit: str = "packet") -> UdprTransfer:
     """Expected time for ``size_bytes`` in DATA packets of ``chunk_bytes`` (the last may be
     shorter), from sending CONN to receiving RCVD; ``std_s`` lets a deadline be set,
     e.g. total + 4·std (module docstring for the derivation)."""
@@ -144,8 +145,7 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
         raise ModelError("size must be ≥ 0 B and chunks ≥ 1 B", "e.g. 1MB in 1000 B chunks")
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
-    per_frame = stack.l2 + stack.l3 + UDP_HEADER
-    bits = lambda ppcb_bytes: 8.0 * (per_frame + ppcb_bytes) / rate_bps     # noqa: E731
+    bits = lambda ppcb_bytes: 8.0 * stack.frame(stack.l3 + UDP_HEADER + ppcb_bytes) / rate_bps     # noqa: E731
     r = 1.0 - loss_reverse
     tries = max_retransmits + 1
     conn_cycle = bits(PPCB_HEADER["CONN"]) + rtt_s + bits(PPCB_HEADER["CONACC"])
@@ -159,7 +159,8 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
         if not count:
             continue
         sw = stop_and_wait(data_bytes, rate_bps, rtt_s, stack=stack, loss_forward=loss_forward,
-                           loss_reverse=loss_reverse, timeout_s=timeout_s, max_retransmits=max_retransmits)
+                           loss_reverse=loss_reverse, timeout_s=timeout_s, max_retransmits=max_retransmits,
+                           loss_unit=loss_unit)
         link += count * (sw.cycle_s - rtt_s)
         waiting += count * rtt_s
         timeouts += count * (sw.time_per_packet_s - sw.cycle_s)

@@ -3,14 +3,22 @@
     measure("udp", "127.0.0.1", 5000, mode="load", rate_bps=40e6, packet=1400, time_s=2)
 
 bulk: records back to back for ``time_s`` (the kernel's pace); load: paced
-at ``rate_bps`` (offered load); echo: ``count`` request/response rounds for
-RTT. At the end the receiver's REPORT is folded into the same Result.
+at ``rate_bps`` (offered load), for ``time_s`` or for exactly ``size_bytes``
+(a file's bytes: the last record carries what is left); echo: ``count``
+request/response rounds for RTT. At the end the receiver's REPORT is folded
+into the same Result. The bytes offered are the records the sender planned,
+so what arrives is never more than what was offered.
+
+With ``end_markers`` (udp) the records are followed by nttcp's end markers:
+that many 4-byte datagrams ``end_marker_gap_s`` apart (nttcp: 3, 2 s; document
+002 saw them as "Len=4" in Wireshark and as the 3 extra calls of nttcp's sender).
 
     python -m wirelab.transfer.measure_client udp 127.0.0.1 5000 load 5MB/s 1400 2
 """
 from __future__ import annotations
 
 import errno
+import math
 import socket
 import sys
 import time
@@ -34,7 +42,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             max_wait: float = 5.0, max_retransmits: int = 5, sndbuf: int | None = None,
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
             offset_rounds: int = 16, same_clock: bool | None = None, echo_interval_s: float = 0.0,
-            clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0) -> Result:
+            clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0, size_bytes: int | None = None,
+            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S) -> Result:
     """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
 
     ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
@@ -43,6 +52,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     one-way delay is corrected by the line at its send time. ``echo_interval_s``: spread
     echo rounds this far apart (a fit over time needs time). ``clock_offset_s`` and
     ``clock_drift_ppm``: this end's clock is made that wrong on purpose (a lab's known skew).
+    ``size_bytes`` (load mode over udp): send exactly this many bytes at ``rate_bps``, however
+    long that takes, instead of ``time_s`` of records. ``end_markers``: see the module docstring.
     """
     if same_clock is None:
         same_clock = wire.same_host(host)
@@ -56,6 +67,12 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         raise UsageError(f"packet size {packet} B", f"use {wire.MIN_PACKET}..65507 B for udp")
     if gso and (proto != "udp" or mode != "bulk"):
         raise UsageError("GSO is for udp bulk only", "drop --gso")
+    if end_markers and (proto != "udp" or mode == "echo" or not 0 < end_markers <= 255 or end_marker_gap_s < 0):
+        raise UsageError(f"{end_markers} end markers {end_marker_gap_s:g} s apart after {proto} {mode}",
+                         "end markers follow udp records: 1..255 of them, a gap of 0 s or more (nttcp: 3, 2 s)")
+    if size_bytes is not None and (mode != "load" or proto != "udp" or size_bytes < wire.MIN_PACKET):
+        raise UsageError(f"a byte budget ({size_bytes} B) is for udp load of at least {wire.MIN_PACKET} B",
+                         "drop size_bytes, or use mode='load' over udp")
     result = Result(proto, mode=mode, packet_bytes=packet, max_wait_s=max_wait, max_retransmits=max_retransmits,
                     sndbuf_requested_bytes=sndbuf, rcvbuf_requested_bytes=rcvbuf,
                     metadata={"server": f"{host}:{port}", "gso": gso})
@@ -75,7 +92,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock)
-        end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso})
+        end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
+                   **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
         if mode == "echo":
             end.echo(count, echo_interval_s)
         elif not same_clock:        # offset rounds are not data: keep their RTTs, not their count
@@ -83,10 +101,14 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             result.packets_sent, result.lost = 0, None
         if mode != "echo":
             pacer = Pacer(rate_bps, packet) if mode == "load" else None
+            sizes = record_sizes(packet, size_bytes, time_s, pacer)
             result.first_data_time_s = time.time()
-            end.records(time_s, pacer, gso)
+            end.records(time_s, pacer, gso, sizes, whole=size_bytes is not None)
             result.last_data_time_s = time.time()
-            result.bytes_offered = int(rate_bps * time_s / 8) if pacer else result.bytes_sent
+            if end_markers:
+                end.end_markers(end_markers, end_marker_gap_s)
+            # offered: the records planned (a paced sender that falls behind sends fewer)
+            result.bytes_offered = sum(sizes) if sizes else result.bytes_sent
             if pacer:
                 result.metadata["late_packets"] = pacer.late
             if not same_clock:      # a second batch after the data: the line spans the run
@@ -114,6 +136,21 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         result.sender_end_time_s = clock.time_ns() / 1e9
     result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
     return result
+
+
+def record_sizes(packet: int, size_bytes: int | None, time_s: float, pacer: Pacer | None) -> list[int] | None:
+    """The sizes of the records a paced sender plans: one per slot of ``time_s``, or as many as
+    ``size_bytes`` takes, the last carrying what is left (every record holds at least
+    ``MIN_PACKET``: a short rest borrows from the one before it). None: not paced."""
+    if pacer is None:
+        return None
+    if size_bytes is None:
+        return [packet] * max(math.ceil(time_s / pacer.interval_s - 1e-9), 1)
+    full, rest = divmod(size_bytes, packet)
+    sizes = [packet] * full + ([rest] if rest else [])
+    if 0 < rest < wire.MIN_PACKET and full:
+        sizes[-2:] = [packet + rest - wire.MIN_PACKET, wire.MIN_PACKET]
+    return sizes
 
 
 def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, span) -> None:
@@ -144,6 +181,9 @@ def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, 
         result.clock_offset_s, result.clock = fit.at(last), "offset estimate"
     if report.get("delays_sampled"):
         result.metadata["delays_sampled"] = True
+    if "end_markers" in report:          # nttcp's: how many arrived, the first one's time
+        result.metadata.update(end_markers_received=report["end_markers"],
+                               end_marker_first_s=report.get("end_marker_first_s"))
     result.ok = result.error is None and result.receiver_error is None
 
 
@@ -244,8 +284,10 @@ class _Session:
                     return fields
         return None
 
-    def records(self, time_s: float, pacer: Pacer | None, gso: bool) -> None:
-        """Send RECORDs for ``time_s``: back to back, or when ``pacer`` says."""
+    def records(self, time_s: float, pacer: Pacer | None, gso: bool, sizes: list[int] | None = None,
+                *, whole: bool = False) -> None:
+        """Send RECORDs for ``time_s`` back to back; or, paced, the records ``sizes`` plans,
+        each when ``pacer`` says, for ``time_s`` at most (``whole``: all of them, a file's)."""
         segments = GSO_SEGMENTS if gso else 1
         if gso:
             segments = max(1, min(GSO_SEGMENTS, 65000 // self.packet))
@@ -261,11 +303,14 @@ class _Session:
         # long for buffer space, sends blocking (1.6x the packet rate); TCP keeps MAX_WAIT.
         self.sock.settimeout(self.max_wait if self.proto == "tcp" else None)
         seq, calls, end = 0, 0, clock() + time_s
+        sent_bytes = None
         if pacer is not None:                        # offered load: one record per slot
-            while clock() < end:
+            view, sent_bytes = memoryview(buf), 0
+            while seq < len(sizes) and (whole or clock() < end):
                 pacer.wait()
                 pack_into(buf, 1, seq, now_ns())
-                send(buf)
+                send(view[:sizes[seq]])
+                sent_bytes += sizes[seq]
                 seq, calls = seq + 1, calls + 1
         elif segments == 1:                          # bulk: 16 sends between looks at the clock
             while clock() < end:
@@ -284,8 +329,20 @@ class _Session:
         self.sock.settimeout(self.max_wait)
         self.meter.call(calls)
         self.result.packets_sent += seq
-        self.result.bytes_sent = seq * self.packet
+        self.result.bytes_sent = seq * self.packet if sent_bytes is None else sent_bytes
         self._sent = seq
+
+    def end_markers(self, count: int, gap_s: float) -> None:
+        """nttcp's ending: ``count`` 4-byte END_MARK datagrams, ``gap_s`` apart (spacing the
+        markers is what they are for, not waiting for anyone)."""
+        due = time.monotonic()
+        for number in range(count):
+            while (left := due - time.monotonic()) > 0:
+                time.sleep(left)
+            due += gap_s
+            self.send(wire.END_MARK_HDR.pack(wire.END_MARK, number, 0))
+        self.result.metadata["end_markers_sent"] = count
+        self.result.metadata["end_marker_gap_s"] = gap_s
 
     def finish(self) -> dict:
         """END → the receiver's REPORT."""

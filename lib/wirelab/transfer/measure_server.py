@@ -24,7 +24,8 @@ import time
 
 from ..errors import ProtocolError, TransferError
 from . import ppcb
-from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, HELLO_ACK, MAGIC, MIN_PACKET, REC,
+from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
+                           MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
 
 __all__ = ["Tally", "serve_measure_tcp", "serve_measure_udp", "enable_gro"]
@@ -158,7 +159,10 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
     records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
+    markers: list[int] = []       # nttcp's end markers: when each arrived (ns)
     sent = None
+    # nttcp's end markers leave gaps of their own in the traffic: the silence allowed covers them
+    silence_s = max(2 * max_wait, _number(hello.get("end_marker_gap_s")) + max_wait)
     sock.settimeout(min(max_wait, 0.25))
     silent_since = time.monotonic()
     try:
@@ -168,8 +172,8 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
             except socket.timeout:
                 # twice MAX_WAIT: a client whose HELLO_ACK was lost resends its HELLO after
                 # MAX_WAIT; the session must still be here to answer it
-                if time.monotonic() - silent_since > 2 * max_wait:
-                    error = f"timeout: nothing for {2 * max_wait:g} s (2 × MAX_WAIT)"
+                if time.monotonic() - silent_since > silence_s:
+                    error = f"timeout: nothing for {silence_s:g} s (2 × MAX_WAIT, or a marker gap + MAX_WAIT)"
                     break
                 if stop is not None and stop.is_set():
                     error = "server stopped"
@@ -194,6 +198,8 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
             elif kind == ECHO and n >= ECHO_HDR.size:
                 sock.sendto(_echo_reply(memoryview(buf)[:n], now_ns), client)
                 meter.call()
+            elif kind == END_MARK and n == END_MARK_HDR.size:
+                markers.append(now_ns)
             elif kind == END and n >= END_HDR.size:
                 sent = END_HDR.unpack_from(buf)[1]
             elif kind == MAGIC:                       # our HELLO_ACK was lost
@@ -209,12 +215,19 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     report["error"] = error
     if sent is not None:
         report["lost"] = max(sent - tally.unique, 0)
+    if hello.get("end_markers"):
+        report.update(end_markers=len(markers), end_marker_first_s=markers[0] / 1e9 if markers else None)
     raw = json_packet(REPORT, report)
     if sent is not None:
         sock.sendto(raw, client)
     result = _result("udp", hello, report, error)
     result.lost = report.get("lost")
     return result, raw
+
+
+def _number(value) -> float:
+    """A HELLO's number, 0 when it is missing or not a number, at most 60 (the HELLO is the peer's)."""
+    return min(float(value), 60.0) if isinstance(value, (int, float)) and value == value and value >= 0 else 0.0
 
 
 def enable_gro(sock: socket.socket, on: bool = True) -> None:

@@ -8,6 +8,13 @@ Measurement sessions share PPCB's port but not its wire: their first byte
     END        0x83 · u64 records sent · padding               (answered by 0x84 REPORT)
     REPORT     0x84 · u32 len · JSON: what the receiver saw
     ECHO       0x85 · u64 seq · u64 t1 · u64 t2 · u64 t3 · padding  (reply 0x86, t2/t3 filled)
+    END_MARK   0x87 · u8 number · u16 0                        (udp, when asked: 4 B, never answered)
+
+END_MARK is nttcp's end of a UDP transmission (document 002): after the last
+record the sender sends three 4-byte datagrams 2 s apart, so that a receiver
+which lost the last records still learns when the sending ended (one of three
+arrives). wirelab's END/REPORT exchange does that job with retransmissions;
+the markers are sent only when asked, to show what nttcp puts on the wire.
 
 Standard library only: this module is read by students.
 """
@@ -19,14 +26,18 @@ import struct
 from ..errors import ProtocolError
 
 __all__ = ["MAGIC", "HELLO_ACK", "RECORD", "END", "REPORT", "ECHO", "ECHO_REPLY", "REC", "REC_STAMP",
-           "ECHO_HDR", "END_HDR", "MIN_PACKET", "REPORT_SAMPLES", "SEQ_WINDOW", "json_packet",
+           "ECHO_HDR", "END_HDR", "END_MARK", "END_MARK_HDR", "END_MARKERS", "END_MARKER_GAP_S",
+           "MIN_PACKET", "REPORT_SAMPLES", "SEQ_WINDOW", "json_packet",
            "parse_json_packet", "read_json", "same_host"]
 
-MAGIC, HELLO_ACK, RECORD, END, REPORT, ECHO, ECHO_REPLY = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86
+MAGIC, HELLO_ACK, RECORD, END, REPORT, ECHO, ECHO_REPLY, END_MARK = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87
 REC = struct.Struct("!BQQ")          # type, seq, send_ns
 REC_STAMP = struct.Struct("!QQ")     # just seq, send_ns (at offset 1): what a sender rewrites per record
 ECHO_HDR = struct.Struct("!BQQQQ")   # type, seq, t1, t2, t3
 END_HDR = struct.Struct("!BQ")       # type, records sent
+END_MARK_HDR = struct.Struct("!BBH") # type, marker number, zero: nttcp's 4 B end marker
+#: nttcp's UDP ending (document 002): this many markers, this far apart.
+END_MARKERS, END_MARKER_GAP_S = 3, 2.0
 MIN_PACKET = ECHO_HDR.size           # 33 B: every record must hold an ECHO header
 #: At most this many delay samples travel in a UDP REPORT (it must fit one datagram).
 REPORT_SAMPLES = 1500

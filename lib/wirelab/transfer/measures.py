@@ -44,7 +44,9 @@ GLOSSARY = {
     "sender_duration_s": "first data byte sent → last data byte handed to the kernel (sender's clock)",
     "receiver_duration_s": "first byte delivered → last byte delivered (receiver's clock)",
     "delivered_fraction": "bytes delivered ÷ bytes offered: below 1 when plain UDP lost data, which "
-                          "the protocol allows (a result, not a failure)",
+                          "the protocol allows (a result, not a failure); never above 1: bytes "
+                          "offered are the application's (a file's size, or the records a paced "
+                          "sender planned), and a datagram's last one carries only what is left",
     "goodput_clock": "how transfer_s put its two instants on one clock: " + "; ".join(
         f"'{k}': {v}" for k, v in CLOCKS.items()),
     "bytes_offered": "application bytes the sender was asked to send",

@@ -17,10 +17,11 @@ Two ways to count the link layer:
 """
 from __future__ import annotations
 
-__all__ = ["ETHERNET", "ETHERNET_HEADER", "REAL_WIRE_FRAMING", "VLAN_TAG", "PPPOE", "PPPOE_MTU", "IP_HEADER",
+__all__ = ["ETHERNET", "ETHERNET_HEADER", "REAL_WIRE_FRAMING", "ETHERNET_MIN_FRAME", "REAL_WIRE_MIN_FRAME",
+           "VLAN_TAG", "PPPOE", "PPPOE_MTU", "IP_HEADER",
            "IPV6_FRAGMENT_HEADER", "TCP_HEADER", "TCP_TIMESTAMPS", "TCP_MAX_OPTIONS", "UDP_HEADER",
-           "ETHERNET_MTU", "IPV6_MIN_MTU", "IPV4_MIN_MTU", "MAX_IP_PACKET", "frame_bytes", "udp_payload",
-           "tcp_payload"]
+           "ETHERNET_MTU", "IPV6_MIN_MTU", "IPV4_MIN_MTU", "MAX_IP_PACKET", "frame_bytes", "ip_and_udp",
+           "udp_payload", "tcp_payload"]
 
 #: IEEE 802.3 framing, bytes per frame.
 ETHERNET = {"preamble_sfd": 8, "header": 14, "fcs": 4, "ifg": 12}
@@ -28,6 +29,10 @@ ETHERNET = {"preamble_sfd": 8, "header": 14, "fcs": 4, "ifg": 12}
 ETHERNET_HEADER = ETHERNET["header"]
 #: Everything a real wire carries around an IP packet: 38 B.
 REAL_WIRE_FRAMING = sum(ETHERNET.values())
+#: The shortest Ethernet frame (header to FCS, padded: IEEE 802.3 §4.4.2), and what it takes on
+#: a real wire with its preamble, SFD and gap: 84 B.
+ETHERNET_MIN_FRAME = 64
+REAL_WIRE_MIN_FRAME = ETHERNET_MIN_FRAME + ETHERNET["preamble_sfd"] + ETHERNET["ifg"]
 VLAN_TAG = 4
 PPPOE = 8          # RFC 2516: PPPoE header 6 + PPP protocol field 2
 IP_HEADER = {4: 20, 6: 40}
@@ -50,9 +55,14 @@ def frame_bytes(ip_packet: int) -> int:
     return ip_packet + ETHERNET_HEADER
 
 
+def ip_and_udp(ip_version: int = 4) -> int:
+    """The IP and UDP headers of one datagram: 28 B over IPv4, 48 B over IPv6."""
+    return IP_HEADER[ip_version] + UDP_HEADER
+
+
 def udp_payload(mtu: int = ETHERNET_MTU, ip_version: int = 4) -> int:
     """The largest UDP payload that does not fragment: MTU − 28 over IPv4 (− 48 over IPv6)."""
-    return mtu - IP_HEADER[ip_version] - UDP_HEADER
+    return mtu - ip_and_udp(ip_version)
 
 
 def tcp_payload(mtu: int = ETHERNET_MTU, ip_version: int = 4, *, timestamps: bool = True) -> int:

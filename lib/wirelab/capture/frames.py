@@ -69,18 +69,22 @@ class Frames:
 
     @classmethod
     def of(cls, df) -> "Frames":
-        """The columns of a ``read_capture`` DataFrame."""
+        """The columns of a ``read_capture`` DataFrame (or of any DataFrame with some of its
+        columns, categories or plain values: what is absent is missing)."""
+        n = len(df)
+
         def filled(name):
+            if name not in df:
+                return np.full(n, -1, dtype=np.int64)
             column = df[name]
             return column.fillna(-1).to_numpy(np.int64) if column.hasnans else column.to_numpy(np.int64)
-        return cls(time=df["time"].to_numpy(np.float64),
-                   src=df["src"].cat.codes.to_numpy(np.int64), dst=df["dst"].cat.codes.to_numpy(np.int64),
-                   addresses=[str(a) for a in df["src"].cat.categories],
-                   proto=df["proto"].cat.codes.to_numpy(np.int64),
-                   protocols=[str(p) for p in df["proto"].cat.categories],
-                   more_frags=df["more_frags"].fillna(False).to_numpy(bool),
-                   l3=df["l3"].cat.codes.to_numpy(np.int8),
-                   ints={name: filled(name) for name in INTS}, info=df.attrs.get("capture", {}))
+        (src, dst), addresses = _categories(df, ["src", "dst"])
+        (proto,), protocols = _categories(df, ["proto"])
+        more = df["more_frags"].fillna(False).to_numpy(bool) if "more_frags" in df else np.zeros(n, dtype=bool)
+        l3 = df["l3"].cat.codes.to_numpy(np.int8) if "l3" in df else np.zeros(n, dtype=np.int8)
+        return cls(time=df["time"].to_numpy(np.float64), src=src, dst=dst, addresses=addresses, proto=proto,
+                   protocols=protocols, more_frags=more, l3=l3, ints={name: filled(name) for name in INTS},
+                   info=df.attrs.get("capture", {}))
 
     @classmethod
     def of_part(cls, part: dict, info: dict) -> "Frames":
@@ -94,6 +98,22 @@ class Frames:
         proto, protocols = _protocols(part)
         return cls(time=part["time"], src=src, dst=dst, addresses=addresses, proto=proto, protocols=protocols,
                    more_frags=part["more_frags"] & part["more_frags_ok"], l3=part["l3"], ints=ints, info=info)
+
+
+def _categories(df, names: list[str]) -> tuple[list[np.ndarray], list[str]]:
+    """Columns of text as codes into one list of their values (-1: missing): a categorical's own
+    codes when all share its categories, as ``read_capture`` gives them, else found here."""
+    columns = [df[name] for name in names if name in df]
+    if len(columns) < len(names):
+        return [np.full(len(df), -1, dtype=np.int64) for _ in names], []
+    if all(hasattr(c, "cat") for c in columns) and all(
+            c.cat.categories.equals(columns[0].cat.categories) for c in columns):
+        return [c.cat.codes.to_numpy(np.int64) for c in columns], [str(v) for v in columns[0].cat.categories]
+    values = [c.astype(object).where(c.notna(), None).to_list() for c in columns]
+    distinct = sorted({str(v) for column in values for v in column if v is not None})
+    index = {v: i for i, v in enumerate(distinct)}
+    return [np.array([index[str(v)] if v is not None else -1 for v in column], dtype=np.int64)
+            for column in values], distinct
 
 
 def _codes(values: np.ndarray, ok: np.ndarray, codes: np.ndarray, offset: int) -> list:

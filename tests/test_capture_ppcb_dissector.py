@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ppcb_captures import EXPECTED, by_sender, capture, decoded
+from ppcb_captures import EXPECTED, by_sender, capture, decoded, without_the_conn
 from wirelab.capture.ppcb_dissector import DISSECTOR, install, tshark_options
 from wirelab.capture.ppcb_dissector import tshark_ppcb_packets as ppcb_packets
 from wirelab.capture.ppcb_reader import ppcb_summary
@@ -94,12 +94,8 @@ def test_other_traffic_is_not_claimed():
 @pytest.mark.skipif(not shutil.which("editcap"), reason="editcap not installed (apt-get install tshark)")
 def test_a_stream_without_its_conn_decodes_by_port(tmp_path):
     """Heuristics judge a TCP stream by its first bytes; from the middle, a port preference does it."""
-    packets = ppcb_packets(COMMITTED)
-    tcp = packets[(packets["session_id"] == b"TCP-FILE".hex())]
-    conn_frame, port = int(tcp["frame"].iloc[0]), int(tcp["dport"].iloc[0])
     cut = tmp_path / "no-conn.pcapng"
-    subprocess.run(["editcap", "-r", str(COMMITTED), str(cut), f"{conn_frame + 1}-1000000"], check=True,
-                   capture_output=True, timeout=60)
+    port = without_the_conn(COMMITTED, cut, ppcb_packets(COMMITTED))
     assert (ppcb_packets(cut)["session_id"] == b"TCP-FILE".hex()).sum() == 0
     by_port = ppcb_packets(cut, tcp_ports=[port])
     data = by_port[(by_port["session_id"] == b"TCP-FILE".hex()) & (by_port["type"] == "DATA")]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ppcb_captures import EXPECTED, by_sender, capture, decoded
+from ppcb_captures import EXPECTED, by_sender, capture, decoded, without_the_conn
 from wirelab.capture.ppcb_dissector import tshark_ppcb_packets
 from wirelab.capture.ppcb_reader import COLUMNS, ppcb_packets, ppcb_summary
 
@@ -74,12 +74,8 @@ def test_a_stream_that_is_no_ppcb_is_one_malformed_packet_not_chance_packets():
 @needs_tshark
 @pytest.mark.skipif(not shutil.which("editcap"), reason="editcap not installed (apt-get install tshark)")
 def test_a_stream_without_its_conn_reads_by_port_and_cut_frames_keep_their_headers(tmp_path):
-    packets = ppcb_packets(COMMITTED)
-    tcp = packets[packets["session_id"] == b"TCP-FILE".hex()]
-    conn_frame, port = int(tcp["frame"].iloc[0]), int(tcp["dport"].iloc[0])
     cut = tmp_path / "no-conn.pcapng"
-    subprocess.run(["editcap", "-r", str(COMMITTED), str(cut), f"{conn_frame + 1}-1000000"], check=True,
-                   capture_output=True, timeout=60)
+    port = without_the_conn(COMMITTED, cut, ppcb_packets(COMMITTED))
     assert (ppcb_packets(cut)["session_id"] == b"TCP-FILE".hex()).sum() == 0
     by_port = assert_same_as_tshark(cut, tcp_ports=[port])
     data = by_port[(by_port["session_id"] == b"TCP-FILE".hex()) & (by_port["type"] == "DATA")]

@@ -5,10 +5,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 FLAGSHIP ?= notebooks/05-predicted-vs-measured.ipynb
 # Debian packages for the real tools: tshark+dumpcap, iperf3, and what the link layer drives;
-# wirelab grade runs submissions with setpriv/prlimit/unshare/kill and builds C ones with make+gcc;
+# wirelab grade runs submissions in bubblewrap (bwrap) with setpriv/prlimit/kill and builds C ones with
+# make+gcc (libasan8: submissions built with -fsanitize=address);
 # chromium for the browser test (Playwright drives it; its own browser download is not used).
-APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool util-linux procps make gcc libc6-dev chromium
-TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool setpriv prlimit unshare kill make gcc chromium
+APT_PACKAGES := tshark iperf3 iproute2 iptables ethtool util-linux procps bubblewrap make gcc libc6-dev libasan8 chromium
+TOOLS := tshark dumpcap iperf3 ip tc iptables ethtool setpriv prlimit unshare kill bwrap make gcc chromium
 
 .PHONY: setup venv tools demo test lab bench clean
 

@@ -9,7 +9,7 @@ import wirelab
 
 ROOT = Path(__file__).resolve().parents[1]
 # conda-forge names that differ from PyPI's, and conda-only entries.
-CONDA_ONLY = {"python", "pip", "wireshark", "iperf"}
+CONDA_ONLY = {"python", "pip", "wireshark", "iperf", "bubblewrap"}
 
 
 def _name(requirement: str) -> str:

@@ -5,8 +5,12 @@
     sudo wirelab grade --public .               # a student checks their own work: public tests only
     wirelab grade --list                        # the catalogue (no root needed)
 
-Each submission runs isolated (its own network namespaces with no route out,
-its own user id, CPU/memory/file-size/process limits, a deadline per test).
+Each submission runs isolated: every program (and make) in a bubblewrap
+sandbox (read-only system, private bounded /tmp, no view of other files),
+in network namespaces with no route out, under its own user id, with CPU,
+memory (a cgroup), disk, file-size and process limits and a deadline per
+test. Without bubblewrap it refuses, unless --trust. Afterwards it checks
+that no process and no file of a grading uid is left anywhere, and says so.
 Reports go to --out (default ./grade-reports): per submission report.html and
 report.json with the reason for every test and the pcapng of each failed one;
 for the class index.html, class.csv and class.parquet. --json prints
@@ -43,6 +47,8 @@ def add_parser(subparsers):
     p.add_argument("--list", action="store_true", help="print the tests and exit")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--trust", action="store_true", help="run the submissions without a sandbox (only for code "
+                   "you trust, e.g. where bubblewrap cannot be installed); limits and clean-up stay")
     return p
 
 
@@ -65,6 +71,8 @@ def _list(cat) -> int:
 
 
 def _print_human(graded, files, out: Path) -> None:
+    if graded:
+        print(f"each program: {graded[0].confinement}")
     for g in graded:
         print(f"{g.name}: {g.score:g} % ({g.points:g}/{g.max_points:g} points"
               + (f"; {g.build_error}" if g.build_error else "") + ")")
@@ -84,6 +92,17 @@ def _give_back(folder: Path) -> None:
         os.chown(path, int(uid), int(gid), follow_symlinks=False)
 
 
+def _swept(places, *, wait: bool = True):
+    """The sweep for leftovers (leftovers.py); after Ctrl-C it does not wait for the search to finish."""
+    from ..grade.leftovers import sweep
+    if not wait:
+        places.close()
+    try:
+        return sweep(places)
+    finally:
+        places.close()
+
+
 def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
@@ -94,22 +113,33 @@ def run(args) -> int:
         raise NeedsRootError("grading (network namespaces, and a user id of its own for each submission)",
                              "run it with sudo: sudo wirelab grade ...")
     from ..grade import check_expected, find_submissions, grade_class, json_summary, load_expected, write_reports
+    from ..grade.jail import Policy, require_sandbox
+    from ..grade.leftovers import Places
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
+    policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f))
+    require_sandbox(policy)
     from ..link.cleanup import interrupt_in
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
+    places = Places()                         # the world-writable folders, found while the grading runs
     try:
         graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
-                             progress=not args.no_progress and not args.json)
+                             progress=not args.no_progress and not args.json, policy=policy)
+    except BaseException:                     # Ctrl-C included: nothing of a grading uid outlives it
+        print(_swept(places, wait=False).summary(), file=sys.stderr)
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+    swept = _swept(places)
     files = write_reports(graded, out, cat)
     _give_back(out)
     if args.json:
         print(json.dumps(json_summary(graded), indent=1))
+        print(swept.summary(), file=sys.stderr)
     else:
         _print_human(graded, files, out)
+        print(swept.summary())
     status = 0 if all(not g.failed() for g in graded) else 1
     if expected is not None:
         problems = check_expected(graded, expected)

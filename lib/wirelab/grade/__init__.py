@@ -1,14 +1,16 @@
 """Grade a course's PPCB programs (client ``ppcbc`` + server ``ppcbs``, any language) the way an instructor would.
 
 Read in this order: ``catalogue`` (the tests are data: catalogue.toml),
-``sandbox`` (each submission's own uid, limits and sure end), ``submission``
-(find, copy, build), ``context`` (what a running test holds), ``transfers``,
+``sandbox`` (each submission's own uid, limits and sure end), ``jail`` (the
+bubblewrap sandbox each program and build runs in) with ``cgroups`` (memory)
+and ``disk`` (one bounded tmpfs), ``submission`` (find, copy, build), ``context`` (what a running test holds), ``transfers``,
 ``packets`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client``
 (what the tests do; crafted packets come from the scapy layer
 ``wirelab.capture.ppcb_scapy``), ``runner`` (one submission: testbed,
 capture, deadline per test), ``classroom`` (many, in parallel),
 ``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
-(JSON, HTML, CSV/parquet) and ``expected`` (what a class should fail).
+(JSON, HTML, CSV/parquet), ``expected`` (what a class should fail) and
+``leftovers`` (after a grading: nothing of a grading uid left anywhere).
 
     >>> from wirelab.grade import load_catalogue, grade_class, find_submissions, write_reports  # doctest: +SKIP
     >>> cat = load_catalogue()

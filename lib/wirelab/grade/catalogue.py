@@ -48,9 +48,10 @@ class Assignment:
 class Limits:
     """What each program of a submission may use (see sandbox.py)."""
     cpu_s: int = 60
-    memory_bytes: int = 1_000_000_000
+    memory_bytes: int = 1_000_000_000       # resident, per program (a cgroup; RLIMIT_AS where none)
     file_size_bytes: int = 64_000_000
-    processes: int = 16
+    disk_bytes: int = 256_000_000           # everything a submission writes, together (disk.py)
+    processes: int = 64
     open_files: int = 256
     build_s: float = 120.0
     listen_s: float = 3.0
@@ -160,12 +161,12 @@ def _test(raw: dict, source: str, scenarios: set[str]) -> GradeTest:
 
 
 def _limits(raw: dict, base: Limits) -> Limits:
-    sizes = {"memory": "memory_bytes", "file_size": "file_size_bytes"}
+    sizes = {"memory": "memory_bytes", "file_size": "file_size_bytes", "disk": "disk_bytes"}
     values = {}
     for key, value in raw.items():
         name = sizes.get(key, key)
         if name not in Limits.__dataclass_fields__:
-            raise UsageError(f"unknown limit {key!r}", "use cpu_s, memory, file_size, processes, open_files, "
+            raise UsageError(f"unknown limit {key!r}", "use cpu_s, memory, file_size, disk, processes, open_files, "
                              "build_s, listen_s")
         values[name] = int(units.parse_size(value)) if key in sizes else value
     return replace(base, **values)

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import sys
+from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..link.cleanup import interrupt_once
 from .catalogue import Catalogue
+from .jail import Policy, require_sandbox
 from .outcome import Graded, Outcome
 from .runner import grade_submission
 
@@ -32,14 +34,15 @@ def _start_worker() -> None:
         signal.signal(sig, interrupt_once)
 
 
-def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: str, capture: bool) -> dict:
+def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: str, capture: bool,
+                     policy: Policy = Policy()) -> dict:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # interrupted already: grade nothing more
         raise KeyboardInterrupt("the grading was interrupted")
     try:            # the worker's peers answer the programs under test: they must not wait behind them
         os.setpriority(os.PRIO_PROCESS, 0, -5)
     except OSError:
         pass
-    return grade_submission(name, source, catalogue, report_dir, capture=capture).to_dict()
+    return grade_submission(name, source, catalogue, report_dir, capture=capture, policy=policy).to_dict()
 
 
 def _lost(name: str, source, catalogue: Catalogue, why: str) -> Graded:
@@ -49,12 +52,15 @@ def _lost(name: str, source, catalogue: Catalogue, why: str) -> Graded:
 
 
 def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
-                jobs: int = 1, capture: bool = True, progress: bool = True) -> list[Graded]:
-    """Grade every (name, folder); per-submission artefacts go to ``report_dir/<name>/``.
-    Returns the results in the order given."""
+                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy()) -> list[Graded]:
+    """Grade every (name, folder), each confined as ``policy`` says (jail.py); per-submission artefacts go
+    to ``report_dir/<name>/``. Returns the results in the order given."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
+    require_sandbox(policy)
     report_dir = Path(report_dir)
+    seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
+    policy = replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(report_dir.resolve())})))
     from tqdm.auto import tqdm
     if jobs == 1:
         results = []
@@ -64,14 +70,15 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
             for name, source in submissions:
                 bar.set_description(name)
                 results.append(grade_submission(name, source, catalogue, report_dir / name, capture=capture,
-                                                on_test=lambda _: bar.update()))
+                                                on_test=lambda _: bar.update(), policy=policy))
         finally:
             bar.close()
         return results
     found: dict[str, Graded] = {}
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker) as pool:
-        futures = {pool.submit(_grade_in_worker, name, str(source), catalogue, str(report_dir / name), capture):
+        futures = {pool.submit(_grade_in_worker, name, str(source), catalogue, str(report_dir / name), capture,
+                               policy):
                    (name, source) for name, source in submissions}
         bar = tqdm(total=len(futures), unit="submission", disable=not progress, file=sys.stderr)
         try:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .sandbox import Program, limit_argv, prepare_scratch
+from .sandbox import Program
 
 if TYPE_CHECKING:                  # (annotations only: catalogue sits above the running tests)
     from .catalogue import Assignment, GradeTest, Limits
@@ -37,8 +37,8 @@ class TestContext:
     __test__ = False   # not a pytest class
 
     def __init__(self, test: GradeTest, testbed, submission, uid: int, limits: Limits, assignment: Assignment,
-                 out_dir: Path):
-        self.test, self.tb, self.submission, self.uid = test, testbed, submission, uid
+                 out_dir: Path, jail):
+        self.test, self.tb, self.submission, self.uid, self.jail = test, testbed, submission, uid, jail
         self.limits, self.assignment, self.out_dir = limits, assignment, out_dir
         self.started = time.monotonic()
         self.deadline = self.started + test.deadline_s
@@ -69,16 +69,17 @@ class TestContext:
 
     # -- the student's programs -------------------------------------------------------
     def _start(self, program: str, args: list[str], host: str, stdin: Path | None) -> Program:
-        run_dir = prepare_scratch(self.out_dir / f"run-{program}-{len(self.programs)}", self.uid)
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(run_dir), "LANG": "C.UTF-8",
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                "PPCB_MAX_WAIT": f"{self.max_wait:g}", "PPCB_MAX_RETRANSMITS": str(self.retransmits)}
-        argv = limit_argv(self.uid, self.limits) + [self.submission.program(program), *args]
         stdout = self.out_dir / f"{program}-{len(self.programs)}.stdout"
         stderr = self.out_dir / f"{program}-{len(self.programs)}.stderr"
         with open(stdin or os.devnull, "rb") as fin, open(stdout, "wb") as fout, open(stderr, "wb") as ferr:
-            popen = self.tb.popen(host, argv, stdin=fin, stdout=fout, stderr=ferr, cwd=run_dir, env=env,
-                                  text=False, start_new_session=True)
-        started = Program(program, [program, *args], popen, stdout, stderr)
+            popen, cgroup = self.jail.start([self.jail.program(program), *args], key=self.test.id, env=env,
+                                            popen=lambda argv, **kw: self.tb.popen(host, argv, **kw),
+                                            stdin=fin, stdout=fout, stderr=ferr, text=False,
+                                            start_new_session=True)
+        started = Program(program, [program, *args], popen, stdout, stderr, cgroup,
+                          wrapped=self.jail.sandboxed or cgroup is not None)
         with self._lock:
             self.programs.append(started)
         if self.expired.is_set():

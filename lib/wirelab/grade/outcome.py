@@ -60,6 +60,7 @@ class Graded:
     source: str = ""
     constants: dict = field(default_factory=dict)   # MAX_WAIT/MAX_RETRANSMITS used, and how (constants.py)
     warnings: list = field(default_factory=list)    # the compiler's warnings
+    confinement: str = ""              # how its programs ran: sandbox, memory bound, disk (jail.describe)
 
     @property
     def points(self) -> float:
@@ -83,14 +84,15 @@ class Graded:
         return {"name": self.name, "score": self.score, "points": self.points, "max_points": self.max_points,
                 "language": self.language, "build_error": self.build_error, "build_log": self.build_log,
                 "duration_s": self.duration_s, "source": self.source, "constants": self.constants,
-                "warnings": self.warnings, "counts": self.counts(), "tests": [t.to_dict() for t in self.tests]}
+                "warnings": self.warnings, "confinement": self.confinement, "counts": self.counts(),
+                "tests": [t.to_dict() for t in self.tests]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Graded":
         tests = [Outcome(**t) for t in data["tests"]]
         return cls(data["name"], tests, data.get("language", "?"), data.get("build_error"),
                    data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""),
-                   data.get("constants", {}), data.get("warnings", []))
+                   data.get("constants", {}), data.get("warnings", []), data.get("confinement", ""))
 
 
 def json_summary(graded: list[Graded]) -> dict:

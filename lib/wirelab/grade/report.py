@@ -73,7 +73,9 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
             f"<p>{graded.points:g} of {graded.max_points:g} points; {counts}; language {html.escape(graded.language)}; "
             f"graded in {graded.duration_s:.0f} s. {constants}. Open a capture in Wireshark "
             f"(<code>Decode As… UDP/TCP port {catalogue.assignment.port}</code>, or scapy's PPCB layer).</p>"
-            f"{build}{warnings}"
+            + (f"<p><small>Each program ran in: {html.escape(graded.confinement)}.</small></p>"
+               if graded.confinement else "")
+            + f"{build}{warnings}"
             "<table><tr><th>test</th><th>status</th><th>points</th><th>reason</th><th>link</th>"
             "<th>measured (goodput, completion)</th><th>goodput (model)</th><th>capture</th></tr>"
             + "".join(rows) + "</table>")

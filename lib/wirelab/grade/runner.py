@@ -25,6 +25,7 @@ from .catalogue import Assignment, Catalogue, GradeTest
 from .checks_build import BUILD_CHECKS
 from .constants import stretch
 from .context import Failed, TestContext, TimedOut
+from .jail import Jail, Policy
 from .outcome import Graded, Outcome
 from .packets import build
 from .prediction import predict_test
@@ -110,8 +111,8 @@ def used_assignment(sub: Submission, catalogue: Catalogue) -> Assignment:
     return sub.constants.applied(catalogue.assignment) if sub.constants else catalogue.assignment
 
 
-def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, report_dir: Path,
-             scratch: Path, stage: "Stage | None") -> Outcome:
+def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue, report_dir: Path,
+             stage: "Stage | None") -> Outcome:
     """One test on its stage; never raises for the submission's faults (only KeyboardInterrupt).
     The caller closes the stage (and keeps ``stage.pcap`` only if the outcome says so)."""
     outcome = Outcome(test.id, "error", "", 0.0, test.points, test.role, test.proto, test.topic, test.public,
@@ -125,13 +126,13 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
         return outcome
     assignment = used_assignment(sub, catalogue)
     test = stretch(test, catalogue.assignment, assignment)
-    started = time.monotonic()
-    work = scratch / "tests" / test.id
+    started, uid = time.monotonic(), jail.uid
+    work = jail.scratch / "tests" / test.id           # the grader's files: inputs, the programs' output
     work.mkdir(parents=True, exist_ok=True)
-    err = None
+    err = full = None
     try:
         tb = stage.ready()
-        ctx = TestContext(test, tb, sub, uid, catalogue.limits, assignment, work)
+        ctx = TestContext(test, tb, sub, uid, catalogue.limits, assignment, work, jail)
         watchdog = threading.Timer(test.deadline_s, _expire, (ctx,))
         watchdog.daemon = True
         watchdog.start()
@@ -154,6 +155,13 @@ def run_test(test: GradeTest, sub: Submission, uid: int, catalogue: Catalogue, r
         outcome.status, outcome.reason = "error", f"the grader could not run this test: {problem}"
     finally:
         kill_uid(uid)
+        full = jail.full()
+        jail.clear(test.id)
+        shutil.rmtree(work, ignore_errors=True)
+    if full:
+        outcome.details["disk"] = full
+        if outcome.status != "pass":
+            outcome.reason += f"; {full}"
     outcome.duration_s = round(time.monotonic() - started, 3)
     _measure(outcome, test, assignment)
     if stage.cap is not None and outcome.status != "pass" and stage.pcap.exists():
@@ -182,9 +190,9 @@ def _measure(outcome: Outcome, test: GradeTest, assignment: Assignment) -> None:
 
 
 def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report_dir: str | Path, *,
-                     capture: bool = True, on_test=None) -> Graded:
-    """Build ``source`` and run every test of ``catalogue`` on it; artefacts go to ``report_dir``.
-    ``on_test(outcome)`` is called after each test (a progress bar)."""
+                     capture: bool = True, on_test=None, policy: Policy = Policy()) -> Graded:
+    """Build ``source`` and run every test of ``catalogue`` on it, confined as ``policy`` says (jail.py);
+    artefacts go to ``report_dir``. ``on_test(outcome)`` is called after each test (a progress bar)."""
     report_dir = Path(report_dir)
     (report_dir / "captures").mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -192,7 +200,9 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
     build("CONN", bytes(8), protocol_id=1, total_length=0)   # import scapy now, not inside a timed test
     with UidLease() as lease:
         scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-"))
-        os.chmod(scratch, 0o755)                 # the submission's uid must reach its own folders
+        if policy.trust:
+            os.chmod(scratch, 0o755)             # unsandboxed, the submission's uid must reach its own folders
+        jail: Jail | None = None
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
         tests = list(catalogue.tests)
@@ -207,15 +217,16 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
             return made
         try:
             current, n = stage(0), 0             # the first testbed comes up while the submission builds
-            sub = prepare(name, Path(source), scratch, lease.uid, catalogue.limits, catalogue.assignment)
+            jail = Jail(lease.uid, catalogue.limits, scratch, policy)
+            sub = prepare(name, Path(source), jail, catalogue.assignment)
             outcomes = []
             for test in tests:
                 if sub.error or test.role == "build":     # every test says why it could not run
-                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, None)
+                    outcome = run_test(test, sub, jail, catalogue, report_dir, None)
                 else:
                     n += 1
                     upcoming = stage(n)
-                    outcome = run_test(test, sub, lease.uid, catalogue, report_dir, scratch, current)
+                    outcome = run_test(test, sub, jail, catalogue, report_dir, current)
                     closing.append(_close_later(current, keep=outcome.capture is not None))
                     current = upcoming
                 outcomes.append(outcome)
@@ -227,10 +238,13 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                 thread.join()
             for made in stages:                  # what Ctrl-C or an error left standing
                 made.close()
+            confinement = jail.describe() if jail is not None else ""
+            if jail is not None:
+                jail.close()
             shutil.rmtree(scratch, ignore_errors=True)
     return Graded(name, outcomes, sub.language, sub.error, sub.build_log, round(time.monotonic() - started, 2),
                   str(source), constants=sub.constants.to_dict() if sub.constants else {},
-                  warnings=list(sub.warnings))
+                  warnings=list(sub.warnings), confinement=confinement)
 
 
 def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:

@@ -1,23 +1,26 @@
-"""Where a submission's programs run: their own user, limits, a scratch directory, and a sure end.
+"""Who a submission's programs run as, their limits, and a sure end.
 
 Each submission being graded gets a user id of its own (``UidLease``: a uid
 from 61000–61999 with no passwd entry, held with a lock file so parallel
-graders never share one). Its programs start as
+graders never share one). Inside its sandbox (``jail.py``) a program starts as
 
-    ip netns exec <host> setpriv --reuid U --regid U --clear-groups --no-new-privs \\
-        prlimit --cpu=.. --as=.. --fsize=.. --nproc=.. --nofile=.. --core=0 -- nice -n 19 <program> ...
+    setpriv --reuid U --regid U --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all \\
+        prlimit --cpu=.. --fsize=.. --nproc=.. --nofile=.. --core=0 -- nice -n 19 <program> ...
 
-* the network namespace of a testbed host (no route out: the link is all it has);
-* an unprivileged uid, because RLIMIT_NPROC does not bind root, and because
-  ``kill -KILL -1`` run as that uid then ends every process it made, even
-  ones that left their process group (a fork bomb cannot hide);
-* setrlimit limits (CPU seconds, address space, file size — stdout included,
-  so a flood stops at the limit —, process count, open files, no core dumps);
+* an unprivileged uid with no capabilities, because RLIMIT_NPROC does not
+  bind root, and because ``kill -KILL -1`` run as that uid then ends every
+  process it made, even ones that left their process group (a fork bomb
+  cannot hide);
+* setrlimit limits (CPU seconds, file size — stdout included, so a flood
+  stops at the limit —, process count, open files, no core dumps); memory is
+  bounded by a cgroup (``cgroups.py``), and by RLIMIT_AS (``--as``) only
+  where no cgroup can be made;
 * the lowest priority (nice 19), so the grader's own peers keep their timing
   even while another submission's fork bomb or busy loop runs beside them
   (a correct program needs little CPU: it mostly waits for packets).
 
-``stop()`` kills the program's process group, then everything the uid owns.
+``stop()`` kills the program's process group, then everything the uid owns,
+then removes its cgroup.
 """
 from __future__ import annotations
 
@@ -32,11 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NeedsRootError, SetupError
+from . import cgroups, disk
 
 if TYPE_CHECKING:                  # (annotations only: catalogue sits above the sandbox)
     from .catalogue import Limits
 
-__all__ = ["UidLease", "Program", "limit_argv", "kill_uid", "processes_of"]
+__all__ = ["UidLease", "Program", "limit_argv", "kill_uid", "processes_of", "processes_by_uid", "try_lock"]
 
 UID_RANGE = range(61000, 62000)
 LOCK_DIR = Path("/run/wirelab")
@@ -48,18 +52,16 @@ class UidLease:
     def __init__(self):
         if os.geteuid() != 0:
             raise NeedsRootError("grading (network namespaces and a user id per submission)", "run with sudo")
-        LOCK_DIR.mkdir(parents=True, exist_ok=True)
         for uid in UID_RANGE:
             if _has_passwd_entry(uid):
                 continue
-            fd = os.open(LOCK_DIR / f"grade-uid-{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
+            fd = try_lock(uid)
+            if fd is None:
                 continue
             self.uid, self._fd = uid, fd
-            kill_uid(uid)                        # whatever a crashed grader left behind
+            kill_uid(uid)                        # whatever a killed grader left behind
+            cgroups.reap(uid)
+            disk.reap(uid)
             return
         raise SetupError("no free user id for a submission in 61000-61999", "finish other gradings first")
 
@@ -76,6 +78,18 @@ class UidLease:
         self.release()
 
 
+def try_lock(uid: int) -> int | None:
+    """The lease lock of ``uid`` (an open fd: closing it releases), or None while a grading holds it."""
+    LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    fd = os.open(LOCK_DIR / f"grade-uid-{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def _has_passwd_entry(uid: int) -> bool:
     try:
         pwd.getpwuid(uid)
@@ -84,26 +98,35 @@ def _has_passwd_entry(uid: int) -> bool:
         return False
 
 
-def limit_argv(uid: int, limits: Limits, *, processes: int | None = None, cpu_s: int | None = None) -> list[str]:
-    """The argv prefix that drops to ``uid`` and applies ``limits`` (see the module docstring)."""
+def limit_argv(uid: int, limits: Limits, *, processes: int | None = None, cpu_s: int | None = None,
+               address_space: bool = False) -> list[str]:
+    """The argv prefix that drops to ``uid`` and applies ``limits`` (see the module docstring);
+    ``address_space`` adds RLIMIT_AS, the fallback where no cgroup bounds memory."""
     cpu = int(cpu_s or limits.cpu_s)
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
-            "prlimit", f"--cpu={cpu}:{cpu + 1}", f"--as={limits.memory_bytes}",
+            "--bounding-set=-all", "--inh-caps=-all",
+            "prlimit", f"--cpu={cpu}:{cpu + 1}", *([f"--as={limits.memory_bytes}"] if address_space else []),
             f"--fsize={limits.file_size_bytes}", f"--nproc={processes or limits.processes}",
             f"--nofile={limits.open_files}", "--core=0", "--", "nice", "-n", "19"]
 
 
 def processes_of(uid: int) -> list[int]:
     """Live pids whose real uid is ``uid`` (from /proc; zombies are dead already and left out)."""
-    found = []
+    return processes_by_uid({uid}).get(uid, [])
+
+
+def processes_by_uid(uids) -> dict[int, list[int]]:
+    """Live pids whose real uid is in ``uids``, by uid."""
+    found: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines()
                           if line.startswith(("State:", "Uid:")))
-            if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
-                found.append(int(entry.name))
+            uid = int(fields["Uid"].split()[0])
+            if uid in uids and not fields["State"].strip().startswith("Z"):
+                found.setdefault(uid, []).append(int(entry.name))
         except (OSError, ValueError, KeyError):
             continue
     return found
@@ -131,8 +154,9 @@ def kill_uid(uid: int, *, timeout_s: float = 5.0) -> bool:
 class Program:
     """One started program of a submission: its process, output files and end."""
 
-    def __init__(self, name: str, argv: list[str], popen: subprocess.Popen, stdout: Path, stderr: Path):
-        self.name, self.argv, self.proc = name, argv, popen
+    def __init__(self, name: str, argv: list[str], popen: subprocess.Popen, stdout: Path, stderr: Path,
+                 cgroup: "cgroups.Cgroup | None" = None, wrapped: bool = False):
+        self.name, self.argv, self.proc, self.cgroup, self.wrapped = name, argv, popen, cgroup, wrapped
         self.stdout_path, self.stderr_path = stdout, stderr
         self.started = time.monotonic()
         self.ended: float | None = None
@@ -160,7 +184,7 @@ class Program:
         return (self.ended or time.monotonic()) - self.started
 
     def stop(self) -> None:
-        """Kill its process group (children included) and reap it."""
+        """Kill its process group (children included), reap it, remove its cgroup (what is left inside dies)."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -171,6 +195,8 @@ class Program:
         except subprocess.TimeoutExpired:
             pass
         self.poll()
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
     def stdout_size(self) -> int:
         return self.stdout_path.stat().st_size if self.stdout_path.exists() else 0
@@ -185,16 +211,21 @@ class Program:
         return " / ".join(line.strip() for line in text.splitlines() if line.strip())[-limit:]
 
     def describe_exit(self) -> str:
-        """'exited with status 1', 'was killed by SIGXFSZ (...)' or 'is still running'."""
+        """'exited with status 1', 'was killed by SIGXFSZ (...)' or 'is still running'. Behind a launcher
+        (flock, bwrap) a signal reaches us as status 128 + its number, as a shell reports it."""
         code = self.poll()
         if code is None:
             return "is still running"
-        if code >= 0:
+        number = -code if code < 0 else code - 128 if self.wrapped and code > 128 else None
+        if number not in signal.Signals._value2member_map_:
             return f"exited with status {code}"
-        sig = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        sig = signal.Signals(number).name
         why = {"SIGXFSZ": " (file size limit: it wrote too much, e.g. to stdout)",
                "SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGSEGV": " (segmentation fault)"}
-        return f"was killed by {sig}{why.get(sig, '')}"
+        if sig == "SIGKILL" and self.cgroup is not None and self.cgroup.oom_kills():
+            why["SIGKILL"] = " (out of memory: its memory limit was reached)"
+        return (f"was killed by {sig}{why.get(sig, '')}" if code < 0
+                else f"ended with status {code}, killed by {sig}{why.get(sig, '')}")
 
 
 def prepare_scratch(path: Path, uid: int) -> Path:

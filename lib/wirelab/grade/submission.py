@@ -2,13 +2,14 @@
 handed in as a folder, an archive (``.tgz``, ``.zip``) or a patch over another one (handin.py).
 
 ``find_submissions`` turns command-line paths (or every sub-folder, archive
-and patch of a class folder) into named sources; ``prepare`` lays one out in
-the grader's scratch area, owned by the submission's own uid, writes the
+and patch of a class folder) into named sources; ``prepare`` lays one out on
+the submission's own disk (``disk.py``), owned by its own uid, writes the
 catalogue's MAX_WAIT and MAX_RETRANSMITS into its ``protconst.h``
-(constants.py) and builds it there: ``make`` runs as that uid, with the
-limits, in a network namespace of its own (no network at all) and within
-``limits.build_s``; the compiler's warnings are kept for their own test. A
-failed build or an archive refused is reported, never fatal: the
+(constants.py) and builds it there: ``make`` runs in the same sandbox as its
+programs (``jail.py``), with the limits, in a network namespace of its own
+(no network at all) and within ``limits.build_s``; the compiler's warnings
+are kept for their own test. A failed build or an archive refused is
+reported, never fatal: the
 submission's tests are then all ``error`` with the reason.
 """
 from __future__ import annotations
@@ -20,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from .catalogue import Assignment, Limits
+from .catalogue import Assignment
 from .constants import Constants, settle
 from .handin import HandInError, kind_of, lay_out, submission_name
-from .sandbox import kill_uid, limit_argv
+from .sandbox import Program, kill_uid
 
 __all__ = ["Submission", "find_submissions", "prepare", "PROGRAMS"]
 
@@ -102,46 +103,52 @@ def _chown_tree(root: Path, uid: int) -> None:
             os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
-def _build(copy: Path, uid: int, limits: Limits) -> tuple[bool, str]:
-    """Run make as ``uid`` without network, bounded by ``limits.build_s``: (ok, whole log)."""
-    argv = ["unshare", "--net", "--", *limit_argv(uid, limits, processes=max(limits.processes, 64),
-                                                   cpu_s=int(limits.build_s)), "make"]
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(copy), "LANG": "C.UTF-8"}
+def _build(jail) -> tuple[bool, str]:
+    """Run make in the submission's sandbox without network, bounded by ``limits.build_s``: (ok, whole log).
+    Its output goes to a file (a daemon it leaves cannot hold a pipe open; the file-size limit bounds it)."""
+    limits, log_path = jail.limits, jail.scratch / "build.log"
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    with open(os.devnull, "rb") as fin, open(log_path, "wb") as log_file:
+        proc, cgroup = jail.start(["make"], key="build", build=True, network=False, env=env, stdin=fin,
+                                  stdout=log_file, stderr=log_file, start_new_session=True)
+    make = Program("make", ["make"], proc, log_path, log_path, cgroup, wrapped=jail.sandboxed or cgroup is not None)
     try:
-        done = subprocess.run(argv, cwd=copy, env=env, capture_output=True, timeout=limits.build_s,
-                              start_new_session=True)
-    except subprocess.TimeoutExpired as err:
-        kill_uid(uid)
-        log = (err.stdout or b"").decode("utf-8", "replace") + (err.stderr or b"").decode("utf-8", "replace")
-        return False, f"make did not finish within {limits.build_s:g} s\n{log[-4000:]}"
+        code = make.wait(limits.build_s)
     finally:
-        kill_uid(uid)
-    log = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
-    if done.returncode != 0:
+        make.stop()
+        kill_uid(jail.uid)
+    log = log_path.read_bytes().decode("utf-8", "replace")
+    full = jail.full()
+    jail.clear("build")
+    if code is None:
+        return False, f"make did not finish within {limits.build_s:g} s\n{log}"
+    if code != 0:
         last = [line for line in log.strip().splitlines() if line.strip()][-1:] or ["no output"]
-        return False, f"make exited with status {done.returncode}: {last[0][:300]}\n{log}"
+        return False, f"make {make.describe_exit()}: {last[0][:300]}" + (f" ({full})" if full else "") + f"\n{log}"
     return True, log
 
 
-def prepare(name: str, source: Path, scratch: Path, uid: int, limits: Limits,
-            assignment: Assignment | None = None) -> Submission:
-    """Lay ``source`` out in ``scratch/submission`` (owned by ``uid``), set its constants, build it,
-    check the programs are there."""
+def prepare(name: str, source: Path, jail, assignment: Assignment | None = None) -> Submission:
+    """Lay ``source`` out on the submission's disk (owned by its uid), set its constants, build it in its
+    sandbox, check the programs are there."""
     sub = Submission(name, Path(source))
-    copy = scratch / "submission"
+    copy = jail.submission_dir
     try:
         lay_out(Path(source), copy)
     except HandInError as err:
         sub.error = f"the submission could not be unpacked: {err}"
+        return sub
+    except OSError as err:                       # its disk is full: a submission is sources, not data
+        sub.error = f"the submission could not be laid out for grading: {jail.full() or err}"
         return sub
     sub.language = _language(copy)
     if not _is_submission(copy):
         sub.error = "neither ppcbc/ppcbs nor a Makefile in the submission's root (make must run there)"
         return sub
     sub.constants = settle(copy, assignment or Assignment())
-    _chown_tree(copy, uid)
+    _chown_tree(copy, jail.uid)
     if any((copy / m).exists() for m in MAKEFILES):
-        ok, log = _build(copy, uid, limits)
+        ok, log = _build(jail)
         sub.built, sub.warnings = ok, tuple(dict.fromkeys(WARNING.findall(log)))
         sub.build_log = log[:1000] + ("\n...\n" + log[-3000:] if len(log) > 4000 else log[1000:4000])
         if not ok:

@@ -59,7 +59,7 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
     served = results[-1] if results else None
     if code != 0:
         got = f"; wirelab's server received {served.bytes_delivered} of {len(data)} B" if served else ""
-        raise Failed(f"ppcbc exited with status {code}{got}{_stderr(client)}"
+        raise Failed(f"ppcbc {client.describe_exit()}{got}{_stderr(client)}"
                      + (f" (server: {served.receiver_error})" if served and served.receiver_error else ""))
     if served is None:
         raise Failed("ppcbc exited 0, but wirelab's server never completed a session (no CONN, or no RCVD sent)")
@@ -100,7 +100,7 @@ def _pair(ctx: TestContext, data: bytes, data_path) -> None:
     client = ctx.start_client(data_path)
     code = ctx.wait_exit(client, "a client must exit after RCVD")
     if code != 0:
-        raise Failed(f"ppcbc exited with status {code}{_stderr(client)}{_stderr(server, 'ppcbs')}")
+        raise Failed(f"ppcbc {client.describe_exit()}{_stderr(client)}{_stderr(server, 'ppcbs')}")
     check_output(ctx, server, data)
     last = _last_write(server)
     start = client.started + (time.time() - time.monotonic())        # ppcbc's start on the wall clock

@@ -11,10 +11,13 @@ for the runs: with it, every start compiles wirelab's modules again, ~0.1 s).
 The ratio is tshark's time over wirelab's: above 1, wirelab is faster.
 
 The files: every committed capture (captures/, tests/data/), and a fresh capture
-made here: iperf3 TCP for a few seconds across two network namespaces joined by a
-veth (``wirelab.link.open``, offloads off: wire-sized frames) while dumpcap stops
-after 57,000 frames (``--frames``); bounded by a 30 s deadline. It needs root and
-iperf3; without them that line says why. The fresh file is deleted at the end.
+made here: iperf3 TCP (a 256 KiB window) for a few seconds across two network
+namespaces joined by a veth (``wirelab.link.open``, offloads off: wire-sized
+frames) while dumpcap stops after 57,000 frames (``--frames``); bounded by a 30 s
+deadline. It needs root and iperf3; without them that line says why. The fresh
+file is deleted at the end. (The window keeps tshark's time near what it takes on
+an ordinary capture, ~1.5 s: with iperf3's default autotuned window, megabytes in
+flight made tshark's TCP analysis take 15 to 70 s on the same number of frames.)
 
 Run: .venv/bin/python bench/bench_analyze.py [--repeat 5] [--frames 57000]
 """
@@ -53,8 +56,8 @@ def fresh_capture(folder: Path, frames: int) -> tuple[Path | None, str]:
     with open_link(LinkSpec.parse(), name="benchan", backend="namespaces") as link:
         interface, prefix = link.capture_point("b")
         with LiveCapture(interface, path, prefix=prefix, packets=frames, duration=30, buffer_mb=64):
-            iperf3_run(link, time="4s", omit=0, timeout=30)
-    return path, "iperf3 TCP between two namespaces (veth, no shaping), dumpcap"
+            iperf3_run(link, time="4s", omit=0, window="256KiB", timeout=30)
+    return path, "iperf3 TCP, 256 KiB window, between two namespaces (veth, no shaping), dumpcap"
 
 
 #: the environment of the runs: a user's (compiled modules kept)

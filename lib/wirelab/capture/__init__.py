@@ -3,19 +3,22 @@
 Read in this order: ``loader`` (``read_capture``: pcap/pcapng → DataFrame; it
 uses ``source`` for windows of the file, ``files``/``pcap``/``pcapng`` for the
 record layouts, ``walk`` to find records fast, ``decode``, ``fields`` and
-``dissect`` to read headers with numpy (``fastpath`` for the usual Ethernet/IPv4/TCP or UDP
-packet), ``formats`` for the byte tables, ``part`` and ``columns`` for the arrays
-and the DataFrame; ``jit``, ``jit_build``, ``walk_jit`` and ``decode_jit`` for the
-compiled twins),
-``stream`` (``iter_capture``: any size, in chunks), ``conversations`` (``flows``,
-the I/O graph), ``tcp_sequence`` (``tcp_analysis``: Wireshark's retransmission/loss
-flags), ``udp_sequence`` (``udp_loss``: sequence numbers in datagrams), ``overhead`` (what the wire
-carried → ``wirelab.model``), ``dataset`` (a capture as parquet, queried with
-DuckDB: ``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap),
-``wireshark`` (tshark for the details), ``pyshark_jupyter`` (pyshark, file and
-live, safe inside Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the
-kit), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
-the model's header count).
+``dissect`` to read headers with numpy (``fastpath`` for the usual Ethernet/IPv4/TCP
+or UDP packet), ``formats`` for the byte tables, ``part`` and ``columns`` for the
+arrays and the DataFrame; ``jit``, ``jit_build``, ``walk_jit`` and ``decode_jit``
+for the compiled twins), ``stream`` (``iter_capture``: any size, in chunks),
+``frames`` (the columns as numpy arrays: what the analyses compute on, without
+pandas), ``conversations`` (``flows``, the I/O graph), ``tcp_sequence``
+(``tcp_analysis``: Wireshark's retransmission/loss flags), ``udp_sequence``
+(``udp_loss``: sequence numbers in datagrams), ``udp_ending`` (nttcp's end
+markers), ``overhead`` (what the wire carried → ``wirelab.model``), ``dataset`` (a
+capture as parquet, queried with DuckDB: ``sql_flows``, ``sql_tcp``,
+``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap), ``wireshark``
+(tshark for the details), ``pyshark_jupyter`` (pyshark, file and live, safe inside
+Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the kit),
+``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua dissector ``ppcb.lua``),
+``ppcb_scapy`` (PPCB as a scapy layer, to build packets), ``scapy_layout`` (a
+frame's fields, byte by byte, beside the model's header count).
 """
 from .._exports import lazy
 
@@ -29,7 +32,8 @@ _EXPORTS = {
     "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
     "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
     "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader",
-    "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
+    "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout",
+    "compare_with_stack": "scapy_layout",
     "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
     "CaptureDataset": "dataset", "FLAGS": "tcp_sequence",
 }

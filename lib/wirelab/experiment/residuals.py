@@ -108,7 +108,8 @@ def _tbf_burst(row, *_) -> Reason | None:
     rate, burst, seconds = _number(row, "rate_bps"), _number(row, "burst_bytes", math.nan), \
         _number(row, "pred_data_time_s")
     if not math.isfinite(burst):
-        burst = max(2 * frame_bytes(_number(row, "mtu", ETHERNET_MTU)), rate / 8 / 250) if math.isfinite(rate) else math.nan
+        frame = frame_bytes(_number(row, "mtu", ETHERNET_MTU))
+        burst = max(2 * frame, rate / 8 / 250) if math.isfinite(rate) else math.nan
     if not (math.isfinite(burst) and math.isfinite(seconds) and seconds > 0):
         return None
     saved = min(8.0 * burst / rate, seconds / 2)

@@ -3,7 +3,7 @@ import pytest
 
 from wirelab.errors import UsageError
 from wirelab.experiment.misbehaviour import SCENARIOS, run_scenario
-from wirelab.experiment.ppcb_capture import collapse, ppcb_packets
+from wirelab.experiment.ppcb_capture import collapse, exchange
 
 
 def test_unknown_scenario_or_protocol_is_a_usage_error():
@@ -13,8 +13,8 @@ def test_unknown_scenario_or_protocol_is_a_usage_error():
         run_scenario("client_dies", "sctp")
 
 
-def test_ppcb_packets_of_a_capture_without_ppcb(project_root):
-    packets = ppcb_packets(project_root / "captures" / "tcp-10mbit.pcapng")
+def test_the_exchange_of_a_capture_without_ppcb(project_root):
+    packets = exchange(project_root / "captures" / "tcp-10mbit.pcapng")
     # iperf3's stream is no PPCB: the reader says so instead of inventing packets
     assert set(packets["kind"]) <= {"SYN", "FIN", "RST", "not PPCB"}
     assert (packets["kind"] == "not PPCB").any() and (packets["kind"] == "FIN").sum() >= 2

@@ -15,8 +15,8 @@ named reason for what is left). ``flows`` runs several flows at once on one link
 (one row per stream, Jain's index per run). The labs of documents 000 and 004 as
 tables: ``offered_load``, ``clocks``, ``iperf_tc``. The labs of documents 001 and
 003: ``broker_delay`` (document 003's five nodes), ``misbehaviour`` (document 001
-§5 live) with ``ppcb_capture`` (its packets from the capture), ``replication`` (a
-document's table beside measurement and prediction).
+§5 live) with ``ppcb_capture`` (``exchange``: what the peers sent, from the
+capture), ``replication`` (a document's table beside measurement and prediction).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -44,7 +44,7 @@ _EXPORTS = {
     "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
     "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
     "SCENARIOS": "misbehaviour",
-    "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
+    "exchange": "ppcb_capture", "collapse": "ppcb_capture",
     "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",
 }

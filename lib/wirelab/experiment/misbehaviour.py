@@ -40,7 +40,7 @@ from ..link import LinkSpec
 from ..transfer import HashSink, make_data, ppcb, send_tcp, send_udp, start_server
 from ..wire.ppcb import HEADER_BYTES
 from .client import client_argv
-from .ppcb_capture import ppcb_packets
+from .ppcb_capture import exchange
 
 __all__ = ["SCENARIOS", "run_scenario"]
 
@@ -137,7 +137,7 @@ class _Capture:
 def run_scenario(name: str, proto: str, *, rate: str | None = "2mbit", backend: str = "auto",
                  max_wait: float = 0.5, max_retransmits: int = 2, out: str | Path | None = None) -> dict:
     """Play scenario ``name`` (see the module docstring) with ``proto`` (tcp, udp or udpr) across a
-    link of ``rate``; returns a record, with ``packets`` (``ppcb_packets`` of the capture) when
+    link of ``rate``; returns a record, with ``packets`` (``ppcb_capture.exchange`` of the capture) when
     ``out`` is a folder for the pcapng (capturing needs root or capture rights: without them the
     scenario runs uncaptured and ``capture_error`` says why)."""
     if name not in SCENARIOS:
@@ -157,7 +157,7 @@ def run_scenario(name: str, proto: str, *, rate: str | None = "2mbit", backend: 
         record["capture_error"] = capture.error
     elif path is not None:
         record["capture_file"] = str(path)
-        record["packets"] = ppcb_packets(path, port=port)
+        record["packets"] = exchange(path, port=port)
     return record
 
 

@@ -1,6 +1,6 @@
-"""PPCB packets read back from a capture: what actually crossed the wire, packet by packet.
+"""What two PPCB peers exchanged, read back from a capture: what actually crossed the wire.
 
-    packets = ppcb_packets("run.pcapng", port=5000)     # one row per PPCB packet (and TCP SYN/FIN/RST)
+    packets = exchange("run.pcapng", port=5000)         # one row per PPCB packet (and TCP SYN/FIN/RST)
     collapse(packets)                                    # repeats folded: "DATA 0..57 (58)", "DATA ⇄ ACC"
 
 The packets are the kit's reading (``wirelab.capture.ppcb_reader``), with every
@@ -19,7 +19,7 @@ from ..capture import read_capture
 from ..capture.ppcb_reader import ppcb_packets as read_ppcb
 from ..wire.headers import ETHERNET_HEADER
 
-__all__ = ["ppcb_packets", "collapse"]
+__all__ = ["exchange", "collapse"]
 
 _FLAGS = {0x02: "SYN", 0x01: "FIN", 0x04: "RST"}
 COLUMNS = ["time_s", "src", "dst", "transport", "kind", "session", "packet_no", "data_len"]
@@ -27,7 +27,7 @@ COLUMNS = ["time_s", "src", "dst", "transport", "kind", "session", "packet_no", 
 _EVERY_PORT = range(1, 65536)
 
 
-def ppcb_packets(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
+def exchange(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
     """Every PPCB packet to or from ``port`` (default: every UDP/TCP packet) in the capture at
     ``path``, in time order; ``time_s`` counts from the first frame. Bytes that do not parse as
     PPCB become one row of kind "not PPCB" (a peer sending garbage is worth seeing)."""

@@ -15,7 +15,8 @@ markers), ``overhead`` (what the wire carried → ``wirelab.model``), ``dataset`
 capture as parquet, queried with DuckDB: ``sql_flows``, ``sql_tcp``,
 ``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap), ``wireshark``
 (tshark for the details), ``pyshark_jupyter`` (pyshark, file and live, safe inside
-Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the kit),
+Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the kit, with
+``tcp_stream`` putting a TCP direction back together),
 ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua dissector ``ppcb.lua``),
 ``ppcb_scapy`` (PPCB as a scapy layer, to build packets), ``scapy_layout`` (a
 frame's fields, byte by byte, beside the model's header count).

@@ -23,15 +23,13 @@ standard library (``packets_of``): ``wirelab analyze`` uses it without pandas.
 """
 from __future__ import annotations
 
-import bisect
-
 import numpy as np
 
 from ..wire.headers import UDP_HEADER
-from ..wire.ppcb import (CARRIES, CODES, DATA_HEADER, HEADER_BY_CODE, MAX_DATA, OFFSETS, PROTOCOL_NAMES, SIZES,
-                         TYPES)
+from ..wire.ppcb import CARRIES, CODES, HEADER_BY_CODE, MAX_DATA, OFFSETS, PROTOCOL_NAMES, SIZES, TYPES
 from .conversations import conversations_of, first_seen_ids
 from .frames import Frames
+from .tcp_stream import TcpStream
 
 __all__ = ["ppcb_packets", "ppcb_summary", "packets_of", "COLUMNS"]
 
@@ -49,7 +47,7 @@ def _field(raw, name: str) -> int:
     return int.from_bytes(raw[at:at + SIZES[name]], "big")
 
 
-def decode(raw: bytes, *, datagram: bool) -> dict:
+def packet_fields(raw: bytes, *, datagram: bool) -> dict:
     """One packet's fields as the dissector shows them (``raw``: the packet's bytes)."""
     code = raw[0]
     header = HEADER_BY_CODE.get(code)
@@ -70,20 +68,15 @@ def decode(raw: bytes, *, datagram: bool) -> dict:
 
 def _one_packet(raw: bytes) -> bool:
     """Exactly one well-formed packet: what a PPCB datagram is (the dissector's heuristic)."""
-    if len(raw) < _SESSION_END or raw[0] not in HEADER_BY_CODE or len(raw) < HEADER_BY_CODE[raw[0]]:
-        return False
-    if raw[0] == _CONN and _field(raw, "protocol_id") not in PROTOCOL_NAMES:
-        return False
-    if raw[0] == _DATA:
-        return 1 <= _field(raw, "data_len") <= MAX_DATA and len(raw) == DATA_HEADER + _field(raw, "data_len")
-    return len(raw) == HEADER_BY_CODE[raw[0]]
+    row = packet_fields(raw, datagram=True)
+    return not row["malformed"] and (row["type"] != "CONN" or row["protocol_id"] in PROTOCOL_NAMES)
 
 
 class _Bytes:
     """The payload bytes of frames, read from the capture file's bytes."""
 
     def __init__(self, f: Frames, buffer):
-        self.f, self.u8 = f, np.frombuffer(buffer, dtype=np.uint8) if len(buffer) else np.zeros(0, np.uint8)
+        self.u8 = np.frombuffer(buffer, dtype=np.uint8) if len(buffer) else np.zeros(0, np.uint8)
         self.start = f.file_offset + np.maximum(f.payload_offset, 0)
         # what the file holds of each payload (a snaplen may have cut it)
         self.held = np.clip(np.minimum(f.payload_len, f.cap_len - f.payload_offset), 0, None)
@@ -153,7 +146,7 @@ def _datagrams(f: Frames, data: _Bytes, conv: np.ndarray, ports: set) -> list[di
         i, c = int(frames[k]), int(conv[ports_at[k]])
         if forced[k] or (c in since and i >= since[c]):
             out.append({**_ends(f, int(ports_at[k]), i), "transport": "udp", "_order": 0,
-                        **decode(payload(k), datagram=True)})
+                        **packet_fields(payload(k), datagram=True)})
     return out
 
 
@@ -216,52 +209,6 @@ def _streams(f: Frames, data: _Bytes, conv: np.ndarray, a_to_b: np.ndarray, port
     return out
 
 
-class _Stream:
-    """One direction of a TCP connection in sequence space: each byte's segment (the first copy
-    that brought it: a retransmission counts once), and the bytes the capture holds (a snaplen
-    may have cut a segment; a segment may be missing: a hole)."""
-
-    def __init__(self, f: Frames, data: _Bytes, rows: np.ndarray):
-        seq = f.tcp_seq[rows]
-        at = (seq - seq[0] + 2 ** 31) % 2 ** 32 - 2 ** 31          # (wraps handled for < 2 GiB)
-        self.starts, self.ends, self.frames, self.pieces = [], [], [], []
-        covered = None
-        for k in np.lexsort((rows, at)):
-            start, end, piece = int(at[k]), int(at[k]) + int(f.payload_len[rows[k]]), data.of(int(rows[k]))
-            if covered is not None and end <= covered:
-                continue                                  # a retransmission: those bytes came before
-            if covered is not None and start < covered:
-                piece, start = piece[covered - start:], covered
-            self.starts.append(start)
-            self.ends.append(end)
-            self.frames.append(int(rows[k]))
-            self.pieces.append(piece)
-            covered = end
-
-    def segment(self, position: int) -> int | None:
-        """The segment holding byte ``position`` (None: a hole, or past the end)."""
-        i = bisect.bisect_right(self.starts, position) - 1
-        return i if i >= 0 and position < self.ends[i] else None
-
-    def read(self, position: int, count: int) -> bytes | None:
-        """``count`` bytes from ``position``, or None when the capture does not hold them all."""
-        out = b""
-        while len(out) < count:
-            i = self.segment(position + len(out))
-            if i is None:
-                return None
-            piece = self.pieces[i][position + len(out) - self.starts[i]:]
-            if not piece:
-                return None                               # cut by the snaplen
-            out += piece[:count - len(out)]
-        return out
-
-    def after(self, position: int) -> int | None:
-        """The start of the first segment after ``position`` (where to try again)."""
-        i = bisect.bisect_right(self.starts, position)
-        return self.starts[i] if i < len(self.starts) else None
-
-
 def _walk(f: Frames, data: _Bytes, rows: np.ndarray) -> list[dict]:
     """One direction of a TCP conversation cut into packets, in sequence order. A packet ends in
     the frame that brought its last byte. Where the capture lacks a packet's first bytes (a
@@ -273,7 +220,7 @@ def _walk(f: Frames, data: _Bytes, rows: np.ndarray) -> list[dict]:
     rows = rows[f.payload_len[rows] > 0]
     if not rows.size:
         return []
-    stream = _Stream(f, data, rows)
+    stream = TcpStream(f, rows, data.of)
     out, at, n = [], stream.starts[0], stream.ends[-1]
     while at is not None and at < n:
         first = stream.read(at, 1)
@@ -293,7 +240,7 @@ def _walk(f: Frames, data: _Bytes, rows: np.ndarray) -> list[dict]:
             break
         last = stream.segment(end - 1)
         raw = stream.read(at, end - at) or fields or first
-        row = decode(raw, datagram=False)
+        row = packet_fields(raw, datagram=False)
         row["length"] = end - at                          # (the capture may hold only its first bytes)
         out.append({**_ends(f, int(rows[0]), stream.frames[last] if last is not None else stream.frames[-1]),
                     "transport": "tcp", "_order": at, **row})

@@ -113,8 +113,8 @@ def _imports(name: str, path: Path, modules: dict, fronts: dict) -> list[tuple[s
         if full in modules:
             return full
         if attribute and base in fronts and attribute in fronts[base]:
-            module = fronts[base][attribute].partition(":")[0]
-            return f"{base}.{module}"
+            module = f"{base}.{fronts[base][attribute].partition(':')[0]}"
+            return module if module in modules else None       # (a missing one: the test below)
         return base if base in modules else None
 
     def visit(node: ast.AST, in_function: bool) -> None:
@@ -213,6 +213,14 @@ def test_the_circle_finder_sees_through_fronts_and_into_functions(tmp_path):
     assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
     probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..capture import flows\n")
     assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
+
+
+def test_every_exported_name_comes_from_a_module_that_exists():
+    modules = _modules()
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            for exported, where in _exports(path).items():
+                assert f"{name}.{where.partition(':')[0]}" in modules, f"{name}.{exported} → {where}"
 
 
 def test_no_front_exports_a_name_that_is_also_one_of_its_modules():

@@ -79,6 +79,24 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     return out
 
 
+def _end_marker_rows(ds, size: int = 4):
+    """What ``udp_end_markers`` reads of a dataset, out of core: per UDP direction with
+    ``size``-byte datagrams, its most common larger datagram at the last time it was sent,
+    and the short datagrams themselves."""
+    return ds.sql(f"""
+        WITH udp AS (SELECT src, sport, dst, dport, payload_len, time FROM packets
+                     WHERE proto = 'udp' AND sport IS NOT NULL AND coalesce(frag_offset, 0) = 0),
+             marked AS (SELECT DISTINCT src, sport, dst, dport FROM udp WHERE payload_len = {size}),
+             flows AS (SELECT src, sport, dst, dport, mode(payload_len) AS common
+                       FROM udp JOIN marked USING (src, sport, dst, dport)
+                       WHERE payload_len > {size} GROUP BY ALL)
+        SELECT 'udp' AS proto, src, sport, dst, dport, common AS payload_len, max(time) AS time, 0 AS frag_offset
+        FROM udp JOIN flows USING (src, sport, dst, dport) WHERE payload_len = common GROUP BY ALL
+        UNION ALL
+        SELECT 'udp', src, sport, dst, dport, payload_len, time, 0 FROM udp WHERE payload_len = {size}
+        ORDER BY time""")
+
+
 def _end_markers(frames) -> list[dict]:
     """nttcp's 4-byte UDP end markers (``capture.udp_ending``), JSON-ready."""
     from ..capture.udp_ending import udp_end_markers
@@ -92,7 +110,9 @@ def _dataset_report(path, rate_bps, wire, top) -> dict:
 
     with open_dataset(path) as ds:
         flows = ds.flows().head(top).astype(object).to_dict("records")
-        return _report(path, ds.info, len(ds), flows, flag_counts(ds), ds.read_overhead, rate_bps, wire)
+        out = _report(path, ds.info, len(ds), flows, flag_counts(ds), ds.read_overhead, rate_bps, wire)
+        out["udp_end_markers"] = _end_markers(_end_marker_rows(ds))
+        return out
 
 
 def _report(path, info: dict, packets: int, flows: list[dict], counts: dict, overhead, rate_bps, wire) -> dict:

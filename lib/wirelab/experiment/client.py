@@ -42,6 +42,11 @@ def client_argv(config: dict) -> list[str]:
     return [sys.executable, "-m", "wirelab.experiment.client", json.dumps(config)]
 
 
+def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
+    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
+    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
+
+
 def warm_argv() -> list[str]:
     """The argv of a warm client (``WarmClient``)."""
     return [sys.executable, "-m", "wirelab.experiment.client", "--warm"]

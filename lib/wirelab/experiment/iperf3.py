@@ -4,7 +4,7 @@ iperf3 runs as a one-off server (``iperf3 -s -1``) on host ``b`` of a link and
 a client with ``-J --get-server-output`` on host ``a``; its JSON is parsed
 into the same Result columns the wirelab programs fill (``goodput_bps``,
 ``retransmissions``, ``congestion_control``, ...), so both appear side by
-side. ``runner.iperf3_run(link, ...)`` runs one test across any open link.
+side. ``iperf3_run(link, ...)`` runs one test across any open link.
 
 Payload-rate semantics (what iperf3's numbers mean):
   * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
@@ -48,7 +48,7 @@ from ..wire.headers import ETHERNET_MTU, udp_payload
 from .client import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
-           "connect_timeout", "SEMANTICS"]
+           "iperf3_run", "connect_timeout", "SEMANTICS"]
 
 SEMANTICS = ("iperf3 counts application payload bits (no headers); goodput is the receiver's "
              "end.sum_received; with -n the test stops when the sender has written the last byte, "
@@ -268,8 +268,8 @@ class Iperf3Engine:
             return str(MissingToolError("iperf3"))
         if setting.proto == "udpr":
             return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
-        if setting.workload == "echo":
-            return "iperf3 has no echo workload; use engine='wirelab'"
+        if setting.workload not in ("file", "time", "load"):
+            return f"iperf3 has no {setting.workload} workload; use engine='wirelab'"
         if setting.proto == "tcp":
             return congestion_unavailable(setting["cc"])
         return None
@@ -296,6 +296,19 @@ class Iperf3Engine:
             return result
         finally:
             end_process(server)
+
+
+def iperf3_run(link, *, timeout: float = 60.0, **experiment) -> dict:
+    """One iperf3 test across an open ``link`` (``wirelab.link.open``), described with
+    ``Experiment`` keywords (default: TCP for 3 s, 1 s omitted), e.g.
+    ``iperf3_run(link, proto="udp", time="2s", offered="5mbit")``; returns ``parse``'s columns."""
+    from .spec import Experiment
+    experiment = {"workload": "time", "time": 3, "omit": 1, "rate": None, **experiment}
+    setting = Experiment("iperf3", engine="iperf3", reps=1, **experiment).settings()[0]
+    reason = Iperf3Engine().unsupported(setting)
+    if reason:
+        raise UsageError(reason, "see wirelab.experiment.iperf3")
+    return Iperf3Engine().run(setting, link, deadline=time.monotonic() + timeout)
 
 
 def _capture(path, link, port: int):

@@ -65,6 +65,8 @@ def plan(setting, udp_files: str = "load") -> dict:
                 "payload": chunk if proto != "tcp" else None,
                 "stream_header": DATA_HEADER if proto == "tcp" else 0,
                 "udp_header": DATA_HEADER if proto == "udp" else 0}
+    if workload not in ("time", "load", "echo"):
+        raise UsageError(f"wirelab's programs have no {workload} workload", "use file, time, load or echo")
     if proto == "udpr":
         raise UsageError(f"udpr runs file transfers only, not the {workload} workload",
                          "use workload='file' for udpr")

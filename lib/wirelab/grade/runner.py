@@ -1,9 +1,10 @@
 """Grade one submission: build it, then run every test on a fresh testbed, with a capture and a deadline.
 
-For each test: a ``Testbed`` of two hosts joined by the test's link (links
-with random loss, duplication or reordering go through the userspace link,
-seeded by the test, so every submission meets the same pattern), dumpcap on
-host a's interface, a watchdog that kills the submission's programs at the
+For each test: two hosts joined by the test's link, opened with
+``wirelab.link.open`` like every run of the kit (links with random loss,
+duplication or reordering ask for the userspace link, seeded by the test, so
+every submission meets the same pattern), dumpcap where the link says host a
+sees its traffic, a watchdog that kills the submission's programs at the
 deadline, then the scenario. Whatever happens the programs are killed, the
 uid's processes too, the testbed is removed (Ctrl-C included), and the
 outcome is recorded; the pcapng is kept only when the test did not pass.
@@ -18,9 +19,10 @@ import threading
 import time
 from pathlib import Path
 
+from .. import link as links
 from ..capture import LiveCapture
-from ..errors import WirelabError
-from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
+from ..errors import NeedsRootError, WirelabError
+from ..link import LinkSpec, capabilities
 from .catalogue import Assignment, Catalogue, GradeTest
 from .checks_build import BUILD_CHECKS
 from .constants import stretch
@@ -47,11 +49,11 @@ def _backend(test: GradeTest) -> str:
     return "userspace" if seeded else "auto"
 
 
-def _capture(tb: Testbed, path: Path, test: GradeTest) -> LiveCapture:
+def _capture(link, path: Path, test: GradeTest) -> LiveCapture:
     """dumpcap on host a's side of the link. No probe packet: it would cross the seeded link and
     shift its loss pattern; the stage is built well before its test, so dumpcap is long running."""
-    return LiveCapture("to-b", path, prefix=commands.netns_exec(tb.namespace("a"), []),
-                       snaplen=SNAPLEN_BIG if test.size > 1_000_000 else None)
+    interface, prefix = link.capture_point("a")
+    return LiveCapture(interface, path, prefix=prefix, snaplen=SNAPLEN_BIG if test.size > 1_000_000 else None)
 
 
 def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
@@ -71,8 +73,9 @@ def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
 
 
 class Stage:
-    """A testbed and its running capture for one test, built ahead in a thread (while the previous
-    test runs) and taken down in one afterwards: captures take about a second to start and stop."""
+    """A link and its running capture for one test, built ahead in a thread (while the previous
+    test runs) and taken down in one afterwards: captures take about a second to start and stop.
+    ``tb``: the open link (two hosts in namespaces: the submission's programs run on them)."""
 
     def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool):
         self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
@@ -81,15 +84,16 @@ class Stage:
 
     def _up(self, name: str, capture: bool) -> None:
         try:
-            spec = LinkSpec.parse(**self.test.link)
-            self.tb = Testbed(two_hosts(spec), name=name, backend=_backend(self.test), seed=self.test.seed)
-            self.tb.up()
+            self.tb = links.open(LinkSpec.parse(**self.test.link), backend=_backend(self.test), seed=self.test.seed,
+                                 name=name)
+            if self.tb.backend == "loopback":        # a student's programs need hosts of their own
+                raise NeedsRootError("a testbed of hosts (network namespaces)", "run wirelab grade with sudo")
             if capture:
                 self.cap = _capture(self.tb, self.pcap, self.test).start()
         except BaseException as err:        # noqa: BLE001 - reported when the test wants its stage
             self.error = err
 
-    def ready(self) -> Testbed:
+    def ready(self):
         self._thread.join()
         if self.error is not None:
             raise self.error
@@ -103,7 +107,7 @@ class Stage:
                 self.cap.stop()
         finally:
             if self.tb is not None:
-                self.tb.down()
+                self.tb.close()
 
 
 def used_assignment(sub: Submission, catalogue: Catalogue) -> Assignment:

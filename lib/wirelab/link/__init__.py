@@ -21,7 +21,8 @@ from .._exports import lazy
 
 _EXPORTS = {
     "LinkSpec": "spec", "Direction": "spec",
-    "open": "opened:open_link", "backend_for": "opened", "wire_of": "opened", "carriage": "opened",
+    "open": "opened:open_link", "backend_for": "detect", "wire_of": "opened", "carriage": "opened",
+    "burst_at_start": "opened",
     "stands_for": "opened",
     "OpenLink": "opened",
     "capabilities": "detect", "Capabilities": "detect", "choose_backend": "detect",

@@ -52,11 +52,6 @@ def warm_argv() -> list[str]:
     return [sys.executable, "-m", "wirelab.experiment.client", "--warm"]
 
 
-def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
-    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
-    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
-
-
 def _programs():
     """What the calls need (imported here: the first thing a client process does)."""
     from ..transfer import Result

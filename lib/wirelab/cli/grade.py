@@ -11,7 +11,10 @@ Each submission runs isolated: every program (and make) in a bubblewrap
 sandbox (read-only system, private bounded /tmp, no view of other files),
 in network namespaces with no route out, under its own user id, with CPU,
 memory (a cgroup), disk, file-size and process limits and a deadline per
-test. Without bubblewrap it refuses, unless --trust. Afterwards it checks
+test. Without bubblewrap it refuses, unless --trust. Where no network
+namespace can be made (a course platform's container), --links auto puts
+the tests on 127.0.0.1 and skips the ones on shaped links, each with the
+reason (grade/machine.py). Afterwards it checks
 that no process and no file of a grading uid is left anywhere, and says so.
 Reports go to --out (default ./grade-reports): per submission report.html and
 report.json with the reason for every test and the pcapng of each failed one;
@@ -57,6 +60,9 @@ def add_parser(subparsers):
     p.add_argument("--list", action="store_true", help="print the tests and exit")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--links", choices=("auto", "namespaces", "loopback"), default="auto",
+                   help="where the tests' links are built: namespaces (every test), loopback (127.0.0.1: tests on "
+                   "shaped links are skipped, each with the reason); auto (default): namespaces where they work")
     p.add_argument("--trust", action="store_true", help="run the submissions without a sandbox (only for code "
                    "you trust, e.g. where bubblewrap cannot be installed); limits and clean-up stay")
     return p
@@ -162,7 +168,9 @@ def run(args) -> int:
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
-    policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f))
+    from ..grade.machine import links_for
+    policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f),
+                    links=links_for(args.links))
     require_sandbox(policy)
     from ..link.cleanup import interrupt_in
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does

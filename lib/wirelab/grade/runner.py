@@ -7,6 +7,9 @@ host a's interface, a watchdog that kills the submission's programs at the
 deadline, then the scenario. Whatever happens the programs are killed, the
 uid's processes too, the testbed is removed (Ctrl-C included), and the
 outcome is recorded; the pcapng is kept only when the test did not pass.
+Where the grading's links are ``loopback`` (machine.py: no network namespaces),
+a test on a clean link runs with both hosts on 127.0.0.1 and no capture, and
+a test on a shaped link is ``skipped`` with the reason.
 """
 from __future__ import annotations
 
@@ -21,11 +24,13 @@ from pathlib import Path
 from ..capture import LiveCapture
 from ..errors import WirelabError
 from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
+from ..link.opened import LoopbackLink
 from .catalogue import Assignment, Catalogue, GradeTest
 from .checks_build import BUILD_CHECKS
 from .constants import stretch
 from .context import Failed, TestContext, TimedOut
 from .jail import Jail, Policy
+from .machine import cannot_run
 from .outcome import Graded, Outcome
 from .packets import build
 from .prediction import predict_test
@@ -74,14 +79,18 @@ class Stage:
     """A testbed and its running capture for one test, built ahead in a thread (while the previous
     test runs) and taken down in one afterwards: captures take about a second to start and stop."""
 
-    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool):
+    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool, links: str = "namespaces"):
         self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
+        self.loopback = links == "loopback"
         self._thread = threading.Thread(target=self._up, args=(name, capture), daemon=True)
         self._thread.start()
 
     def _up(self, name: str, capture: bool) -> None:
         try:
             spec = LinkSpec.parse(**self.test.link)
+            if self.loopback:                     # a clean link only (machine.cannot_run): nothing to shape
+                self.tb = LoopbackLink(spec, seed=self.test.seed)
+                return
             self.tb = Testbed(two_hosts(spec), name=name, backend=_backend(self.test), seed=self.test.seed)
             self.tb.up()
             if capture:
@@ -103,7 +112,7 @@ class Stage:
                 self.cap.stop()
         finally:
             if self.tb is not None:
-                self.tb.down()
+                self.tb.close() if self.loopback else self.tb.down()
 
 
 def used_assignment(sub: Submission, catalogue: Catalogue) -> Assignment:
@@ -117,6 +126,10 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
     The caller closes the stage (and keeps ``stage.pcap`` only if the outcome says so)."""
     outcome = Outcome(test.id, "error", "", 0.0, test.points, test.role, test.proto, test.topic, test.public,
                       test.describe_link())
+    skipped = cannot_run(test, jail.policy.links)
+    if skipped:
+        outcome.status, outcome.reason = "skipped", skipped
+        return outcome
     if sub.error:
         outcome.reason = sub.error
         return outcome
@@ -206,13 +219,15 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
         tests = list(catalogue.tests)
-        on_testbed = [i for i, t in enumerate(tests) if t.role != "build"]   # build tests need none
+        on_testbed = [i for i, t in enumerate(tests)                        # build tests need none
+                      if t.role != "build" and not cannot_run(t, policy.links)]
 
         def stage(n: int) -> Stage | None:
             if n >= len(on_testbed):
                 return None
             i = on_testbed[n]
-            made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng", capture)
+            made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng",
+                         capture and policy.links != "loopback", policy.links)
             stages.append(made)
             return made
         try:
@@ -221,7 +236,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
             sub = prepare(name, Path(source), jail, catalogue.assignment)
             outcomes = []
             for test in tests:
-                if sub.error or test.role == "build":     # every test says why it could not run
+                if sub.error or test.role == "build" or cannot_run(test, policy.links):   # each says why
                     outcome = run_test(test, sub, jail, catalogue, report_dir, None)
                 else:
                     n += 1

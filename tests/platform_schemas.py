@@ -45,7 +45,10 @@ def gradescope_problems(data) -> list[str]:
         problems.append("score is not a number")
     if "score" not in data and (not tests or any("score" not in t for t in tests if isinstance(t, dict))):
         problems.append("no top-level score, and not every test has one")
-    if "execution_time" in data and not _number(data["execution_time"]):
+    # the specification's example is a number (136); Gradescope's own gradescope-utils (0.5.0, its
+    # JSONTestRunner) writes a string ("0.00"), which Gradescope takes: either, if it reads as seconds
+    if "execution_time" in data and not (_number(data["execution_time"]) or (
+            isinstance(data["execution_time"], str) and _number_text(data["execution_time"]))):
         problems.append("execution_time is not a number of seconds")
     for key in ("output",):
         if key in data and not isinstance(data[key], str):

@@ -10,8 +10,9 @@ copy of the labs it owns. Without root the whole suite already is that run
 The copy is installed as the course image installs it (.binder/, repo2docker's
 conventions for Binder and JupyterHub, whose notebooks run without root): nobody runs
 ``.binder/postBuild`` in a fresh venv (wirelab editable from the copy, then the capture
-reader's kernels compiled), whose other packages are the suite's (a .pth file: conda's
-environment.yml is what repo2docker installs them from); every lab then runs on that venv.
+reader's kernels compiled), whose other packages are the suite's (a .pth file, and
+JUPYTER_PATH for Jupyter's data: conda's environment.yml is what repo2docker installs them
+from); every lab then runs on that venv.
 This adds about 40 s once (pip, about 10 s, and numba's compiling, which a lab would
 otherwise do itself), not a second run of the labs.
 
@@ -88,6 +89,8 @@ def _fresh_venv(venv: Path) -> None:
 def run_as_nobody(ws: Path, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
     """``argv`` as nobody in ``ws``, its ``python`` the course image's venv (``ws/venv``)."""
     env = {"HOME": str(ws / "home"), "LANG": "C.UTF-8",
+           # the suite's Jupyter data (nbconvert's templates, the kernel spec), as its packages: a .pth
+           "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter"),
            "PATH": os.pathsep.join([str(ws / "venv" / "bin"), "/usr/local/bin", "/usr/bin", "/bin",
                                     "/usr/sbin", "/sbin"])}
     expose = [sys.prefix, sys.base_prefix, str(ws)]

@@ -158,3 +158,12 @@ def test_as_an_unprivileged_user_nothing_of_the_submission_runs_and_every_test_s
     assert all("score" not in t and f"ran as uid {NOBODY}, not root" in t["output"] for t in results["tests"])
     assert results["score"] == 0 and "could not run on this machine" in results["output"]
     assert not (root / "submission" / "ppcbc").exists()        # nothing was built: make never ran
+
+
+def test_a_folder_without_the_bundle_still_gets_a_results_file_that_says_why(tmp_path):
+    (tmp_path / "submission").mkdir()
+    done = subprocess.run([sys.executable, "-m", "wirelab", "autograder", "run", "--root", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "wirelab-autograder.toml" in done.stderr
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert gradescope_problems(results) == [] and "could not start (no test ran)" in results["output"]

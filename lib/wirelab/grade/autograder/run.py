@@ -118,12 +118,19 @@ def run_autograder(root: str | Path | None = None) -> Path:
     ``root``: the argument, else $WIRELAB_AUTOGRADER_ROOT, else /autograder."""
     from ..formats import gradescope
     root = Path(root or os.environ.get(ROOT_ENV) or "/autograder")
+    if not root.is_dir():
+        raise UsageError(f"no autograder folder {root}", f"give --root DIR or set {ROOT_ENV}")
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     target = results / "results.json"
     started = time.monotonic()
-    config = load_config(root / "source")
-    catalogue = catalogue_of(config, root / "source")
+    try:
+        config = load_config(root / "source")
+        catalogue = catalogue_of(config, root / "source")
+    except WirelabError as err:               # the bundle is broken, not the submission: say so, and stop
+        target.write_text(json.dumps({"score": 0.0, "tests": [],
+                                      "output": f"The autograder could not start (no test ran): {err}"}))
+        raise
     try:
         graded = _grade(root, config, catalogue)
     except (WirelabError, OSError) as err:    # the grader's own failure: said in the results, not a bare zero

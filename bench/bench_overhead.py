@@ -38,9 +38,9 @@ from pathlib import Path
 import wirelab
 from wirelab import link as links
 from wirelab.experiment import Experiment, run
-from wirelab.experiment import runner
+from wirelab.experiment import calibration, plan
 from wirelab.experiment.client import WarmClient
-from wirelab.experiment.engine import get_engine
+from wirelab.experiment.engines import get_engine
 from wirelab.experiment.store import ResultStore
 
 WIRELAB = [sys.executable, "-m", "wirelab"]
@@ -149,7 +149,7 @@ class TimedEngine:
 @contextmanager
 def patched(phases: Phases):
     """Time the runner's one-off work and the store's writes (restored afterwards)."""
-    originals = (runner.host_round_trip, runner.machine.collect, ResultStore.record, ResultStore.flush,
+    originals = (calibration.host_round_trip, plan.machine.collect, ResultStore.record, ResultStore.flush,
                  WarmClient.run, WarmClient.__init__)
 
     def wrap(name, fn):
@@ -166,8 +166,8 @@ def patched(phases: Phases):
         finally:
             phases.probing = False
 
-    runner.host_round_trip = probe
-    runner.machine.collect = wrap("once: machine metadata", originals[1])
+    calibration.host_round_trip = probe
+    plan.machine.collect = wrap("once: machine metadata", originals[1])
     ResultStore.record = wrap("store: run JSON (+ table rewrite when due)", originals[2])
     ResultStore.flush = wrap("store: table rewrite (parquet + csv)", originals[3])
     WarmClient.run = wrap(phases.client, originals[4])     # a client forked by a warm one (kept links)
@@ -175,7 +175,7 @@ def patched(phases: Phases):
     try:
         yield
     finally:
-        (runner.host_round_trip, runner.machine.collect, ResultStore.record, ResultStore.flush,
+        (calibration.host_round_trip, plan.machine.collect, ResultStore.record, ResultStore.flush,
          WarmClient.run, WarmClient.__init__) = originals
 
 

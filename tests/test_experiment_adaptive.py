@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import UsageError
-from wirelab.experiment import Experiment, runner
+from wirelab.experiment import Experiment, calibration
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.adaptive import more_runs, precision_note, precision_of, runs_needed
 from wirelab.experiment.calibration import PROBE_MAX_WAIT_S, host_round_trip, needs_probe
@@ -150,7 +150,7 @@ class DriftingEngine(NoisyEngine):
 def test_an_old_probe_is_taken_again_just_before_the_runs_it_predicts(tmp_path, monkeypatch):
     """A probe at the sweep's start misses the load's drift (measured: 0.62 ms there, 0.37 ms in
     the runs): once a probe is older than PROBE_MAX_AGE_S the next UDPR run gets a fresh one."""
-    monkeypatch.setattr(runner, "PROBE_MAX_AGE_S", 0.0)         # every probe is old at once
+    monkeypatch.setattr(calibration, "PROBE_MAX_AGE_S", 0.0)       # every probe is old at once
     engine = DriftingEngine()
     exp = sweep(size=["100KB", "300KB"], delay="10ms", precision=None, max_reps=None)
     df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
@@ -203,6 +203,9 @@ def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     row = {"backend": "namespaces", "rate_bps": 1e7, "pred_data_time_s": 0.1, "mtu": 1500}
     (burst,) = [r for r in reasons(row) if r.name == "tbf burst"]
     assert burst.low == burst.high == pytest.approx(0.1 / (0.1 - 0.004) - 1)          # 5000 B at 10 Mbit/s
+    # the link says whose rate starts with a burst: the userspace link and the relays pace from the first byte
+    for backend in ("userspace", "loopback"):
+        assert not [r for r in reasons({**row, "backend": backend}) if r.name == "tbf burst"]
     udpr = {"proto": "udpr", "rtt_mean_s_mean": 0.003, "pred_rtt_s": 0.001, "pred_datagrams": 100,
             "pred_data_time_s": 0.2, "rate_bps": 1e7, "pred_wire_bytes": 1063, "pred_host_rtt_s": 0.001}
     (host,) = [r for r in reasons(udpr) if r.name == "host round trip"]

@@ -121,7 +121,7 @@ def test_flows_are_rows_per_stream_sharing_a_run(tmp_path):
     # resume: nothing left to do
     assert len(run(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)) == 6
     raw = json.loads((tmp_path / "s" / df["raw_file"].iloc[0]).read_text())
-    assert set(raw["flows"]) == {"f0.0", "f0.1", "f1.0"}
+    assert set(raw["result"]["flows"]) == {"f0.0", "f0.1", "f1.0"}     # every engine's record: "result"
 
 
 def test_flows_that_cannot_run_here_say_why(tmp_path):

@@ -298,3 +298,21 @@ def test_a_userspace_sweep_keeps_its_link_and_counts_each_run_alone(tmp_path):
     sent = df["link_counters_a->b_packets"].tolist()
     assert sent[0] >= 20 and sent == [sent[0]] * 3, f"each run's own frames, not a running total: {sent}"
     assert _ours() == []
+
+
+def test_an_engine_that_wants_a_link_of_its_own_gets_it_after_the_kept_one_is_gone(tmp_path):
+    """Flows run on a link built for each run: the link the sweep kept for its other runs is removed
+    first (both would be the sweep's testbed, of one name)."""
+    Links = layer()
+    open_at_once = []
+
+    class Counting(Engine):
+        def run(self, setting, link, *, deadline, seed, workdir):
+            open_at_once.append(sum(not made.closed for made in Links.opened))
+            return super().run(setting, link, deadline=deadline, seed=seed, workdir=workdir)
+
+    exp = Experiment("mixed", flows=[None, "tcp + tcp"], workload="time", time="1s", rate="10mbit",
+                     reps=2, engine="fake")
+    df = run_sweep(exp, out=tmp_path / "s", engine=Counting(), progress=False, link_layer=Links)
+    assert set(df["status"]) == {"ok"} and max(open_at_once) == 1
+    assert all(made.closed for made in Links.opened)

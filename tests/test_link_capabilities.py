@@ -5,7 +5,7 @@ import pytest
 
 from wirelab.errors import BackendUnavailableError, UsageError
 from wirelab.link import LinkSpec, Testbed
-from wirelab.link.capabilities import Capabilities, choose_backend
+from wirelab.link.capabilities import Capabilities, backend_for, choose_backend
 
 caps_module = importlib.import_module("wirelab.link.capabilities")   # the module, not the function
 DELAY = LinkSpec.parse(rate="10mbit", delay="20ms")
@@ -31,6 +31,34 @@ def test_best_available_backend():
     assert choose_backend(DELAY, caps=_caps()) == "userspace"            # delay needs netem or us
     assert choose_backend(DELAY, caps=_caps(netem=True)) == "namespaces"
     assert choose_backend(DELAY, caps=_caps(root=False)) == "loopback"
+
+
+def test_one_rule_for_a_sweep_a_topology_and_a_link():
+    # the spec that needs the most decides for all of them: runs of a sweep never mix kinds of link
+    assert backend_for([RATE_ONLY, DELAY], caps=_caps()) == "userspace"
+    assert backend_for([RATE_ONLY, None], caps=_caps()) == "namespaces"
+    assert backend_for([], caps=_caps()) == "namespaces"
+    whole = LinkSpec.parse(rate="10mbit", loss="1%", loss_unit="datagram")    # only the userspace link does it
+    assert backend_for([RATE_ONLY, whole], caps=_caps(netem=True)) == "userspace"
+    # a name already chosen is only checked, whichever spec comes with it
+    assert backend_for([DELAY], "userspace", caps=_caps()) == "userspace"
+    with pytest.raises(BackendUnavailableError, match="netem"):
+        backend_for([RATE_ONLY, DELAY], "namespaces", caps=_caps())
+
+
+def test_link_open_and_testbed_ask_the_same_rule(monkeypatch):
+    asked = []
+
+    def rule(specs, requested="auto", caps=None):
+        asked.append(requested)
+        raise UsageError("stop here", "a test")
+    monkeypatch.setattr(importlib.import_module("wirelab.link.opened"), "backend_for", rule)
+    monkeypatch.setattr(importlib.import_module("wirelab.link.testbed"), "backend_for", rule)
+    import wirelab.link as links
+    for build in (lambda: links.open(DELAY, backend="userspace"), lambda: Testbed(DELAY, backend="userspace").up()):
+        with pytest.raises(UsageError, match="stop here"):
+            build()
+    assert asked == ["userspace", "userspace"]
 
 
 def test_asking_for_what_cannot_run_is_an_error_with_a_fix():

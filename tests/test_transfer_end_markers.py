@@ -72,3 +72,9 @@ def test_markers_show_in_a_capture_and_in_wirelab_analyze(server, tmp_path):
     text = subprocess.run([sys.executable, "-m", "wirelab", "analyze", str(cap.path), "--no-ppcb"],
                           capture_output=True, text=True, timeout=120).stdout
     assert "UDP end markers (nttcp's 4 B datagrams)" in text
+    # a dataset of the same capture (out of core, DuckDB) finds the same markers
+    from wirelab.capture import convert
+    from wirelab.cli.analyze import report
+    convert(cap.path, tmp_path / "markers-dataset", chunk_packets=64, progress=False)
+    from_dataset = report(tmp_path / "markers-dataset", ppcb=False)["udp_end_markers"]
+    assert from_dataset == json.loads(done.stdout)["udp_end_markers"]

@@ -65,8 +65,10 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
 
     if (Path(path) / INFO).is_file():
         with open_dataset(path) as ds:
-            return _report(path, ds.info, len(ds), ds.flows().head(top), flag_counts(ds),
-                           ds.read_overhead, rate_bps, wire)
+            out = _report(path, ds.info, len(ds), ds.flows().head(top), flag_counts(ds),
+                          ds.read_overhead, rate_bps, wire)
+            out["udp_end_markers"] = _end_markers(_end_marker_rows(ds))
+            return out
     df = read_capture(path)
     flags = tcp_analysis(df)
     out = _report(path, df.attrs["capture"], len(df), flows(df).head(top),
@@ -75,6 +77,24 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
         out["ppcb"] = _ppcb(path, len(df))
     out["udp_end_markers"] = _end_markers(df)
     return out
+
+
+def _end_marker_rows(ds, size: int = 4):
+    """What ``udp_end_markers`` reads of a dataset, out of core: per UDP direction with
+    ``size``-byte datagrams, its most common larger datagram at the last time it was sent,
+    and the short datagrams themselves."""
+    return ds.sql(f"""
+        WITH udp AS (SELECT src, sport, dst, dport, payload_len, time FROM packets
+                     WHERE proto = 'udp' AND sport IS NOT NULL AND coalesce(frag_offset, 0) = 0),
+             marked AS (SELECT DISTINCT src, sport, dst, dport FROM udp WHERE payload_len = {size}),
+             flows AS (SELECT src, sport, dst, dport, mode(payload_len) AS common
+                       FROM udp JOIN marked USING (src, sport, dst, dport)
+                       WHERE payload_len > {size} GROUP BY ALL)
+        SELECT 'udp' AS proto, src, sport, dst, dport, common AS payload_len, max(time) AS time, 0 AS frag_offset
+        FROM udp JOIN flows USING (src, sport, dst, dport) WHERE payload_len = common GROUP BY ALL
+        UNION ALL
+        SELECT 'udp', src, sport, dst, dport, payload_len, time, 0 FROM udp WHERE payload_len = {size}
+        ORDER BY time""")
 
 
 def _end_markers(df) -> list[dict]:

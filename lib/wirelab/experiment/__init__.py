@@ -1,22 +1,21 @@
 """Experiments: a grid of settings × repetitions → one tidy DataFrame, saved and resumable.
 
-Read in this order: ``spec`` (describe the sweep; each setting carries its
-``LinkSpec``), ``engine`` (the seam to the programs that move bytes;
-``wirelab_engine`` and ``iperf3`` implement it), ``runner`` (one road per run:
-predict, open the link with ``wirelab.link.open``, let the engine run across
-it, record; failures recorded, resume), ``deadline`` (each run's deadline from
-its prediction), ``store`` (atomic parquet + csv + meta.json in
-``data/<experiment>/``), ``meta`` (the machine a run was made on),
-``prediction`` (the model's ``pred_*`` columns), ``calibration`` (the host's own
-round trip, measured before a UDPR sweep), ``stats`` (mean, std, 95 % Student-t
-interval per setting; a file as size ÷ mean time), ``adaptive`` (more repetitions
-where an interval is too wide) and ``residuals`` (measured ÷ predicted with the
-named reason for what is left). ``flows`` runs several flows at once on one link
-(one row per stream, Jain's index per run). The labs of documents 000 and 004 as
-tables: ``offered_load``, ``clocks``, ``iperf_tc``. The labs of documents 001 and
-003: ``broker_delay`` (document 003's five nodes), ``misbehaviour`` (document 001
-§5 live) with ``ppcb_capture`` (its packets from the capture), ``replication`` (a
-document's table beside measurement and prediction).
+The sweep machinery only; each source document's sweeps, tables and figures are a lab
+(``wirelab.labs``). Read in this order: ``spec`` (describe the sweep; each setting carries
+its ``LinkSpec``; ``flowspec``: several flows written as text), ``plan`` (what a sweep
+decides once: settings, backend, machine, each setting's predictions and deadline),
+``runner`` (one road per run: open the link with ``wirelab.link.open``, let the engine run
+across it, decide its status by ``status``'s one rule, record; failures recorded,
+resume), ``engine`` (the seam to the programs; ``engines`` by name: ``wirelab_engine``
+with ``client``, ``iperf3``; ``flows``: several at once on one link, one row per
+stream; a lab may bring its own, e.g. ``labs.broker``, ``labs.peers``), ``deadline`` (each run's deadline from its prediction), ``prediction`` (the
+model's ``pred_*`` columns), ``calibration`` (the host's own round trip, measured before
+a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parquet + csv
++ meta.json in ``data/<experiment>/``), ``meta`` (the machine a run was made on),
+``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
+repetitions where an interval is too wide), ``residuals`` (measured ÷ predicted with the
+named reason for what is left), ``series`` and ``dataset`` (reading runs back),
+``ppcb_capture`` (PPCB packets read from a run's capture).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -27,23 +26,14 @@ document's table beside measurement and prediction).
 from .._exports import lazy
 
 _EXPORTS = {
-    "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec",
-    "Engine": "engine", "ENGINES": "engine", "MEASURED": "engine", "get_engine": "engine",
+    "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec", "link_spec": "spec",
+    "Plan": "plan", "Engine": "engine", "MEASURED": "engine", "ENGINES": "engines", "get_engine": "engines",
     "run": "runner", "run_one": "runner", "default_folder": "runner", "ResultStore": "store",
     "load": "store", "summarize": "stats", "pretty": "stats", "confidence_interval": "stats",
     "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
-    "load_series": "series", "capture_series": "series", "link_spec": "spec",
+    "load_series": "series", "capture_series": "series", "read_sysctls": "meta", "results_dataset": "dataset",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
-    "Flow": "flows", "fairness": "flows", "read_sysctls": "meta", "two_clocks": "clocks",
-    "offered_load_table": "offered_load", "buffers_table": "offered_load", "buffers_1s_table": "offered_load",
-    "transmission_table": "offered_load", "document_table": "iperf_tc", "interval_narrowing": "iperf_tc",
-    "results_dataset": "dataset",
-    # the labs of documents 001 and 003
-    "delay_sweep": "broker_delay", "run_broker_network": "broker_delay", "summarize_delays": "broker_delay",
-    "delay_table": "broker_delay", "run_across": "broker_delay",
-    "predict_route": "broker_delay", "route_hops": "broker_delay", "beside": "replication",
-    "loss_for_goodput": "replication", "format_beside": "replication", "run_scenario": "misbehaviour",
-    "SCENARIOS": "misbehaviour",
+    "Flow": "flowspec", "fairness": "flows",
     "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
     "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",

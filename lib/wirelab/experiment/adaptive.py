@@ -58,29 +58,31 @@ def runs_needed(variation: float, precision: float, *, level: float = 0.95) -> i
     return min(n, MOST_RUNS)
 
 
-def seconds_left(experiment, frame: pd.DataFrame) -> float | None:
+def seconds_left(experiment, frame: pd.DataFrame, settings=None) -> float | None:
     """What is left of ``experiment.budget_s`` after the runs of its settings in ``frame``
-    (their ``elapsed_s``, whichever session made them: a resumed sweep keeps its budget)."""
+    (their ``elapsed_s``, whichever session made them: a resumed sweep keeps its budget).
+    ``settings``: the experiment's, where the caller has them already (a sweep's plan)."""
     if experiment.budget_s is None:
         return None
     if frame.empty or "elapsed_s" not in frame:
         return float(experiment.budget_s)
-    ids = {s.setting_id for s in experiment.settings()}
+    ids = {s.setting_id for s in (settings if settings is not None else experiment.settings())}
     spent = pd.to_numeric(frame.loc[frame["setting_id"].isin(ids), "elapsed_s"], errors="coerce").sum()
     return float(experiment.budget_s) - float(spent)
 
 
-def more_runs(experiment, frame: pd.DataFrame) -> list:
+def more_runs(experiment, frame: pd.DataFrame, settings=None) -> list:
     """The next round of (setting, rep) pairs: one more run for every setting whose interval
     is wider than ``experiment.precision`` of its mean, has fewer than ``max_reps`` runs and
     whose typical run fits in what is left of ``budget_s``. Settings with a failed or skipped
     run get none (more of the same would not help; the reason is in the row)."""
     if experiment.precision is None or frame.empty:
         return []
-    left = seconds_left(experiment, frame)
+    settings = settings if settings is not None else experiment.settings()
+    left = seconds_left(experiment, frame, settings)
     most = experiment.max_reps or experiment.reps
     out = []
-    for setting in experiment.settings():
+    for setting in settings:
         rows = frame[frame["setting_id"] == setting.setting_id]
         made = int(rows["rep"].max()) + 1 if len(rows) else 0
         if made < experiment.reps or made >= most or not rows["status"].isin(MEASURED_STATUSES).all():

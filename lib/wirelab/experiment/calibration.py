@@ -27,7 +27,7 @@ The mean, not the median: the model predicts a mean time, and the slow tail of
 a loaded machine is part of it. Settings without UDPR need no probe. The load of
 a shared machine drifts over minutes, so the runner probes again before a UDPR
 setting's runs when its last probe of that rate, MTU and DATA size is older than
-``PROBE_MAX_AGE_S`` (``runner.run``).
+``PROBE_MAX_AGE_S`` (``HostRoundTrips``, one per sweep).
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ from ..model.stopwait import ACC_WIRE_BYTES
 from .prediction import predict_columns
 from .spec import Experiment, Setting
 
-__all__ = ["needs_probe", "probe_key", "host_round_trip", "PROBE_ROUNDS", "PROBE_MAX_WAIT_S",
-           "PROBE_MAX_AGE_S"]
+__all__ = ["needs_probe", "probe_key", "host_round_trip", "HostRoundTrips", "PROBE_ROUNDS",
+           "PROBE_MAX_WAIT_S", "PROBE_MAX_AGE_S"]
 
 #: DATA exchanges in one probe; its MAX_WAIT (nothing is lost: it only bounds a stray wait);
 #: how long a probe stands for its rate, MTU and DATA size before the runner measures again.
@@ -102,3 +102,34 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *
             "method": f"mean of {count} UDPR DATA→ACC round trips ({wire:.0f} B DATA on the wire) at "
                       f"{setting['rate_bps'] / 1e6:g} Mbit/s, no delay, no loss, on the {backend} backend, "
                       f"less their transmission ({transmission * 1e3:.2f} ms)"}
+
+
+class HostRoundTrips:
+    """A sweep's probes: the one at its start (``first``: the record for meta.json, or None), and
+    fresh ones next to a UDPR setting's runs. ``for_setting(setting)`` is the host round trip
+    its runs are predicted with (None when the sweep has no probe)."""
+
+    def __init__(self, engine, link_layer, backend: str, settings: list[Setting], *, kept=None):
+        self._engine, self._link_layer, self._backend, self._kept = engine, link_layer, backend, kept
+        self.first = host_round_trip(engine, link_layer, backend, settings, kept=kept)
+        self.host_rtt_s = (self.first or {}).get("host_rtt_s")
+        self._probes: dict[tuple, tuple[float, float]] = {}    # probe key → (when, host round trip)
+        if self.host_rtt_s is not None:   # the sweep's own probe stands for the first UDPR setting's key
+            first = next(s for s in settings if needs_probe([s]))
+            self._probes[probe_key(first)] = time.monotonic(), self.host_rtt_s
+
+    def for_setting(self, setting: Setting) -> float | None:
+        # the machine's load drifts during a sweep (measured: a probe at the start read 0.62 ms,
+        # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs,
+        # again once the last probe of this rate, MTU and DATA size is older than PROBE_MAX_AGE_S
+        if self.host_rtt_s is None or not needs_probe([setting]):
+            return self.host_rtt_s
+        key = probe_key(setting)
+        if key not in self._probes or time.monotonic() - self._probes[key][0] > PROBE_MAX_AGE_S:
+            fresh = host_round_trip(self._engine, self._link_layer, self._backend, [setting], kept=self._kept) or {}
+            self._probes[key] = time.monotonic(), fresh.get("host_rtt_s", self.host_rtt_s)
+        return self._probes[key][1]
+
+    def forget(self) -> None:
+        """A new batch of runs (more repetitions): a new probe next to it."""
+        self._probes.clear()

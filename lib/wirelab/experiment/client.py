@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-__all__ = ["main", "client_argv", "warm_argv", "WarmClient"]
+__all__ = ["main", "client_argv", "warm_argv", "run_client", "WarmClient"]
 
 #: How long a warm client may take to import and say it is ready.
 READY_TIMEOUT_S = 15.0
@@ -40,6 +40,11 @@ READY_TIMEOUT_S = 15.0
 def client_argv(config: dict) -> list[str]:
     """The argv that runs ``config`` in a new Python process."""
     return [sys.executable, "-m", "wirelab.experiment.client", json.dumps(config)]
+
+
+def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
+    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
+    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
 
 
 def warm_argv() -> list[str]:

@@ -12,22 +12,35 @@ program on host ``a`` or ``b`` and describes itself::
 ``deadline`` is a ``time.monotonic()`` value the engine must not overrun
 (pass what is left as timeouts to every wait); ``workdir`` is where a run may
 leave files; ``capture`` a path for a pcapng of the run. An engine may also
-have ``framing(setting) -> dict`` (how it frames the data, for the model:
-``payload``, ``stream_header``, ``udp_header``), ``unsupported(setting) ->
-str | None`` (the reason it cannot run a setting: recorded as ``skipped``),
-and ``info() -> dict`` (for meta.json).
+have (the runner asks with ``hasattr``):
+
+    framing(setting) -> dict     how it frames the data, for the model: ``payload``,
+                                 ``stream_header``, ``udp_header``
+    predict(setting) -> dict     its own ``pred_*`` columns, where ``wirelab.model``'s
+                                 transfer prediction is not what it measures (the
+                                 five-node network's path delay, the peers' bounds);
+                                 ``pred_transfer_time_s`` sets the run's deadline
+    unsupported(setting) -> str | None   why it cannot run a setting (``skipped``)
+    topology(setting)            what to open instead of ``setting.link`` (a ``Topology``)
+    cannot_carry(setting, link) -> str | None   why this link cannot carry the setting
+                                 (``skipped``; default: ``link.unsupported(setting.proto)``)
+    rows(setting, record, row) -> list[dict]   several rows of one run (one per stream,
+                                 one per message), each with its status from
+                                 ``status.decide``; ``record`` is None when the run failed
+    keeps_links = False          each run on a link of its own (the runner otherwise keeps
+                                 one link for consecutive runs: ``reuse``)
+    measure = "goodput_bps"      the column whose absence fails a run
+    open() / close()             before and after a sweep;  info() -> dict, for meta.json
 
 Every engine returns at least ``goodput_bps`` (at the receiver: the figure to
-trust) and, where it knows them, the columns in :data:`MEASURED`.
+trust) and, where it knows them, the columns in :data:`MEASURED`. Engines by
+name: ``engines``.
 """
 from __future__ import annotations
 
-import time
 from typing import Protocol, runtime_checkable
 
-from ..errors import UsageError
-
-__all__ = ["Engine", "MEASURED", "get_engine", "ENGINES", "flatten", "run_client"]
+__all__ = ["Engine", "MEASURED", "flatten", "link_columns"]
 
 #: Measurement columns every engine fills when it can (NaN otherwise).
 MEASURED = {
@@ -79,34 +92,6 @@ def flatten(record: dict, prefix: str = "") -> dict:
         else:
             out[name] = str(value)
     return out
-
-
-def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
-    """Run a client's ``argv`` on host ``a`` within ``deadline`` (a timeout is a TransferError)."""
-    return link.run("a", argv, timeout=deadline - time.monotonic(), what=what, fix=fix)
-
-
-def _wirelab(**options):
-    from .wirelab_engine import WirelabEngine
-    return WirelabEngine(**options)
-
-
-def _iperf3(**options):
-    from .iperf3 import Iperf3Engine
-    return Iperf3Engine(**options)
-
-
-#: Engine name → factory. Tests may add their own.
-ENGINES = {"wirelab": _wirelab, "iperf3": _iperf3}
-
-
-def get_engine(name_or_engine, **options):
-    """An engine by name (``"wirelab"``, ``"iperf3"``) or an engine object itself."""
-    if not isinstance(name_or_engine, str):
-        return name_or_engine
-    if name_or_engine not in ENGINES:
-        raise UsageError(f"unknown engine {name_or_engine!r}", f"use one of {', '.join(ENGINES)}")
-    return ENGINES[name_or_engine](**options)
 
 
 def link_columns(opened, backend: str, raw: dict) -> dict:

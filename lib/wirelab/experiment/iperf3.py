@@ -42,7 +42,7 @@ from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
-from .engine import run_client
+from .client import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
            "iperf3_run", "connect_timeout", "SEMANTICS"]
@@ -265,8 +265,8 @@ class Iperf3Engine:
             return str(MissingToolError("iperf3"))
         if setting.proto == "udpr":
             return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
-        if setting.workload == "echo":
-            return "iperf3 has no echo workload; use engine='wirelab'"
+        if setting.workload not in ("file", "time", "load"):
+            return f"iperf3 has no {setting.workload} workload; use engine='wirelab'"
         if setting.proto == "tcp":
             return congestion_unavailable(setting["cc"])
         return None

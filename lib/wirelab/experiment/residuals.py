@@ -19,7 +19,8 @@ The reasons (each a function of one summary row → expected effect, or None):
                     slow-start exits vary from run to run), with the runs it
                     would take (``adaptive.precision_note``).
 * ``tbf burst``     tbf's bucket starts full: its first ``burst`` bytes leave at
-                    the veth's speed, not the rate (namespaces backend): the
+                    the veth's speed, not the rate (where the link says its rate
+                    starts with a burst: ``wirelab.link.burst_at_start``): the
                     transfer is shorter by burst·8/C (tc-tbf(8)).
 * ``host round trip``  stop-and-wait waits one host round trip per packet; the
                     probe before the setting's runs measured it, the runs' own DATA→ACC
@@ -50,7 +51,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..errors import ExperimentError
+from ..errors import ExperimentError, WirelabError
+from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES
 from .adaptive import precision_note
 from .stats import summarize
@@ -102,13 +104,15 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
 
 
 def _tbf_burst(row, *_) -> Reason | None:
-    if row.get("backend") != "namespaces":
+    rate, seconds = _number(row, "rate_bps"), _number(row, "pred_data_time_s")
+    if not (math.isfinite(rate) and rate > 0 and math.isfinite(seconds) and seconds > 0):
         return None
-    rate, burst, seconds = _number(row, "rate_bps"), _number(row, "burst_bytes", math.nan), \
-        _number(row, "pred_data_time_s")
-    if not math.isfinite(burst):
-        burst = max(2 * (_number(row, "mtu", 1500) + 14), rate / 8 / 250) if math.isfinite(rate) else math.nan
-    if not (math.isfinite(burst) and math.isfinite(seconds) and seconds > 0):
+    try:
+        spec = LinkSpec.parse(rate=rate, mtu=int(_number(row, "mtu", 1500)))
+    except WirelabError:
+        return None
+    burst = burst_at_start(row.get("backend"), spec)
+    if not burst:
         return None
     saved = min(8.0 * burst / rate, seconds / 2)
     effect = seconds / (seconds - saved) - 1

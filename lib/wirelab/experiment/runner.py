@@ -3,15 +3,21 @@
     df = run(exp)                       # data/<exp.name>/, engine and backend from exp
     df = run(exp, out="data/x", engine="iperf3", progress=False)
 
-For each run the runner: skips it if the folder already holds it (resume);
-asks the engine whether it can run it (``unsupported`` → status ``skipped``);
-runs it with a deadline; records any failure with its reason (status
-``failed``, ``error`` text) and goes on with the sweep; adds the model's
-prediction for exactly those parameters (``pred_*``); saves the run's record in
-the results folder the moment it ends (the tables follow, ``store``). Ctrl-C
-stops after saving what is done: run it again to complete only the missing
-runs. Consecutive runs share one link where the backend can make it ready
-again, reshaped in place when the rate, delay or loss changes (``reuse``).
+What the sweep decides once (settings, backend, machine, predictions and
+deadlines) is its ``Plan``; every engine then runs on this one road. For each run
+the runner: skips it if the folder already holds it (resume); asks the engine
+whether it can run it (``unsupported`` → status ``skipped``); opens its link
+(``wirelab.link.open`` with the plan's backend; the engine's topology where it has
+one) and runs it with the plan's deadline; decides its status by the one rule
+(``status.decide``: ok, incomplete, failed), a failure recorded with its reason
+while the sweep goes on; adds the plan's prediction (``pred_*``); makes the row,
+or the engine's rows (one per stream of several flows, one per message of the
+five-node network); saves them in the results folder the moment the run ends (the
+tables follow, ``store``), with one progress bar for the sweep. Ctrl-C stops after
+saving what is done: run it again to complete only the missing runs. Consecutive
+runs share one link where the backend can make it ready again, reshaped in place
+when the rate, delay or loss changes (``reuse``), unless the engine wants a link
+of its own for each run.
 
 Before the runs, where UDPR is swept, the host's own round trip is measured
 (``calibration``) for the stop-and-wait model, once for the sweep's deadlines and
@@ -34,22 +40,17 @@ import pandas as pd
 
 from .. import link as links
 from ..errors import ExperimentError
-from . import meta as machine
 from .adaptive import more_runs
-from .calibration import PROBE_MAX_AGE_S, host_round_trip, needs_probe, probe_key
-from .engine import flatten, get_engine, link_columns
-from .deadline import deadline_s, too_long
-from .prediction import predict_columns
+from .calibration import HostRoundTrips
+from .engine import link_columns
+from .engines import get_engine
+from .plan import Plan
 from .reuse import KeptLinks
 from .spec import Experiment, Setting
+from .status import RESERVED, decide, fold
 from .store import ResultStore, load
 
 __all__ = ["run", "run_one", "default_folder", "RESERVED"]
-
-#: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
-RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
-            "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands", "deadline_s",
-            "capture_file", "raw_file"}
 
 
 def default_folder(experiment: Experiment, root: str | Path = "data") -> Path:
@@ -63,94 +64,72 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc, unit="run", leave=True)
 
 
-def _predictions(engine, setting: Setting, link_layer, timestamps: bool, default_cc: str | None,
-                 backend: str | None = None, host_rtt_s: float | None = None) -> dict:
-    """The model's ``pred_*`` columns for exactly this setting, framed as the engine frames data,
-    with the machine's congestion control where the setting names none, carried the way the
-    backend carries it, with the host's measured round trip."""
-    framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
-    carriage = link_layer.carriage(backend, setting.proto) if backend and hasattr(link_layer, "carriage") \
-        else "packets"
-    return predict_columns(setting.params, wire=link_layer.wire_of(setting.link), timestamps=timestamps,
-                           default_cc=default_cc, carriage=carriage, host_rtt_s=host_rtt_s, **framing)
+def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdir: str | Path | None = None,
+            capture_dir: str | Path | None = None, host_rtt_s: float | None = None,
+            kept: KeptLinks | None = None) -> tuple[list[dict], dict]:
+    """One run of ``setting`` → (its rows, its raw record). Never raises for a failed run
+    (except Ctrl-C).
 
-
-def run_one(engine, setting: Setting, *, backend: str = "auto", rep: int = 0, seed: int = 0,
-            timeout: float | None = None, workdir: str | Path | None = None, timestamps: bool = True,
-            capture_dir: str | Path | None = None, link_layer=links,
-            default_cc: str | None = None, host_rtt_s: float | None = None,
-            kept: KeptLinks | None = None) -> tuple[dict, dict]:
-    """One run → (row, raw record). Never raises for a failed run (except Ctrl-C).
-
-    Opens ``setting.link`` on ``backend`` (``wirelab.link.open``: a fresh link, removed
-    afterwards; or through ``kept``, a sweep's ``KeptLinks``: the link of the previous run of
-    the same spec, made ready again), hands it to the engine, and fills the row from the
-    engine's record and the link's ``describe()`` (``link_runs_before``: runs the link carried
-    before this one). ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
-    ``link_layer``: what opens links (``wirelab.link``; tests give a fake one).
-    ``timeout``: the run's deadline in seconds; None: derived from the prediction (``deadline``).
-    ``default_cc``: the machine's TCP congestion control, for settings that name none.
+    Opens what the setting's engine runs across (``plan.link_for``) on the plan's backend: through
+    ``kept``, a sweep's ``KeptLinks``, the link of the previous run of the same spec made ready
+    again (``link_runs_before``: runs it carried before this one), else a fresh link removed
+    afterwards. Fills the row from the plan's predictions and deadline, the engine's record (its
+    status by ``status.decide``) and the link's ``describe()``; an engine with ``rows`` makes
+    several rows of it. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
     ``host_rtt_s``: the host's own round trip (``calibration``), for the stop-and-wait model.
     """
+    engine, link_layer = plan.engine_for(setting), plan.link_layer
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
     row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     row["wire"] = link_layer.wire_of(setting.link)
-    row.update(_predictions(engine, setting, link_layer, timestamps, default_cc, backend, host_rtt_s))
-    timeout = row["deadline_s"] = deadline_s(setting, row, timeout)
+    row.update(plan.predictions(setting, host_rtt_s=host_rtt_s))
+    timeout = row["deadline_s"] = plan.deadline(setting, host_rtt_s=host_rtt_s)
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
 
     reason = engine.unsupported(setting) if hasattr(engine, "unsupported") else None
     start = time.monotonic()
     if reason:
-        row.update(status="skipped", error=reason, backend=backend, elapsed_s=0.0)
-        return row, raw
-    opened = None
-    kept = kept if kept is not None else KeptLinks(link_layer, backend, keep=False)
-    runs_before = None
+        row.update(status="skipped", error=reason, backend=plan.backend, elapsed_s=0.0)
+        return _rows(engine, setting, None, row), raw
+    keeps = getattr(engine, "keeps_links", True)
+    if kept is None or not keeps:
+        if kept is not None:
+            kept.close()          # the sweep's link goes first: one testbed of this sweep at a time
+        kept = KeptLinks(link_layer, plan.backend, keep=False)
+    opened = runs_before = record = ran_s = None
     try:
-        with kept.lease(setting.link, seed=seed) as link:
+        with kept.lease(plan.link_for(setting), seed=seed) as link:
             opened, runs_before = link, kept.runs_on_link
-            _run_across(engine, setting, link, row, raw, start=start, timeout=timeout, seed=seed,
-                        workdir=workdir, capture_dir=capture_dir)
+            reason = engine.cannot_carry(setting, link) if hasattr(engine, "cannot_carry") \
+                else link.unsupported(setting.proto)
+            if reason:
+                row.update(status="skipped", error=reason)
+            else:
+                extra = {"capture": Path(capture_dir) / f"{run_id}.pcapng"} if capture_dir else {}
+                record = raw["result"] = engine.run(setting, link, deadline=start + timeout, seed=seed,
+                                                    workdir=workdir, **extra)
+                ran_s = time.monotonic() - start
     except KeyboardInterrupt:
         raise
     except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
         row.update(status="failed", error=f"{type(err).__name__}: {err}")
         raw["traceback"] = traceback.format_exc()
-    row.update(link_columns(opened, backend, raw))
-    if opened is not None:
+    if record is not None and not hasattr(engine, "rows"):      # an engine's rows decide their own
+        fold(row, record)
+        status, error = decide(record, elapsed_s=ran_s, deadline_s=timeout,
+                               measure=getattr(engine, "measure", "goodput_bps"))
+        row.update(status=status, error=error)
+    row.update(link_columns(opened, plan.backend, raw))
+    if opened is not None and keeps:
         row["link_runs_before"] = runs_before
     row["elapsed_s"] = time.monotonic() - start
-    return row, raw
+    return _rows(engine, setting, record, row), raw
 
 
-def _run_across(engine, setting: Setting, link, row: dict, raw: dict, *, start: float, timeout: float,
-                seed: int, workdir, capture_dir) -> None:
-    """The engine's run across an open link, its record folded into ``row``."""
-    reason = link.unsupported(setting.proto)
-    if reason:
-        row.update(status="skipped", error=reason)
-        return
-    extra = {"capture": Path(capture_dir) / f"{row['run_id']}.pcapng"} if capture_dir else {}
-    record = engine.run(setting, link, deadline=start + timeout, seed=seed, workdir=workdir, **extra)
-    raw["result"] = record
-    for key, value in flatten(record).items():
-        row[f"result_{key}" if key in RESERVED or key in row else key] = value
-    if record.get("outcome") == "incomplete":       # the protocol's own ending: a result, not a failure
-        row.update(status="incomplete", error=record.get("outcome_reason"))
-    elif record.get("ok", True) is False or record.get("goodput_bps") is None:
-        why = record.get("error") or record.get("receiver_error") or "no goodput measured"
-        row.update(status="failed", error=str(why))
-    else:
-        row.update(status="ok", error=None)
-    if time.monotonic() - start > timeout * 1.05 and row["status"] == "ok":
-        row.update(status="failed", error=f"overran its {timeout:g} s deadline")
-
-
-def _run_flows(engine, setting: Setting, **options) -> tuple[list[dict], dict]:
-    from .flows import run_flows        # read only by sweeps that have flows
-    return run_flows(engine, setting, **options)
+def _rows(engine, setting: Setting, record: dict | None, row: dict) -> list[dict]:
+    """The run's rows: the one row, or the engine's (one per stream, one per message)."""
+    return engine.rows(setting, record, row) if hasattr(engine, "rows") else [row]
 
 
 def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
@@ -172,27 +151,21 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
 
     with ResultStore(folder) as store, ExitStack() as leaving:
         done = store.done(("ok", "incomplete") if retry_failed else ("ok", "incomplete", "failed", "skipped"))
-        todo = [(s, r) for s, r in experiment.runs() if (s.setting_id, r) not in done]
+        settings = experiment.settings()          # once: the runs, the plan and more repetitions read them
+        todo = [(s, r) for s, r in experiment.runs(settings) if (s.setting_id, r) not in done]
         if max_runs is not None:
             todo = todo[:max_runs]
-        if not todo and not more_runs(experiment, store.frame()):
+        if not todo and not more_runs(experiment, store.frame(), settings):
             return store.frame() if not store.frame().empty else load(folder)
-        # one backend for the whole sweep, chosen by the link layer: runs never mix kinds of link
-        backend = link_layer.backend_for([s.link for s in experiment.settings()], experiment.backend)
-        info = machine.collect(extra={"engine": engine_name, "backend": backend,
-                                      "engine_info": getattr(engine, "info", lambda: {})()})
-        timestamps = machine.tcp_timestamps_enabled(info["sysctls"])
-        default_cc = info["sysctls"].get("net.ipv4.tcp_congestion_control")
+        plan = Plan(experiment, engine, settings=settings, link_layer=link_layer)
         # consecutive runs share one link, made ready again (and reshaped) between runs
-        kept = leaving.enter_context(KeptLinks(link_layer, backend))    # removed however we leave
-        probe = host_round_trip(engine, link_layer, backend, experiment.settings(), kept=kept)
-        probed_at = time.monotonic()
-        if probe is not None:
-            info["host_round_trip"] = probe
-        host_rtt = (probe or {}).get("host_rtt_s")
+        kept = leaving.enter_context(KeptLinks(link_layer, plan.backend))    # removed however we leave
+        probes = HostRoundTrips(engine, link_layer, plan.backend, plan.settings, kept=kept)
+        info = dict(plan.info)
+        if probes.first is not None:
+            info["host_round_trip"] = probes.first
         # settings the model expects to outlast the user's deadline: said before anything runs
-        late = too_long([(s, _predictions(engine, s, link_layer, timestamps, default_cc, backend, host_rtt))
-                         for s in experiment.settings()], experiment.timeout)
+        late = plan.late(host_rtt_s=probes.host_rtt_s)
         if late:
             info["expected_to_outlast_timeout"] = [{"setting": s.label(), "expected_s": e} for s, e in late]
             print(f"wirelab: {len(late)} setting(s) are predicted to take longer than the {experiment.timeout:g} s "
@@ -201,38 +174,13 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         session = store.start_session(experiment.to_dict(), info)
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
-        probes: dict[tuple, tuple[float, float]] = {}   # probe key → (when, host round trip)
-        if host_rtt is not None:     # the sweep's own probe stands for the first UDPR setting's key
-            first = next(s for s in experiment.settings() if needs_probe([s]))
-            probes[probe_key(first)] = probed_at, host_rtt
-
-        def host_rtt_for(setting: Setting) -> float | None:
-            # the machine's load drifts during a sweep (measured: a probe at the start read 0.62 ms,
-            # the runs minutes later 0.37 ms, +20 % on UDPR at 0 delay): measure it next to the runs,
-            # again once the last probe of this rate, MTU and DATA size is older than PROBE_MAX_AGE_S
-            if host_rtt is None or not needs_probe([setting]):
-                return host_rtt
-            key = probe_key(setting)
-            if key not in probes or time.monotonic() - probes[key][0] > PROBE_MAX_AGE_S:
-                fresh = host_round_trip(engine, link_layer, backend, [setting], kept=kept) or {}
-                probes[key] = time.monotonic(), fresh.get("host_rtt_s", host_rtt)
-            return probes[key][1]
 
         def one(setting: Setting, rep: int) -> None:
             workdir = folder / "runs"
             workdir.mkdir(parents=True, exist_ok=True)
-            options = dict(backend=backend, rep=rep, seed=experiment.run_seed(setting, rep),
-                           timeout=experiment.timeout, workdir=workdir, timestamps=timestamps,
-                           capture_dir=folder / "captures" if experiment.capture else None,
-                           link_layer=link_layer, default_cc=default_cc)
-            # several flows on one link: one row per stream (flows.py), on a link of their own;
-            # else the one row
-            if setting["flows"]:
-                kept.close()
-                rows, raw = _run_flows(engine, setting, **options)
-            else:
-                rows, raw = run_one(engine, setting, host_rtt_s=host_rtt_for(setting), kept=kept, **options)
-            rows = rows if isinstance(rows, list) else [rows]
+            rows, raw = run_one(plan, setting, rep=rep, seed=experiment.run_seed(setting, rep), workdir=workdir,
+                                capture_dir=folder / "captures" if experiment.capture else None,
+                                host_rtt_s=probes.for_setting(setting), kept=kept)
             raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
             for row in rows:
                 row.update(experiment=experiment.name, session=session, raw_file=raw_file)
@@ -257,12 +205,12 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             # more repetitions where an interval is still wider than the precision asked for
             made = len(todo)
             while max_runs is None or made < max_runs:
-                extra = more_runs(experiment, store.frame())
+                extra = more_runs(experiment, store.frame(), settings)
                 if max_runs is not None:
                     extra = extra[:max_runs - made]
                 if not extra:
                     break
-                probes.clear()                     # a new batch of runs: a new probe next to it
+                probes.forget()                    # a new batch of runs: a new probe next to it
                 if bar is not None:
                     bar.total += len(extra)
                 for setting, rep in extra:

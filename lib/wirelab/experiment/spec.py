@@ -26,13 +26,15 @@ from .. import units
 from ..errors import UsageError
 from ..link import LinkSpec
 from ..model.headers import PPPOE_MTU
+from .flowspec import canonical
 
 __all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for", "link_spec"]
 
 PROTOCOLS = ("tcp", "udp", "udpr")
 #: file: send ``size`` bytes; time: bulk for ``time`` s; load: offered ``offered``
-#: bit/s in ``packet``-byte datagrams; echo: ``echo`` request/response round trips.
-WORKLOADS = ("file", "time", "load", "echo")
+#: bit/s in ``packet``-byte datagrams; echo: ``echo`` request/response round trips;
+#: scenario: a peer misbehaves as ``scenario`` says (document 001 §5, engine ``peers``).
+WORKLOADS = ("file", "time", "load", "echo", "scenario")
 
 
 def _text(value: object) -> str:
@@ -40,8 +42,7 @@ def _text(value: object) -> str:
 
 
 def _flows(value: object) -> str:
-    """Several flows on one link (``flows.py``): their canonical text, e.g. ``tcp + udp rate=1mbit``."""
-    from .flows import canonical
+    """Several flows on one link (``flowspec``): their canonical text, e.g. ``tcp + udp rate=1mbit``."""
     return canonical(value)
 
 
@@ -102,11 +103,16 @@ AXES: dict[str, tuple[str, object]] = {
     "omit": ("omit_s", units.parse_time),
     # several flows at once on the one link (flows.py)
     "flows": ("flows", _flows),
+    # what a misbehaving peer does (peers.py)
+    "scenario": ("scenario", _text),
 }
 
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
-LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps"}
+LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps",
+              "scenario"}
+#: Columns only the sweeps that set them have (a table of transfers has no ``scenario``).
+OPTIONAL_AXES = {"scenario"}
 
 
 def column_for(axis: str) -> str:
@@ -196,6 +202,8 @@ class Setting:
     def label(self) -> str:
         """Short human text, e.g. ``tcp 10 Mbit/s 20 ms 1 %``."""
         parts = [f"[{self['flows']}]" if self["flows"] else self.proto]
+        if self["scenario"]:
+            parts.insert(0, self["scenario"])
         if self["rate_bps"] is not None:
             parts.append(units.format_rate(self["rate_bps"], 3))
         if self["delay_s"]:
@@ -223,6 +231,9 @@ class Experiment:
     ``timeout`` is each run's deadline in seconds; unset, it follows the model's
     prediction for the run (``experiment.deadline``).
     ``size`` applies to the ``file`` workload only (it is dropped otherwise).
+    ``cases``: settings that are not a grid, e.g. ``[{"delay": "1ms", "jitter": "5ms"},
+    {"delay": "20ms", "jitter": "5ms"}]``: the grid of the other axes is made once per case,
+    with the case's values in place of those axes.
     ``precision`` (e.g. 0.10): after ``reps`` runs, settings whose 95 % interval is wider
     than that share of the mean get more runs, up to ``max_reps`` each, while the sweep
     has taken less than ``budget_s`` seconds of runs (``experiment.adaptive``).
@@ -253,6 +264,8 @@ class Experiment:
     max_retransmits: object = None
     omit: object = None
     flows: object = None
+    scenario: object = None
+    cases: object = None
     reps: int = 3
     seed: int = 0
     engine: str = "wirelab"
@@ -267,6 +280,11 @@ class Experiment:
     def __post_init__(self):
         if self.workload != "file":          # a file size only means something for file transfers
             object.__setattr__(self, "size", None)
+        for case in self._cases():
+            unknown = set(case) - set(AXES)
+            if unknown:
+                raise UsageError(f"a case names {', '.join(sorted(unknown))}, which are not axes",
+                                 f"use axes among {', '.join(AXES)}")
         if not self.name or any(c in self.name for c in "/\\\0") or self.name.startswith("."):
             raise UsageError(f"experiment name {self.name!r} cannot be a folder name",
                              "use letters, digits and dashes, e.g. 'rate-sweep'")
@@ -291,12 +309,22 @@ class Experiment:
             raise UsageError("flows run for a time, side by side",
                              "give workload='time' and time=..., e.g. Experiment(..., flows=[...], "
                              "workload='time', time='5s')")
-        needs = {"time": "time", "load": "offered", "echo": "echo"}.get(self.workload)
+        for case in self._cases():
+            self._case(case)            # its values parse, with the rest of the experiment
+        needs = {"time": "time", "load": "offered", "echo": "echo", "scenario": "scenario"}.get(self.workload)
         if needs and self.axis_values(needs) == (None,):
             raise UsageError(f"the {self.workload} workload needs {needs}=...",
                              f"e.g. Experiment(..., workload={self.workload!r}, {needs}=...)")
 
+    def _cases(self) -> list[dict]:
+        return [dict(case) for case in (self.cases or [])]
+
+    def _case(self, case: dict) -> "Experiment":
+        return Experiment(**{**self.to_dict(), **case, "cases": None})
+
     def axis_values(self, axis: str) -> tuple:
+        if self.cases:
+            return tuple(dict.fromkeys(v for case in self._cases() for v in self._case(case).axis_values(axis)))
         return _values(axis, getattr(self, axis))
 
     def swept(self) -> list[str]:
@@ -304,22 +332,27 @@ class Experiment:
         return [a for a in AXES if len(self.axis_values(a)) > 1]
 
     def settings(self) -> list[Setting]:
-        """Every combination of the axes, protocol first, in a stable order."""
+        """Every combination of the axes, protocol first, in a stable order (case by case)."""
+        if self.cases:
+            made = {s.setting_id: s for case in self._cases() for s in self._case(case).settings()}
+            return list(made.values())
         names = list(AXES)
         grids = [self.axis_values(a) for a in names]
         out = []
         for combo in itertools.product(*grids):
-            params = {AXES[a][0]: v for a, v in zip(names, combo)}
+            params = {AXES[a][0]: v for a, v in zip(names, combo)
+                      if not (v is None and AXES[a][0] in OPTIONAL_AXES)}
             if params["pppoe"] and params["mtu"] is None:      # what the link will have: every
                 params["mtu"] = PPPOE_MTU                       # engine and prediction reads mtu
             out.append(Setting(params, self.engine, self.backend, self.workload))
         return out
 
-    def runs(self) -> list[tuple[Setting, int]]:
+    def runs(self, settings: list[Setting] | None = None) -> list[tuple[Setting, int]]:
         """(setting, repetition) pairs: every setting once before any twice,
         so an interrupted sweep has covered the whole grid as early as possible.
-        With ``shuffle`` the order within each repetition is random (seeded)."""
-        settings = self.settings()
+        With ``shuffle`` the order within each repetition is random (seeded). ``settings``: this
+        experiment's, where the caller has them already (a sweep builds them once)."""
+        settings = settings if settings is not None else self.settings()
         out = []
         for rep in range(self.reps):
             order = list(settings)
@@ -329,7 +362,8 @@ class Experiment:
         return out
 
     def chosen_backend(self) -> str:
-        """The backend the link layer picks for this sweep (one for every setting)."""
+        """The backend the link layer picks for this sweep (one for every setting; what the
+        plan of a sweep of the wirelab or iperf3 engine chooses)."""
         from ..link import backend_for
         return backend_for([s.link for s in self.settings()], self.backend)
 

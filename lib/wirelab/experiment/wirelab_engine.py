@@ -34,8 +34,7 @@ from ..errors import TransferError, UsageError
 from ..model.headers import PPCB_HEADER
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
-from .client import WarmClient, client_argv
-from .engine import run_client
+from .client import WarmClient, client_argv, run_client
 from .series import goodput_series
 
 __all__ = ["WirelabEngine", "DEFAULT_CHUNK"]
@@ -65,6 +64,8 @@ def plan(setting, udp_files: str = "load") -> dict:
                 "payload": chunk if proto != "tcp" else None,
                 "stream_header": PPCB_HEADER["DATA"] if proto == "tcp" else 0,
                 "udp_header": PPCB_HEADER["DATA"] if proto == "udp" else 0}
+    if workload not in ("time", "load", "echo"):
+        raise UsageError(f"wirelab's programs have no {workload} workload", "use file, time, load or echo")
     if proto == "udpr":
         raise UsageError(f"udpr runs file transfers only, not the {workload} workload",
                          "use workload='file' for udpr")

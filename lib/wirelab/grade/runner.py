@@ -1,9 +1,10 @@
 """Grade one submission: build it, then run every test on a fresh testbed, with a capture and a deadline.
 
-For each test: a ``Testbed`` of two hosts joined by the test's link (links
-with random loss, duplication or reordering go through the userspace link,
-seeded by the test, so every submission meets the same pattern), dumpcap on
-host a's interface, a watchdog that kills the submission's programs at the
+For each test: two hosts joined by the test's link, opened with
+``wirelab.link.open`` like every run of the kit (links with random loss,
+duplication or reordering ask for the userspace link, seeded by the test, so
+every submission meets the same pattern), dumpcap where the link says host a
+sees its traffic, a watchdog that kills the submission's programs at the
 deadline, then the scenario. Whatever happens the programs are killed, the
 uid's processes too, the testbed is removed (Ctrl-C included), and the
 outcome is recorded; the pcapng is kept only when the test did not pass.
@@ -21,10 +22,10 @@ import threading
 import time
 from pathlib import Path
 
+from .. import link as links
 from ..capture import LiveCapture
-from ..errors import WirelabError
-from ..link import LinkSpec, Testbed, capabilities, commands, two_hosts
-from ..link.opened import LoopbackLink
+from ..errors import NeedsRootError, WirelabError
+from ..link import LinkSpec, capabilities
 from .catalogue import Assignment, Catalogue, GradeTest
 from .checks_build import BUILD_CHECKS
 from .constants import stretch
@@ -52,11 +53,11 @@ def _backend(test: GradeTest) -> str:
     return "userspace" if seeded else "auto"
 
 
-def _capture(tb: Testbed, path: Path, test: GradeTest) -> LiveCapture:
+def _capture(link, path: Path, test: GradeTest) -> LiveCapture:
     """dumpcap on host a's side of the link. No probe packet: it would cross the seeded link and
     shift its loss pattern; the stage is built well before its test, so dumpcap is long running."""
-    return LiveCapture("to-b", path, prefix=commands.netns_exec(tb.namespace("a"), []),
-                       snaplen=SNAPLEN_BIG if test.size > 1_000_000 else None)
+    interface, prefix = link.capture_point("a")
+    return LiveCapture(interface, path, prefix=prefix, snaplen=SNAPLEN_BIG if test.size > 1_000_000 else None)
 
 
 def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
@@ -76,29 +77,33 @@ def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
 
 
 class Stage:
-    """A testbed and its running capture for one test, built ahead in a thread (while the previous
-    test runs) and taken down in one afterwards: captures take about a second to start and stop."""
+    """A link and its running capture for one test, built ahead in a thread (while the previous
+    test runs) and taken down in one afterwards: captures take about a second to start and stop.
+    ``tb``: the open link (two hosts in namespaces, or both on 127.0.0.1 where the grading's links are
+    loopback: the submission's programs run on them)."""
 
-    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool, links: str = "namespaces"):
+    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool, where: str = "namespaces"):
         self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
-        self.loopback = links == "loopback"
+        self.loopback = where == "loopback"
         self._thread = threading.Thread(target=self._up, args=(name, capture), daemon=True)
         self._thread.start()
 
     def _up(self, name: str, capture: bool) -> None:
         try:
             spec = LinkSpec.parse(**self.test.link)
-            if self.loopback:                     # a clean link only (machine.cannot_run): nothing to shape
-                self.tb = LoopbackLink(spec, seed=self.test.seed)
+            if self.loopback:            # a clean link only (machine.cannot_run): both hosts on 127.0.0.1
+                self.tb = links.open(spec, backend="loopback", seed=self.test.seed, name=name)
                 return
-            self.tb = Testbed(two_hosts(spec), name=name, backend=_backend(self.test), seed=self.test.seed)
-            self.tb.up()
+            self.tb = links.open(spec, backend=_backend(self.test), seed=self.test.seed, name=name)
+            if self.tb.backend == "loopback":        # a student's programs need hosts of their own
+                raise NeedsRootError("a testbed of hosts (network namespaces)", "run wirelab grade with sudo, "
+                                     "or grade on loopback: --links loopback")
             if capture:
                 self.cap = _capture(self.tb, self.pcap, self.test).start()
         except BaseException as err:        # noqa: BLE001 - reported when the test wants its stage
             self.error = err
 
-    def ready(self) -> Testbed:
+    def ready(self):
         self._thread.join()
         if self.error is not None:
             raise self.error
@@ -112,7 +117,7 @@ class Stage:
                 self.cap.stop()
         finally:
             if self.tb is not None:
-                self.tb.close() if self.loopback else self.tb.down()
+                self.tb.close()
 
 
 def used_assignment(sub: Submission, catalogue: Catalogue) -> Assignment:

@@ -21,7 +21,7 @@ from .._exports import lazy
 
 _EXPORTS = {
     "LinkSpec": "spec", "Direction": "spec",
-    "open": "opened:open_link", "backend_for": "opened", "wire_of": "opened", "carriage": "opened",
+    "open": "opened:open_link", "backend_for": "capabilities", "wire_of": "opened", "carriage": "opened", "burst_at_start": "opened",
     "stands_for": "opened",
     "OpenLink": "opened",
     "capabilities": "capabilities", "Capabilities": "capabilities", "choose_backend": "capabilities",

@@ -4,7 +4,9 @@
 kernel for a netem qdisc, a tbf qdisc and an iptables ``statistic`` rule,
 opens a TUN device and a packet socket, then deletes everything. Each answer
 comes with the reason (the kernel's own error message when it refused).
-``choose_backend(spec)`` picks the best backend that can do what ``spec`` asks:
+``backend_for(specs)`` picks the best backend that can carry every spec (the
+one rule: ``wirelab.link.open``, ``Testbed.up`` and a sweep's plan all ask it;
+given a backend's name, it only checks that the name can run here):
 
 * ``namespaces``: veth + tbf (+ netem) + iptables: the kernel does everything.
 * ``userspace``: veth into a wirelab process (``userspace.py``): for delay,
@@ -24,7 +26,7 @@ from ..errors import BackendUnavailableError, UsageError
 from . import commands
 from .netns import inside, is_root, run
 
-__all__ = ["Capabilities", "capabilities", "choose_backend", "BACKENDS"]
+__all__ = ["Capabilities", "capabilities", "choose_backend", "backend_for", "BACKENDS"]
 
 BACKENDS = ("auto", "namespaces", "userspace", "loopback")
 TOOLS = ("ip", "tc", "iptables", "ethtool", "iperf3", "tshark", "dumpcap")
@@ -179,3 +181,13 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
                                       f"or reordering, and this kernel has none ({caps.reasons['netem']})",
                                       "use --backend userspace (or auto)")
     return backend
+
+
+def backend_for(specs, requested: str = "auto", caps: Capabilities | None = None) -> str:
+    """The one backend that can carry every spec of a sweep or a topology (so runs never mix kinds
+    of link): the spec that needs the most (loss by whole datagrams, then a delay line) decides.
+    ``requested`` other than ``auto`` is only checked (``choose_backend``)."""
+    specs = [s for s in specs if s is not None]
+    probe = next((s for s in specs if getattr(s, "needs_userspace", False)), None) or \
+        next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
+    return choose_backend(probe, requested, caps)

@@ -7,8 +7,9 @@
         link.exec("a", ["iperf3", "-c", host, "-p", str(port)], timeout=30)
         link.describe()["tc_commands"]                             # what shapes it
 
-The backend is chosen here, once (``choose_backend``: namespaces, userspace
-link, or loopback relays), and whoever runs programs across the link never
+The backend is chosen here, once (``capabilities.backend_for``: namespaces,
+userspace link, or loopback relays; a sweep's plan asks the same rule and passes its
+answer, which is then only checked), and whoever runs programs across the link never
 looks at it again. Every kind of link offers the same things: two hosts ``a``
 and ``b`` with an address each, ``reach(port)`` (the address host ``a``
 sends to for a server on host ``b``), ``exec``/``popen`` on either host,
@@ -35,27 +36,18 @@ from dataclasses import replace
 
 from ..errors import LinkError, TransferError, UsageError
 from . import commands, reshape
-from .capabilities import choose_backend
+from .capabilities import backend_for
 from .cleanup import end_process
 from .relay import TcpRelay, UdpRelay
 from .spec import LinkSpec
 from .testbed import Testbed
 from .topology import Topology, two_hosts
 
-__all__ = ["open_link", "backend_for", "wire_of", "carriage", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
+__all__ = ["open_link", "wire_of", "carriage", "burst_at_start", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
            "LOOPBACK"]
 
 LOOPBACK = "127.0.0.1"
 HOSTS = ("a", "b")
-
-
-def backend_for(specs, requested: str = "auto") -> str:
-    """The one backend that can carry every spec of a sweep (so runs never mix kinds of link):
-    the spec that needs the most (loss by whole datagrams, then a delay line) decides."""
-    specs = [s for s in specs if s is not None]
-    probe = next((s for s in specs if s.needs_userspace), None) or \
-        next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
-    return choose_backend(probe, requested)
 
 
 def open_link(spec: LinkSpec | Topology | None = None, *, backend: str = "auto", seed: int | None = None,
@@ -384,6 +376,13 @@ def carriage(backend: str, proto: str) -> str:
     ``"stream"`` (TCP on loopback: the relay terminates each connection and paces the byte
     stream, so the sender sees no slow start across the link, no RTT and no loss)."""
     return "stream" if backend == "loopback" and proto == "tcp" else "packets"
+
+
+def burst_at_start(backend: str, spec: LinkSpec) -> int:
+    """Bytes a fresh link of ``backend`` lets out at the interface's speed before it shapes
+    ``spec``'s rate: tbf's bucket starts full on the namespaces backend (tc-tbf(8)); the userspace
+    link and the relays pace from the first byte."""
+    return spec.burst_for(spec.forward) if backend == "namespaces" and spec.forward.rate_bps else 0
 
 
 def _shapes(spec: LinkSpec) -> bool:

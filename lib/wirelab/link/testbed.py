@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands, renew
-from .capabilities import capabilities, choose_backend
+from .capabilities import backend_for, capabilities
 from .netns import inside, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts
@@ -89,9 +89,7 @@ class Testbed:
 
     def up(self) -> "Testbed":
         caps = capabilities()
-        specs = [link.spec for link in self.topology.links]
-        probe = next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
-        self.backend = choose_backend(probe, self.requested_backend, caps)
+        self.backend = backend_for([link.spec for link in self.topology.links], self.requested_backend, caps)
         if self.backend == "loopback":
             fix = "without root use wirelab.link.UdpRelay / TcpRelay (the loopback backend)"
             if not caps.root:

@@ -8,9 +8,8 @@ Sweeps (``sweep``): ``plot_predicted_vs_measured``, ``plot_by_protocol``,
 (``panel``): ``experiment_panel``; a graded class (``grade``): ``plot_pass_rate``,
 ``plot_goodput_vs_model``; document 000's figures (``offered_load``): ``plot_offered_load``,
 ``plot_transmission``; a published table beside the measurement, streams sharing a link,
-a clock fit (``reference``); end-to-end delay across a path
-(``end_to_end``): ``plot_end_to_end``, ``plot_delay_distribution``; a document's
-figures beside ours (``beside``): ``plot_beside``."""
+a clock fit (``reference``). A figure only one document's lab draws lives with that lab
+(``wirelab.labs``), e.g. document 003's end-to-end delays."""
 from .._exports import lazy
 
 _EXPORTS = {
@@ -23,7 +22,6 @@ _EXPORTS = {
     "overhead_calculator": "calculator", "plot_pass_rate": "grade", "plot_goodput_vs_model": "grade",
     "plot_offered_load": "offered_load", "plot_transmission": "offered_load",
     "plot_against_document": "reference", "plot_streams": "reference", "plot_clock_fit": "reference",
-    "plot_end_to_end": "end_to_end", "plot_delay_distribution": "end_to_end", "plot_beside": "beside",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

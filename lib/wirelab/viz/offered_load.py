@@ -3,7 +3,7 @@ against the offered load; transmission delay measured against size / C.
 
 Measured = points with 95 % interval bars; the model = lines (evaluated densely
 between the measured loads, never drawn through the points); document 000 =
-crosses. Every function takes the table ``experiment.offered_load`` made and
+crosses. Every function takes the table ``labs.doc000`` made and
 ``ax``/``axes=None``, returns the Axes, and leaves matplotlib's style alone.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiment.offered_load import MB, load_prediction
+from ..labs.doc000 import MB, load_prediction
 
 __all__ = ["plot_offered_load", "plot_transmission"]
 

@@ -1,6 +1,6 @@
 """A published table beside the measurement and the model, and flows sharing a link.
 
-``plot_against_document``: one task of ``experiment.iperf_tc.document_table`` —
+``plot_against_document``: one task of ``labs.doc004.document_table`` —
 measured (points, 95 % interval bars), predicted (a line through the model's
 value at each setting), the document (crosses). ``plot_streams``: each
 stream's goodput in a run with flows, beside its max-min fair share.

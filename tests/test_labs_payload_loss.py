@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from wirelab.experiment import run
-from wirelab.experiment.payload_loss import QUICK_SIZES, boundaries, payload_sweep, where_data_is_lost
+from wirelab.labs.doc002 import QUICK_SIZES, boundaries, payload_sweep, where_data_is_lost
 
 RECORDED = Path(__file__).parent / "data" / "udp_payload_sweep_100mbit_real_1pct.csv"
 

@@ -1,9 +1,14 @@
-"""Document 000's lab as tables: measurement, the model and the document's numbers side by side.
+"""Document 000 (thesis): TCP vs UDP for radar samples on a 1 Gbit/s LAN, as tables: measurement,
+the model and the document's numbers side by side. Notebook ``07-offered-load-and-buffers``::
 
-    table = offered_load_table(runs, load_reference("seed000_offered_load"))
-    buffers_table(runs, load_reference("seed000_buffers"))
-    buffers_1s_table(runs, load_reference("seed000_buffers_1s"))
+    lab = doc000.sweeps(quick=QUICK)       # offered, buffers, transmission, burst-<size>
+    runs = lab["offered"].run(f"{OUT}/offered")
+    table = offered_load_table(runs, doc000.reference("seed000_offered_load"))
+    buffers_table(runs, doc000.reference("seed000_buffers"))
+    buffers_1s_table(runs, doc000.reference("seed000_buffers_1s"))
     transmission_table(runs)
+
+Its clocks (one-way delay across two of them): ``labs.clocks``.
 
 Each takes the results of a sweep (one row per run, ``run``'s table) and
 returns one row per setting: the measured mean with its 95 % interval, the
@@ -20,13 +25,69 @@ import math
 import pandas as pd
 
 from ..errors import UsageError
+from ..experiment import Experiment
+from ..experiment.stats import summarize
+from ..link import capabilities
 from ..model import predict
 from ..model.load import packet_delay, received_rate, udp_datagrams_buffered
 from ..model.window import granted_buffer
-from .stats import summarize
+from ..reference import load_reference
+from .clocks import two_clocks
+from .lab import Exercise, Lab, Sweep, values
 
-__all__ = ["load_prediction", "offered_load_table", "buffers_table", "buffers_1s_table",
-           "transmission_table", "MB", "WMEM_DEFAULT"]
+__all__ = ["EXERCISES", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table", "buffers_table",
+           "buffers_1s_table", "transmission_table", "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
+
+#: The document's values (its Appendix B and figures 22-32), on its 1 Gbit/s LAN.
+FULL = {
+    "backend": "auto",              # offered load and buffers: namespaces + tbf with root, else loopback
+    "wire_backend": "userspace",    # transmission delay and clocks: a link that serialises every frame
+    "link": "1gbit", "packets": [1400, 40000, 65000],
+    "offered": ["0.1MB/s", "0.3MB/s", "1MB/s", "3MB/s", "10MB/s", "30MB/s", "100MB/s", "300MB/s", "1000MB/s"],
+    "seconds": 2, "repetitions": 3,                # each paced run
+    "congestion": "cubic",          # its Linux Mint 17 ran CUBIC; this machine may default to BBR
+    "buffer_packets": [1500, 64000], "sndbufs": [1500, 64000, 163840], "rcvbufs": [1500, 163840],  # figs 22-23
+    "burst": {1400: [2240, 10000000], 65000: [65000, 10000000]},   # figures 27-28: smallest, largest buffers
+    "delay_rates": ["10mbit", "100mbit"], "delay_packets": [1400, 40000, 65000],
+    "delay_load": "1.5mbit",        # light: no queue, so the delay is transmission (+ the work of the link)
+    "clock_offset": 0.0037, "clock_drift": 45,     # s and ppm: host a's clock is ahead and runs fast
+    "echo_rounds": 400, "echo_interval": 0.01,     # s between echo rounds: the fit needs time to see a drift
+}
+QUICK = {"offered": ["1MB/s", "10MB/s", "1000MB/s"], "seconds": 1, "repetitions": 1, "sndbufs": [1500, 163840],
+         "burst": {1400: [2240, 10000000]}, "delay_rates": ["10mbit"], "delay_packets": [1400, 65000],
+         "echo_rounds": 250}
+
+
+def sweeps(*, quick: bool = False, **given) -> Lab:
+    """``offered`` (Appendix B), ``buffers`` (figures 22-23), ``transmission`` (figure 32, on
+    ``wire_backend``: loopback without root) and ``burst-<packet>`` (figures 27-28: 10 MB offered in
+    one second). ``lab.values["wire_backend"]`` is also where the clocks run."""
+    v = values(FULL, QUICK, quick, given)
+    if not capabilities().root:      # no namespaces: the loopback relays stand in for the wire
+        v["wire_backend"] = "loopback"
+    common = dict(engine="wirelab", backend=v["backend"], rate=v["link"], cc=v["congestion"], reps=v["repetitions"])
+    made = {
+        "offered": Experiment("07-offered", proto=["tcp", "udp"], workload="load", packet=v["packets"],
+                              offered=v["offered"], time=v["seconds"], **common),
+        "buffers": Experiment("07-buffers", proto=["tcp", "udp"], workload="time", time=v["seconds"],
+                              packet=v["buffer_packets"], sndbuf=v["sndbufs"], rcvbuf=v["rcvbufs"], **common),
+        "transmission": Experiment("07-transmission", proto="udp", workload="load", offered=v["delay_load"],
+                                   packet=v["delay_packets"], rate=v["delay_rates"], time=max(v["seconds"], 2),
+                                   reps=v["repetitions"], backend=v["wire_backend"]),
+    }
+    for size, buffers in v["burst"].items():      # figures 27-28: 10 MB offered in one second
+        made[f"burst-{size}"] = Experiment(f"07-burst-{size}", proto=["tcp", "udp"], workload="load",
+                                           offered="10MB/s", time=1, packet=size, sndbuf=buffers, rcvbuf=buffers,
+                                           **common)
+    return Lab({name: Sweep(exp) for name, exp in made.items()}, v)
+
+
+def reference(name: str = "seed000_offered_load") -> pd.DataFrame:
+    """One of the document's tables: ``seed000_offered_load``, ``seed000_buffers``, ``seed000_buffers_1s``."""
+    if not name.startswith("seed000_"):
+        raise UsageError(f"{name!r} is not one of document 000's tables",
+                         "seed000_offered_load, seed000_buffers or seed000_buffers_1s")
+    return load_reference(name)
 
 #: Document 000's unit: megabytes (10⁶ B) per second.
 MB = 1e6
@@ -189,3 +250,33 @@ def transmission_table(frame: pd.DataFrame) -> pd.DataFrame:
     out["pred_ms"] = [packet_delay(p.wire_bytes, r) * 1e3 for p, r in zip(preds, out["rate_bps"])]
     out["median_over_pred"] = out["median_ms"] / out["pred_ms"]
     return out
+
+
+#: The lab's exercises (``wirelab.exercises.check``).
+EXERCISES = {
+    "fragments_65000": Exercise(
+        "Into how many IPv4 fragments does one 65000-byte UDP datagram go at MTU 1500?",
+        lambda: predict("udp", 1e9, payload=65000).fragments, 0.0,
+        "65008 B of UDP datagram, 1480 B of it per fragment"),
+    "udp_65000_gbe_MBps": Exercise(
+        "Predicted UDP goodput in MB/s (10⁶ B/s) with 65000 B datagrams on a real 1 Gbit/s Ethernet?",
+        lambda: predict("udp", 1e9, payload=65000).goodput_bps / 8e6, 0.005,
+        "η counts the IP header and the 38 B of Ethernet framing of every fragment"),
+    "transmission_65000_gbe_ms": Exercise(
+        "Transmission delay (ms) of one 65000 B UDP datagram, all its fragments, at 1 Gbit/s (real wire)?",
+        lambda: predict("udp", 1e9, payload=65000).wire_bytes * 8 / 1e9 * 1e3, 0.005,
+        "size on the wire × 8 / C, every fragment with its headers"),
+    "rcvbuf_granted_163840": Exercise(
+        "You ask for SO_RCVBUF = 163840 B; what does getsockopt report (rmem_max = 4 MiB)?",
+        lambda: granted_buffer(163840, "rcv"), 0.0, "Linux doubles the request for its bookkeeping"),
+    "datagrams_in_327680": Exercise(
+        "About how many 64000 B datagrams (fragmented at MTU 1500) fit a 327680 B receive buffer?",
+        lambda: udp_datagrams_buffered(327680, predict("udp", 1e9, payload=64000).fragments), 0.0,
+        "each fragment costs about 2304 B of buffer (its truesize), not its length"),
+    "drift_one_minute_ms": Exercise(
+        "A clock runs 45 ppm fast. How many ms does it gain in one minute?",
+        lambda: 45e-6 * 60 * 1e3, 0.001, "1 ppm is 1 µs per second"),
+    "asymmetry_offset_error_ms": Exercise(
+        "Delays are 10 ms a→b and 2 ms b→a. By how many ms is the echo-exchange offset wrong?",
+        lambda: (10 - 2) / 2, 0.001, "θ = ((t2 − t1) + (t3 − t4)) / 2 assumes both directions alike"),
+}

@@ -1,16 +1,22 @@
-"""Document 001 §5 live: peers that die, fall silent, butt in or queue up, across a real link.
+"""Document 001 §5 live, as an engine of the one runner: peers that die, fall silent, butt in or queue up.
 
-    record = run_scenario("server_dies", "udpr", out="data/runs/10-misbehaviour")
-    record["client_error"], record["as_specified"], collapse(record["packets"])
+    exp = Experiment("peers", engine="peers", workload="scenario", rate="2mbit", max_wait="0.5s",
+                     max_retransmits=2, capture=True, reps=1,
+                     cases=[{"scenario": "server_dies", "proto": "udpr"}, {"scenario": "second_client", "proto": "tcp"}])
+    df = run(exp, engine=PeersEngine())   # one row per scenario: peer, as_specified, result_elapsed_s, bound_s, ...
 
-Each scenario opens a link (``wirelab.link.open``: host ``a`` plays the
-client side, host ``b`` the server side), captures what host ``b`` sees with
-dumpcap, makes one peer misbehave, and records what the well-behaved side
-did, how long it took against the protocol's bound, and whether a wirelab
-server then serves the next client. The misbehaving peers are real: a
+(The lab of document 001, ``doc001``, declares its scenarios with this engine.)
+
+Each run is one scenario (the ``scenario`` column) with one protocol, across the
+link the runner opened (host ``a`` plays the client side, host ``b`` the server
+side): ``run`` captures what host ``b`` sees with dumpcap (``capture=True``: the
+run's pcapng, its server ``port`` in the row), makes one peer misbehave, and
+records what the well-behaved side did, how long it took against the protocol's
+bound (``bound_s``, also the engine's prediction ``pred_bound_s``), and whether a
+wirelab server then serves the next client. The misbehaving peers are real: a
 client or server *process* killed with SIGKILL mid-transfer, a socket that
 connects and says nothing, a second client, an intruder sending DATA of a
-session that is not its own.
+session that is not its own. The plays are a table by name (``PLAYS``).
 
     client_dies    the server gives up: udpr after MAX_WAIT × (MAX_RETRANSMITS + 1) of
                    resending its last ACC, udp after MAX_WAIT, tcp when the kernel closes
@@ -34,14 +40,11 @@ import threading
 import time
 from pathlib import Path
 
-from .. import link as links
 from ..errors import UsageError, WirelabError
-from ..link import LinkSpec
 from ..transfer import HashSink, make_data, ppcb, send_tcp, send_udp, start_server
-from .client import client_argv
-from .ppcb_capture import ppcb_packets
+from ..experiment.client import client_argv
 
-__all__ = ["SCENARIOS", "run_scenario"]
+__all__ = ["PeersEngine", "PLAYS", "SCENARIOS"]
 
 SCENARIOS = ("client_dies", "server_dies", "silent_client", "silent_server", "foreign_data", "second_client")
 BIG = 5_000_000            # bytes a dying peer's partner was sending: far more than it gets to
@@ -133,31 +136,53 @@ class _Capture:
             self._probe_socket.close()
 
 
-def run_scenario(name: str, proto: str, *, rate: str | None = "2mbit", backend: str = "auto",
-                 max_wait: float = 0.5, max_retransmits: int = 2, out: str | Path | None = None) -> dict:
-    """Play scenario ``name`` (see the module docstring) with ``proto`` (tcp, udp or udpr) across a
-    link of ``rate``; returns a record, with ``packets`` (``ppcb_packets`` of the capture) when
-    ``out`` is a folder for the pcapng (capturing needs root or capture rights: without them the
-    scenario runs uncaptured and ``capture_error`` says why)."""
-    if name not in SCENARIOS:
-        raise UsageError(f"no scenario {name!r}", f"choose one of {', '.join(SCENARIOS)}")
-    if proto not in ("tcp", "udp", "udpr"):
-        raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
-    kind = "tcp" if proto == "tcp" else "udp"
-    path = Path(out) / f"{name}-{proto}.pcapng" if out else None
-    record = {"scenario": name, "proto": proto, "max_wait_s": max_wait, "max_retransmits": max_retransmits}
-    with links.open(LinkSpec.parse(rate=rate), backend=backend, name="mis") as net:
-        record["backend"] = net.backend
-        play = globals()[f"_{name}"]
-        port = net.free_port("b", kind)
-        with _Capture(net, port, path) as capture:
-            record.update(play(net, proto, kind, port, max_wait, max_retransmits))
-    if capture.error:
-        record["capture_error"] = capture.error
-    elif path is not None:
-        record["capture_file"] = str(path)
-        record["packets"] = ppcb_packets(path, port=port)
-    return record
+class PeersEngine:
+    """Plays the setting's ``scenario`` with its ``proto``, ``max_wait`` (default 0.5 s) and
+    ``max_retransmits`` (default 2) across the link the runner opened."""
+    name = "peers"
+    keeps_links = False          # a peer killed mid-transfer leaves what it leaves: a fresh link each time
+    measure = "as_specified"
+
+    def info(self) -> dict:
+        return {"programs": "wirelab.transfer (PPCB servers and clients), misbehaving peers", "scenarios": SCENARIOS}
+
+    def unsupported(self, setting) -> str | None:
+        if setting["scenario"] not in PLAYS:
+            return f"no scenario {setting['scenario']!r}: choose one of {', '.join(SCENARIOS)}"
+        return None
+
+    def cannot_carry(self, setting, link) -> str | None:
+        return None              # the peers need no more of a link than to carry a few packets
+
+    def predict(self, setting) -> dict:
+        """The protocol's bound on noticing the peer, and how long the play should take: the
+        bound, once for the peer and once for the next client, and the transfer before the peer acts."""
+        max_wait, retransmits = _waits(setting)
+        bound = _bound(setting.proto, max_wait, retransmits)
+        rate = setting["rate_bps"]
+        return {"pred_bound_s": bound,
+                "pred_transfer_time_s": 2 * bound + (8.0 * PROGRESS / rate if rate else 0.0)}
+
+    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+        proto = setting.proto
+        kind = "tcp" if proto == "tcp" else "udp"
+        max_wait, retransmits = _waits(setting)
+        port = link.free_port("b", kind)
+        with _Capture(link, port, capture) as recorder:
+            record = PLAYS[setting["scenario"]](link, proto, kind, port, max_wait, retransmits)
+        record["port"] = port
+        for key, value in record.items():      # the packet kinds a peer saw, as one cell of text
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                record[key] = " ".join(value)
+        if recorder.error:
+            record["capture_error"] = recorder.error
+        elif capture is not None:
+            record["capture_file"] = str(capture)
+        return record
+
+
+def _waits(setting) -> tuple[float, int]:
+    return float(setting.get("max_wait_s", 0.5)), int(setting.get("max_retransmits", 2))
 
 
 # ------------------------------------------------------------------ the scenarios
@@ -393,3 +418,8 @@ def _second_client(net, proto, kind, port, max_wait, retransmits) -> dict:
             "second_completed": bool(result and result.ok),
             "as_specified": ("RCVD" in first_got) and (bool(result and result.ok) if kind == "tcp"
                                                        else bool(result) and "CONRJT" in (result.error or ""))}
+
+
+#: Each scenario's play: (link, proto, kind, port, max_wait, max_retransmits) → what happened.
+PLAYS = {"client_dies": _client_dies, "server_dies": _server_dies, "silent_client": _silent_client,
+         "silent_server": _silent_server, "foreign_data": _foreign_data, "second_client": _second_client}

@@ -1,8 +1,10 @@
-"""Document 004's lab (iperf and tc on a 100 Mbit/s link) as ONE table: the document's number,
-the measurement and the model's prediction, row by row.
+"""Document 004 (SIIT): iperf and tc on a 100 Mbit/s link, as ONE table: the document's number,
+the measurement and the model's prediction, row by row. Notebook ``08-iperf-and-tc`` redoes
+every task, notebook ``03-link-rate-delay-loss`` its link tasks against the model::
 
-    runs = {"1.1_window/server": run(Experiment(..., rcvbuf=[...])), ...}
-    document_table(runs, load_reference("seed004_iperf"))
+    lab = doc004.sweeps(quick=QUICK)       # lab["tasks"]: task/side → Sweep; lab["long"]; lab["where"]
+    runs = {key: sweep.run(f"{OUT}/{sweep.name}") for key, sweep in lab["tasks"].items()}
+    document_table(runs, doc004.reference())
 
 ``runs`` maps ``task/side`` (the document's task and where it set the
 parameter) to a sweep's results; ``TASKS`` says which column of those results
@@ -29,12 +31,20 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import UsageError
+from ..experiment import Experiment
+from ..experiment.flows import Flow, fairness
+from ..experiment.stats import summarize
+from ..link import capabilities
 from ..model import predict
+from ..model.fairness import jain_index, max_min_shares
+from ..model.tcp import bdp_bytes, window_limited
 from ..model.window import base_rtt, granted_buffer, slow_start_bytes, tcp_window
-from .flows import Flow, fairness
-from .stats import summarize
+from ..reference import load_reference
+from ..transfer.sockets import congestion_unavailable
+from .lab import Exercise, Lab, Sweep, values
 
-__all__ = ["TASKS", "document_table", "task_rows", "default_window", "interval_narrowing"]
+__all__ = ["EXERCISES", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows", "default_window",
+           "interval_narrowing", "FULL", "QUICK", "LINK", "LINK_QUICK"]
 
 #: task/side → (our column, factor from the document's unit to ours, what the side means here)
 TASKS = {
@@ -54,6 +64,102 @@ TASKS = {
 #: The document's side names in seed004_iperf.csv → ours.
 _SIDES = {"server_or_client": ("server", "client"), "server": ("server",), "client": ("client",)}
 MSS = 1448          # payload per segment with timestamps, MTU 1500
+
+
+#: Notebook 08: every task of the document, on its 100 Mbit/s link.
+FULL = {
+    "backend": "auto",              # tasks without delay: namespaces + tbf/iptables (its tc) with root
+    "shared_backend": "userspace",  # flows sharing the link: a queue between the hosts, like a switch
+    "rate": "100mbit", "seconds": 10, "repetitions": 3,   # iperf -t (it ran 30 s, 60 s for tasks 3 and 4)
+    "congestion": "cubic",          # its Ubuntu 10.10 (kernel 2.6.35) ran CUBIC; this machine may default to BBR
+    "windows": [100, 500, 1000, 5000, 10000, 30000, 60000, 100000],            # B, task 1.1
+    "lengths": ["1KiB", "2KiB", "4KiB", "8KiB", "16KiB", "32KiB", "128KiB", "1024KiB"],   # task 1.2
+    "rates": ["50kbit", "100kbit", "1mbit", "10mbit"],                          # task 2.1 (tbf)
+    "delays": ["0.5ms", "5ms", "25ms", "50ms", "250ms", "500ms", "2500ms"],      # task 2.2, EACH way
+    "jitter": "10ms", "losses": ["1%", "5%", "50%"],                           # task 2.3 (a → b)
+    "bdp_windows": [500, 5269, 9000], "bdp_delay": "40ms",   # each way: its 80.8 ms round trip (ping)
+    "streams": [1, 2, 3, 4, 5, 10], "beside_udp": [1, 2, 5, 10],               # tasks 3 and 4
+    "udp_rate": "1.05mbit", "udp_packet": 1470,                                # iperf 2's default UDP test
+    "long": [30, 60], "long_losses": ["1%", "5%"], "long_repetitions": 3,      # task 2.3: run lengths
+}
+QUICK = {"seconds": 2, "repetitions": 1, "windows": [100, 10000], "lengths": ["1KiB", "128KiB"],
+         "rates": ["100kbit", "10mbit"], "delays": ["0.5ms", "25ms"], "losses": ["1%", "5%"],
+         "bdp_windows": [500, 9000], "streams": [1, 4], "beside_udp": [1, 2], "long": [1, 2],
+         "long_losses": ["1%"], "long_repetitions": 2}
+
+#: Notebook 03: task 2's rate, delay and loss with iperf3, every residual explained.
+LINK = {"backend": "auto", "rates": ["0.5mbit", "1mbit", "2mbit", "5mbit", "10mbit"],
+        "delays": ["5ms", "10ms", "20ms", "40ms", "80ms"], "losses": ["0.1%", "0.5%", "1%", "2%", "5%"],
+        "link_rate": "10mbit", "loss_delay": "20ms", "window": "64KiB", "congestion": "cubic",
+        "repetitions": 3, "seconds": 5, "omit": 1, "precision": 0.10, "max_reps": 10, "budget_s": 600}
+#: 3 s, not 1: iperf3 reads a 128 kB block at a time, which is 1 s of data at 1 Mbit/s.
+LINK_QUICK = {"rates": ["2mbit", "10mbit"], "delays": ["5ms", "60ms"], "losses": ["0.5%", "5%"], "repetitions": 2,
+              "seconds": 3, "omit": 1, "precision": 0.15, "max_reps": 3, "budget_s": 45}
+
+
+def sweeps(*, quick: bool = False, **given) -> Lab:
+    """Notebook 08's sweeps: ``tasks`` (task/side → Sweep, the keys ``document_table`` reads; tasks 3 and 4
+    only where flows can share one queue: ``shared_backend`` needs root), ``long`` (task 2.3's run lengths)
+    and ``where`` (backend → two TCP flows, section 5). ``lab.values["notes"]``: what was left out, and why."""
+    v = values(FULL, QUICK, quick, given)
+    notes = []
+    cc = v["congestion"]
+    if cc and congestion_unavailable(cc):
+        notes.append(f"{congestion_unavailable(cc)}; the runs use this machine's default instead "
+                     "(each row's congestion_control says which, and its prediction follows it)")
+        cc = None
+    backends = capabilities().backends
+    v["shared"] = v["shared_backend"] in backends        # flows that share one queue need root
+    if not v["shared"]:
+        notes.append(f"the {v['shared_backend']} backend needs root here: sections 3 to 5 (flows sharing one queue) "
+                     "are left out; run with sudo for them")
+    v["notes"] = notes
+    tcp = dict(proto="tcp", workload="time", time=v["seconds"], rate=v["rate"], cc=cc, reps=v["repetitions"],
+               backend=v["backend"])
+    bdp = dict(delay=v["bdp_delay"], jitter=v["jitter"])
+    tasks = {
+        "1.1_window/server": Experiment("08-window-server", rcvbuf=v["windows"], **tcp),
+        "1.1_window/client": Experiment("08-window-client", sndbuf=v["windows"], **tcp),
+        "1.1_window/both": Experiment("08-window-iperf3", engine="iperf3", window=v["windows"], **tcp),
+        "1.2_length/client": Experiment("08-length", engine="iperf3", packet=v["lengths"], **tcp),
+        "2.1_rate/client": Experiment("08-rate", engine="iperf3", **dict(tcp, rate=v["rates"])),
+        "2.2_delay/client": Experiment("08-delay", engine="iperf3", delay=v["delays"], jitter=v["jitter"], **tcp),
+        "2.3_loss/server": Experiment("08-loss", engine="iperf3", loss=v["losses"], loss_reverse="0", **tcp),
+        "special_bdp/server": Experiment("08-bdp-server", rcvbuf=v["bdp_windows"], **bdp, **tcp),
+        "special_bdp/client": Experiment("08-bdp-client", sndbuf=v["bdp_windows"], **bdp, **tcp),
+    }
+    shared = dict(tcp, backend=v["shared_backend"])
+    if v["shared"]:
+        tasks["3_parallel/client"] = Experiment("08-parallel", engine="iperf3",
+                                                flows=[f"tcp streams={n}" for n in v["streams"]], **shared)
+        tasks["4_with_udp/client"] = Experiment(
+            "08-with-udp", engine="iperf3", **shared,
+            flows=[f"tcp streams={n} + udp rate={v['udp_rate']} packet={v['udp_packet']}" for n in v["beside_udp"]])
+    long = Experiment("08-loss-long", engine="iperf3", loss=v["long_losses"], loss_reverse="0",
+                      **dict(tcp, time=v["long"], reps=v["long_repetitions"]))
+    where = {b: Sweep(Experiment(f"08-two-flows-{b}", flows="tcp + tcp", **dict(tcp, backend=b)))
+             for b in ("namespaces", v["shared_backend"])}
+    return Lab({"tasks": {key: Sweep(exp) for key, exp in tasks.items()}, "long": Sweep(long), "where": where}, v)
+
+
+def link_sweeps(*, quick: bool = False, **given) -> Lab:
+    """Notebook 03's sweeps with iperf3: ``rate`` (tbf), ``delay`` (a fixed window, W/RTT) and ``loss``
+    (the congestion control's response; repeated until its interval is within ``precision``)."""
+    v = values(LINK, LINK_QUICK, quick, given)
+    common = dict(proto="tcp", engine="iperf3", workload="time", time=v["seconds"], omit=v["omit"],
+                  reps=v["repetitions"], backend=v["backend"], loss_reverse="0")
+    made = {
+        "rate": Experiment("03-rate", rate=v["rates"], **common),
+        "delay": Experiment("03-delay", rate=v["link_rate"], delay=v["delays"], window=v["window"], **common),
+        "loss": Experiment("03-loss", rate=v["link_rate"], delay=v["loss_delay"], loss=v["losses"], cc=v["congestion"],
+                           precision=v["precision"], max_reps=v["max_reps"], budget_s=v["budget_s"], **common),
+    }
+    return Lab({name: Sweep(exp) for name, exp in made.items()}, v)
+
+
+def reference() -> pd.DataFrame:
+    """The document's numbers: bandwidth per task, side and value."""
+    return load_reference("seed004_iperf")
 
 
 def default_window() -> float:
@@ -211,3 +317,38 @@ def interval_narrowing(frame: pd.DataFrame) -> pd.DataFrame:
     out["std_bps"] = summary["goodput_bps_std"]
     out["ci_relative"] = out["ci_bps"] / out["mean_bps"]
     return out.sort_values(["loss", "time_s"]).reset_index(drop=True)
+
+
+def _udp_beside_tcp_share() -> float:
+    """TCP's max-min share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow (1470 B datagrams)."""
+    udp = predict("udp", 100e6, payload=1470, wire="emulated").efficiency
+    tcp = predict("tcp", 100e6, timestamps=True, wire="emulated").efficiency
+    udp_wire, tcp_wire = max_min_shares(100e6, [1.05e6 / udp, None])
+    return tcp_wire * tcp / 1e6
+
+
+#: The lab's exercises (``wirelab.exercises.check``).
+EXERCISES = {
+    "bdp_100mbit_80ms_bytes": Exercise(
+        "Bandwidth-delay product (bytes) of 100 Mbit/s and an 80.8 ms RTT (document 004)?",
+        lambda: bdp_bytes(100e6, 0.0808), 0.002, "C × RTT / 8"),
+    "window_5269_kbps": Exercise(
+        "Goodput limit (kbit/s) of a 5269 B window over an 80.8 ms RTT?",
+        lambda: window_limited(5269, 0.0808) / 1e3, 0.005, "one window per round trip: 8·W/RTT"),
+    "equal_share_10_mbps": Exercise(
+        "Ten TCP streams share 100 Mbit/s (emulated wire, timestamps). Mbit/s per stream?",
+        lambda: predict("tcp", 100e6, timestamps=True, wire="emulated").goodput_bps / 10 / 1e6, 0.005,
+        "η·C shared equally"),
+    "jain_6_4": Exercise(
+        "Jain's fairness index of two flows getting 6 and 4 Mbit/s?",
+        lambda: jain_index([6, 4]), 0.002, "(Σx)² / (n·Σx²)"),
+    "tcp_beside_udp_mbps": Exercise(
+        "TCP's total share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow of 1470 B datagrams?",
+        _udp_beside_tcp_share, 0.005,
+        "max-min: UDP keeps its demand (in wire bits: 1.05 Mbit/s / η_UDP), TCP gets the rest × η_TCP"),
+    "slow_start_5s_rtt_kbps": Exercise(
+        "A 30 s run over a 5 s RTT, IW 10, MSS 1448, never losing: kbit/s (the test starts after the "
+        "handshake)?",
+        lambda: slow_start_bytes(30, 5, 1448, handshake_rtts=0) * 8 / 30 / 1e3, 0.005,
+        "6 round trips, each doubling: 10 + 20 + ... segments"),
+}

@@ -1,4 +1,12 @@
-"""Where UDP loses data as its payload S grows (document 002): two boundaries, two causes.
+"""Document 002 (Politecnico di Torino): goodput predicted from the headers, against nttcp.
+
+Efficiency η = S / (S + L4 + L3 + L2) with L2 = 38 B on a real Ethernet wire:
+UDP 1472 / 1538 = 0.957, TCP 1460 / 1538 = 0.949, 1448 / 1538 = 0.941 with
+timestamps; 9.41 Mbit/s measured by nttcp at the receiver on 10 Mbit/s; the
+FTTC line with a PPPoE MTU of 1492 (its table: ``seed002_goodput``). Notebooks
+``01-overhead-and-goodput`` (every number predicted by ``wirelab.model``) and
+``04-reading-a-capture`` (the 1514 B frames and 1448 B payloads read from the wire)
+redo it. Here: its table, its exercises, and where UDP loses data as S grows:
 
 Document 002 sent UDP with nttcp over a 10 Mbit/s cable and lost datagrams when
 S > 1472 B and when S < 646 B. The two boundaries are of different kinds:
@@ -28,11 +36,20 @@ import math
 
 import pandas as pd
 
+from ..experiment import Experiment
 from ..link.spec import LinkSpec
-from ..model import HeaderStack, packetize
-from .spec import Experiment
+from ..model import HeaderStack, packetize, predict
+from ..reference import load_reference
+from .lab import Exercise, Lab, Sweep, values
 
-__all__ = ["payload_sweep", "where_data_is_lost", "boundaries", "SIZES", "QUICK_SIZES"]
+__all__ = ["EXERCISES", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost", "boundaries",
+           "SIZES", "QUICK_SIZES"]
+
+
+def reference() -> pd.DataFrame:
+    """The document's table: η, predicted and measured Mbit/s per scenario, protocol and direction."""
+    return load_reference("seed002_goodput")
+
 
 #: Payloads around both boundaries: the 646 B of document 002, and each fragment step.
 SIZES = (64, 128, 256, 384, 512, 646, 800, 1000, 1200, 1472, 1473, 2952, 2953, 4432, 4433, 8000)
@@ -40,7 +57,7 @@ QUICK_SIZES = (64, 646, 1472, 1473, 2953)
 #: Excess loss (beyond the model's (1 − p)^k) that counts as data lost by the hosts.
 EXCESS = 0.01
 #: A run that received this share of what the link can deliver kept the link full.
-FULL = 0.97
+LINK_FULL = 0.97
 
 
 def payload_sweep(name: str = "udp-payload", *, sizes=SIZES, rate="100mbit", loss="1%", time="2s",
@@ -57,6 +74,18 @@ def payload_sweep(name: str = "udp-payload", *, sizes=SIZES, rate="100mbit", los
     lets ~95 datagrams out at once, and 95 × (S + 66 B) outgrows 125 kB there."""
     return Experiment(name, proto="udp", workload="time", time=time, packet=list(sizes), rate=rate,
                       loss=loss, loss_reverse=0, wire=wire, queue=queue, reps=reps, backend=backend, **more)
+
+
+#: The payload sweep's values (``payload_sweep``); quick mode: one size on each side of each boundary.
+FULL = {"sizes": SIZES, "rate": "100mbit", "loss": "1%", "time": "2s", "wire": "real", "queue": 1000, "reps": 1,
+        "backend": "auto"}
+QUICK = {"sizes": QUICK_SIZES}
+
+
+def sweeps(*, quick: bool = False, **given) -> Lab:
+    """``payload``: UDP bulk at each payload size (``payload_sweep``), read with ``where_data_is_lost``."""
+    v = values(FULL, QUICK, quick, given)
+    return Lab({"payload": Sweep(payload_sweep(**v))}, v)
 
 
 def where_data_is_lost(df: pd.DataFrame, *, excess: float = EXCESS) -> pd.DataFrame:
@@ -84,7 +113,7 @@ def where_data_is_lost(df: pd.DataFrame, *, excess: float = EXCESS) -> pd.DataFr
         received_pps = float((runs["packets_received"] / seconds).mean())
         if over <= excess:
             cause = "fragments" if packets.fragmented else "link loss" if spec.forward.loss else "none"
-        elif received_pps >= FULL * link_pps * pred:
+        elif received_pps >= LINK_FULL * link_pps * pred:
             cause = "queue"          # the link stayed full: the sender outran it, its queue dropped
         else:
             cause = "receiver"       # the link had room: the receiver fell behind
@@ -125,3 +154,28 @@ def _value(row, name: str, default=None):
     """A results column, ``default`` when absent, None or NaN (a reloaded table has all three)."""
     value = row.get(name)
     return default if value is None or value != value else value
+
+
+#: The lab's exercises (``wirelab.exercises.check``).
+EXERCISES = {
+    "udp_ipv6_payload": Exercise(
+        "Largest UDP payload over IPv6 with MTU 1500 that does not fragment (bytes)?",
+        lambda: predict("udp", 1e9, ip_version=6).payload_bytes, 0.0,
+        "MTU − IPv6 header (40) − UDP header (8)"),
+    "tcp_ts_gbe": Exercise(
+        "Predicted TCP goodput (Mbit/s) on Gigabit Ethernet with timestamps?",
+        lambda: predict("tcp", 1e9, timestamps=True).goodput_bps / 1e6, 0.002,
+        "η = 1448 / 1538; goodput = η · C"),
+    "udp_fragments_4000": Exercise(
+        "How many IPv4 fragments carry one 4000-byte UDP payload at MTU 1500?",
+        lambda: predict("udp", 1e9, payload=4000).fragments, 0.0,
+        "each fragment carries at most 1480 bytes of the 4008-byte UDP datagram"),
+    "delivery_4000_1pct": Exercise(
+        "With 1 % independent packet loss, what fraction of 4000-byte UDP datagrams arrive?",
+        lambda: predict("udp", 1e9, payload=4000, loss=0.01).delivery_probability, 0.002,
+        "(1 − p)^k with k fragments"),
+    "pppoe_tcp_payload": Exercise(
+        "TCP payload per segment (with timestamps) behind a PPPoE link, MTU 1492?",
+        lambda: predict("tcp", 1e9, pppoe=True, timestamps=True).payload_bytes, 0.0,
+        "1492 − 20 (IP) − 20 (TCP) − 12 (timestamps)"),
+}

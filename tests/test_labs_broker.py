@@ -1,9 +1,13 @@
-"""Document 003 end to end: the five-node network against the store-and-forward path prediction."""
+"""Document 003 end to end: the five-node network, an engine of the one runner, against the
+store-and-forward path prediction."""
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
-from wirelab.experiment.broker_delay import (FRAME_BYTES, _delays, delay_sweep, predict_route, run_across,
-                                             summarize_delays)
+from wirelab.labs.broker import FRAME_BYTES, BrokerEngine, _delays, predict_route, run_across
+from wirelab.labs import doc003
+from wirelab.labs.doc003 import delay_table, summarize_delays
 from wirelab.link import LinkSpec, broker_network
 from wirelab.link.userspace import EARLY_S
 from wirelab.model import path_delay
@@ -57,14 +61,48 @@ def test_five_nodes_with_20ms_on_each_udp_link_match_the_path_prediction(testbed
     assert "b–r1" in info["link"]
 
 
+def test_the_configurations_are_one_sweep_of_the_runner():
+    lab = doc003.sweeps(quick=True, configs=[["0ms", "0ms"], ["1ms", "5ms"]])
+    exp = lab["delays"].experiment
+    assert exp.engine == "broker" and lab.values["messages"] == doc003.QUICK["messages"]
+    settings = exp.settings()
+    assert [(s["delay_s"], s["jitter_s"]) for s in settings] == [(0.0, 0.0), (0.001, 0.005)]
+    assert {s["echo_count"] for s in settings} == {40} and {s["rate_bps"] for s in settings} == {None}
+    assert lab["delays"].engine_options == {"source_link": {}, "clock_offset_s": 4.0}
+    # nobody computes the run's deadline by hand: the engine predicts every message's round trip
+    pred = BrokerEngine().predict(settings[1])
+    assert pred["pred_transfer_time_s"] == pytest.approx(40 * 2 * pred["pred_rtt_half_s"])
+
+
+def test_a_sweep_saved_before_the_one_runner_loads_into_the_same_tables():
+    folder = Path(__file__).parent / "data" / "before-one-runner" / "broker"
+    frame = doc003.load_delays(folder)
+    summary = summarize_delays(frame)
+    assert set(summary["config"]) == {"0 s", "1 ms"} and (summary["n"] == 10).all()
+    assert len(delay_table(summary, doc003.reference())) == 2
+
+
 @pytest.mark.root
 def test_sweep_saves_each_configuration_and_resumes(tmp_path):
-    frame = delay_sweep([("0ms", "0ms"), ("1ms", "5ms")], messages=20, out=tmp_path, progress=False)
+    lab = doc003.sweeps(configs=[["0ms", "0ms"], ["1ms", "5ms"]], messages=20)
+    frame = lab["delays"].run(tmp_path, progress=False)
     assert set(frame["config"]) == {"0 s", "1 ms ± 5 ms"} and len(frame) == 40
-    assert (tmp_path / "messages.parquet").exists() and (tmp_path / "links.json").exists()
-    again = delay_sweep([("0ms", "0ms"), ("1ms", "5ms")], messages=20, out=tmp_path, progress=False)
+    assert (frame["status"] == "ok").all() and frame["run_id"].nunique() == 2
+    assert (tmp_path / "results.parquet").exists() and frame["deadline_s"].notna().all()
+    again = lab["delays"].run(tmp_path, progress=False)
     assert again["sent"].tolist() == frame["sent"].tolist()           # loaded, not measured again
     summary = summarize_delays(again)
     jittered = summary[(summary["config"] == "1 ms ± 5 ms") & (summary["method"] == "same_clock")].iloc[0]
     assert jittered["pred_s"] == pytest.approx(2 * 0.0018)            # netem's clipped jitter, two hops
     assert jittered["n"] == 20 and jittered["ci_s"] > 0
+    # the columns of the lab's own folder format before: all there, beside the runner's
+    before = pd.read_parquet(Path(__file__).parent / "data" / "before-one-runner" / "broker" / "messages.parquet")
+    assert set(before.columns) <= set(frame.columns)
+
+
+def test_a_network_that_cannot_be_built_is_one_failed_row_with_the_prediction(tmp_path):
+    lab = doc003.sweeps(configs=[["20ms", "0ms"]], messages=5, backend="loopback")
+    frame = lab["delays"].run(tmp_path, progress=False)
+    assert len(frame) == 1 and frame["status"].iloc[0] == "failed" and "namespaces" in frame["error"].iloc[0]
+    assert frame["pred_one_way_s"].iloc[0] == pytest.approx(0.04) and frame["config"].iloc[0] == "20 ms"
+    assert "not measured" in delay_table(summarize_delays(frame)).columns

@@ -1,7 +1,9 @@
-"""A source document's published numbers beside our measurement and the model's prediction.
+"""Document 001's published numbers beside our measurement and the model's prediction.
 
     table = beside(frame, load_reference("seed001_transfers"), experiment="rate",
                    axis="rate_bps", doc_axis="rate_kbps", to_doc=1e-3)
+    format_beside(table, "rate_kbps", " (kbit/s)")     # for people
+    plot_beside(table, "rate_kbps", log_x=True)        # measured points, predicted lines, its crosses
 
 One row per (protocol, swept value): the document's figure (its units, its
 note), what we measured (receiver goodput: mean ± 95 % CI over the runs that
@@ -22,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ExperimentError
+from ..experiment.stats import summarize
 from ..model import PPCB_HEADER, HeaderStack, packetize, stop_and_wait
-from .stats import summarize
 
-__all__ = ["beside", "format_beside", "loss_for_goodput"]
+__all__ = ["beside", "format_beside", "loss_for_goodput", "plot_beside"]
 
 
 def beside(frame: pd.DataFrame, reference: pd.DataFrame, *, experiment: str, axis: str, doc_axis: str,
@@ -166,3 +168,40 @@ def format_beside(table: pd.DataFrame, doc_axis: str, unit: str = "") -> pd.Data
         why if isinstance(why, str) and why else (note if isinstance(note, str) else "")
         for why, note in zip(table["why_failed"], table["pred_note"])]
     return out
+
+
+def plot_beside(table: pd.DataFrame, x: str, *, ax=None, log_x: bool = False, log_y: bool = True,
+                xlabel: str | None = None, title: str = ""):
+    """One colour per protocol. ``x``: a column of ``table`` (e.g. the document's ``rate_kbps``).
+    Runs that failed have no point; the document's blanks have no cross. Where the document
+    gave only a sender's figure (its note says "sender side"), our send loop is drawn too
+    (hollow), so like is set beside like."""
+    import matplotlib.pyplot as plt
+
+    ax = ax or plt.subplots(figsize=(6.5, 4))[1]
+    for i, (proto, part) in enumerate(table.sort_values(x).groupby("proto", sort=False)):
+        color = f"C{i % 10}"
+        measured = part[part["goodput_bps"].notna()]
+        ax.errorbar(measured[x], measured["goodput_bps"] / 1e6, yerr=measured["goodput_ci_bps"].fillna(0) / 1e6,
+                    fmt="o", color=color, capsize=3, label=f"{proto} measured (receiver)")
+        predicted = part[part["pred_goodput_bps"].notna()]
+        if len(predicted):
+            ax.plot(predicted[x], predicted["pred_goodput_bps"] / 1e6, "-", color=color, alpha=0.7,
+                    label=f"{proto} predicted")
+        paper = part[part["doc_bps"].notna()]
+        senders = len(paper) and paper["doc_note"].fillna("").str.contains("sender side").all()
+        if len(paper):
+            ax.plot(paper[x], paper["doc_bps"] / 1e6, "x", color=color, markersize=9, mew=2,
+                    label=f"{proto} document 001" + (" (its sender side)" if senders else ""))
+        loop = part[part["send_loop_bps"].notna()] if senders and "send_loop_bps" in part else part.iloc[:0]
+        if len(loop):                                  # the paper gave the sender's side: show ours too
+            ax.plot(loop[x], loop["send_loop_bps"] / 1e6, "o", mfc="none", color=color,
+                    label=f"{proto} measured send loop (sender side)")
+    if log_x:
+        ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel or x, ylabel="goodput (Mbit/s)", title=title)
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    return ax

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import ExperimentError
-from wirelab.experiment.replication import beside, format_beside, loss_for_goodput
+from wirelab.labs.beside import beside, format_beside, loss_for_goodput
 from wirelab.model import HeaderStack, stop_and_wait
 from wirelab.reference import load_reference
 

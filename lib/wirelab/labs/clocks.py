@@ -1,4 +1,4 @@
-"""One-way delay across two clocks, as a lab: give host a's programs a clock that is off by a
+"""One-way delay across two clocks, as a lab (documents 000 and 003): give host a's programs a clock that is off by a
 known offset and drift, run echo rounds across the link, fit the line, compare.
 
     with wirelab.link.open(LinkSpec.parse(rate="10mbit", delay="10ms")) as link:
@@ -22,9 +22,8 @@ import time
 import pandas as pd
 
 from ..errors import TransferError
+from ..experiment.client import client_argv, run_client
 from ..transfer.clock import fit_offset_drift
-from .client import client_argv
-from .engine import run_client
 
 __all__ = ["two_clocks"]
 

@@ -5,9 +5,8 @@ import pandas as pd
 import pytest
 
 from wirelab.errors import UsageError
-from wirelab.experiment.iperf_tc import document_table, interval_narrowing, task_rows
-from wirelab.experiment.offered_load import (buffers_table, load_prediction, offered_load_table,
-                                             transmission_table)
+from wirelab.labs.doc004 import document_table, interval_narrowing, task_rows
+from wirelab.labs.doc000 import buffers_table, load_prediction, offered_load_table, transmission_table
 from wirelab.model import predict
 from wirelab.reference import load_reference
 

@@ -54,3 +54,9 @@ def test_without_namespaces_grading_on_namespaces_is_refused_with_the_reason(pro
     done = in_container([sys.executable, "-m", "wirelab", "grade", "--links", "namespaces", "--trust", "--only",
                          "build-*", "--out", str(tmp_path), str(project_root / "data" / "example-class" / "correct-c")], timeout=120)
     assert done.returncode == 2 and "network namespaces" in done.stderr and "--links loopback" in done.stderr
+
+
+def test_on_loopback_two_submissions_are_never_graded_at_once(project_root, tmp_path):
+    done = in_container([sys.executable, "-m", "wirelab", "grade", "--trust", "--jobs", "2", "--only", "build-*",
+                         "--out", str(tmp_path), "--class", str(project_root / "data" / "example-class")], timeout=120)
+    assert done.returncode == 2 and "--jobs 1" in done.stderr and "127.0.0.1:5000" in done.stderr

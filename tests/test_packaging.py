@@ -25,9 +25,9 @@ def pyproject_packages() -> set[str]:
     return {_name(d) for d in deps}
 
 
-def conda_packages() -> set[str]:
+def conda_packages(path: Path = ROOT / "environment.yml") -> set[str]:
     names = set()
-    text = (ROOT / "environment.yml").read_text()
+    text = path.read_text()
     for line in text.split("dependencies:", 1)[1].splitlines():
         match = re.match(r"^\s*-\s+([A-Za-z0-9_.\-]+)", line)
         if match and not line.strip().startswith("- -e"):
@@ -37,6 +37,20 @@ def conda_packages() -> set[str]:
 
 def test_environment_yml_and_pyproject_declare_the_same_packages():
     assert conda_packages() == pyproject_packages()
+
+
+def test_the_course_image_has_the_same_environment_and_only_packages_the_project_installs():
+    """.binder/ (repo2docker reads only it once it exists): the same conda packages as the top-level
+    environment.yml, wirelab installed by postBuild instead of `pip: -e .`, apt packages the Makefile's."""
+    binder = ROOT / ".binder"
+    assert conda_packages(binder / "environment.yml") == conda_packages()
+    assert "-e ." not in (binder / "environment.yml").read_text().split("dependencies:", 1)[1]
+    assert "pip install --no-deps --quiet -e ." in (binder / "postBuild").read_text()
+    makefile = re.search(r"^APT_PACKAGES := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    apt = [line.strip() for line in (binder / "apt.txt").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert apt and set(apt) <= set(makefile)
+    assert not (binder / "Dockerfile").exists() and not (ROOT / "Dockerfile").exists()   # repo2docker would use it
 
 
 def test_public_api_is_exported():
@@ -252,3 +266,16 @@ def test_the_wire_is_the_ground_floor():
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
                 assert all(n.split(".")[0] in sys.stdlib_module_names for n in names), f"{path}: {names}"
+
+
+def test_the_grader_dockerfile_installs_what_the_project_installs_and_copies_what_exists():
+    """.ci/grader/Dockerfile (no docker engine in CI: its parts are checked instead)."""
+    text = (ROOT / ".ci" / "grader" / "Dockerfile").read_text()
+    makefile = re.search(r"^APT_PACKAGES := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    install = re.search(r"apt-get install -y -qq --no-install-recommends ((?:[^\\&]|\\\n)+)", text).group(1)
+    packages = set(install.replace("\\", " ").split()) - {"python3", "python3-venv"}
+    assert packages and packages <= set(makefile) and {"bubblewrap", "iproute2"} <= packages
+    for line in text.splitlines():
+        if line.startswith("COPY "):
+            for source in line.split()[1:-1]:
+                assert (ROOT / source).exists(), source

@@ -105,7 +105,8 @@ class TestContext:
         while time.monotonic() < end:
             bound = [row[1].split(":")[0] for row in self._sockets(kind)
                      if row[1].endswith(wanted) and (kind != "tcp" or row[3] == "0A")]    # 0A: LISTEN
-            if bound and all(address == "0100007F" for address in bound):
+            on_loopback = self.tb.address("a") == "127.0.0.1"     # both hosts on 127.0.0.1: it cannot tell
+            if bound and all(address == "0100007F" for address in bound) and not on_loopback:
                 raise Failed(f"ppcbs listens on 127.0.0.1 only: a server must listen on every address "
                              f"(INADDR_ANY), clients come from {self.tb.address('a')}")
             if bound:

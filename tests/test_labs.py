@@ -81,6 +81,6 @@ def test_every_notebook_checks_at_least_one_exercise_and_each_exists():
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")):
         cells = json.loads(path.read_text())["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        names = re.findall(r"""\bcheck\(\s*["']([a-z0-9_]+)["']""", code)
+        names = re.findall(r"""\bcheck\(\s*["']([A-Za-z0-9_]+)["']""", code)
         assert names, f"{path.name}: no self-checking exercise (check(...))"
         assert set(names) <= set(EXERCISES) | seeded, f"{path.name}: {set(names) - set(EXERCISES) - seeded}"

@@ -51,10 +51,11 @@ from ..link import burst_at_start, capabilities
 from ..link.spec import LinkSpec
 from ..model import HeaderStack, packetize, predict
 from ..reference import load_reference
-from .lab import Exercise, Lab, Sweep, values
+from ..wire.headers import frame_bytes, ip_and_udp, udp_payload
+from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["EXERCISES", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost", "boundaries",
-           "wire_table", "fttc_table", "nttcp_table", "markers_table", "NTTCP", "SIZES", "QUICK_SIZES"]
+__all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost",
+           "boundaries", "wire_table", "fttc_table", "nttcp_table", "markers_table", "NTTCP", "SIZES", "QUICK_SIZES"]
 
 
 def reference() -> pd.DataFrame:
@@ -193,9 +194,9 @@ def boundaries(table: pd.DataFrame, *, rate_bps: float, wire: str = "real", mtu:
             break
     # P_r near the boundary: the receiver's rate falls as S grows (copying adds to each datagram)
     ceiling = float(single.loc[behind, "received_pps"].iloc[-1]) if behind.any() else math.nan
-    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + 28
+    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + ip_and_udp()
     predicted = rate_bps / (8 * ceiling) - per_datagram if ceiling == ceiling else math.nan
-    return {"fragmentation_bytes": mtu - 28, "lower_bytes": lower, "receiver_pps": ceiling,
+    return {"fragmentation_bytes": udp_payload(mtu), "lower_bytes": lower, "receiver_pps": ceiling,
             "predicted_lower_bytes": predicted}
 
 
@@ -233,25 +234,36 @@ def wire_table(frame: pd.DataFrame) -> pd.DataFrame:
     return _in_mbps(pd.DataFrame(rows))
 
 
-def fttc_table(up: pd.DataFrame, down: pd.DataFrame) -> pd.DataFrame:
+def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None) -> pd.DataFrame:
     """The FTTC line, per direction and protocol: the document's measurement (mean, min, max over
     its runs, over the Internet) and its prediction (η of the LAN, 0.941 and 0.957, times 21 or 54),
     ours on an emulated line of those rates with PPPoE (MTU 1492, 8 B a frame), and the model's
-    for it (TCP 1440 B, UDP 1464 B of 1538 B a frame)."""
+    for it (TCP 1440 B, UDP 1464 B of 1538 B a frame). A direction without runs (None) keeps the
+    document's numbers and the model's for its rate, and no measurement."""
     rows = []
     for direction, frame, scenario in (("up", up, "B_internet_up21"), ("down", down, "B_internet_down54")):
-        summary = summarize(_ok(frame), metrics=["goodput_bps", "pred_goodput_bps"], by=["proto", "rate_bps"])
-        for row in summary.itertuples():
-            paper = _paper(scenario, row.proto)
+        if frame is None:
+            doc = reference()
+            rates = doc[doc["scenario"] == scenario][["protocol", "capacity_mbps"]].drop_duplicates()
+            runs = [{"proto": r.protocol, "rate_bps": r.capacity_mbps * 1e6, "goodput_bps_mean": math.nan,
+                     "goodput_bps_ci": math.nan, "n": 0,
+                     "pred_goodput_bps_mean": predict(r.protocol, r.capacity_mbps * 1e6, pppoe=True,
+                                                      timestamps=r.protocol == "tcp").goodput_bps}
+                    for r in rates.itertuples()]
+        else:
+            runs = summarize(_ok(frame), metrics=["goodput_bps", "pred_goodput_bps"],
+                             by=["proto", "rate_bps"]).to_dict("records")
+        for row in runs:
+            paper = _paper(scenario, row["proto"])
             doc = paper["measured_mbps_mean"] * 1e6
-            rows.append({"direction": direction, "proto": row.proto, "rate_bps": row.rate_bps,
+            measured, predicted = row["goodput_bps_mean"], row["pred_goodput_bps_mean"]
+            rows.append({"direction": direction, "proto": row["proto"], "rate_bps": row["rate_bps"],
                          "document_bps": doc, "document_min_bps": paper["measured_mbps_min"] * 1e6,
                          "document_max_bps": paper["measured_mbps_max"] * 1e6,
                          "document_predicted_bps": paper["predicted_mbps"] * 1e6,
-                         "measured_bps": row.goodput_bps_mean, "measured_ci_bps": row.goodput_bps_ci, "n": row.n,
-                         "predicted_bps": row.pred_goodput_bps_mean,
-                         "measured/predicted": row.goodput_bps_mean / row.pred_goodput_bps_mean,
-                         "measured/document": row.goodput_bps_mean / doc})
+                         "measured_bps": measured, "measured_ci_bps": row["goodput_bps_ci"], "n": row["n"],
+                         "predicted_bps": predicted, "measured/predicted": measured / predicted,
+                         "measured/document": measured / doc})
     return _in_mbps(pd.DataFrame(rows))
 
 
@@ -324,7 +336,7 @@ def markers_table(run: pd.Series, capture: pd.DataFrame | None = None) -> pd.Dat
         {"what": "end markers", "document": 3, "asked": _value(run, "metadata_end_markers_sent"),
          "received": _value(run, "metadata_end_markers_received"),
          "captured": found[0]["markers"] if found else math.nan},
-        {"what": "frame bytes (Wireshark)", "document": 46, "asked": 14 + 20 + 8 + 4, "received": math.nan,
+        {"what": "frame bytes (Wireshark)", "document": 46, "asked": frame_bytes(ip_and_udp() + 4), "received": math.nan,
          "captured": float(frames.median()) if len(frames) else math.nan},
         {"what": "first marker after the last data (s)", "document": 1.134061 - 1.132232, "asked": 0.0,
          "received": math.nan, "captured": gaps[0] if gaps else math.nan},
@@ -339,44 +351,52 @@ def _value(row, name: str, default=None):
     return default if value is None or value != value else value
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "udp_ipv6_payload": Exercise(
-        "Largest UDP payload over IPv6 with MTU 1500 that does not fragment (bytes)?",
-        lambda: predict("udp", 1e9, ip_version=6).payload_bytes, 0.0,
-        "MTU − IPv6 header (40) − UDP header (8)"),
-    "tcp_ts_gbe": Exercise(
-        "Predicted TCP goodput (Mbit/s) on Gigabit Ethernet with timestamps?",
-        lambda: predict("tcp", 1e9, timestamps=True).goodput_bps / 1e6, 0.002,
-        "η = 1448 / 1538; goodput = η · C"),
-    "udp_fragments_4000": Exercise(
-        "How many IPv4 fragments carry one 4000-byte UDP payload at MTU 1500?",
-        lambda: predict("udp", 1e9, payload=4000).fragments, 0.0,
-        "each fragment carries at most 1480 bytes of the 4008-byte UDP datagram"),
-    "delivery_4000_1pct": Exercise(
-        "With 1 % independent packet loss, what fraction of 4000-byte UDP datagrams arrive?",
-        lambda: predict("udp", 1e9, payload=4000, loss=0.01).delivery_probability, 0.002,
-        "(1 − p)^k with k fragments"),
-    "sender_view_short": Exercise(
-        "TCP (timestamps) writes 100 kB to a 10 Mbit/s cable; the kernel still holds 60 kB when the last "
-        "write returns. What does the sender report (Mbit/s), as nttcp's sender line does?",
-        lambda: predict("tcp", 10e6, timestamps=True).goodput_bps / 1e6 * 100e3 / (100e3 - 60e3), 0.005,
-        "its writes took as long as the cable needs for what the kernel no longer holds: (100 − 60) kB at η·C"),
-    "capture_frame_bytes": Exercise(
-        "Wireshark's length of a full TCP segment with timestamps, MTU 1500 (bytes; it captures between LLC "
-        "and MAC: no preamble, FCS or gap)?",
-        lambda: predict("tcp", 1e9, timestamps=True, wire="emulated").wire_bytes, 0.0,
-        "MTU + the 14 B Ethernet header; the payload is 1500 − 20 − 20 − 12"),
-    "ipv6_tcp_payload": Exercise(
-        "Payload of a full TCP segment with timestamps over IPv6, MTU 1500 (bytes)?",
-        lambda: predict("tcp", 1e9, timestamps=True, ip_version=6).payload_bytes, 0.0,
-        "1500 − 40 (IPv6) − 20 (TCP) − 12 (timestamps)"),
-    "udp_packets_3000": Exercise(
-        "How many IP packets carry one 3000-byte UDP datagram at MTU 1500?",
-        lambda: predict("udp", 1e9, payload=3000).fragments, 0.0,
-        "3008 B of UDP datagram, at most 1480 B of it per fragment"),
-    "pppoe_tcp_payload": Exercise(
-        "TCP payload per segment (with timestamps) behind a PPPoE link, MTU 1492?",
-        lambda: predict("tcp", 1e9, pppoe=True, timestamps=True).payload_bytes, 0.0,
-        "1492 − 20 (IP) − 20 (TCP) − 12 (timestamps)"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``); on ``link`` (a student's) where one depends on
+    a link's rate or loss, else on the document's numbers (Gigabit Ethernet, 1 % loss)."""
+    rate, on = (link.rate_bps, link.rate()) if link else (1e9, "Gigabit Ethernet")
+    loss = link.loss if link else 0.01
+    return {
+        "udp_ipv6_payload": Exercise(
+            "Largest UDP payload over IPv6 with MTU 1500 that does not fragment (bytes)?",
+            lambda: predict("udp", 1e9, ip_version=6).payload_bytes, 0.0,
+            "MTU − IPv6 header (40) − UDP header (8)"),
+        "tcp_ts_gbe": Exercise(
+            f"Predicted TCP goodput (Mbit/s) on {on} (a real Ethernet wire) with timestamps?",
+            lambda: predict("tcp", rate, timestamps=True).goodput_bps / 1e6, 0.002,
+            "η = 1448 / 1538; goodput = η · C"),
+        "udp_fragments_4000": Exercise(
+            "How many IPv4 fragments carry one 4000-byte UDP payload at MTU 1500?",
+            lambda: predict("udp", 1e9, payload=4000).fragments, 0.0,
+            "each fragment carries at most 1480 bytes of the 4008-byte UDP datagram"),
+        "delivery_4000_1pct": Exercise(
+            f"With {loss * 100:g} % independent packet loss, what fraction of 4000-byte UDP datagrams arrive?",
+            lambda: predict("udp", 1e9, payload=4000, loss=loss).delivery_probability, 0.002,
+            "(1 − p)^k with k fragments"),
+        "sender_view_short": Exercise(
+            "TCP (timestamps) writes 100 kB to the document's 10 Mbit/s cable; the kernel still holds 60 kB when "
+            "the last write returns. What does the sender report (Mbit/s), as nttcp's sender line does?",
+            lambda: predict("tcp", 10e6, timestamps=True).goodput_bps / 1e6 * 100e3 / (100e3 - 60e3), 0.005,
+            "its writes took as long as the cable needs for what the kernel no longer holds: (100 − 60) kB at η·C"),
+        "capture_frame_bytes": Exercise(
+            "Wireshark's length of a full TCP segment with timestamps, MTU 1500 (bytes; it captures between LLC "
+            "and MAC: no preamble, FCS or gap)?",
+            lambda: predict("tcp", 1e9, timestamps=True, wire="emulated").wire_bytes, 0.0,
+            "MTU + the 14 B Ethernet header; the payload is 1500 − 20 − 20 − 12"),
+        "ipv6_tcp_payload": Exercise(
+            "Payload of a full TCP segment with timestamps over IPv6, MTU 1500 (bytes)?",
+            lambda: predict("tcp", 1e9, timestamps=True, ip_version=6).payload_bytes, 0.0,
+            "1500 − 40 (IPv6) − 20 (TCP) − 12 (timestamps)"),
+        "udp_packets_3000": Exercise(
+            "How many IP packets carry one 3000-byte UDP datagram at MTU 1500?",
+            lambda: predict("udp", 1e9, payload=3000).fragments, 0.0,
+            "3008 B of UDP datagram, at most 1480 B of it per fragment"),
+        "pppoe_tcp_payload": Exercise(
+            "TCP payload per segment (with timestamps) behind a PPPoE link, MTU 1492?",
+            lambda: predict("tcp", 1e9, pppoe=True, timestamps=True).payload_bytes, 0.0,
+            "1492 − 20 (IP) − 20 (TCP) − 12 (timestamps)"),
+    }
+
+
+#: The exercises on the document's own numbers.
+EXERCISES = exercises()

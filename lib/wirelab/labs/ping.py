@@ -22,10 +22,13 @@ from ..errors import TransferError
 from ..experiment.client import client_argv, run_client
 from ..experiment.deadline import MARGIN_S, SLACK
 
-__all__ = ["ping"]
+__all__ = ["ping", "ECHO_BYTES"]
+
+#: One echo's payload: ping's default 56 B of data and its 8 B ICMP header.
+ECHO_BYTES = 64
 
 
-def ping(link, *, rounds: int = 20, interval_s: float = 0.2, packet: int = 64) -> dict:
+def ping(link, *, rounds: int = 20, interval_s: float = 0.2, packet: int = ECHO_BYTES) -> dict:
     """``rounds`` echo rounds from host a to host b, ``interval_s`` apart: ping's summary line
     (min, avg, max, mdev of the round trips, in ms), how many got no answer, and the rounds."""
     from ..transfer import start_server

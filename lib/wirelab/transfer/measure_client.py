@@ -43,7 +43,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
             offset_rounds: int = 16, same_clock: bool | None = None, echo_interval_s: float = 0.0,
             clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0, size_bytes: int | None = None,
-            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S) -> Result:
+            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S, progress=None) -> Result:
     """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
 
     ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
@@ -54,6 +54,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     ``clock_drift_ppm``: this end's clock is made that wrong on purpose (a lab's known skew).
     ``size_bytes`` (load mode over udp): send exactly this many bytes at ``rate_bps``, however
     long that takes, instead of ``time_s`` of records. ``end_markers``: see the module docstring.
+    ``progress``: a ``progress.Progress`` that reports the records sent (and, over TCP, the
+    kernel's view of the connection) every interval, and each echo round as it is answered.
     """
     if same_clock is None:
         same_clock = wire.same_host(host)
@@ -91,7 +93,11 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
-        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock)
+        if progress is not None:
+            progress.watch(sock)
+            if mode != "echo":           # echo rounds report themselves, one by one
+                progress.start()
+        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress)
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
                    **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
         if mode == "echo":
@@ -131,6 +137,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         else:
             result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
     finally:
+        if progress is not None:         # its last record reads the socket: before it closes
+            result.metadata["progress"] = progress.stop()
         sock.close()
     if result.sender_end_time_s is None:
         result.sender_end_time_s = clock.time_ns() / 1e9
@@ -190,8 +198,8 @@ def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, 
 class _Session:
     """The client's half of one measurement session over tcp or udp."""
 
-    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result, clock):
-        self.sock, self.proto, self.packet = sock, proto, packet
+    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress=None):
+        self.sock, self.proto, self.packet, self.progress = sock, proto, packet, progress
         self.max_wait, self.max_retransmits, self.meter, self.result = max_wait, max_retransmits, meter, result
         self.reader = StreamReader(sock, meter) if proto == "tcp" else None
         self.clock = clock
@@ -262,6 +270,8 @@ class _Session:
             _, _, _, t2, t3 = reply
             self.result.rtts_s.append(((t4 - t1) - (t3 - t2)) / 1e9)
             self.stamps.append((t1, t2, t3, t4))
+            if self.progress is not None:
+                self.progress.event("rtt", rtt_s=self.result.rtts_s[-1], round=seq)
         self.result.packets_sent += rounds
 
     def _echo_reply(self, seq: int):
@@ -304,6 +314,7 @@ class _Session:
         self.sock.settimeout(self.max_wait if self.proto == "tcp" else None)
         seq, calls, end = 0, 0, clock() + time_s
         sent_bytes = None
+        progress = self.progress
         if pacer is not None:                        # offered load: one record per slot
             view, sent_bytes = memoryview(buf), 0
             while seq < len(sizes) and (whole or clock() < end):
@@ -312,12 +323,16 @@ class _Session:
                 send(view[:sizes[seq]])
                 sent_bytes += sizes[seq]
                 seq, calls = seq + 1, calls + 1
+                if progress is not None:
+                    progress.bytes = sent_bytes
         elif segments == 1:                          # bulk: 16 sends between looks at the clock
             while clock() < end:
                 for seq in range(seq, seq + 16):
                     pack_into(buf, 1, seq, now_ns())
                     send(buf)
                 seq, calls = seq + 1, calls + 16
+                if progress is not None:
+                    progress.bytes = seq * self.packet
         else:                                        # bulk with GSO: one send, many datagrams
             while clock() < end:
                 stamp = now_ns()
@@ -325,6 +340,8 @@ class _Session:
                     pack_into(buf, i * self.packet + 1, seq + i, stamp)
                 send(buf)
                 seq, calls = seq + segments, calls + 1
+                if progress is not None:
+                    progress.bytes = seq * self.packet
         self.span = (first_ns / 1e9, now_ns() / 1e9)
         self.sock.settimeout(self.max_wait)
         self.meter.call(calls)

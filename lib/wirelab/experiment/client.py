@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 __all__ = ["main", "client_argv", "warm_argv", "run_client", "WarmClient"]
@@ -74,7 +75,8 @@ def _call(config: dict) -> str:
     events, tags = config.pop("events", None), config.pop("event_tags", None)
     sink = datagram_sink(events)
     if events:
-        config["progress"] = Progress("sender" if config.get("mode") != "echo" else "probe", emit=sink, tags=tags)
+        config["progress"] = Progress("probe" if config.get("mode") in ("echo", "ping") else "sender",
+                                      emit=sink, tags=tags)
     try:
         if call == "measure":
             result = measure(config.pop("proto"), config.pop("host"), config.pop("port"), **config)
@@ -139,6 +141,9 @@ class WarmClient:
     deadline, what, fix)`` → ``subprocess.CompletedProcess``, like ``link.run(client_argv(config))``."""
 
     def __init__(self, link):
+        #: One client at a time on its one pipe: flows running side by side take it in turn, or
+        #: start a plain process when it is busy (``WirelabEngine``).
+        self.busy = threading.Lock()
         self.proc = link.popen("a", warm_argv(), lasting=True, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=False, bufsize=0)
         self._buffer = b""

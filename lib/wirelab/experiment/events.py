@@ -70,7 +70,7 @@ class EventStream:
     def __init__(self, path: str | Path | None, run_id: str, *, listeners=()):
         self.path, self.run_id = (Path(path) if path is not None else None), run_id
         self.listeners = list(listeners)
-        self.count = 0
+        self.events: list[dict] = []         # every event so far, as written (a run's are a few hundred)
         self._lock = threading.Lock()
         self._file = None
         if self.path is not None:
@@ -100,7 +100,7 @@ class EventStream:
             if self._file is not None:
                 self._file.write(json.dumps(event) + "\n")
                 self._file.flush()           # a Ctrl-C or a crash keeps every event so far
-            self.count += 1
+            self.events.append(event)
             for listener in self.listeners:
                 listener(event)
         return event
@@ -108,11 +108,11 @@ class EventStream:
     def absorb(self, records) -> int:
         """Records a program returned at its end: those the live path missed are added.
         Returns how many were new."""
-        before = self.count
+        before = len(self.events)
         for record in records or []:
             if isinstance(record, dict):
                 self.emit(record)
-        return self.count - before
+        return len(self.events) - before
 
     def sample(self, source: str, read, *, interval_s: float = QUEUE_INTERVAL_S, event: str = "queue") -> None:
         """Call ``read()`` now and every ``interval_s`` until the stream closes; each dict it

@@ -106,7 +106,8 @@ class Flows:
         the run failed before the flows ran, e.g. the link could not be built)."""
         tasks = record.pop("_tasks") if record else self._tasks(setting)
         skipped = record.pop("_skipped") if record else {}
-        run_level = {k: v for k, v in row.items() if k not in setting.columns()}
+        # the run's own columns; its backend is the one that carried it, not the one asked for
+        run_level = {k: v for k, v in row.items() if k not in setting.columns() or k == "backend"}
         rows = []
         for k, task in enumerate(tasks):
             not_run = skipped.get(k) if record else row.get("error") or "not run"

@@ -44,7 +44,7 @@ _KEYS = {
     "time": ("time_s", units.parse_time, lambda v: f"{v:g}s"),
     "rate": ("offered_bps", units.parse_rate, _rate), "packet": ("packet_bytes", _whole, str),
     "streams": ("streams", _whole, str), "cc": ("cc", str, str),
-    "window": ("window_bytes", units.parse_size, lambda v: f"{v:g}"),
+    "window": ("window_bytes", units.parse_size, lambda v: str(int(v)) if float(v).is_integer() else f"{v:g}"),
     "interval": ("interval_s", units.parse_time, lambda v: f"{v:g}s"),
 }
 #: A probe's echo payload when ``packet`` is not given (ping's 56 B + 8 B ICMP header).
@@ -52,6 +52,8 @@ PING_PACKET = 64
 #: A probe's rounds when ``interval`` is not given (flent's RRUL pings every 200 ms; 20 ms
 #: shows a queue filling within a round trip or two).
 PING_INTERVAL_S = 0.02
+#: How long a probe waits for its last rounds' replies (a round is lost after that).
+PING_WAIT_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,8 @@ def flow_setting(setting, flow: Flow, *, streams: int | None = None):
         interval = flow.interval_s or PING_INTERVAL_S
         params.update(proto="udp", time_s=time_s, offered_bps=None, packet_bytes=flow.packet_bytes or PING_PACKET,
                       streams=1, reverse=None, size_bytes=None, cc=None, window_bytes=None,
-                      echo_count=max(1, round(time_s / interval)), echo_interval_s=interval)
+                      echo_count=max(1, round(time_s / interval)), echo_interval_s=interval,
+                      max_wait_s=PING_WAIT_S)
         return replace(setting, params=params, workload="echo", engine="wirelab")
     udp_load = flow.proto == "udp" and flow.offered_bps
     params.update(proto=flow.proto, time_s=time_s, offered_bps=flow.offered_bps,

@@ -54,6 +54,7 @@ from .engine import link_columns
 from .engines import get_engine
 from .events import EVENTS_SUFFIX, EventStream
 from .plan import Plan
+from .rfc6349 import run_metrics
 from .reuse import KeptLinks
 from .spec import Experiment, Setting
 from .status import RESERVED, decide, fold
@@ -108,6 +109,9 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
         events.close(status="interrupted", error="stopped by Ctrl-C")
         raise
     events.close(status=rows[-1].get("status"), error=rows[-1].get("error"))
+    for each in rows:                   # RFC 6349's metrics of each TCP transfer, from its stream
+        if each.get("status") == "ok":
+            each.update(run_metrics(each, events.events, flow=each.get("flow_id"), stream=each.get("stream")))
     return rows, raw
 
 

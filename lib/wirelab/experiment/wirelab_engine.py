@@ -79,6 +79,8 @@ def plan(setting, udp_files: str = "load") -> dict:
                          "use workload='file' for udpr")
     packet = int(setting.get("packet_bytes", 1448 if proto == "tcp" else mtu - 28))
     mode = {"time": "bulk", "load": "load", "echo": "echo"}[workload]
+    if mode == "echo" and proto == "udp" and setting.get("echo_interval_s"):
+        mode = "ping"                  # a probe on a timer (flows' ``ping``): a lost round costs no time
     return {"call": "measure", "mode": mode, "time_s": setting.get("time_s", 1.0),
             "rate_bps": setting["offered_bps"], "count": int(setting.get("echo_count", 100)),
             "echo_interval_s": float(setting.get("echo_interval_s", 0.0)),
@@ -163,7 +165,7 @@ class WirelabEngine:
         warm = self._warm_client(link)
         sink = HashSink()
         receiving = None
-        if events is not None and how["mode"] != "echo":
+        if events is not None and how["mode"] not in ("echo", "ping"):
             receiving = Progress("receiver", emit=events.emit, tags=event_tags)
             receiving.count = lambda: sink.bytes          # a file's bytes; a measurement counts its own
         with link.inside("b"):
@@ -185,8 +187,9 @@ class WirelabEngine:
                 if events is not None:
                     config.update(events=events.address, event_tags=event_tags)
                 sender = Result.from_dict(_run_client(link, config, deadline, warm))
+                reported = sender.metadata.pop("progress", None) or []
                 if events is not None:     # what the live path missed, from the sender's own list
-                    events.absorb(sender.metadata.pop("progress", None))
+                    events.absorb(reported)
                 # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
                 until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
                 while how["call"] == "file" and not server_results and thread.is_alive() \
@@ -224,6 +227,9 @@ class WirelabEngine:
         else:
             result = sender
         record = {**result.to_dict(samples=False), **outcome}
+        kernel = [r for r in reported if r.get("event") == "interval" and r.get("retransmissions") is not None]
+        if proto == "tcp" and kernel:      # TCP resends below the program: the kernel counted them
+            record["retransmissions"] = kernel[-1]["retransmissions"]
         # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
         loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0
         record["send_loop_bps"] = 8.0 * result.bytes_sent / loop if loop > 0 else None
@@ -279,11 +285,17 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
 
 
 def _run_client(link, config: dict, deadline: float, warm: WarmClient | None = None) -> dict:
-    """Run the client process on host ``a`` (forked by ``warm`` when given) and read its Result JSON."""
+    """Run the client process on host ``a`` (forked by ``warm`` when given and free: flows side by
+    side on one link each need a client at once) and read its Result JSON."""
     argv = client_argv(config)
     what, fix = f"the {config.get('proto', 'tcp')} client", "raise the experiment's timeout or lower size / MAX_WAIT"
-    done = warm.run(config, deadline, what=what, fix=fix) if warm is not None else \
-        run_client(link, argv, deadline, what=what, fix=fix)
+    if warm is not None and warm.busy.acquire(blocking=False):
+        try:
+            done = warm.run(config, deadline, what=what, fix=fix)
+        finally:
+            warm.busy.release()
+    else:
+        done = run_client(link, argv, deadline, what=what, fix=fix)
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:

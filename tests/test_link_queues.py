@@ -99,3 +99,38 @@ def test_a_loopback_relay_shows_its_queue_and_an_unshaped_link_has_none():
     assert 10_000 < fullest <= 20_000 and seen[-1]["dropped"] > 0
     with links.open(LinkSpec(), backend="loopback") as plain:
         assert queue_reader(plain)() is None             # nothing shapes it: no relay, no queue
+
+
+def test_a_queue_discipline_goes_under_tbf_where_the_kernel_has_it():
+    from wirelab.link import stands_for
+    from wirelab.errors import BackendUnavailableError, UsageError
+    from wirelab.link.capabilities import Capabilities, choose_backend
+    spec = LinkSpec.parse(rate="10mbit", queue="30280B", qdisc="pfifo")
+    assert spec.queue_packets == 20 and "queue pfifo" in spec.describe()
+    assert stands_for(spec)[:2] == [
+        "tc -n a qdisc replace dev to-b root handle 2: tbf rate 10000000bit burst 5000b limit 30280b",
+        "tc -n a qdisc replace dev to-b parent 2:1 pfifo limit 20"]
+    with pytest.raises(UsageError):
+        LinkSpec.parse(rate="10mbit", qdisc="red")
+    flags = dict(root=True, netns=True, veth=True, tbf=True, netem=False, tun=True, packet_socket=True,
+                 iptables_statistic=True)
+    without = Capabilities(**flags, qdiscs={"pfifo": True, "fq_codel": False},
+                           reasons={"qdisc fq_codel": "Specified qdisc kind is unknown."})
+    assert choose_backend(spec, caps=without) == "namespaces"
+    with pytest.raises(BackendUnavailableError, match="fq_codel.*unknown"):
+        choose_backend(spec.with_changes(qdisc="fq_codel"), caps=without)
+    with pytest.raises(BackendUnavailableError, match="needs netem"):
+        choose_backend(LinkSpec.parse(rate="10mbit", delay="20ms", qdisc="pfifo"), caps=without)
+    with pytest.raises(BackendUnavailableError, match="one kind of queue"):
+        choose_backend(spec, "userspace", caps=without)
+
+
+@pytest.mark.root
+def test_a_pfifo_under_tbf_fills_to_its_packets(testbed):
+    from wirelab.link import capabilities
+    if not capabilities().qdiscs.get("pfifo"):
+        pytest.skip(capabilities().reasons.get("qdisc pfifo", "no pfifo"))
+    spec = LinkSpec.parse(rate="10mbit", queue="30280B", qdisc="pfifo")      # 20 full frames
+    link = testbed(spec, backend="namespaces")
+    seen = _fill(link)
+    assert seen[-1]["child"] == "pfifo" and max(s["backlog_packets"] for s in seen) in (19, 20)

@@ -14,14 +14,15 @@ student id, so answers cannot simply be copied from a neighbour::
 from __future__ import annotations
 
 from .errors import UsageError
-from .labs import doc000, doc001, doc002, doc003, doc004
+from .labs import bufferbloat, doc000, doc001, doc002, doc003, doc004
 from .labs.lab import Exercise
 from .model import predict
 
 __all__ = ["Exercise", "EXERCISES", "check", "my_link", "seeded_exercises", "describe_link"]
 
 #: Every lab's exercises by name (each lab module holds its own: ``wirelab.labs.docNNN.EXERCISES``).
-EXERCISES = {**doc002.EXERCISES, **doc003.EXERCISES, **doc001.EXERCISES, **doc000.EXERCISES, **doc004.EXERCISES}
+EXERCISES = {**doc002.EXERCISES, **doc003.EXERCISES, **doc001.EXERCISES, **doc000.EXERCISES, **doc004.EXERCISES,
+             **bufferbloat.EXERCISES}
 
 #: What a student's link is drawn from (typical lab values; every combination is sensible).
 CHOICES = {"rate": ["2mbit", "5mbit", "10mbit", "20mbit", "50mbit"], "delay": ["5ms", "10ms", "20ms", "40ms"],

@@ -255,8 +255,9 @@ def watch(experiment, *, out=None, every_s: float = EVERY_S, **options):
     from ..experiment import load, run
     from ..experiment.runner import default_folder
 
-    handle = display(Image(data=live_png([]), format="png"), display_id=True)
-    plot = LivePlot(lambda png: handle.update(Image(data=png, format="png")), every_s=every_s).start()
+    handle = display(Image(data=live_png([]), format="png"), display_id=True)     # None outside IPython
+    show = None if handle is None else (lambda png: handle.update(Image(data=png, format="png")))
+    plot = LivePlot(show, every_s=every_s).start()
     folder = out if out is not None else default_folder(experiment)
     try:
         return run(experiment, out=folder, on_event=plot, **{"progress": False, **options})

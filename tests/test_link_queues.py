@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wirelab.link import LinkSpec
-from wirelab.link.probe import UdpCounter, udp_blast
+from link_probe import UdpCounter, udp_blast
 from wirelab.link.queues import parse_tc_stats, queue_reader, tc_latency_s
 
 DATA = Path(__file__).parent / "data"
@@ -104,7 +104,7 @@ def test_a_loopback_relay_shows_its_queue_and_an_unshaped_link_has_none():
 def test_a_queue_discipline_goes_under_tbf_where_the_kernel_has_it():
     from wirelab.link import stands_for
     from wirelab.errors import BackendUnavailableError, UsageError
-    from wirelab.link.capabilities import Capabilities, choose_backend
+    from wirelab.link.detect import Capabilities, choose_backend
     spec = LinkSpec.parse(rate="10mbit", queue="30280B", qdisc="pfifo")
     assert spec.queue_packets == 20 and "queue pfifo" in spec.describe()
     assert stands_for(spec)[:2] == [

@@ -57,6 +57,9 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
     to ``report_dir/<name>/``. Returns the results in the order given."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
+    if jobs > 1 and policy.links == "loopback":        # every server would listen on the same 127.0.0.1 port
+        raise UsageError(f"on loopback the submissions' servers all listen on 127.0.0.1:{catalogue.assignment.port}, "
+                         "so two cannot be graded at once", "grade them one after another: --jobs 1")
     require_sandbox(policy)
     report_dir = Path(report_dir)
     seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}

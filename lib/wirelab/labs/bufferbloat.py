@@ -34,9 +34,9 @@ from ..experiment import Experiment
 from ..experiment.latency import SETTLE_S, loaded_latency, one_way_under_load
 from ..model.delay import loaded_rtt, queueing_delay
 from ..model.rfc6349 import buffer_delay
-from .lab import Exercise, Lab, Sweep, values
+from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["FULL", "QUICK", "sweeps", "latency_table", "overload_table", "plot_bufferbloat", "EXERCISES"]
+__all__ = ["FULL", "QUICK", "sweeps", "latency_table", "overload_table", "plot_bufferbloat", "exercises", "EXERCISES"]
 
 #: The lab's values. ``queues``: full frames the link's queue holds; ``bulk``: the load beside the probe.
 FULL = {"rate": "10mbit", "delay": "20ms", "queues": (20, 50, 100, 200), "time": "10s", "reps": 3,
@@ -155,19 +155,30 @@ def plot_bufferbloat(table: pd.DataFrame, *, measured: str = "loaded_rtt_s", upp
     return ax
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "full_queue_wait": Exercise(
-        "A 10 Mbit/s link's queue holds 100 full frames of 1514 B. How long (ms) does the last one wait?",
-        lambda: queueing_delay(100 * 1514, 10e6) * 1e3, 0.01, "8 · Q / C: bits in the queue over the line's rate"),
-    "loaded_rtt": Exercise(
-        "Base RTT 40 ms, a 64 kB queue on a 20 Mbit/s line, filled by a bulk flow: RTT under load (ms)?",
-        lambda: loaded_rtt(0.040, 64e3, 20e6) * 1e3, 0.01, "base + 8 · Q / C"),
-    "buffer_delay": Exercise(
-        "RFC 6349's buffer delay percentage when the average RTT rises from 40 ms to 161 ms?",
-        lambda: buffer_delay(0.161, 0.040), 0.01, "(average − baseline) / baseline × 100"),
-    "one_bdp": Exercise(
-        "The rule of thumb gives a router a queue of one bandwidth-delay product. How many kB on a "
-        "10 Mbit/s link with a 40 ms RTT, and how long (ms) does a full one add?",
-        lambda: 10e6 * 0.040 / 8 / 1e3, 0.01, "C · RTT / 8 bytes (Villamizar & Song 1994); it adds one RTT"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``), on ``link`` (a student's rate and one-way
+    delay) where one depends on a link, else on the lab's 10 Mbit/s with 20 ms each way."""
+    rate, delay = (link.rate_bps, link.delay_s) if link else (10e6, 0.020)
+    base, full = 2 * delay, 100 * 1514
+    return {
+        "full_queue_wait": Exercise(
+            f"A {rate / 1e6:g} Mbit/s link's queue holds 100 full frames of 1514 B. How long (ms) does the last "
+            "one wait?", lambda: queueing_delay(full, rate) * 1e3, 0.01,
+            "8 · Q / C: bits in the queue over the line's rate"),
+        "loaded_rtt": Exercise(
+            f"Base RTT {base * 1e3:g} ms, a 64 kB queue on a {rate / 1e6:g} Mbit/s line, filled by a bulk flow: "
+            "RTT under load (ms)?", lambda: loaded_rtt(base, 64e3, rate) * 1e3, 0.01, "base + 8 · Q / C"),
+        "buffer_delay": Exercise(
+            f"RFC 6349's buffer delay percentage when a bulk flow fills that 100-frame queue on a link with a "
+            f"{base * 1e3:g} ms base RTT (the RTT stays at its full-queue value)?",
+            lambda: buffer_delay(loaded_rtt(base, full, rate), base), 0.01,
+            "(average − baseline) / baseline × 100, the average being base + 8 · Q / C"),
+        "one_bdp": Exercise(
+            f"The rule of thumb gives a router a queue of one bandwidth-delay product. How many kB on a "
+            f"{rate / 1e6:g} Mbit/s link with a {base * 1e3:g} ms RTT?",
+            lambda: rate * base / 8 / 1e3, 0.01, "C · RTT / 8 bytes (Villamizar & Song 1994); a full one adds one RTT"),
+    }
+
+
+#: The exercises on the lab's own numbers.
+EXERCISES = exercises()

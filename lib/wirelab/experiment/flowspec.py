@@ -53,7 +53,7 @@ PING_PACKET = 64
 #: shows a queue filling within a round trip or two).
 PING_INTERVAL_S = 0.02
 #: How long a probe waits for its last rounds' replies (a round is lost after that).
-PING_WAIT_S = 1.0
+PING_WAIT_S = 0.5
 
 
 @dataclass(frozen=True)

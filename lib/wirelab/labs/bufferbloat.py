@@ -43,9 +43,9 @@ FULL = {"rate": "10mbit", "delay": "20ms", "queues": (20, 50, 100, 200), "time":
         "bulk": "tcp streams=4 cc=cubic", "probe_interval": "20ms", "watch_time": "10s", "watch_queue": 100,
         "offered": "15mbit", "overload_time": "3s", "qdiscs": ("fifo", "pfifo", "fq_codel"), "qdisc_queue": 100,
         "backend": "auto"}
-#: Quick mode (CI, about 30 s): fewer queues, shorter runs, one repetition.
-QUICK = {"queues": (20, 60), "time": "2.5s", "reps": 1, "watch_time": "3s", "overload_time": "1s",
-         "qdiscs": ("fifo", "pfifo")}
+#: Quick mode (CI, about 30 s): fewer queues, shorter runs, two bulk flows, one repetition.
+QUICK = {"queues": (20, 60), "time": "2s", "reps": 1, "watch_time": "2s", "overload_time": "1s",
+         "qdiscs": ("fifo", "pfifo"), "bulk": "tcp streams=2 cc=cubic"}
 
 
 def _seconds(text) -> float:

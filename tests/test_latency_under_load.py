@@ -52,7 +52,7 @@ def test_a_probes_rtt_under_load_meets_the_full_queues_delay_across_three_queue_
     the probe's median round trip is the base RTT plus the queue's limit drained at the rate."""
     exp = Experiment("bloat", workload="time", time="3s", rate="10mbit", queue=[20, 50, 100], reps=1,
                      backend="namespaces",
-                     flows="udp rate=15mbit window=2MB start=0.5s time=2.5s + ping interval=20ms")
+                     flows="udp rate=15mbit window=2MB start=1s time=2s + ping interval=20ms")
     frame = run(exp, out=tmp_path, progress=False)
     assert set(frame["status"]) == {"ok"}, frame["error"].dropna().tolist()
     table = loaded_latency(frame, tmp_path, settle_s=0.5)

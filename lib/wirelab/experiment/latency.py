@@ -79,7 +79,10 @@ def loaded_latency(frame: pd.DataFrame, folder: str | Path, *, settle_s: float =
             continue
         events = read_events(Path(folder) / events_file.iloc[0])
         rounds = [(e["t"], e["rtt_s"]) for e in events if e.get("event") == "rtt" and e.get("flow") in probes]
-        starts = [e["t"] for e in events if e.get("event") == "flow" and e.get("flow") not in probes]
+        # the bulk flows begin with their first byte sent (their programs take a while to start)
+        starts = [e["t"] for e in events if e.get("event") == "interval" and e.get("source") == "sender"
+                  and e.get("flow") not in probes and e.get("bytes")] or \
+            [e["t"] for e in events if e.get("event") == "flow" and e.get("flow") not in probes]
         ends = _moving(e for e in events if e.get("event") == "interval" and e.get("source") == "sender"
                        and e.get("flow") not in probes)
         first = rows.iloc[0]

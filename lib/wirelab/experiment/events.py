@@ -43,6 +43,8 @@ __all__ = ["EventStream", "read_events", "events_path", "QUEUE_INTERVAL_S", "EVE
 
 #: How often the runner samples the bottleneck queue (tc -s on the kernel backend).
 QUEUE_INTERVAL_S = 0.1
+#: The socket reader looks up this often (a bound on every wait: it ends at the stop datagram).
+READ_TIMEOUT_S = 1.0
 EVENTS_SUFFIX = ".events.jsonl"
 _STOP = b"\0"
 
@@ -79,7 +81,7 @@ class EventStream:
         self._seen: set = set()
         self._samplers: list[tuple[threading.Thread, threading.Event]] = []
         self._socket = self._reader = self._folder = None
-        self._ended = False
+        self._ended = self._closing = False
 
     def __enter__(self) -> "EventStream":
         return self
@@ -152,8 +154,16 @@ class EventStream:
         return os.path.join(self._folder, "events")
 
     def _read(self) -> None:
+        self._socket.settimeout(READ_TIMEOUT_S)
         while True:
-            data = self._socket.recv(65536)     # blocks until a record or the stop datagram
+            try:
+                data = self._socket.recv(65536)  # a record, or the stop datagram ``close`` sends
+            except socket.timeout:
+                if self._closing:               # closed without its stop datagram arriving
+                    return
+                continue
+            except OSError:
+                return
             if data == _STOP:
                 return
             try:
@@ -176,6 +186,7 @@ class EventStream:
         """Stop the samplers and the reader (after what was already sent), write ``end`` (with
         ``end``'s fields: status, error) unless written, and close the file."""
         self.stop_sampling()
+        self._closing = True
         if self._socket is not None:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as waker:
                 waker.sendto(_STOP, os.path.join(self._folder, "events"))

@@ -104,7 +104,7 @@ def live_figure(events: list[dict], figure=None):
     cwnd.set(ylabel="cwnd (segments)")
     rtt.set(ylabel="RTT (ms)")
     queue.set(ylabel="queue (kB)")
-    for ax in (cwnd, queue):
+    for ax in (rtt, queue):
         ax.set_xlabel("time since the run started (s)")
     for ax in (good, cwnd, rtt, queue):
         ax.set_ylim(bottom=0)

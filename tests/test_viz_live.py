@@ -78,7 +78,7 @@ def test_ctrl_c_in_a_watched_run_stops_it_and_keeps_its_stream(tmp_path):
             intervals = sum(e["event"] == "interval" for e in read_events(streams[0])) if streams else 0
             drawers |= _children(proc.pid, "wirelab.viz.live")
             time.sleep(0.1)                              # polling the stream on disk, bounded by the deadline
-        assert intervals >= 10 and drawers, proc.stderr.read() if proc.poll() is not None else "no intervals"
+        assert intervals >= 10 and drawers, proc.stderr.read() if proc.poll() is not None else "no intervals or no drawer"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:
@@ -106,3 +106,26 @@ def _children(pid: int, marker: str) -> set[int]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+class Reporter:
+    """A fake engine that reports three intervals of the receiver."""
+    name = "reporter"
+    emits_events = True
+
+    def run(self, setting, link, *, deadline, seed, workdir, events=None):
+        for n in range(3):
+            events.emit({"event": "interval", "source": "receiver", "seq": n, "bytes": 1000 * (n + 1), "bps": 8e5})
+        return {"ok": True, "goodput_bps": 8e5}
+
+
+def test_the_control_panel_shows_each_run_live_and_ends_on_the_last_runs_stream(tmp_path):
+    from wirelab.experiment import load
+    from wirelab.viz import ExperimentPanel
+    panel = ExperimentPanel(engine=Reporter(), folder=tmp_path, progress=False, reps=1, proto=("tcp",),
+                            delay="0", backend="loopback")
+    frame = panel.run()
+    assert panel.error is None and len(frame) == 1
+    assert panel.live.runs == 1 and panel.live._drawer is None
+    saved = load(next(tmp_path.iterdir()))
+    assert panel.live_image.value == live_png(read_events(next(tmp_path.iterdir()) / saved["events_file"].iloc[0]))

@@ -165,9 +165,6 @@ class LivePlot:
 
     def start(self) -> "LivePlot":
         self._stop.clear()
-        self._drawer = subprocess.Popen([sys.executable, "-m", "wirelab.viz.live"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
-                                        preexec_fn=lambda: os.nice(NICE))
         self._thread = threading.Thread(target=self._loop, name="wirelab-live-plot", daemon=True)
         self._thread.start()
         return self
@@ -190,6 +187,10 @@ class LivePlot:
     def _ask(self, new: list[dict], fresh: bool) -> bytes | None:
         """Give the drawer the new events (``fresh``: of a new run) and read back its frame."""
         lines = ([b"reset"] if fresh else []) + [json.dumps(e).encode() for e in new] + [b"draw"]
+        if self._drawer is None:      # started for the first frame (always a run's first: ``fresh``)
+            self._drawer = subprocess.Popen([sys.executable, "-m", "wirelab.viz.live"], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
+                                            preexec_fn=lambda: os.nice(NICE))
         try:
             self._drawer.stdin.write(b"\n".join(lines) + b"\n")
             header = _read(self._drawer.stdout, 4)

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -73,14 +74,15 @@ def test_tcp_info_of_a_live_socket_agrees_with_ss():
             sending.join(5)
             peer.sendall(b"y" * 100)
             assert client.recv(200)
-            ss = subprocess.run(["ss", "-tinH", "state", "established", f"( dport = :{port} )"],
-                                capture_output=True, text=True, timeout=10).stdout
-            info = tcp_info.read(client)
-            ss_again = subprocess.run(["ss", "-tinH", "state", "established", f"( dport = :{port} )"],
-                                      capture_output=True, text=True, timeout=10).stdout
-    # an idle connection: the kernel's counters held still while both roads read them
-    fields = _ss_fields(ss)
-    assert fields == _ss_fields(ss_again)
+            argv = ["ss", "-tinH", "state", "established", f"( dport = :{port} )"]
+            deadline = time.monotonic() + 30
+            while True:                   # until the connection is idle: its counters hold still
+                ss = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout
+                info = tcp_info.read(client)
+                fields = _ss_fields(ss)
+                if fields == _ss_fields(subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout):
+                    break
+                assert time.monotonic() < deadline, "the connection never went idle"
     assert info["bytes_sent"] == fields["bytes_sent"] == 2_000_000
     assert info["bytes_received"] == fields["bytes_received"] == 100
     assert info["bytes_acked"] == fields["bytes_acked"] and info["snd_cwnd"] == fields["cwnd"]

@@ -150,3 +150,18 @@ def test_the_wirelab_programs_report_live_from_both_ends(tmp_path):
     covered = sum(b["bps"] * (b["t"] - a["t"]) / 8 for a, b in zip(records, records[1:]))
     assert covered == pytest.approx(records[-1]["bytes"] - records[0]["bytes"], rel=1e-6)
     assert not load(tmp_path / "ev").empty
+
+
+def test_a_file_transfers_series_comes_from_its_stream(tmp_path):
+    """The receiver's goodput over time, binned from its per-packet delivery times, is a ``series``
+    event of the run's stream, and what load_series returns (no longer in the raw record)."""
+    exp = Experiment("file", proto=["tcp", "udpr"], size="200KB", rate="20mbit", reps=1, backend="loopback",
+                     max_wait="0.5s")
+    frame = run_sweep(exp, out=tmp_path, progress=False)
+    assert set(frame["status"]) == {"ok"}, frame["error"].tolist()
+    series = load_series(tmp_path)
+    for run_id, events_file, raw_file in zip(frame["run_id"], frame["events_file"], frame["raw_file"]):
+        (binned,) = [e for e in read_events(tmp_path / events_file) if e["event"] == "series"]
+        mine = series[series["run_id"] == run_id]
+        assert list(mine["t_s"]) == [p["t_s"] for p in binned["points"]] and len(mine) >= 5
+        assert "receiver_series" not in json.loads((tmp_path / raw_file).read_text())["result"]

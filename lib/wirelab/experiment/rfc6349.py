@@ -10,6 +10,8 @@ Where each input comes from:
 * ideal transfer time: the bytes delivered at the link's own limit for this transfer,
   ``pred_limit_link_bps`` (η·C on the link's wire, with this run's headers and TCP
   options: the RFC's Maximum Achievable TCP Throughput, §4.1.1, counted on the wire in use);
+  for one of several flows sharing the link, its max-min fair share of it
+  (``pred_limit_share_bps``: what it can achieve beside the others);
 * transmitted and retransmitted bytes: the kernel's own counters of the sender's socket
   (TCP_INFO ``bytes_sent`` and ``bytes_retrans``: RFC 4898's HCDataOctetsOut and
   OctetsRetrans), in the sender's last interval record;
@@ -71,7 +73,8 @@ def run_metrics(row: dict, events: list[dict], *, flow=None, stream=None) -> dic
             sending.append(record)
         before = record.get("bytes") or 0
     return from_samples(delivered_bytes=row.get("bytes_delivered") or row.get("bytes_received"),
-                        actual_s=row.get("receiver_duration_s"), achievable_bps=row.get("pred_limit_link_bps"),
+                        actual_s=row.get("receiver_duration_s"),
+                        achievable_bps=row.get("pred_limit_share_bps") or row.get("pred_limit_link_bps"),
                         transmitted_bytes=last.get("bytes_sent"), retransmitted_bytes=last.get("bytes_retrans"),
                         rtt_samples=[(r["t"], r.get("srtt_s")) for r in sending],
                         baseline_rtt_s=last.get("min_rtt_s"))

@@ -165,3 +165,20 @@ def test_a_file_transfers_series_comes_from_its_stream(tmp_path):
         mine = series[series["run_id"] == run_id]
         assert list(mine["t_s"]) == [p["t_s"] for p in binned["points"]] and len(mine) >= 5
         assert "receiver_series" not in json.loads((tmp_path / raw_file).read_text())["result"]
+
+
+def test_rfc6349s_columns_of_a_run_come_from_its_row_and_its_senders_records():
+    from wirelab.experiment.rfc6349 import run_metrics
+    row = {"proto": "tcp", "bytes_delivered": 1_000_000, "receiver_duration_s": 1.0, "pred_limit_link_bps": 9.5e6}
+    sender = [{"event": "interval", "source": "sender", "t": 10.0 + 0.25 * i, "bytes": 250_000 * min(i + 1, 4),
+               "srtt_s": 0.040 + 0.010 * i, "min_rtt_s": 0.040, "bytes_sent": 260_000 * min(i + 1, 4),
+               "bytes_retrans": 2_000 * min(i + 1, 4), "unacked_segments": 0} for i in range(6)]
+    found = run_metrics(row, [{"event": "start"}, *sender])
+    assert found["rfc6349_ideal_transfer_s"] == pytest.approx(8 * 1e6 / 9.5e6)
+    assert found["rfc6349_transfer_time_ratio"] == pytest.approx(1.0 / (8 * 1e6 / 9.5e6))
+    assert found["rfc6349_tcp_efficiency_pct"] == pytest.approx(100 * (1 - 8_000 / 1_040_000))
+    # while sending (the first four records, the last two repeat the count): one RTT a second
+    assert found["rfc6349_average_rtt_s"] == pytest.approx((0.040 + 0.050 + 0.060 + 0.070) / 4)
+    assert found["rfc6349_buffer_delay_pct"] == pytest.approx(100 * (0.055 - 0.040) / 0.040)
+    assert run_metrics({**row, "proto": "udp"}, sender) == {}
+    assert "rfc6349_tcp_efficiency_pct" not in run_metrics(row, [])          # no records: what the row gives

@@ -35,6 +35,7 @@ _EXPORTS = {
     "delayed_ack_round": "ackclock", "timed_run": "window_chain",
     # a message's delay along a store-and-forward path (document 003)
     "path_delay": "delay", "hop_delays": "delay", "Hop": "delay", "mean_jittered_delay": "delay",
+    "queueing_delay": "delay", "loaded_rtt": "delay",
     # a radar sweep's data split across processing boards (document 000)
     "parallel_split": "partition", "round_robin": "partition",
 }

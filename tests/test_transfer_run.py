@@ -285,8 +285,9 @@ def test_a_tcp_reader_reads_at_most_its_length_per_recv():
         stop.set()
         thread.join(3)
     assert whole.ok and short.ok and short.bytes_delivered == short.bytes_offered
-    # each recv of the short reader takes at most 1 KiB: at least one call per KiB delivered
-    assert short.receiver_syscalls >= short.bytes_delivered / 1024
+    # each recv of the short reader takes at most 1 KiB: at least one call per KiB delivered, but
+    # for what came in with the HELLO (read before its length is known, up to one 256 KiB recv)
+    assert short.receiver_syscalls >= (short.bytes_delivered - 262144) / 1024
     assert whole.receiver_syscalls < whole.bytes_delivered / 8192
     with pytest.raises(UsageError, match="reader"):
         measure("udp", "127.0.0.1", port, mode="bulk", read_bytes=1024)

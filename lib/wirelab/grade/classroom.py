@@ -5,7 +5,8 @@ With ``jobs=1`` submissions are graded one after another in this process
 worker process of its own (spawned, so it starts clean; its testbeds, uid
 and captures are its own; at nice -5, above the programs it tests), and the
 bar counts submissions. Ctrl-C stops
-the workers, whose testbeds come down with them.
+the workers, whose testbeds come down with them. With ``cluster`` (a Dask scheduler's address)
+the submissions are graded on that cluster's workers, each the same way (``spread.py``).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .jail import Policy, require_sandbox
 from .outcome import Graded, Outcome
 from .runner import grade_submission
 
-__all__ = ["grade_class"]
+__all__ = ["grade_class", "lost_submission"]
 
 
 def _start_worker() -> None:
@@ -45,22 +46,29 @@ def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: s
     return grade_submission(name, source, catalogue, report_dir, capture=capture, policy=policy).to_dict()
 
 
-def _lost(name: str, source, catalogue: Catalogue, why: str) -> Graded:
+def lost_submission(name: str, source, catalogue: Catalogue, why: str) -> Graded:
+    """Every test of a submission whose grading process died, as an error with the reason."""
     tests = [Outcome(t.id, "error", f"the grader's worker for this submission died: {why}", 0.0, t.points,
                      t.role, t.proto, t.topic, t.public, t.describe_link()) for t in catalogue.tests]
     return Graded(name, tests, source=str(source))
 
 
 def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
-                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy()) -> list[Graded]:
+                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy(),
+                cluster: str | None = None) -> list[Graded]:
     """Grade every (name, folder), each confined as ``policy`` says (jail.py); per-submission artefacts go
-    to ``report_dir/<name>/``. Returns the results in the order given."""
+    to ``report_dir/<name>/``. Returns the results in the order given. ``cluster``: a Dask scheduler's
+    address: the submissions are graded on its workers instead (``spread.py``; ``jobs`` is then theirs)."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
-    require_sandbox(policy)
     report_dir = Path(report_dir)
     seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
     policy = replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(report_dir.resolve())})))
+    if cluster is not None:
+        from .spread import grade_across
+        return grade_across(submissions, catalogue, report_dir, cluster=cluster, capture=capture, progress=progress,
+                            policy=policy)
+    require_sandbox(policy)
     from tqdm.auto import tqdm
     if jobs == 1:
         results = []
@@ -87,11 +95,11 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 try:
                     found[name] = Graded.from_dict(future.result())
                 except BrokenProcessPool as err:
-                    found[name] = _lost(name, source, catalogue, f"{err}")
+                    found[name] = lost_submission(name, source, catalogue, f"{err}")
                 except KeyboardInterrupt:
                     raise
                 except Exception as err:     # noqa: BLE001 - one submission's disaster is not the class's
-                    found[name] = _lost(name, source, catalogue, repr(err))
+                    found[name] = lost_submission(name, source, catalogue, repr(err))
                 bar.update()
         except KeyboardInterrupt:            # workers clean up their testbeds and uids, then stop
             for process in list(getattr(pool, "_processes", {}).values()):

@@ -44,19 +44,30 @@ def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S,
                   "count": int(rounds), "packet": int(packet), "echo_interval_s": interval_s,
                   "same_clock": False, "clock_offset_s": clock_offset_s, "clock_drift_ppm": clock_drift_ppm,
                   "max_wait": 2.0}
-        done = run_client(link, client_argv(config), deadline, what="the echo client",
-                          fix="lower rounds or interval_s, or raise timeout")
+        if hasattr(link, "call"):      # across hosts: in a's worker itself, no Python started per batch
+            result = link.call("a", _echo_client, config, timeout=deadline - time.monotonic())
+        else:
+            done = run_client(link, client_argv(config), deadline, what="the echo client",
+                              fix="lower rounds or interval_s, or raise timeout")
+            try:
+                result = json.loads(done.stdout)
+            except json.JSONDecodeError:
+                raise TransferError("the echo client printed no Result", "run it by hand to see why") from None
     finally:
         stop.set()
         thread.join(3.0)
-    try:
-        result = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise TransferError("the echo client printed no Result", "run it by hand to see why") from None
     if result.get("error") or result.get("receiver_error"):
         raise TransferError(f"echo rounds failed: {result.get('error') or result.get('receiver_error')}",
                             "check the link is up and the server answers")
     return result
+
+
+def _echo_client(config: dict) -> dict:
+    """The echo client of ``config`` run here (on host a's worker), its Result as a dict."""
+    from ..transfer.measure_client import measure
+    config = dict(config)
+    config.pop("call")
+    return measure(config.pop("proto"), config.pop("host"), config.pop("port"), **config).to_dict()
 
 
 class ClockRounds:

@@ -48,7 +48,7 @@ from .. import link as links
 from ..errors import LinkError, UsageError
 from ..link import workers
 from ..link.commands import GSO_MAX_SEGS
-from ..link.hostshaping import Side
+from ..link.hostshaping import ROOT, Side
 from .calibration import needs_probe
 from .status import LOST
 
@@ -70,9 +70,11 @@ class Pair:
 
     def side(self, key: str) -> Side:
         worker, facts = (self.a, self.facts["a"]) if key == "a" else (self.b, self.facts["b"])
+        ours = facts.get("root_handle") == ROOT          # another sweep's run on this host, in flight
+        segments = facts.get("gso_max_segs")
         return Side(worker.name, facts.get("address") or worker.ip, facts.get("interface") or "eth0",
-                    netem=bool(facts.get("netem")), root_qdisc=facts.get("root_qdisc"),
-                    gso_max_segs=int(facts.get("gso_max_segs") or GSO_MAX_SEGS))
+                    netem=bool(facts.get("netem")), root_qdisc=None if ours else facts.get("root_qdisc"),
+                    gso_max_segs=GSO_MAX_SEGS if ours or segments in (None, 1) else int(segments))
 
     @property
     def root(self) -> dict:
@@ -313,13 +315,12 @@ class Cluster:
                 except Exception as err:      # noqa: BLE001 - the task itself broke: this run fails
                     return self._failed(bound, pair, setting, rep, seed, host_rtt, started,
                                         f"{type(err).__name__} on {pair.b.name}'s worker: {err}")
-                if stop.is_set():
-                    future.cancel()
-                    return None               # interrupted: nothing recorded, resume makes it
                 lost = self._lost(pair)
-                if lost or time.monotonic() > deadline:
-                    future.cancel()
+                if stop.is_set() or lost or time.monotonic() > deadline:
                     self._let_go(token, pair)
+                    self._settle(future, pair)    # its hosts stay held until the task on b has let go too
+                    if stop.is_set() and not lost:
+                        return None               # interrupted: nothing recorded, resume makes it
                     why = (f"{LOST}: {' and '.join(w.name for w in lost)} left the cluster during this run; run the "
                            "sweep again to make it") if lost else \
                         f"{pair.b.name}'s worker sent nothing back within the run's deadline and {SLACK_S:g} s"
@@ -344,6 +345,13 @@ class Cluster:
         row.update(status="failed", error=why, backend="hosts", link_host_a=pair.a.name, link_host_b=pair.b.name,
                    elapsed_s=time.monotonic() - started)
         return setting, rep, [row], {"run_id": row["run_id"], "setting": setting.columns(), "rep": rep, "error": why}
+
+    def _settle(self, future, pair: Pair) -> None:
+        """Wait (at most ``SLACK_S``) for a stopped run's task to end, unless b itself is gone."""
+        until = time.monotonic() + SLACK_S
+        while not future.done() and pair.b not in self._lost(pair) and time.monotonic() < until:
+            time.sleep(POLL_S)
+        future.cancel()
 
     def _lost(self, pair: Pair) -> list:
         """The hosts of ``pair`` the scheduler no longer knows (asked at most every ``POLL_S``)."""

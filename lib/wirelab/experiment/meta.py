@@ -146,7 +146,7 @@ def host_facts(peer: str) -> dict:
     facts.update(interface=device, address=address, peer=peer, python_executable=sys.executable,
                  nic_speed_bps=parse_ethtool_speed(_run(["ethtool", device]) or "") if device else None,
                  mtu=(shown or [{}])[0].get("mtu"), gso_max_segs=(shown or [{}])[0].get("gso_max_segs"),
-                 root_qdisc=roots[0]["kind"] if roots else None)
+                 root_qdisc=roots[0]["kind"] if roots else None, root_handle=roots[0]["handle"] if roots else None)
     if facts["root"]:
         from ..link.capabilities import capabilities
         caps = capabilities()

@@ -130,6 +130,13 @@ class HostsLink(OpenLink):
             return self.peer.exec(argv, timeout=timeout)
         return run_here(self.token, argv, timeout)
 
+    def call(self, host: str, fn, *args, timeout: float = 60.0):
+        """``fn(*args)`` run on ``host`` in its worker's own process (here for b), and its result:
+        for short exchanges that need no program of their own (the clock's echo rounds)."""
+        if self._host(host) == "a":
+            return self.peer.call(fn, *args, timeout=timeout)
+        return fn(*args)
+
     def popen(self, host: str, argv: list[str], *, lasting: bool = False, **kwargs) -> subprocess.Popen:
         if self._host(host) == "a":
             raise UsageError(f"a background program on host a ({self.a.name}) cannot be held from here",

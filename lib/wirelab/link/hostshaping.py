@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from . import commands
 from .spec import Direction, LinkSpec
 
-__all__ = ["Side", "host_commands", "refusal", "DEFAULT_QDISCS", "PRIO", "MARK"]
+__all__ = ["Side", "host_commands", "refusal", "DEFAULT_QDISCS", "ROOT", "MARK"]
 
 #: Root qdiscs the kernel puts on an interface by itself: replacing them loses nothing.
 DEFAULT_QDISCS = {"noqueue", "mq", "fq_codel", "pfifo_fast", "fq", "noop", "pfifo", "cake", "sfq", None}
 #: Our handles: the htb root (its class ``:3`` for the peer), netem in that class, tbf below.
-PRIO, NETEM, TBF = "7a1:", "7a2:", "7a3:"
+ROOT, NETEM, TBF = "7a1:", "7a2:", "7a3:"
 #: The rate of htb's one class: far above any rate shaped below it (htb only sorts).
 SORTER_RATE = "10gbit"
 #: The comment on our iptables rules.
@@ -83,18 +83,18 @@ def _sender(spec: LinkSpec, direction: Direction, me: Side, peer: Side) -> list[
     dev, use_netem = me.device, me.netem and (direction.needs_delay_line or direction.loss)
     if not (direction.rate_bps or use_netem):
         return []
-    cmds = [["tc", "qdisc", "replace", "dev", dev, "root", "handle", PRIO, "htb"],
-            ["tc", "class", "add", "dev", dev, "parent", PRIO, "classid", f"{PRIO}3", "htb", "rate", SORTER_RATE,
+    cmds = [["tc", "qdisc", "replace", "dev", dev, "root", "handle", ROOT, "htb"],
+            ["tc", "class", "add", "dev", dev, "parent", ROOT, "classid", f"{ROOT}3", "htb", "rate", SORTER_RATE,
              "ceil", SORTER_RATE, "quantum", "60000"],
-            ["tc", "filter", "add", "dev", dev, "parent", PRIO, "protocol", "ip", "prio", "1", "u32",
-             "match", "ip", "dst", f"{peer.ip}/32", "flowid", f"{PRIO}3"]]
+            ["tc", "filter", "add", "dev", dev, "parent", ROOT, "protocol", "ip", "prio", "1", "u32",
+             "match", "ip", "dst", f"{peer.ip}/32", "flowid", f"{ROOT}3"]]
     if use_netem:
-        cmds.append(commands.netem(None, dev, direction, handle=NETEM, parent=f"{PRIO}3"))
+        cmds.append(commands.netem(None, dev, direction, handle=NETEM, parent=f"{ROOT}3"))
     if direction.rate_bps:
         if spec.overhead_bytes:
             cmds.append(["ip", "link", "set", "dev", dev, "gso_max_segs", "1"])
         cmds.append(commands.tbf(None, dev, rate_bps=direction.rate_bps, burst_bytes=spec.burst_for(direction),
-                                 limit_bytes=spec.queue_for(direction), parent=f"{NETEM}1" if use_netem else f"{PRIO}3",
+                                 limit_bytes=spec.queue_for(direction), parent=f"{NETEM}1" if use_netem else f"{ROOT}3",
                                  handle=TBF, overhead_bytes=spec.overhead_bytes,
                                  min_frame_bytes=spec.min_frame_bytes))
     return cmds

@@ -192,11 +192,12 @@ class Room:
     def wait_for(self, hosts, deadline: float | None = None) -> None:
         """Poll the scheduler until the workers of ``hosts`` have joined (or fail at the deadline)."""
         from distributed import Client          # the cluster path only: Dask is heavy to import
+        from .workers import workers_now
 
         deadline = deadline or time.monotonic() + START_TIMEOUT_S
         with Client(self.address, timeout=max(deadline - time.monotonic(), 1.0)) as client:
             while True:
-                names = {w.get("name") for w in client.scheduler_info(n_workers=-1)["workers"].values()}
+                names = {w.name for w in workers_now(client).values()}
                 if set(hosts) <= names:
                     return
                 for host in set(hosts) - names:

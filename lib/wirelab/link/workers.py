@@ -57,8 +57,9 @@ def connect(address: str, *, timeout: float = CONNECT_TIMEOUT_S):
 
 
 def workers_now(client) -> dict[str, Worker]:
-    """Every worker the scheduler knows now, by address."""
-    info = client.scheduler_info(n_workers=-1)["workers"]
+    """Every worker the scheduler knows now, by address (asked each time: ``scheduler_info()``
+    returns the client's cached copy, which its own periodic refresh keeps without workers)."""
+    info = client.sync(client.scheduler.identity, n_workers=-1)["workers"]
     return {address: Worker(address, str(w.get("name", address)), w.get("host") or address.split("://")[-1]
                             .rsplit(":", 1)[0]) for address, w in info.items()}
 
@@ -127,6 +128,10 @@ class Peer:
     def exec(self, argv: list[str], *, timeout: float) -> subprocess.CompletedProcess:
         argv = [PYTHON, *argv[1:]] if argv and argv[0] == sys.executable else list(argv)
         return self._wait(self._submit(run_here, self.token, argv, timeout), timeout + 10.0, f"`{argv[0]}`")
+
+    def call(self, fn, *args, timeout: float):
+        """``fn(*args)`` run in that host's worker itself (no program started), and its result."""
+        return self._wait(self._submit(fn, *args), timeout, getattr(fn, "__name__", "a call"))
 
     def guard(self, apply: list[list[str]], undo: list[list[str]], *, timeout: float = 30.0) -> str | None:
         """Apply on that host under a guard; the error, or None when applied."""

@@ -35,6 +35,24 @@ def test_only_the_peers_packets_are_shaped_on_each_senders_interface():
     assert _text(made["a"]["undo"]) == ["tc qdisc del dev eth0 root"]
 
 
+def test_dasks_own_packets_between_the_two_workers_stay_unshaped():
+    # a task's result travels from one worker to the other: on a 100 kbit/s link it starved the run
+    a = Side("pc07", "10.0.0.7", "eth0", keep=(40211,))
+    b = Side("pc08", "10.0.0.8", "eth0", keep=(38001, 8786))          # b's worker, and the scheduler on b
+    made = host_commands(LinkSpec.parse(rate="100kbit", loss="1%"), a, b)
+    lines = _text(made["a"]["apply"])
+    direct = [line for line in lines if line.endswith("flowid 7a1:")]    # htb's own handle: its direct queue
+    assert [line.split("match ip ")[2] for line in direct] == ["sport 40211 0xffff flowid 7a1:",
+                                                               "dport 38001 0xffff flowid 7a1:",
+                                                               "dport 8786 0xffff flowid 7a1:"]
+    assert all(" prio 1 " in line for line in direct)
+    assert " prio 2 " in next(line for line in lines if line.endswith("flowid 7a1:3"))     # the rest: shaped
+    rules = made["b"]["apply"]                       # loss without netem, on b: Dask's packets accepted first
+    assert [r[-1] for r in rules[:4]] == ["ACCEPT"] * 3 + ["DROP"]
+    assert ["--sport", "40211"] == rules[0][rules[0].index("--sport"):][:2]
+    assert len(made["b"]["undo"]) == 4 + 1 and all(r[3] == "-D" for r in made["b"]["undo"][:4])
+
+
 def test_loss_without_netem_is_iptables_on_the_receiver_for_the_peer_only_and_undone_exactly():
     a, b = Side("pc07", "10.0.0.7", "eth0"), Side("pc08", "10.0.0.8", "eth0")
     made = host_commands(LinkSpec.parse(loss="2%", loss_reverse="0"), a, b)

@@ -6,15 +6,10 @@
 
 Design. A host is a Dask worker (``link.workers``); the cluster is any running scheduler
 (``SSHCluster`` over a room's PCs, or ``dask scheduler`` and ``dask worker`` on each PC).
-Decided once, before the runs (``Cluster``): the workers of every pair, by name, address or
-IP (a PC that is missing is an error naming it and the command that starts it); each side's
-facts, collected on its own worker (``meta.host_facts``: host name, kernel, congestion
-control, qdisc, offloads, NIC speed, wirelab version: meta.json's ``hosts``); each pair
-probed end to end (echo rounds: its round trip); whether it can be shaped (both workers
-root) and, if not, one warning that its runs go unshaped and are predicted for the real path
-(``HostsLayer.path_params``: the NIC's speed, a cable's 38 B a frame, the probed round trip).
-The plan is the runner's (``plan.py``) with this module's link layer (backend ``hosts``);
-engines do not change.
+Decided once, before the runs (``hostpairs.find_pairs``): the workers of every pair, each
+side's facts (meta.json's ``hosts``), each pair's round trip, whether it can be shaped. The
+plan is the runner's (``plan.py``) with ``hostpairs.HostsLayer`` as its link layer (backend
+``hosts``); engines do not change.
 
 Each run is one Dask task on b's worker (``_run_on_b``): the runner's own ``run_one`` with
 the plan bound to its pair, which opens a ``link.hosts.HostsLink`` (tc under a guard on each
@@ -41,114 +36,18 @@ import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 
-from .. import link as links
-from ..errors import LinkError, UsageError
 from ..link import workers
-from ..link.commands import GSO_MAX_SEGS
-from ..link.hostshaping import ROOT, Side
 from .calibration import needs_probe
+from .hostpairs import HostsLayer, Pair, find_pairs
 from .status import LOST
 
-__all__ = ["Cluster", "HostsLayer", "Pair", "SLACK_S"]
+__all__ = ["Cluster", "SLACK_S"]
 
 #: Seconds a run's task may take beyond its deadline: its link's guards and two clock batches.
 SLACK_S = 60.0
 POLL_S = 0.25
-SETUP_TIMEOUT_S = 120.0
-
-
-@dataclass
-class Pair:
-    """Two hosts, a sends to b: their workers, each side's facts, the probed round trip."""
-    a: workers.Worker
-    b: workers.Worker
-    facts: dict
-    rtt_s: float | None = None
-
-    def side(self, key: str) -> Side:
-        worker, facts = (self.a, self.facts["a"]) if key == "a" else (self.b, self.facts["b"])
-        ours = facts.get("root_handle") == ROOT          # another sweep's run on this host, in flight
-        segments = facts.get("gso_max_segs")
-        return Side(worker.name, facts.get("address") or worker.ip, facts.get("interface") or "eth0",
-                    netem=bool(facts.get("netem")), root_qdisc=None if ours else facts.get("root_qdisc"),
-                    gso_max_segs=GSO_MAX_SEGS if ours or segments in (None, 1) else int(segments))
-
-    @property
-    def root(self) -> dict:
-        return {"a": bool(self.facts["a"].get("root")), "b": bool(self.facts["b"].get("root"))}
-
-    @property
-    def label(self) -> str:
-        return f"{self.a.name} → {self.b.name}"
-
-    @property
-    def nic_bps(self) -> float | None:
-        speeds = [f.get("nic_speed_bps") for f in self.facts.values() if f.get("nic_speed_bps")]
-        return min(speeds) if speeds else None
-
-    def summary(self) -> dict:
-        return {"a": self.a.name, "b": self.b.name, "root": self.root, "path_rtt_s": self.rtt_s,
-                "nic_speed_bps": self.nic_bps, "facts": self.facts}
-
-
-class HostsLayer:
-    """The link layer of a sweep across hosts: what the plan asks (``backend_for``, ``wire_of``,
-    ``carriage``, ``facts``, ``sender_sysctls``, ``path_params``) and, bound to a pair for one run
-    on b's worker (``bound``), ``open``."""
-
-    backend = "hosts"
-    wire_of = staticmethod(links.wire_of)
-
-    def __init__(self, pairs: list[Pair], *, pair: Pair | None = None, token: str | None = None):
-        self.pairs, self.pair, self.token = pairs, pair, token
-
-    def bound(self, pair: Pair, token: str) -> "HostsLayer":
-        return HostsLayer([pair], pair=pair, token=token)
-
-    def backend_for(self, specs, requested: str = "auto", caps=None) -> str:
-        if requested not in ("auto", "hosts"):
-            raise UsageError(f"a sweep across hosts runs on the hosts backend, not {requested}",
-                             "leave the backend unset")
-        return "hosts"
-
-    @staticmethod
-    def carriage(backend: str, proto: str) -> str:
-        return "packets"          # the programs' own packets cross the path
-
-    def facts(self) -> dict:
-        return {"pairs": [p.summary() for p in self.pairs]}
-
-    def sender_sysctls(self) -> dict:
-        """The sysctls of the (first) sending host: its TCP timestamps and congestion control."""
-        return self.pairs[0].facts["a"].get("sysctls") or {}
-
-    def path_params(self, setting) -> tuple[dict, str]:
-        """What the model predicts a run of ``setting`` on: its own link, or where the pair cannot
-        be shaped (not root) the real path: the NIC's speed, a cable's framing, the probed RTT."""
-        pair = self.pair
-        if pair is None or all(pair.root.values()) or links.wire_of(setting.link) == "none":
-            return setting.params, links.wire_of(setting.link)
-        half = (pair.rtt_s or 0.0) / 2
-        return ({**setting.params, "rate_bps": pair.nic_bps, "rate_reverse_bps": None, "delay_s": half,
-                 "jitter_s": None, "loss": 0.0, "loss_reverse": None, "link_wire": "real"},
-                "real" if pair.nic_bps else "none")
-
-    def open(self, spec, *, backend: str = "hosts", seed=None, name: str = "run"):
-        if self.pair is None:
-            raise UsageError("a link across hosts opens on host b's worker, within a sweep",
-                             "run the experiment (wirelab.experiment.run) with hosts and cluster")
-        if not isinstance(spec, links.LinkSpec):
-            raise UsageError(f"across hosts a run has one link, not a {type(spec).__name__}",
-                             "run topologies (the five-node network) in namespaces on one machine")
-        from distributed import get_client
-        from ..link.hosts import HostsLink
-        from .clockrounds import ClockRounds
-        pair = self.pair
-        return HostsLink(spec, a=pair.side("a"), b=pair.side("b"), peer=workers.Peer(get_client(), pair.a, self.token),
-                         token=self.token, root=pair.root, clock=ClockRounds())
 
 
 def _run_on_b(plan, setting, rep: int, seed: int, capture: bool, host_rtt_s) -> dict:
@@ -163,13 +62,6 @@ def _run_on_b(plan, setting, rep: int, seed: int, capture: bool, host_rtt_s) -> 
         return {"rows": rows, "raw": raw, "capture": made.read_bytes() if made else None}
 
 
-def _probe_pair(layer: HostsLayer) -> dict:
-    """On b's worker: an unshaped link to a and back, for the pair's round trip and clocks."""
-    with layer.open(links.LinkSpec()) as link:
-        pass
-    return link.describe()
-
-
 class Cluster:
     """The hosts of a sweep (see the module docstring). ``layer`` is its plan's link layer;
     ``runs(plan, batch, ...)`` yields ``(setting, rep, rows, raw)`` as each run ends."""
@@ -180,7 +72,7 @@ class Cluster:
         self._alive_at, self._alive = 0.0, set()
         self._lock = threading.Lock()
         try:
-            self.pairs = self._pairs(experiment.hosts)
+            self.pairs = find_pairs(self.client, experiment)
         except BaseException:
             self.close()
             raise
@@ -200,33 +92,6 @@ class Cluster:
     # -- before the runs ----------------------------------------------------------------
     def _submit(self, worker, fn, *args):
         return self.client.submit(fn, *args, workers=[worker.address], allow_other_workers=False, pure=False)
-
-    def _pairs(self, hosts) -> list[Pair]:
-        from .meta import host_facts
-        found = workers.find(self.client, sorted({h for pair in hosts for h in pair}))
-        ends = [(found[a], found[b]) for a, b in hosts]
-        facts = [{"a": self._submit(a, host_facts, b.ip), "b": self._submit(b, host_facts, a.ip)} for a, b in ends]
-        pairs = [Pair(a, b, {k: f.result(timeout=SETUP_TIMEOUT_S) for k, f in got.items()})
-                 for (a, b), got in zip(ends, facts)]
-        probes = [self._submit(p.b, _probe_pair, HostsLayer([p]).bound(p, f"probe-{uuid.uuid4().hex[:8]}"))
-                  for p in pairs]
-        for pair, probe in zip(pairs, probes):
-            try:
-                described = probe.result(timeout=SETUP_TIMEOUT_S)
-            except Exception as err:       # noqa: BLE001 - said with the pair's names
-                raise LinkError(f"{pair.a.name} cannot run a program against {pair.b.name} ({err})",
-                                "check both workers run wirelab (make setup) and that nothing blocks "
-                                "UDP between them") from None
-            pair.rtt_s = described.get("path_rtt_s")
-        shaping = any(links.wire_of(s.link) != "none" for s in self.experiment.settings())
-        for pair in pairs:
-            if shaping and not all(pair.root.values()):
-                who = " and ".join(w.name for w, key in ((pair.a, "a"), (pair.b, "b")) if not pair.root[key])
-                speed = f"{pair.nic_bps / 1e6:g} Mbit/s" if pair.nic_bps else "an unknown speed"
-                print(f"wirelab: {who} is not root: runs {pair.label} go unshaped and are predicted for the real "
-                      f"path ({speed} NIC, {1e3 * (pair.rtt_s or 0):.2f} ms round trip); start the worker "
-                      "with sudo to shape", file=sys.stderr)
-        return pairs
 
     # -- the runs ---------------------------------------------------------------------------
     def runs(self, plan, batch, *, experiment, folder):

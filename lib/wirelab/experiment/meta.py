@@ -143,7 +143,7 @@ def host_facts(peer: str) -> dict:
     facts = collect(devices=(device,) if device else ())
     shown = json.loads(_run(["ip", "-j", "-d", "link", "show", "dev", device]) or "[{}]") if device else [{}]
     roots = [q for q in facts["qdiscs"] if q["dev"] == device and q["parent"] in ("root", None)]
-    facts.update(interface=device, address=address, peer=peer, python_executable=sys.executable,
+    facts.update(interface=device, address=address, peer=peer,
                  nic_speed_bps=parse_ethtool_speed(_run(["ethtool", device]) or "") if device else None,
                  mtu=(shown or [{}])[0].get("mtu"), gso_max_segs=(shown or [{}])[0].get("gso_max_segs"),
                  root_qdisc=roots[0]["kind"] if roots else None, root_handle=roots[0]["handle"] if roots else None)

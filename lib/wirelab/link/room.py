@@ -148,8 +148,7 @@ class Room:
     def _start(self) -> None:
         info = self._dir / "scheduler.json"
         self._scheduler = self._spawn(self.switch, "scheduler", [
-            "-m", "distributed.cli.dask_scheduler", "--host", self.ip("sw"), "--port", "0",
-            "--no-dashboard", "--scheduler-file", str(info)])
+            "scheduler", "--host", self.ip("sw"), "--port", "0", "--no-dashboard", "--scheduler-file", str(info)])
         deadline = time.monotonic() + START_TIMEOUT_S
         while not info.is_file():
             self._alive(self._scheduler, "the scheduler", deadline)
@@ -164,15 +163,16 @@ class Room:
         scratch.mkdir(exist_ok=True)
         os.chmod(scratch, 0o1777)
         proc = self._spawn(self.namespaces[self._host(host)], host, [
-            "-m", "distributed.cli.dask_worker", self.address, "--name", host, "--host", self.ip(host),
+            "worker", self.address, "--name", host, "--host", self.ip(host),
             "--nthreads", str(self.nthreads), "--no-nanny", "--no-dashboard", "--local-directory", str(scratch)],
             as_nobody=host in self.non_root)
         self.workers[host] = proc
         return proc
 
     def _spawn(self, ns: str, what: str, argv: list[str], *, as_nobody: bool = False) -> subprocess.Popen:
+        """``dask ARGV`` (the command the README gives a lab room) inside ``ns``."""
         user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if as_nobody else []
-        full = commands.netns_exec(ns, [*user, sys.executable, *argv])
+        full = commands.netns_exec(ns, [*user, *_dask(), *argv])
         self.log.append(" ".join(full))
         log = open(self._dir / f"{what}.log", "ab")
         try:
@@ -224,6 +224,12 @@ class Room:
                              "owner_start": cleanup.process_start(os.getpid()), "backend": "room",
                              "namespaces": [self.switch, *self.namespaces.values()],
                              "hosts": dict(self.namespaces), "subnet": str(self.subnet), "created": time.time()})
+
+
+def _dask() -> list[str]:
+    """The ``dask`` command of this Python's environment (beside it), else through Python itself."""
+    script = Path(sys.executable).with_name("dask")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "dask"]
 
 
 def _free_subnet() -> ipaddress.IPv4Network:

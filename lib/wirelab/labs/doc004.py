@@ -354,7 +354,7 @@ EXERCISES = {
 }
 
 
-#: Notebook 11: task 2.1 (tbf's rate, iperf3) between two machines.
+#: Notebook 12: task 2.1 (tbf's rate, iperf3) between two machines.
 ACROSS = {"rates": FULL["rates"], "seconds": FULL["seconds"], "repetitions": FULL["repetitions"],
           "congestion": FULL["congestion"], "engine": "iperf3"}
 ACROSS_QUICK = {"rates": QUICK["rates"], "seconds": QUICK["seconds"], "repetitions": QUICK["repetitions"]}
@@ -365,5 +365,5 @@ def across_hosts(hosts, cluster: str, *, quick: bool = False, **given) -> Experi
     Dask workers of the client and the server (``{"a": "pc07", "b": "pc08"}``, or a list of such
     pairs), ``cluster`` the scheduler's address (``wirelab.experiment.cluster``)."""
     v = values(ACROSS, ACROSS_QUICK, quick, given)
-    return Experiment("11-rate-across", engine=v["engine"], proto="tcp", workload="time", time=v["seconds"],
+    return Experiment("rate-across", engine=v["engine"], proto="tcp", workload="time", time=v["seconds"],
                       rate=v["rates"], cc=v["congestion"], reps=v["repetitions"], hosts=hosts, cluster=cluster)

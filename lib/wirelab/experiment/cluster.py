@@ -89,7 +89,6 @@ class Cluster:
             self.client.close()
             self.client = None
 
-    # -- before the runs ----------------------------------------------------------------
     def _submit(self, worker, fn, *args):
         return self.client.submit(fn, *args, workers=[worker.address], allow_other_workers=False, pure=False)
 
@@ -123,8 +122,8 @@ class Cluster:
             for driver in drivers:
                 driver.join(timeout=SLACK_S)
         if todo:
-            print(f"wirelab: {len(todo)} run(s) not made: every pair lost a host; start its worker again and "
-                  "run the sweep again to make them", file=sys.stderr)
+            print(f"wirelab: {len(todo)} run(s) not made: no pair of hosts is left to take them; start the missing "
+                  "workers again and run the sweep again to make them", file=sys.stderr)
 
     def _drive(self, pair: Pair, plan, todo: deque, ended: queue.Queue, stop: threading.Event,
                flights: dict, folder) -> None:
@@ -138,25 +137,36 @@ class Cluster:
                 setting, rep = todo.popleft()
             except IndexError:
                 return
-            held = []
+            held, item = [], None
             try:
                 for hold in holds:
-                    while not hold.acquire(timeout=POLL_S):
-                        if stop.is_set() or self._lost(pair):
-                            break
-                    else:
-                        held.append(hold)
-                        continue
-                    break
+                    if not self._hold(hold, pair, stop):
+                        break
+                    held.append(hold)
                 if len(held) < len(holds):
                     todo.appendleft((setting, rep))       # another pair (or a resume) makes it
                     return
                 item = self._one(pair, plan, setting, rep, stop, flights, folder)
+            except Exception as err:          # noqa: BLE001 - the scheduler gone, say: this pair stops
+                todo.appendleft((setting, rep))
+                print(f"wirelab: {pair.label} takes no more runs ({type(err).__name__}: {err})", file=sys.stderr)
+                return
             finally:
                 for hold in held:
-                    hold.release()
+                    try:
+                        hold.release()
+                    except Exception:         # noqa: BLE001 - its lease lapses on the scheduler by itself
+                        pass
             if item is not None:
                 ended.put(item)
+
+    def _hold(self, hold, pair: Pair, stop) -> bool:
+        """Take ``hold`` (a host's semaphore), waiting while another run has that host; False when
+        the sweep stops or the pair loses a host first."""
+        while not hold.acquire(timeout=POLL_S):
+            if stop.is_set() or self._lost(pair):
+                return False
+        return True
 
     def _one(self, pair: Pair, plan, setting, rep: int, stop, flights: dict, folder):
         token = uuid.uuid4().hex[:12]
@@ -172,24 +182,25 @@ class Cluster:
         future = self._submit(pair.b, _run_on_b, bound, setting, rep, seed, self.experiment.capture, host_rtt)
         try:
             while True:
+                broke = None
                 try:
                     got = future.result(timeout=POLL_S)
                     break
                 except TimeoutError:
                     pass
                 except Exception as err:      # noqa: BLE001 - the task itself broke: this run fails
-                    return self._failed(bound, pair, setting, rep, seed, host_rtt, started,
-                                        f"{type(err).__name__} on {pair.b.name}'s worker: {err}")
-                lost = self._lost(pair)
-                if stop.is_set() or lost or time.monotonic() > deadline:
-                    self._let_go(token, pair)
-                    self._settle(future, pair)    # its hosts stay held until the task on b has let go too
-                    if stop.is_set() and not lost:
-                        return None               # interrupted: nothing recorded, resume makes it
-                    why = (f"{LOST}: {' and '.join(w.name for w in lost)} left the cluster during this run; run the "
-                           "sweep again to make it") if lost else \
-                        f"{pair.b.name}'s worker sent nothing back within the run's deadline and {SLACK_S:g} s"
-                    return self._failed(bound, pair, setting, rep, seed, host_rtt, started, why)
+                    broke = f"{type(err).__name__} on {pair.b.name}'s worker: {err}"
+                lost, late = self._lost(pair), time.monotonic() > deadline
+                if not (broke or lost or late or stop.is_set()):
+                    continue
+                self._let_go(token, pair)
+                self._settle(future, pair)        # its hosts stay held until the task on b has let go too
+                if stop.is_set() and not lost:
+                    return None                   # interrupted: nothing recorded, resume makes it
+                why = (f"{LOST}: {' and '.join(w.name for w in lost)} left the cluster during this run; run the "
+                       "sweep again to make it") if lost else broke or \
+                    f"{pair.b.name}'s worker sent nothing back within the run's deadline and {SLACK_S:g} s"
+                return self._failed(bound, pair, setting, rep, seed, host_rtt, started, why)
         finally:
             flights.pop(token, None)
         rows, raw = got["rows"], got["raw"]
@@ -213,9 +224,13 @@ class Cluster:
 
     def _settle(self, future, pair: Pair) -> None:
         """Wait (at most ``SLACK_S``) for a stopped run's task to end, unless b itself is gone."""
+        from distributed import wait
         until = time.monotonic() + SLACK_S
         while not future.done() and pair.b not in self._lost(pair) and time.monotonic() < until:
-            time.sleep(POLL_S)
+            try:
+                wait(future, timeout=POLL_S)
+            except TimeoutError:
+                pass
         future.cancel()
 
     def _lost(self, pair: Pair) -> list:

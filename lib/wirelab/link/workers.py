@@ -137,7 +137,8 @@ class Peer:
         """Apply on that host under a guard; the error, or None when applied."""
         return self._wait(self._submit(guard_here, self.token, apply, undo), timeout, "shaping")
 
-    def release(self, *, timeout: float = 30.0) -> None:
+    def release(self) -> None:
+        """That host ends the run's programs and undoes its shaping (``release_here``)."""
         self.client.run(release_here, self.token, workers=[self.worker.address], wait=True)
 
 

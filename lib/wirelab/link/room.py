@@ -50,7 +50,7 @@ class Room:
             raise UsageError(f"a room needs distinct host names, not {hosts}", "e.g. Room(['a1', 'b1'])")
         if not cleanup.valid_name(name):
             raise UsageError(f"room name {name!r} is not lowercase letters, digits, - or _", "e.g. room")
-        self.hosts, self.non_root, self.nthreads = hosts, set(non_root), nthreads
+        self.name, self.hosts, self.non_root, self.nthreads = name, hosts, set(non_root), nthreads
         self.id = cleanup.testbed_id(name, os.getpid())
         self.switch = f"{self.id}-sw"
         self.namespaces = {h: f"{self.id}-{h}" for h in hosts}
@@ -59,6 +59,7 @@ class Room:
         self.workers: dict[str, subprocess.Popen] = {}
         self._scheduler: subprocess.Popen | None = None
         self._dir: Path | None = None
+        self._created = time.time()
         self.log: list[str] = []
 
     # -- life cycle ---------------------------------------------------------------------
@@ -79,6 +80,7 @@ class Room:
             self._save_state()
             self._build()
             self._start()
+            self._save_state()
         except BaseException:
             self.close()
             raise
@@ -220,10 +222,12 @@ class Room:
         return json.loads(done.stdout or "[]")
 
     def _save_state(self) -> None:
-        cleanup.write_state({"id": self.id, "name": "room", "owner": os.getpid(),
-                             "owner_start": cleanup.process_start(os.getpid()), "backend": "room",
+        cleanup.write_state({"id": self.id, "name": self.name, "owner": os.getpid(),
+                             "owner_start": cleanup.process_start(os.getpid()), "backend": "room", "up": True,
                              "namespaces": [self.switch, *self.namespaces.values()],
-                             "hosts": dict(self.namespaces), "subnet": str(self.subnet), "created": time.time()})
+                             "hosts": dict(self.namespaces), "subnet": str(self.subnet), "created": self._created,
+                             "link": f"hosts {', '.join(self.hosts)} on {self.subnet}, scheduler "
+                                     f"{self.address or '(starting)'}"})
 
 
 def _dask() -> list[str]:

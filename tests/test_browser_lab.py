@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(WHY_NOT is not None, reaso
 #: a cell's worth of time in quick mode is seconds; a notebook's, about a minute on 2 busy cores
 NOTEBOOK_TIMEOUT_S = 420
 PYSHARK_CELLS = [
-    "import os\nfrom wirelab.capture.wireshark import PysharkLive, pyshark_packets\nfrom wirelab.transfer import run_pair",
+    "import os\nfrom wirelab.capture import PysharkLive, pyshark_packets\nfrom wirelab.transfer import run_pair",
     'udpr = b"UDPRFILE".hex(":")          # the udpr transfer of captures/ppcb.pcapng\n'
     'rows = pyshark_packets("../captures/ppcb.pcapng", display_filter=f"ppcb.type == 5 and ppcb.session_id == {udpr}",\n'
     '                       fields={"no": "ppcb.packet_no"})\nprint("FILE", list(rows["no"]), list(rows["highest_layer"]))',

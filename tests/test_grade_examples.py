@@ -1,12 +1,14 @@
 """The example class graded for real: the correct submissions (C and Python) score 100 % on the whole
 catalogue; each broken one fails exactly the tests its bug touches (data/example-class/expected.toml),
-the ones that loop, fork or flood cost only their own tests, and the grader's reports say why."""
+the ones that loop, fork or flood cost only their own tests, and the grader's reports say why; the
+same grading in each platform's shape (--format) is what the platforms' documentation accepts."""
 import json
 import subprocess
 import sys
 
 import pytest
 
+from platform_schemas import canvas_problems, gradescope_problems, moodle_problems, prairielearn_problems
 from wirelab.grade import check_expected, find_submissions, grade_class, load_catalogue, load_expected
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -22,6 +24,7 @@ def test_the_class_on_a_quick_slice_fails_exactly_as_expected(project_root, tmp_
     out = tmp_path / "reports"
     done = subprocess.run([sys.executable, "-m", "wirelab", "grade", "--class", str(class_dir), "--jobs", "4",
                            "--only", ",".join(QUICK), "--out", str(out), "--json",
+                           "--format", "gradescope,prairielearn,gradebook",
                            "--expect", str(class_dir / "expected.toml")],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]          # --expect: every failure as expected.toml says
@@ -47,10 +50,20 @@ def test_the_class_on_a_quick_slice_fails_exactly_as_expected(project_root, tmp_
     failed = json.loads((out / "accepts-out-of-order" / "report.json").read_text())
     capture = next(t["capture"] for t in failed["tests"] if t["id"] == "server-udpr-out-of-order")
     from scapy.utils import rdpcap
-    from wirelab.capture.ppcb_scapy import PPCB
+    from wirelab.capture.ppcb_scapy import PPCB, bind_ppcb
+    bind_ppcb()                                       # rdpcap: port 5000 is PPCB
     seen = [p[PPCB].mysummary() for p in rdpcap(str(out / "accepts-out-of-order" / capture)) if PPCB in p]
     assert any("DATA" in s and "packet 2" in s for s in seen) and any("ACC" in s and "packet 2" in s for s in seen)
     assert not (out / "correct-c" / "captures" / "server-udpr-out-of-order.pcapng").exists()
+    total = sum(t.points for t in load_catalogue().select(QUICK).tests)
+    for name, percent in scores.items():                 # each platform's file: valid, and the --json score
+        gs = json.loads((out / name / "gradescope.json").read_text())
+        assert gradescope_problems(gs) == [] and 100 * gs["score"] / total == pytest.approx(percent, abs=0.05)
+        pl = (out / name / "prairielearn.json").read_bytes()
+        assert prairielearn_problems(pl) == [] and 100 * json.loads(pl)["score"] == pytest.approx(percent, abs=0.05)
+    assert canvas_problems((out / "gradebook-canvas.csv").read_text()) == []
+    assert moodle_problems((out / "gradebook-moodle.csv").read_text(), users=set(names), identifier="Username",
+                           grades=["PPCB"]) == []
 
 
 def test_correct_submissions_in_c_and_python_score_100_on_the_whole_catalogue(project_root, tmp_path):

@@ -7,6 +7,15 @@ reach the venv and Python even when they live under /root (tests/unprivileged.py
 copy of the labs it owns. Without root the whole suite already is that run
 (tests/test_notebooks.py), so this one skips.
 
+The copy is installed as the course image installs it (.binder/, repo2docker's
+conventions for Binder and JupyterHub, whose notebooks run without root): nobody runs
+``.binder/postBuild`` in a fresh venv (wirelab editable from the copy, then the capture
+reader's kernels compiled), whose other packages are the suite's (a .pth file, and
+JUPYTER_PATH for Jupyter's data: conda's environment.yml is what repo2docker installs them
+from); every lab then runs on that venv.
+This adds about 40 s once (pip, about 10 s, and numba's compiling, which a lab would
+otherwise do itself), not a second run of the labs.
+
 What this run checks is the path without root (loopback, or a note of what needs root), not
 quick mode's measurements, which the root run (tests/test_browser_lab.py) makes in full: where
 quick mode spends long on measuring, this run gives smaller values (``wirelab report -p``, set
@@ -56,16 +65,33 @@ def workspace(tmp_path_factory):
     # the data a lab reads (reference tables, the example class), not the runs saved here
     shutil.copytree(ROOT / "data", ws / "data", ignore=lambda folder, names:
                     ["runs"] if Path(folder) == ROOT / "data" else [])
+    for name in ("pyproject.toml", "README.md", ".binder"):          # what the course image's install reads
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy2)(ROOT / name, ws / name)
     for folder in (ws / "data" / "runs", ws / "home", ws / "reports"):
         folder.mkdir(parents=True)
+    _fresh_venv(ws / "venv")
     for path in [ws, *ws.rglob("*")]:
         os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    done = run_as_nobody(ws, [str(ws / ".binder" / "postBuild")], timeout=900)
+    assert done.returncode == 0, f"postBuild as nobody: {done.stderr.strip()[-2000:]}"
     return ws                          # under pytest's 0700 temp root: run_as_nobody exposes it
 
 
+def _fresh_venv(venv: Path) -> None:
+    """A new venv that sees the suite's packages (not its wirelab: a .pth adds the folder only, whose
+    own .pth files, the editable wirelab's among them, are not read) and has no wirelab of its own."""
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
+    site = next(Path(p) for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
+    mine = next((venv / "lib").glob("python*/site-packages"))
+    (mine / "suite-packages.pth").write_text(f"{site}\n")
+
+
 def run_as_nobody(ws: Path, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
-    env = {"HOME": str(ws / "home"), "PYTHONPATH": str(ws / "lib"), "LANG": "C.UTF-8",
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin",
+    """``argv`` as nobody in ``ws``, its ``python`` the course image's venv (``ws/venv``)."""
+    env = {"HOME": str(ws / "home"), "LANG": "C.UTF-8",
+           # the suite's Jupyter data (nbconvert's templates, the kernel spec), as its packages: a .pth
+           "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter"),
+           "PATH": os.pathsep.join([str(ws / "venv" / "bin"), "/usr/local/bin", "/usr/bin", "/bin",
                                     "/usr/sbin", "/sbin"])}
     expose = [sys.prefix, sys.base_prefix, str(ws)]
     command = ["unshare", "--mount", "--propagation", "private", "--", sys.executable,
@@ -75,7 +101,7 @@ def run_as_nobody(ws: Path, argv: list[str], timeout: float) -> subprocess.Compl
 
 
 def test_nobody_has_no_privileges_but_has_the_kit(workspace):
-    done = run_as_nobody(workspace, [sys.executable, "-c", "import os, wirelab; from wirelab.link import "
+    done = run_as_nobody(workspace, ["python", "-c", "import os, wirelab; from wirelab.link import "
                                      "capabilities; print(os.geteuid(), wirelab.__file__); "
                                      "print(capabilities().describe())"], timeout=120)
     assert done.returncode == 0, done.stderr
@@ -87,7 +113,7 @@ def test_nobody_has_no_privileges_but_has_the_kit(workspace):
 def test_notebook_runs_without_root(workspace, path):
     notebook = workspace / "notebooks" / path.name
     smaller = [arg for name, value in SMALLER.get(path.name[:2], {}).items() for arg in ("-p", name, repr(value))]
-    done = run_as_nobody(workspace, [sys.executable, "-m", "wirelab", "report", str(notebook),
+    done = run_as_nobody(workspace, ["python", "-m", "wirelab", "report", str(notebook),
                                      "--out", str(workspace / "reports"), *smaller], timeout=900)
     assert done.returncode == 0, f"as nobody: {done.stderr.strip()[-2000:]}"
     executed = json.loads((workspace / "reports" / path.name).read_text())

@@ -4,51 +4,70 @@ The expected answers are computed by ``wirelab.model`` when asked, never
 stored, so an exercise stays right if a parameter changes. Each lab keeps its
 own (``wirelab.labs.docNNN.EXERCISES``); ``check`` finds them by name.
 
-Seeded exercises give each student a link of their own, drawn from their
-student id, so answers cannot simply be copied from a neighbour::
+Each student gets a link of their own, drawn from their course and their
+student id, so answers cannot simply be copied from a neighbour (nor from last
+year's course). Every lab asks the questions that depend on a link on the
+student's link (``wirelab.labs.docNNN.exercises(link)``), and five more are
+asked on it alone (``seeded_exercises``). ``answer_key`` gives the instructor
+every student's link and expected answers (``wirelab exercises key``)::
 
-    >>> my_link("s1234567")["rate"]                     # doctest: +SKIP
+    >>> my_link("s1234567", course="net-2026")["rate"]                        # doctest: +SKIP
     '20mbit'
-    >>> check("udpr_goodput", 1.23, student="s1234567")  # doctest: +SKIP
+    >>> check("udpr_goodput", 1.23, student="s1234567", course="net-2026")   # doctest: +SKIP
 """
 from __future__ import annotations
 
 from .errors import UsageError
 from .labs import doc000, doc001, doc002, doc003, doc004
-from .labs.lab import Exercise
+from .labs.lab import Exercise, Link
 from .model import predict
 
-__all__ = ["Exercise", "EXERCISES", "check", "my_link", "seeded_exercises", "describe_link"]
+__all__ = ["Exercise", "EXERCISES", "LABS", "check", "my_link", "student_link", "seeded_exercises",
+           "student_exercises", "describe_link", "answer_key", "read_roster"]
 
-#: Every lab's exercises by name (each lab module holds its own: ``wirelab.labs.docNNN.EXERCISES``).
-EXERCISES = {**doc002.EXERCISES, **doc003.EXERCISES, **doc001.EXERCISES, **doc000.EXERCISES, **doc004.EXERCISES}
+#: Each lab module, by the name its exercises are listed under in the answer key.
+LABS = {"doc000": doc000, "doc001": doc001, "doc002": doc002, "doc003": doc003, "doc004": doc004}
+#: Every lab's exercises on the documents' own numbers, by name (``wirelab.labs.docNNN.EXERCISES``).
+EXERCISES = {name: e for lab in LABS.values() for name, e in lab.EXERCISES.items()}
 
 #: What a student's link is drawn from (typical lab values; every combination is sensible).
 CHOICES = {"rate": ["2mbit", "5mbit", "10mbit", "20mbit", "50mbit"], "delay": ["5ms", "10ms", "20ms", "40ms"],
            "loss": ["0.5%", "1%", "2%", "5%"], "data": [500, 1000, 1400], "max_wait": ["0.2s", "0.5s", "1s"]}
 
 
-def my_link(student: str) -> dict:
-    """The link parameters of ``student`` (any id: matriculation number, e-mail, login): the same id
-    always gives the same link; another id almost surely another."""
+def my_link(student: str, course: str = "") -> dict:
+    """The link parameters of ``student`` (any id: matriculation number, e-mail, login) in ``course``
+    (any name; "" for none): the same pair always gives the same link; another student, or the same
+    student in another course, almost surely another."""
     import hashlib
     import random
-    if not str(student).strip():
+    student, course = str(student).strip(), str(course or "").strip()
+    if not student:
         raise UsageError("an empty student id", "give your student id, e.g. my_link('s1234567')")
-    rng = random.Random(hashlib.sha256(str(student).strip().encode()).digest())
+    seed = student if not course else f"{course}\x00{student}"       # no course: the links given before
+    rng = random.Random(hashlib.sha256(seed.encode()).digest())
     return {name: rng.choice(values) for name, values in CHOICES.items()}
 
 
-def describe_link(student: str) -> str:
-    link = my_link(student)
+def student_link(student: str, course: str = "") -> Link:
+    """``my_link`` in SI units, as the labs' ``exercises(link)`` take it."""
+    from . import units
+    link = my_link(student, course)
+    return Link(rate_bps=units.parse_rate(link["rate"]), delay_s=units.parse_time(link["delay"]),
+                loss=units.parse_fraction(link["loss"]), data=int(link["data"]),
+                max_wait_s=units.parse_time(link["max_wait"]))
+
+
+def describe_link(student: str, course: str = "") -> str:
+    link = my_link(student, course)
     return (f"your link: {link['rate']}, {link['delay']} one way, {link['loss']} loss each way; "
             f"udpr DATA of {link['data']} B, MAX_WAIT {link['max_wait']}")
 
 
-def seeded_exercises(student: str) -> dict[str, Exercise]:
-    """Exercises on ``student``'s own link (see ``my_link``); answers from ``wirelab.model``."""
+def seeded_exercises(student: str, course: str = "") -> dict[str, Exercise]:
+    """Five exercises asked on ``student``'s link alone (see ``my_link``); answers from ``wirelab.model``."""
     from . import units
-    link = my_link(student)
+    link = my_link(student, course)
     rate, delay = units.parse_rate(link["rate"]), units.parse_time(link["delay"])
     loss, wait, data = units.parse_fraction(link["loss"]), units.parse_time(link["max_wait"]), link["data"]
     where = f"({link['rate']}, {link['delay']} one way, real Ethernet wire)"
@@ -76,10 +95,20 @@ def seeded_exercises(student: str) -> dict[str, Exercise]:
     }
 
 
-def check(name: str, answer: float | None, *, student: str | None = None) -> str:
-    """Compare ``answer`` with the model; returns (and prints) a one-line verdict.
-    With ``student``, ``name`` is one of that student's seeded exercises."""
-    exercises = seeded_exercises(student) if student is not None else EXERCISES
+def student_exercises(student: str | None = None, course: str = "") -> dict[str, Exercise]:
+    """Every exercise as ``student`` of ``course`` is asked it: each lab's on the student's link, and the
+    five seeded ones; with no student, the labs' on the documents' own numbers."""
+    if student is None or not str(student).strip():
+        return dict(EXERCISES)
+    link = student_link(student, course)
+    return {**{name: e for lab in LABS.values() for name, e in lab.exercises(link).items()},
+            **seeded_exercises(student, course)}
+
+
+def check(name: str, answer: float | None, *, student: str | None = None, course: str = "") -> str:
+    """Compare ``answer`` with the model; returns (and prints) a one-line verdict. With ``student`` (and
+    ``course``), the exercise is asked on that student's link (``student_exercises``)."""
+    exercises = student_exercises(student, course)
     if name not in exercises:
         raise UsageError(f"no exercise {name!r}", f"choose one of {', '.join(exercises)}")
     exercise = exercises[name]
@@ -92,3 +121,41 @@ def check(name: str, answer: float | None, *, student: str | None = None) -> str
                    f"{name}: not quite ({answer!r}). Hint: {exercise.hint}.")
     print(verdict)
     return verdict
+
+
+def answer_key(course: str, students: list[str]):
+    """The instructor's key: one row per student and exercise, with the student's link (as
+    ``my_link`` gives it), the question as that student reads it, and the answer ``check`` accepts
+    (``expected``, within ``tolerance``, relative), computed by the model."""
+    import pandas as pd
+    lab_of = {name: lab for lab, module in LABS.items() for name in module.EXERCISES}
+    rows = []
+    for student in students:
+        link = my_link(student, course)
+        for name, exercise in student_exercises(student, course).items():
+            rows.append({"course": course, "student": student, **link, "lab": lab_of.get(name, "seeded"),
+                         "exercise": name, "expected": exercise.expected(), "tolerance": exercise.tolerance,
+                         "question": exercise.question})
+    return pd.DataFrame(rows)
+
+
+#: Column names a roster's student ids may sit under (else its first column), compared without case.
+ROSTER_COLUMNS = ("student", "id", "student id", "login", "sis login id", "username", "email")
+
+
+def read_roster(path) -> list[str]:
+    """The student ids of a roster CSV (a header row; the column named as in ROSTER_COLUMNS, else the
+    first), each once, in the roster's order."""
+    import csv
+    from pathlib import Path
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no roster {path}", "give a CSV file with a header row and one student id per row")
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 2 or not rows[0]:
+        raise UsageError(f"{path} has no students", "a header row (e.g. 'student'), then one student id per row")
+    header = [h.strip().lower() for h in rows[0]]
+    column = next((header.index(c) for c in ROSTER_COLUMNS if c in header), 0)
+    ids = [row[column].strip() for row in rows[1:] if len(row) > column and row[column].strip()]
+    return list(dict.fromkeys(ids))

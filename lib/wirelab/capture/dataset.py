@@ -13,11 +13,11 @@ chunk). ``open_dataset(out_dir)`` gives a ``CaptureDataset``: DuckDB
 view ``packets`` over the parts. Its ``flows``, ``tcp_analysis``,
 ``retransmission_summary``, ``io_graph`` and ``read_overhead`` give the same
 answers as the pandas functions of the same names on ``read_capture``
-(``sql_flows``, ``sql_tcp``, ``sql_overhead`` hold their SQL). File order is
+(``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead`` hold their SQL). File order is
 ``file_offset`` order.
 
 When one machine is not enough, the same dataset is a Dask DataFrame
-(``pip install "dask[dataframe]" distributed``)::
+(``pip install -e ".[cluster]"``: Dask is an extra)::
 
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import CaptureError, UsageError
-from .loader import COLUMNS, INT_COLUMNS
+from .columns import COLUMNS, INT_COLUMNS
 from .stream import CHUNK_PACKETS, iter_capture
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
@@ -186,13 +186,13 @@ class CaptureDataset:
         df.attrs["capture"] = {k: self.info[k] for k in ("format", "packets", "notes", "interfaces")}
         return df
 
-    # the analyses (SQL in sql_flows, sql_tcp, sql_overhead)
+    # the analyses (SQL in sql_flows, sql_tcp, sql_io_graph, sql_overhead)
     def flows(self, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
         from .sql_flows import flows
         return flows(self, min_packets=min_packets, later_fragments=later_fragments)
 
     def io_graph(self, interval: float = 0.1, *, where: str | None = None, marks=()) -> pd.DataFrame:
-        from .sql_flows import io_graph
+        from .sql_io_graph import io_graph
         return io_graph(self, interval, where=where, marks=marks)
 
     def tcp_analysis(self) -> pd.DataFrame:

@@ -5,17 +5,25 @@
     wirelab grade --class DIR --cluster tcp://10.0.0.1:8786   # on a Dask cluster's workers (root there)
     sudo wirelab grade --public .               # a student checks their own work: public tests only
     wirelab grade --list                        # the catalogue (no root needed)
+    sudo wirelab grade --class DIR --format gradescope,gradebook   # also each platform's own file
+    wirelab grade --from reports/results.json --format prairielearn  # a saved grading, again (no root)
 
 Each submission runs isolated: every program (and make) in a bubblewrap
 sandbox (read-only system, private bounded /tmp, no view of other files),
 in network namespaces with no route out, under its own user id, with CPU,
 memory (a cgroup), disk, file-size and process limits and a deadline per
-test. Without bubblewrap it refuses, unless --trust. Afterwards it checks
+test. Without bubblewrap it refuses, unless --trust. Where no network
+namespace can be made (a course platform's container), --links auto puts
+the tests on 127.0.0.1 and skips the ones on shaped links, each with the
+reason (grade/machine.py). Afterwards it checks
 that no process and no file of a grading uid is left anywhere, and says so.
 Reports go to --out (default ./grade-reports): per submission report.html and
 report.json with the reason for every test and the pcapng of each failed one;
 for the class index.html, class.csv and class.parquet. --json prints
 {"submissions": [{"name", "score", "tests": [{"id", "status", "reason", "points"}]}]}.
+--format writes course platforms' files beside them (grade/formats/): per submission
+gradescope.json (Gradescope's results.json) and prairielearn.json (PrairieLearn's), for the class
+gradebook-canvas.csv and gradebook-moodle.csv, and leaderboard.csv (goodput ÷ model).
 Exit status: 0 when every test passed, 1 when some did not, 2 on bad usage.
 """
 from __future__ import annotations
@@ -47,9 +55,17 @@ def add_parser(subparsers):
     p.add_argument("--no-capture", action="store_true", help="keep no pcapng of failed tests (faster)")
     p.add_argument("--expect", metavar="FILE", help="check the failures against FILE (like "
                    "data/example-class/expected.toml); exit 1 on any difference")
+    p.add_argument("--format", action="append", default=[], metavar="NAME[,NAME...]",
+                   help="also write gradescope, prairielearn and/or gradebook files (repeatable)")
+    p.add_argument("--assignment", default="PPCB", help="the gradebook's assignment column (default PPCB)")
+    p.add_argument("--from", dest="saved", metavar="RESULTS_JSON",
+                   help="grade nothing: write --format files for a saved grading (a report folder's results.json)")
     p.add_argument("--list", action="store_true", help="print the tests and exit")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--links", choices=("auto", "namespaces", "loopback"), default="auto",
+                   help="where the tests' links are built: namespaces (every test), loopback (127.0.0.1: tests on "
+                   "shaped links are skipped, each with the reason); auto (default): namespaces where they work")
     p.add_argument("--trust", action="store_true", help="run the submissions without a sandbox (only for code "
                    "you trust, e.g. where bubblewrap cannot be installed); limits and clean-up stay")
     return p
@@ -106,10 +122,44 @@ def _swept(places, *, wait: bool = True):
         places.close()
 
 
+def _platform_files(graded, cat, args, out: Path) -> None:
+    """--format: each platform's own files beside the reports (grade/formats/)."""
+    if not args.format:
+        return
+    from ..grade.formats import write_formats
+    written = write_formats(graded, out, cat, args.format, assignment=args.assignment)
+    for name, files in written.items():
+        shown = files if len(files) <= 3 else [*files[:2], f"... {len(files)} files"]
+        print(f"{name}: {', '.join(str(f) for f in shown)}", file=sys.stderr if args.json else sys.stdout)
+
+
+def _export(args, cat) -> int:
+    """--from: a saved grading in the platforms' shapes; no submission runs, so no root is needed."""
+    from ..grade import load_graded
+    from ..grade.formats import parse_formats
+    if not parse_formats(args.format):
+        raise UsageError("--from writes platform files and needs --format", "e.g. --format gradescope,gradebook")
+    graded = load_graded(args.saved)
+    known = {t.id for t in cat.tests}
+    cat = cat if all(t.id in known for g in graded for t in g.tests) else None   # graded by another catalogue
+    out = Path(args.out)
+    _platform_files(graded, cat, args, out)
+    _give_back(out)
+    if args.json:
+        from ..grade import json_summary
+        print(json.dumps(json_summary(graded), indent=1))
+    return 0
+
+
 def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
         return _list(cat)
+    if args.saved:
+        return _export(args, cat)
+    if args.format:
+        from ..grade.formats import parse_formats
+        parse_formats(args.format)            # a misspelt format is said before anything is graded
     if not args.submissions and not args.class_dir:
         raise UsageError("nothing to grade", "give submission folders, or --class DIR (see --help)")
     if os.geteuid() != 0 and not args.cluster:
@@ -121,8 +171,11 @@ def run(args) -> int:
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
-    policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f))
-    if not args.cluster:                      # on a cluster each worker checks its own
+    from ..grade.machine import links_for
+    # on a cluster each worker finds its own links and checks its own sandbox (grade/spread.py)
+    policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f),
+                    links=args.links if args.cluster else links_for(args.links))
+    if not args.cluster:
         require_sandbox(policy)
     from ..link.cleanup import interrupt_in
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
@@ -137,6 +190,7 @@ def run(args) -> int:
         signal.signal(signal.SIGTERM, previous)
     swept = _swept(places)
     files = write_reports(graded, out, cat)
+    _platform_files(graded, cat, args, out)
     _give_back(out)
     if args.json:
         print(json.dumps(json_summary(graded), indent=1))

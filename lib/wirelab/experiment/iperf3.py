@@ -9,8 +9,10 @@ side. ``iperf3_run(link, ...)`` runs one test across any open link.
 Payload-rate semantics (what iperf3's numbers mean):
   * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
     headers), like wirelab's goodput; compare it with ``pred_goodput_bps``.
-  * ``goodput_bps`` here is the *receiver's* figure (``end.sum_received``);
-    ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
+  * ``goodput_bps`` is the glossary's (``wirelab.transfer.measures``): bytes
+    the receiver got × 8 ÷ the transfer's time, here iperf3's receiver's own
+    span (``end.sum_received``; no common clock, the glossary's "receiver
+    only"); ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
   * With ``-n SIZE`` the test ends when the sender has *written* the last
     block into its socket buffer. On a slow link most of the file may still
     be queued then (on a 10 Mbit/s link the receiver had counted only about
@@ -42,6 +44,7 @@ from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
+from ..wire.headers import ETHERNET_MTU, udp_payload
 from .client import run_client
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
@@ -98,8 +101,8 @@ def client_argv(setting, host: str, port: int, *, connect_timeout_s: float | Non
         raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
     rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
     if proto == "udp":
-        mtu = setting.get("mtu", 1500)
-        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or mtu - 28)]
+        mtu = setting.get("mtu", ETHERNET_MTU)
+        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or udp_payload(mtu))]
     else:
         if offered:
             argv += ["-b", _num(offered)]

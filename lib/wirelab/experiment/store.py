@@ -37,6 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ExperimentError
+from ..transfer.measures import ALWAYS_MEASURED
 
 __all__ = ["ResultStore", "load", "atomic_write", "FORMAT", "folder_format"]
 
@@ -95,11 +96,6 @@ def _column(values: list) -> pd.Series:
         return pd.Series([math.nan if _missing(v) else float(v) for v in values], dtype="float64")
     return pd.Series([None if _missing(v) else v if isinstance(v, str) else str(v)
                       for v in values], dtype=object)
-
-
-#: Columns every results table has, NaN where no run measured them: what analyses read first.
-ALWAYS_MEASURED = ("goodput_bps", "sender_goodput_bps", "bytes_sent", "bytes_received",
-                   "retransmissions", "loss_fraction", "rtt_mean_s")
 
 
 def _table(rows: list[dict]) -> pd.DataFrame:

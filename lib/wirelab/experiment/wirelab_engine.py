@@ -31,9 +31,10 @@ import weakref
 from contextlib import nullcontext
 
 from ..errors import TransferError, UsageError
-from ..model.headers import PPCB_HEADER
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
+from ..wire.headers import ETHERNET_MTU, tcp_payload, udp_payload
+from ..wire.ppcb import DATA_HEADER
 from .client import WarmClient, client_argv, run_client
 from .series import goodput_series
 
@@ -51,25 +52,25 @@ def plan(setting, udp_files: str = "load") -> dict:
     """How a setting is run: ``call`` (file/measure), ``mode``, ``proto``, sizes. Pure.
     ``udp_files``: "load" (udp files on a rate-limited link as offered load) or "ppcb"."""
     proto, workload = setting.proto, setting.workload
-    rate, mtu = setting["rate_bps"], int(setting.get("mtu", 1500))
+    rate, mtu = setting["rate_bps"], int(setting.get("mtu", ETHERNET_MTU))
     if workload == "file":
         if proto == "udp" and rate and udp_files != "ppcb":
             seconds = setting.get("size_bytes", 1e6) * 8 / rate
             return {"call": "measure", "mode": "load", "rate_bps": rate, "time_s": seconds,
                     "size_bytes": int(setting.get("size_bytes", 1e6)),
-                    "packet": int(setting.get("packet_bytes", mtu - 28)), "payload": None,
+                    "packet": int(setting.get("packet_bytes", udp_payload(mtu))), "payload": None,
                     "note": "udp file on a rate-limited link: offered load at the link rate"}
         chunk = int(setting.get("packet_bytes", DEFAULT_CHUNK))
         return {"call": "file", "mode": "file", "chunk": chunk,
                 "payload": chunk if proto != "tcp" else None,
-                "stream_header": PPCB_HEADER["DATA"] if proto == "tcp" else 0,
-                "udp_header": PPCB_HEADER["DATA"] if proto == "udp" else 0}
+                "stream_header": DATA_HEADER if proto == "tcp" else 0,
+                "udp_header": DATA_HEADER if proto == "udp" else 0}
     if workload not in ("time", "load", "echo"):
         raise UsageError(f"wirelab's programs have no {workload} workload", "use file, time, load or echo")
     if proto == "udpr":
         raise UsageError(f"udpr runs file transfers only, not the {workload} workload",
                          "use workload='file' for udpr")
-    packet = int(setting.get("packet_bytes", 1448 if proto == "tcp" else mtu - 28))
+    packet = int(setting.get("packet_bytes", tcp_payload(ETHERNET_MTU) if proto == "tcp" else udp_payload(mtu)))
     mode = {"time": "bulk", "load": "load", "echo": "echo"}[workload]
     return {"call": "measure", "mode": mode, "time_s": setting.get("time_s", 1.0),
             "rate_bps": setting["offered_bps"], "count": int(setting.get("echo_count", 100)),

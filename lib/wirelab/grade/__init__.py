@@ -11,6 +11,10 @@ capture, deadline per test), ``classroom`` (many, in parallel),
 ``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
 (JSON, HTML, CSV/parquet), ``expected`` (what a class should fail) and
 ``leftovers`` (after a grading: nothing of a grading uid left anywhere).
+For course platforms: ``machine`` (which links this machine can build, so
+which tests can run), ``formats`` (Gradescope's, PrairieLearn's and the
+gradebooks' files) and ``autograder`` (a Gradescope autograder: the zip, and
+what it runs in the platform's container).
 
     >>> from wirelab.grade import load_catalogue, grade_class, find_submissions, write_reports  # doctest: +SKIP
     >>> cat = load_catalogue()
@@ -27,7 +31,7 @@ _EXPORTS = {
     "grade_submission": "runner", "grade_class": "classroom", "Outcome": "outcome", "Graded": "outcome",
     "json_summary": "outcome", "save_graded": "outcome", "load_graded": "outcome",
     "write_reports": "report", "class_table": "report", "pass_rates": "report",
-    "load_expected": "expected", "check_expected": "expected",
+    "load_expected": "expected", "check_expected": "expected", "write_formats": "formats",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

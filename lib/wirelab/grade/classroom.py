@@ -61,6 +61,9 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
     address: the submissions are graded on its workers instead (``spread.py``; ``jobs`` is then theirs)."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
+    if jobs > 1 and policy.links == "loopback" and cluster is None:   # every server on the same 127.0.0.1 port
+        raise UsageError(f"on loopback the submissions' servers all listen on 127.0.0.1:{catalogue.assignment.port}, "
+                         "so two cannot be graded at once", "grade them one after another: --jobs 1")
     report_dir = Path(report_dir)
     seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
     policy = replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(report_dir.resolve())})))

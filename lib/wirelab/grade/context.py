@@ -15,9 +15,12 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .catalogue import Assignment, GradeTest, Limits
 from .sandbox import Program
+
+if TYPE_CHECKING:                  # (annotations only: catalogue sits above the running tests)
+    from .catalogue import Assignment, GradeTest, Limits
 
 __all__ = ["TestContext", "Failed", "TimedOut"]
 
@@ -102,7 +105,8 @@ class TestContext:
         while time.monotonic() < end:
             bound = [row[1].split(":")[0] for row in self._sockets(kind)
                      if row[1].endswith(wanted) and (kind != "tcp" or row[3] == "0A")]    # 0A: LISTEN
-            if bound and all(address == "0100007F" for address in bound):
+            on_loopback = self.tb.address("a") == "127.0.0.1"     # both hosts on 127.0.0.1: it cannot tell
+            if bound and all(address == "0100007F" for address in bound) and not on_loopback:
                 raise Failed(f"ppcbs listens on 127.0.0.1 only: a server must listen on every address "
                              f"(INADDR_ANY), clients come from {self.tb.address('a')}")
             if bound:

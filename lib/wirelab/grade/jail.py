@@ -34,7 +34,9 @@ A program of a submission starts as (``Jail.start``)::
 Every folder it may write is on the submission's disk (``disk.py``), so the
 total it writes is bounded. With ``trust`` (code the instructor trusts, or a
 machine without bubblewrap, never silently) the same chain runs without
-bwrap: host folders, the host's ``/tmp``.
+bwrap: host folders, the host's ``/tmp``; and where this machine cannot make
+network namespaces (a course platform's container), ``make`` runs in the
+grader's own network.
 """
 from __future__ import annotations
 
@@ -64,10 +66,13 @@ SYSTEM = ("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 @dataclass(frozen=True)
 class Policy:
-    """How submissions are confined: ``trust`` runs them without bubblewrap; ``hide`` lists paths no program
-    may see (the class folder, hidden tests, reports) even if they lie under a system folder."""
+    """How submissions are run: ``trust`` runs them without bubblewrap (and, where this machine cannot
+    mount one, without a disk of their own: disk.py); ``hide`` lists paths no program may see (the class
+    folder, hidden tests, reports) even if they lie under a system folder; ``links``: the tests' links,
+    ``namespaces`` or ``loopback`` (machine.py: on loopback the tests on shaped links are skipped)."""
     trust: bool = False
     hide: tuple[str, ...] = ()
+    links: str = "namespaces"
 
 
 @functools.lru_cache(maxsize=1)
@@ -136,6 +141,13 @@ def bwrap_argv(system, *, home: Path, tmp: Path, var_tmp: Path, shm: Path, submi
 _launches = itertools.count()
 
 
+@functools.lru_cache(maxsize=1)
+def _own_network() -> bool:
+    """Can a program be given a network namespace of its own here (``unshare --net``)?"""
+    from .machine import why_no_namespaces
+    return why_no_namespaces() is None
+
+
 class Jail:
     """One submission's confinement: its disk, its cgroups, and how its programs start (see the docstring)."""
 
@@ -144,7 +156,7 @@ class Jail:
         self.uid, self.limits, self.policy, self.scratch = uid, limits, policy, Path(scratch)
         self.sandboxed = not policy.trust
         self.controllers, self.no_cgroup = cgroups.detect()
-        self.disk = Disk(self.scratch / "disk", uid, limits.disk_bytes)
+        self.disk = Disk(self.scratch / "disk", uid, limits.disk_bytes, required=not policy.trust)
         self.submission_dir = self.disk.path / "submission"     # laid out by submission.prepare
         (self.scratch / "locks").mkdir(exist_ok=True)
         self._cgroups: list[cgroups.Cgroup] = []
@@ -177,7 +189,8 @@ class Jail:
             cwd = None
         else:
             env["HOME"] = str(home if not build else self.submission_dir)
-            prefix = [] if network else ["unshare", "--net", "--"]
+            # no network of its own for make, where this machine can make one (a container may not)
+            prefix = [] if network or not _own_network() else ["unshare", "--net", "--"]
             cwd = self.submission_dir if build else home
         if self.controllers is None:
             return popen(prefix + inner + argv, env=env, cwd=cwd, **kwargs), None
@@ -222,7 +235,9 @@ class Jail:
                   if self.controllers else f"memory {self.limits.memory_bytes / 1e9:g} GB of address space per "
                   f"program (RLIMIT_AS: no usable cgroup, {self.no_cgroup}; sanitizer builds, Java and Go may "
                   "fail to start)")
-        return f"{how}; {memory}; disk {self.disk.describe()} (a tmpfs of its own)"
+        disk = self.disk.describe() + ("" if self.disk.unbounded else " (a tmpfs of its own)")
+        links = "; links on 127.0.0.1 (no network namespaces)" if self.policy.links == "loopback" else ""
+        return f"{how}; {memory}; disk {disk}{links}"
 
     def close(self) -> None:
         """Remove every cgroup it made (killing what is left inside) and its disk."""

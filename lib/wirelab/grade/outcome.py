@@ -1,8 +1,12 @@
 """What grading produced: one ``Outcome`` per test, one ``Graded`` per submission.
 
 Status is one of ``pass``, ``fail`` (the program broke the specification),
-``timeout`` (it did not finish in time) or ``error`` (it could not be run:
-a failed build, a missing program, or a problem of the grader's, named).
+``timeout`` (it did not finish in time), ``error`` (it could not be run:
+a failed build, a missing program, or a problem of the grader's, named) or
+``skipped`` (this machine cannot run the test at all, e.g. a shaped link in a
+container without network namespaces: the reason says what is missing). A
+skipped test is neither passed nor failed: its points count on neither side
+of the score, so a platform's limits never read as the student's zero.
 Measurements (``goodput_bps``) and predictions (``pred_*``) stay apart.
 """
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 
 __all__ = ["Outcome", "Graded", "STATUSES", "json_summary", "save_graded", "load_graded"]
 
-STATUSES = ("pass", "fail", "timeout", "error")
+STATUSES = ("pass", "fail", "timeout", "error", "skipped")
 
 
 @dataclass
@@ -68,7 +72,14 @@ class Graded:
 
     @property
     def max_points(self) -> float:
-        return sum(t.max_points for t in self.tests)
+        """The points of the tests that ran (a skipped test's points are not counted)."""
+        return sum(t.max_points for t in self.ran())
+
+    def ran(self) -> list[Outcome]:
+        return [t for t in self.tests if t.status != "skipped"]
+
+    def skipped(self) -> list[Outcome]:
+        return [t for t in self.tests if t.status == "skipped"]
 
     @property
     def score(self) -> float:
@@ -78,7 +89,8 @@ class Graded:
         return {s: sum(t.status == s for t in self.tests) for s in STATUSES}
 
     def failed(self) -> list[str]:
-        return [t.id for t in self.tests if t.status != "pass"]
+        """The tests that ran and did not pass."""
+        return [t.id for t in self.ran() if t.status != "pass"]
 
     def to_dict(self) -> dict:
         return {"name": self.name, "score": self.score, "points": self.points, "max_points": self.max_points,

@@ -12,16 +12,19 @@ import select
 import socket
 import time
 
+from ..wire.ppcb import CODES, DATA_HEADER, HEADER_BY_CODE as HEADER, NUMBERED, OFFSETS, SIZES, TYPES
 from .context import Failed
 
-__all__ = ["build", "parse", "show", "Exchange", "read_stream_packet", "HEADER"]
+__all__ = ["build", "parse", "show", "session_of", "Exchange", "read_stream_packet", "HEADER"]
 
-#: Header bytes by type code (ppcb.md), what a stream reader needs before the body.
-HEADER = {1: 18, 2: 9, 3: 9, 4: 21, 5: 17, 6: 17, 7: 9}
+_DATA = CODES["DATA"]
+_DATA_LEN = slice(OFFSETS["data_len"], OFFSETS["data_len"] + SIZES["data_len"])
 
 
 def _layer():
-    from ..capture.ppcb_scapy import PPCB      # scapy is slow to import: only when a scenario runs
+    # scapy is slow to import: only when a scenario runs (in-function import, for start-up)
+    from ..capture.ppcb_scapy import PPCB, bind_ppcb
+    bind_ppcb()                                # captures read in this process decode port 5000 as PPCB
     return PPCB
 
 
@@ -40,6 +43,12 @@ def parse(raw: bytes):
         return None
 
 
+def session_of(raw: bytes | None) -> bytes:
+    """The session id a packet carries (zeros when there was no packet)."""
+    at = OFFSETS["session_id"]
+    return bytes(raw[at:at + SIZES["session_id"]]) if raw else bytes(SIZES["session_id"])
+
+
 def show(raw: bytes | None) -> str:
     """A packet in words: 'RJT(session 414141..., packet 2)'; junk as its length and first byte."""
     if raw is None:
@@ -47,15 +56,14 @@ def show(raw: bytes | None) -> str:
     packet = parse(raw)
     if packet is None:
         return f"a {len(raw)}-byte datagram that is no PPCB packet" + (f" (type byte {raw[0]})" if raw else "")
-    kind = {1: "CONN", 2: "CONACC", 3: "CONRJT", 4: "DATA", 5: "ACC", 6: "RJT", 7: "RCVD"}[packet.type]
-    extra = f", packet {packet.packet_no}" if packet.type in (4, 5, 6) else ""
+    kind = TYPES[packet.type]
+    extra = f", packet {packet.packet_no}" if packet.type in NUMBERED else ""
     return f"{kind}(session {packet.session_id.hex()}{extra})"
 
 
 def matches(raw: bytes, kind: str, session_id: bytes | None = None, packet_no: int | None = None) -> bool:
     packet = parse(raw)
-    names = {"CONN": 1, "CONACC": 2, "CONRJT": 3, "DATA": 4, "ACC": 5, "RJT": 6, "RCVD": 7}
-    return (packet is not None and packet.type == names[kind]
+    return (packet is not None and packet.type == CODES[kind]
             and (session_id is None or packet.session_id == session_id)
             and (packet_no is None or packet.packet_no == packet_no))
 
@@ -115,8 +123,8 @@ def read_stream_packet(sock: socket.socket, timeout: float) -> tuple[bytes | Non
     try:
         while True:
             need = 1 if not buf else HEADER.get(buf[0], 1)
-            if buf and buf[0] == 4 and len(buf) >= 21:
-                need = 21 + int.from_bytes(buf[17:21], "big")
+            if buf and buf[0] == _DATA and len(buf) >= DATA_HEADER:
+                need = DATA_HEADER + int.from_bytes(buf[_DATA_LEN], "big")
             if len(buf) >= need:
                 return buf, False
             if buf and buf[0] not in HEADER:

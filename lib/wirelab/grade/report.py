@@ -20,7 +20,7 @@ from .outcome import Graded, json_summary, save_graded
 
 __all__ = ["class_table", "write_reports", "write_submission_report", "pass_rates"]
 
-_COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "timeout": "#ef6c00", "error": "#6a1b9a"}
+_COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "timeout": "#ef6c00", "error": "#6a1b9a", "skipped": "#757575"}
 _STYLE = """<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;
 vertical-align:top}th{background:#f5f5f5}.st{color:#fff;border-radius:3px;padding:1px 6px;font-weight:600}

@@ -8,6 +8,9 @@ sees its traffic, a watchdog that kills the submission's programs at the
 deadline, then the scenario. Whatever happens the programs are killed, the
 uid's processes too, the testbed is removed (Ctrl-C included), and the
 outcome is recorded; the pcapng is kept only when the test did not pass.
+Where the grading's links are ``loopback`` (machine.py: no network namespaces),
+a test on a clean link runs with both hosts on 127.0.0.1 and no capture, and
+a test on a shaped link is ``skipped`` with the reason.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from .checks_build import BUILD_CHECKS
 from .constants import stretch
 from .context import Failed, TestContext, TimedOut
 from .jail import Jail, Policy
+from .machine import cannot_run
 from .outcome import Graded, Outcome
 from .packets import build
 from .prediction import predict_test
@@ -75,19 +79,25 @@ def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
 class Stage:
     """A link and its running capture for one test, built ahead in a thread (while the previous
     test runs) and taken down in one afterwards: captures take about a second to start and stop.
-    ``tb``: the open link (two hosts in namespaces: the submission's programs run on them)."""
+    ``tb``: the open link (two hosts in namespaces, or both on 127.0.0.1 where the grading's links are
+    loopback: the submission's programs run on them)."""
 
-    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool):
+    def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool, where: str = "namespaces"):
         self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
+        self.loopback = where == "loopback"
         self._thread = threading.Thread(target=self._up, args=(name, capture), daemon=True)
         self._thread.start()
 
     def _up(self, name: str, capture: bool) -> None:
         try:
-            self.tb = links.open(LinkSpec.parse(**self.test.link), backend=_backend(self.test), seed=self.test.seed,
-                                 name=name)
+            spec = LinkSpec.parse(**self.test.link)
+            if self.loopback:            # a clean link only (machine.cannot_run): both hosts on 127.0.0.1
+                self.tb = links.open(spec, backend="loopback", seed=self.test.seed, name=name)
+                return
+            self.tb = links.open(spec, backend=_backend(self.test), seed=self.test.seed, name=name)
             if self.tb.backend == "loopback":        # a student's programs need hosts of their own
-                raise NeedsRootError("a testbed of hosts (network namespaces)", "run wirelab grade with sudo")
+                raise NeedsRootError("a testbed of hosts (network namespaces)", "run wirelab grade with sudo, "
+                                     "or grade on loopback: --links loopback")
             if capture:
                 self.cap = _capture(self.tb, self.pcap, self.test).start()
         except BaseException as err:        # noqa: BLE001 - reported when the test wants its stage
@@ -121,6 +131,10 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
     The caller closes the stage (and keeps ``stage.pcap`` only if the outcome says so)."""
     outcome = Outcome(test.id, "error", "", 0.0, test.points, test.role, test.proto, test.topic, test.public,
                       test.describe_link())
+    skipped = cannot_run(test, jail.policy.links)
+    if skipped:
+        outcome.status, outcome.reason = "skipped", skipped
+        return outcome
     if sub.error:
         outcome.reason = sub.error
         return outcome
@@ -210,13 +224,15 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
         tests = list(catalogue.tests)
-        on_testbed = [i for i, t in enumerate(tests) if t.role != "build"]   # build tests need none
+        on_testbed = [i for i, t in enumerate(tests)                        # build tests need none
+                      if t.role != "build" and not cannot_run(t, policy.links)]
 
         def stage(n: int) -> Stage | None:
             if n >= len(on_testbed):
                 return None
             i = on_testbed[n]
-            made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng", capture)
+            made = Stage(tests[i], f"g{lease.uid}-{i}", report_dir / "captures" / f"{tests[i].id}.pcapng",
+                         capture and policy.links != "loopback", policy.links)
             stages.append(made)
             return made
         try:
@@ -225,7 +241,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
             sub = prepare(name, Path(source), jail, catalogue.assignment)
             outcomes = []
             for test in tests:
-                if sub.error or test.role == "build":     # every test says why it could not run
+                if sub.error or test.role == "build" or cannot_run(test, policy.links):   # each says why
                     outcome = run_test(test, sub, jail, catalogue, report_dir, None)
                 else:
                     n += 1

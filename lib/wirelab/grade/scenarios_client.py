@@ -12,7 +12,7 @@ import zlib
 
 from ..transfer import make_data
 from .context import Failed, TestContext, TimedOut
-from .packets import Exchange, build, matches, parse, read_stream_packet
+from .packets import Exchange, build, matches, parse, read_stream_packet, session_of
 from .readings import take
 
 __all__ = ["CLIENT_SCENARIOS"]
@@ -167,7 +167,7 @@ def conrjt(ctx: TestContext) -> None:
         conn = _accept(listener)
         with conn:
             raw, _ = read_stream_packet(conn, 2.0)
-            conn.sendall(build("CONRJT", raw[1:9] if raw else b"\0" * 8))
+            conn.sendall(build("CONRJT", session_of(raw)))
             _gives_up(ctx, client, client.runtime_s + ctx.max_wait + 1.0, "the server answered CONRJT")
         return
     ex = Exchange(ctx, ctx.listener("udp"))
@@ -189,7 +189,7 @@ def rjt(ctx: TestContext) -> None:
         conn = _accept(listener)
         with conn:
             raw, _ = read_stream_packet(conn, 2.0)
-            sid = raw[1:9] if raw else b"\0" * 8
+            sid = session_of(raw)
             conn.sendall(build("CONACC", sid))
             read_stream_packet(conn, 2.0)
             conn.sendall(build("RJT", sid, packet_no=0))

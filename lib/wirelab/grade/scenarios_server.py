@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 
 from ..transfer import make_data
+from ..wire.ppcb import DATA_HEADER, HEADER_BYTES, PROTOCOL_IDS
 from .context import Failed, TestContext
 from .packets import Exchange, build, matches, parse, read_stream_packet, show
 from .readings import take
 from .transfers import check_output, send
 
-__all__ = ["SERVER_SCENARIOS"]
+__all__ = ["SERVER_SCENARIOS", "tcp_conn", "tcp_expect_rjt"]
 
 SID, OTHER = b"GRADER-A", b"GRADER-B"
 PROTO_ID = {"tcp": 1, "udp": 2, "udpr": 3}
@@ -106,12 +107,38 @@ def duplicate_conn(ctx: TestContext) -> None:
     check_output(ctx, server, body)
 
 
+# ------------------------------------------------------------------------- over tcp (scenarios_tcp too)
+def tcp_conn(ctx: TestContext, conn, total: int) -> None:
+    conn.sendall(build("CONN", SID, protocol_id=PROTOCOL_IDS["tcp"], total_length=total))
+    raw, closed = read_stream_packet(conn, _reply_s(ctx))
+    if raw is None or not matches(raw, "CONACC", SID):
+        raise Failed(f"expected CONACC for session {SID.hex()}, got {show(raw)}"
+                     + (" and the connection was closed" if closed else ""))
+
+
+def tcp_expect_rjt(ctx: TestContext, conn, what: str, number: int | tuple[int, ...] | None = None) -> bytes:
+    """RJT (for ``number``, or any of several) and then the connection closed: the RJT's bytes."""
+    numbers = (number,) if isinstance(number, int) or number is None else number
+    raw, closed = read_stream_packet(conn, _reply_s(ctx))
+    if raw is None or not any(matches(raw, "RJT", packet_no=n) for n in numbers):
+        wanted = f" for packet {' or '.join(map(str, numbers))}" if number is not None else ""
+        raise Failed(f"expected RJT{wanted} after {what}, "
+                     f"got {show(raw)}" + (" and the connection was closed" if closed else ""))
+    _expect_closed(ctx, conn, f"answered RJT to {what}")
+    return raw
+
+
+def _expect_closed(ctx: TestContext, conn, did: str) -> None:
+    _, closed = read_stream_packet(conn, _reply_s(ctx))
+    if not closed:
+        raise Failed(f"ppcbs {did} but kept the connection open (it must close it)")
+
+
 # ------------------------------------------------------------------------- ordering
 def out_of_order(ctx: TestContext) -> None:
     server = ctx.start_server()
     body = make_data(3000, seed=4)
     if ctx.test.proto == "tcp":
-        from .scenarios_tcp import tcp_conn, tcp_expect_rjt
         with ctx.tcp("a") as conn:
             tcp_conn(ctx, conn, len(body))
             conn.sendall(build("DATA", SID, packet_no=0, data=body[:1000])
@@ -180,8 +207,9 @@ def udp_bad_length(ctx: TestContext) -> None:
 
 def udp_garbage(ctx: TestContext) -> None:
     server = ctx.start_server()
-    junk = [b"", b"\x00", b"\xff" * 30, build("CONN", SID, protocol_id=3, total_length=5)[:17],
-            build("DATA", SID, packet_no=0, data=b"abc")[:21], build("ACC", SID, packet_no=0) + b"tail",
+    junk = [b"", b"\x00", b"\xff" * 30,
+            build("CONN", SID, protocol_id=3, total_length=5)[:HEADER_BYTES["CONN"] - 1],
+            build("DATA", SID, packet_no=0, data=b"abc")[:DATA_HEADER], build("ACC", SID, packet_no=0) + b"tail",
             build(9, SID), make_data(200, seed=7)]
     ex = Exchange(ctx, ctx.udp("a"), ctx.server_address)
     for blob in junk:                          # queued at the server before the next client's CONN

@@ -10,7 +10,7 @@ from ..transfer import make_data, send_tcp
 from .context import Failed, TestContext
 from .packets import build, matches, read_stream_packet, show
 from .readings import take
-from .scenarios_server import OTHER, SID, _next_client_served, _reply_s
+from .scenarios_server import OTHER, SID, _expect_closed, _next_client_served, _reply_s, tcp_conn, tcp_expect_rjt
 from .transfers import check_output
 
 __all__ = ["TCP_SCENARIOS", "tcp_conn", "tcp_expect_rjt"]
@@ -41,7 +41,7 @@ def tcp_garbage(ctx: TestContext) -> None:
                  build("CONN", SID, protocol_id=2, total_length=5)):
         with ctx.tcp("a") as conn:
             conn.sendall(blob)
-            if blob[:1] != b"\x01" or len(blob) != 18:
+            if not matches(blob, "CONN"):
                 try:
                     conn.shutdown(1)              # junk, then EOF: the server must give up on it
                 except OSError:
@@ -82,32 +82,6 @@ def tcp_client_dies(ctx: TestContext) -> None:
 
 
 # ------------------------------------------------------------------------- helpers
-def tcp_conn(ctx: TestContext, conn, total: int) -> None:
-    conn.sendall(build("CONN", SID, protocol_id=1, total_length=total))
-    raw, closed = read_stream_packet(conn, _reply_s(ctx))
-    if raw is None or not matches(raw, "CONACC", SID):
-        raise Failed(f"expected CONACC for session {SID.hex()}, got {show(raw)}"
-                     + (" and the connection was closed" if closed else ""))
-
-
-def tcp_expect_rjt(ctx: TestContext, conn, what: str, number: int | tuple[int, ...] | None = None) -> bytes:
-    """RJT (for ``number``, or any of several) and then the connection closed: the RJT's bytes."""
-    numbers = (number,) if isinstance(number, int) or number is None else number
-    raw, closed = read_stream_packet(conn, _reply_s(ctx))
-    if raw is None or not any(matches(raw, "RJT", packet_no=n) for n in numbers):
-        wanted = f" for packet {' or '.join(map(str, numbers))}" if number is not None else ""
-        raise Failed(f"expected RJT{wanted} after {what}, "
-                     f"got {show(raw)}" + (" and the connection was closed" if closed else ""))
-    _expect_closed(ctx, conn, f"answered RJT to {what}")
-    return raw
-
-
-def _expect_closed(ctx: TestContext, conn, did: str) -> None:
-    _, closed = read_stream_packet(conn, _reply_s(ctx))
-    if not closed:
-        raise Failed(f"ppcbs {did} but kept the connection open (it must close it)")
-
-
 def _rejects(ctx: TestContext, bad: bytes, total: int, what: str) -> None:
     server = ctx.start_server()
     with ctx.tcp("a") as conn:

@@ -33,9 +33,9 @@ from ..model.load import packet_delay, received_rate, udp_datagrams_buffered
 from ..model.window import granted_buffer
 from ..reference import load_reference
 from .clocks import two_clocks
-from .lab import Exercise, Lab, Sweep, values
+from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["EXERCISES", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table", "buffers_table",
+__all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table", "buffers_table",
            "buffers_1s_table", "transmission_table", "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
 
 #: The document's values (its Appendix B and figures 22-32), on its 1 Gbit/s LAN.
@@ -252,31 +252,38 @@ def transmission_table(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "fragments_65000": Exercise(
-        "Into how many IPv4 fragments does one 65000-byte UDP datagram go at MTU 1500?",
-        lambda: predict("udp", 1e9, payload=65000).fragments, 0.0,
-        "65008 B of UDP datagram, 1480 B of it per fragment"),
-    "udp_65000_gbe_MBps": Exercise(
-        "Predicted UDP goodput in MB/s (10⁶ B/s) with 65000 B datagrams on a real 1 Gbit/s Ethernet?",
-        lambda: predict("udp", 1e9, payload=65000).goodput_bps / 8e6, 0.005,
-        "η counts the IP header and the 38 B of Ethernet framing of every fragment"),
-    "transmission_65000_gbe_ms": Exercise(
-        "Transmission delay (ms) of one 65000 B UDP datagram, all its fragments, at 1 Gbit/s (real wire)?",
-        lambda: predict("udp", 1e9, payload=65000).wire_bytes * 8 / 1e9 * 1e3, 0.005,
-        "size on the wire × 8 / C, every fragment with its headers"),
-    "rcvbuf_granted_163840": Exercise(
-        "You ask for SO_RCVBUF = 163840 B; what does getsockopt report (rmem_max = 4 MiB)?",
-        lambda: granted_buffer(163840, "rcv"), 0.0, "Linux doubles the request for its bookkeeping"),
-    "datagrams_in_327680": Exercise(
-        "About how many 64000 B datagrams (fragmented at MTU 1500) fit a 327680 B receive buffer?",
-        lambda: udp_datagrams_buffered(327680, predict("udp", 1e9, payload=64000).fragments), 0.0,
-        "each fragment costs about 2304 B of buffer (its truesize), not its length"),
-    "drift_one_minute_ms": Exercise(
-        "A clock runs 45 ppm fast. How many ms does it gain in one minute?",
-        lambda: 45e-6 * 60 * 1e3, 0.001, "1 ppm is 1 µs per second"),
-    "asymmetry_offset_error_ms": Exercise(
-        "Delays are 10 ms a→b and 2 ms b→a. By how many ms is the echo-exchange offset wrong?",
-        lambda: (10 - 2) / 2, 0.001, "θ = ((t2 − t1) + (t3 − t4)) / 2 assumes both directions alike"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``); on ``link`` (a student's) where one depends on
+    a link's rate, else on the document's 1 Gbit/s Ethernet."""
+    rate, on = (link.rate_bps, link.rate()) if link else (1e9, "1 Gbit/s")
+    return {
+        "fragments_65000": Exercise(
+            "Into how many IPv4 fragments does one 65000-byte UDP datagram go at MTU 1500?",
+            lambda: predict("udp", 1e9, payload=65000).fragments, 0.0,
+            "65008 B of UDP datagram, 1480 B of it per fragment"),
+        "udp_65000_gbe_MBps": Exercise(
+            f"Predicted UDP goodput in MB/s (10⁶ B/s) with 65000 B datagrams on a real {on} Ethernet?",
+            lambda: predict("udp", rate, payload=65000).goodput_bps / 8e6, 0.005,
+            "η counts the IP header and the 38 B of Ethernet framing of every fragment"),
+        "transmission_65000_gbe_ms": Exercise(
+            f"Transmission delay (ms) of one 65000 B UDP datagram, all its fragments, at {on} (real wire)?",
+            lambda: predict("udp", rate, payload=65000).wire_bytes * 8 / rate * 1e3, 0.005,
+            "size on the wire × 8 / C, every fragment with its headers"),
+        "rcvbuf_granted_163840": Exercise(
+            "You ask for SO_RCVBUF = 163840 B; what does getsockopt report (rmem_max = 4 MiB)?",
+            lambda: granted_buffer(163840, "rcv"), 0.0, "Linux doubles the request for its bookkeeping"),
+        "datagrams_in_327680": Exercise(
+            "About how many 64000 B datagrams (fragmented at MTU 1500) fit a 327680 B receive buffer?",
+            lambda: udp_datagrams_buffered(327680, predict("udp", 1e9, payload=64000).fragments), 0.0,
+            "each fragment costs about 2304 B of buffer (its truesize), not its length"),
+        "drift_one_minute_ms": Exercise(
+            "A clock runs 45 ppm fast. How many ms does it gain in one minute?",
+            lambda: 45e-6 * 60 * 1e3, 0.001, "1 ppm is 1 µs per second"),
+        "asymmetry_offset_error_ms": Exercise(
+            "Delays are 10 ms a→b and 2 ms b→a. By how many ms is the echo-exchange offset wrong?",
+            lambda: (10 - 2) / 2, 0.001, "θ = ((t2 − t1) + (t3 − t4)) / 2 assumes both directions alike"),
+    }
+
+
+#: The exercises on the document's own numbers.
+EXERCISES = exercises()

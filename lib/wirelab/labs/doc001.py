@@ -28,10 +28,10 @@ from ..experiment import Experiment
 from ..model import HeaderStack, packetize, stop_and_wait
 from ..reference import load_reference
 from .beside import beside, format_beside, loss_for_goodput, plot_beside
-from .lab import Exercise, Lab, Sweep, values
+from .lab import Exercise, Lab, Link, Sweep, values
 from .peers import PeersEngine
 
-__all__ = ["EXERCISES", "sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets", "beside", "format_beside",
+__all__ = ["EXERCISES", "exercises", "sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets", "beside", "format_beside",
            "loss_for_goodput", "plot_beside", "FULL", "QUICK", "GRID", "GRID_QUICK"]
 
 #: Notebook 10: the document's grid (1. rate, 2. loss, 3. delay, 4. DATA size) and §5's scenarios.
@@ -144,32 +144,41 @@ def scenario_table(frame: pd.DataFrame) -> pd.DataFrame:
 def scenario_packets(frame: pd.DataFrame, folder: str | Path) -> dict[str, pd.DataFrame | None]:
     """``"scenario/proto"`` → the PPCB packets its capture holds (on the server's port), or None
     when the run was not captured (capturing needs root or capture rights)."""
-    from ..experiment.ppcb_capture import ppcb_packets
+    from ..experiment.ppcb_capture import exchange
 
     out = {}
     for row in frame.to_dict("records"):
         capture = row.get("capture_file")
-        out[f"{row['scenario']}/{row['proto']}"] = ppcb_packets(Path(folder) / capture, port=int(row["port"])) \
+        out[f"{row['scenario']}/{row['proto']}"] = exchange(Path(folder) / capture, port=int(row["port"])) \
             if isinstance(capture, str) and not isinstance(row.get("capture_error"), str) else None
     return out
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "udpr_loss_doc001": Exercise(
-        "udpr goodput (kbit/s): 1000 B per DATA over 1 Mbit/s, no delay, 10 % of DATA lost (ACCs never), "
-        "MAX_WAIT 20 s?",
-        lambda: stop_and_wait(1000, 1e6, 0.0, stack=HeaderStack("udpr", wire="emulated"),
-                              loss_forward=0.1, timeout_s=20).goodput_bps / 1e3, 0.01,
-        "each lost DATA costs MAX_WAIT; on average 1/(1 − p) − 1 losses per packet"),
-    "udpr_delay_doc001": Exercise(
-        "udpr goodput (kbit/s) with 1000 B per DATA when each round trip takes 100 ms, nothing is lost "
-        "and no rate limits?",
-        lambda: stop_and_wait(1000, 1e12, 0.1).goodput_bps / 1e3, 0.01,
-        "one DATA per round trip: 8 · 1000 bits every 0.1 s"),
-    "udpr_fragments_64000": Exercise(
-        "MTU 1500 and 10 % loss per IP packet: probability (0..1) that one 64000-byte udpr DATA "
-        "arrives whole?",
-        lambda: packetize(HeaderStack("udpr"), 64000).delivery_probability(0.1), 0.01,
-        "(1 − p)^k for the k IP fragments of one datagram"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``); on ``link`` (a student's: its rate, one-way
+    delay, loss, DATA size and MAX_WAIT) where one depends on a link, else on the document's numbers
+    (1000 B DATA, 1 Mbit/s, 10 % loss, MAX_WAIT 20 s, 100 ms round trips)."""
+    rate, loss, data, wait = (link.rate_bps, link.loss, link.data, link.max_wait_s) if link else (1e6, 0.1, 1000, 20.0)
+    rtt = 2 * link.delay_s if link else 0.1
+    return {
+        "udpr_loss_doc001": Exercise(
+            f"udpr goodput (kbit/s): {data} B per DATA over {rate / 1e6:g} Mbit/s, no delay, {loss * 100:g} % of "
+            f"DATA lost (ACCs never), MAX_WAIT {wait:g} s?",
+            lambda: stop_and_wait(data, rate, 0.0, stack=HeaderStack("udpr", wire="emulated"),
+                                  loss_forward=loss, timeout_s=wait).goodput_bps / 1e3, 0.01,
+            "each lost DATA costs MAX_WAIT; on average 1/(1 − p) − 1 losses per packet"),
+        "udpr_delay_doc001": Exercise(
+            f"udpr goodput (kbit/s) with {data} B per DATA when each round trip takes {rtt * 1e3:g} ms, nothing is "
+            "lost and no rate limits?",
+            lambda: stop_and_wait(data, 1e12, rtt).goodput_bps / 1e3, 0.01,
+            f"one DATA per round trip: 8 · {data} bits every {rtt:g} s"),
+        "udpr_fragments_64000": Exercise(
+            f"MTU 1500 and {loss * 100:g} % loss per IP packet: probability (0..1) that one 64000-byte udpr DATA "
+            "arrives whole?",
+            lambda: packetize(HeaderStack("udpr"), 64000).delivery_probability(loss), 0.01,
+            "(1 − p)^k for the k IP fragments of one datagram"),
+    }
+
+
+#: The exercises on the document's own numbers.
+EXERCISES = exercises()

@@ -40,9 +40,10 @@ from ..experiment import Experiment
 from ..link.spec import LinkSpec
 from ..model import HeaderStack, packetize, predict
 from ..reference import load_reference
-from .lab import Exercise, Lab, Sweep, values
+from ..wire.headers import ip_and_udp, udp_payload
+from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["EXERCISES", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost", "boundaries",
+__all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost", "boundaries",
            "SIZES", "QUICK_SIZES"]
 
 
@@ -144,9 +145,9 @@ def boundaries(table: pd.DataFrame, *, rate_bps: float, wire: str = "real", mtu:
             break
     # P_r near the boundary: the receiver's rate falls as S grows (copying adds to each datagram)
     ceiling = float(single.loc[behind, "received_pps"].iloc[-1]) if behind.any() else math.nan
-    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + 28
+    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + ip_and_udp()
     predicted = rate_bps / (8 * ceiling) - per_datagram if ceiling == ceiling else math.nan
-    return {"fragmentation_bytes": mtu - 28, "lower_bytes": lower, "receiver_pps": ceiling,
+    return {"fragmentation_bytes": udp_payload(mtu), "lower_bytes": lower, "receiver_pps": ceiling,
             "predicted_lower_bytes": predicted}
 
 
@@ -156,26 +157,34 @@ def _value(row, name: str, default=None):
     return default if value is None or value != value else value
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "udp_ipv6_payload": Exercise(
-        "Largest UDP payload over IPv6 with MTU 1500 that does not fragment (bytes)?",
-        lambda: predict("udp", 1e9, ip_version=6).payload_bytes, 0.0,
-        "MTU − IPv6 header (40) − UDP header (8)"),
-    "tcp_ts_gbe": Exercise(
-        "Predicted TCP goodput (Mbit/s) on Gigabit Ethernet with timestamps?",
-        lambda: predict("tcp", 1e9, timestamps=True).goodput_bps / 1e6, 0.002,
-        "η = 1448 / 1538; goodput = η · C"),
-    "udp_fragments_4000": Exercise(
-        "How many IPv4 fragments carry one 4000-byte UDP payload at MTU 1500?",
-        lambda: predict("udp", 1e9, payload=4000).fragments, 0.0,
-        "each fragment carries at most 1480 bytes of the 4008-byte UDP datagram"),
-    "delivery_4000_1pct": Exercise(
-        "With 1 % independent packet loss, what fraction of 4000-byte UDP datagrams arrive?",
-        lambda: predict("udp", 1e9, payload=4000, loss=0.01).delivery_probability, 0.002,
-        "(1 − p)^k with k fragments"),
-    "pppoe_tcp_payload": Exercise(
-        "TCP payload per segment (with timestamps) behind a PPPoE link, MTU 1492?",
-        lambda: predict("tcp", 1e9, pppoe=True, timestamps=True).payload_bytes, 0.0,
-        "1492 − 20 (IP) − 20 (TCP) − 12 (timestamps)"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``); on ``link`` (a student's) where one depends on
+    a link's rate or loss, else on the document's numbers (Gigabit Ethernet, 1 % loss)."""
+    rate, on = (link.rate_bps, link.rate()) if link else (1e9, "Gigabit Ethernet")
+    loss = link.loss if link else 0.01
+    return {
+        "udp_ipv6_payload": Exercise(
+            "Largest UDP payload over IPv6 with MTU 1500 that does not fragment (bytes)?",
+            lambda: predict("udp", 1e9, ip_version=6).payload_bytes, 0.0,
+            "MTU − IPv6 header (40) − UDP header (8)"),
+        "tcp_ts_gbe": Exercise(
+            f"Predicted TCP goodput (Mbit/s) on {on} (a real Ethernet wire) with timestamps?",
+            lambda: predict("tcp", rate, timestamps=True).goodput_bps / 1e6, 0.002,
+            "η = 1448 / 1538; goodput = η · C"),
+        "udp_fragments_4000": Exercise(
+            "How many IPv4 fragments carry one 4000-byte UDP payload at MTU 1500?",
+            lambda: predict("udp", 1e9, payload=4000).fragments, 0.0,
+            "each fragment carries at most 1480 bytes of the 4008-byte UDP datagram"),
+        "delivery_4000_1pct": Exercise(
+            f"With {loss * 100:g} % independent packet loss, what fraction of 4000-byte UDP datagrams arrive?",
+            lambda: predict("udp", 1e9, payload=4000, loss=loss).delivery_probability, 0.002,
+            "(1 − p)^k with k fragments"),
+        "pppoe_tcp_payload": Exercise(
+            "TCP payload per segment (with timestamps) behind a PPPoE link, MTU 1492?",
+            lambda: predict("tcp", 1e9, pppoe=True, timestamps=True).payload_bytes, 0.0,
+            "1492 − 20 (IP) − 20 (TCP) − 12 (timestamps)"),
+    }
+
+
+#: The exercises on the document's own numbers.
+EXERCISES = exercises()

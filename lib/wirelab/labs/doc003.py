@@ -28,9 +28,9 @@ from ..experiment.stats import confidence_interval
 from ..model import Hop, mean_jittered_delay, path_delay
 from ..reference import load_reference
 from .broker import METHODS, BrokerEngine, predict_route, route_hops, run_across
-from .lab import Exercise, Lab, Sweep, values
+from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["EXERCISES", "sweeps", "predict_route", "route_hops", "reference", "load_delays", "run_once", "summarize_delays", "delay_table",
+__all__ = ["EXERCISES", "exercises", "sweeps", "predict_route", "route_hops", "reference", "load_delays", "run_once", "summarize_delays", "delay_table",
            "plot_end_to_end", "plot_delay_distribution", "FULL", "QUICK"]
 
 #: The document's values: delay and jitter on every UDP link, messages per configuration, the
@@ -179,21 +179,30 @@ def plot_delay_distribution(frame: pd.DataFrame, method: str = "same_clock", *, 
     return ax
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "path_delay_doc003": Exercise(
-        "One-way delay (ms) of a 32-byte message s → b → r1 → d when b–r1 and r1–d each add 20 ms "
-        "and s–b nothing (no rate limits, processing not counted)?",
-        lambda: path_delay(32, [Hop(), Hop(delay_s=0.02), Hop(delay_s=0.02)]) * 1e3, 0.001,
-        "sum the nodal delays of the three hops (Kurose & Ross §1.4)"),
-    "jitter_mean_1ms": Exercise(
-        "netem 'delay 1ms 5ms' draws each delay uniformly from −4 to 6 ms and sends the negative ones "
-        "at once. Mean delay it adds (ms)?",
-        lambda: mean_jittered_delay(0.001, 0.005) * 1e3, 0.01,
-        "the mean of max(D + U, 0): (D + J)² / 4J while D < J"),
-    "store_forward_10mbit": Exercise(
-        "A 1500-byte frame crosses three store-and-forward links of 10 Mbit/s, 1 ms propagation each. "
-        "End-to-end delay (ms)?",
-        lambda: path_delay(1500, [(10e6, 0.001)] * 3) * 1e3, 0.001,
-        "each hop: 8·1500/10e6 s to transmit, plus 1 ms"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``); on ``link`` (a student's: its one-way delay on
+    each delayed link, its rate for store-and-forward) where one depends on a link, else on the
+    document's numbers (20 ms on b–r1 and r1–d; 10 Mbit/s, 1 ms)."""
+    delay = link.delay_s if link else 0.02
+    rate, propagation = (link.rate_bps, link.delay_s) if link else (10e6, 0.001)
+    return {
+        "path_delay_doc003": Exercise(
+            f"One-way delay (ms) of a 32-byte message s → b → r1 → d when b–r1 and r1–d each add {delay * 1e3:g} ms "
+            "and s–b nothing (no rate limits, processing not counted)?",
+            lambda: path_delay(32, [Hop(), Hop(delay_s=delay), Hop(delay_s=delay)]) * 1e3, 0.001,
+            "sum the nodal delays of the three hops (Kurose & Ross §1.4)"),
+        "jitter_mean_1ms": Exercise(
+            "netem 'delay 1ms 5ms' draws each delay uniformly from −4 to 6 ms and sends the negative ones "
+            "at once. Mean delay it adds (ms)?",
+            lambda: mean_jittered_delay(0.001, 0.005) * 1e3, 0.01,
+            "the mean of max(D + U, 0): (D + J)² / 4J while D < J"),
+        "store_forward_10mbit": Exercise(
+            f"A 1500-byte frame crosses three store-and-forward links of {rate / 1e6:g} Mbit/s, "
+            f"{propagation * 1e3:g} ms propagation each. End-to-end delay (ms)?",
+            lambda: path_delay(1500, [(rate, propagation)] * 3) * 1e3, 0.001,
+            f"each hop: 8·1500/{rate:g} s to transmit, plus {propagation * 1e3:g} ms"),
+    }
+
+
+#: The exercises on the document's own numbers.
+EXERCISES = exercises()

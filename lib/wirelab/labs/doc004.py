@@ -41,9 +41,10 @@ from ..model.tcp import bdp_bytes, window_limited
 from ..model.window import base_rtt, granted_buffer, slow_start_bytes, tcp_window
 from ..reference import load_reference
 from ..transfer.sockets import congestion_unavailable
-from .lab import Exercise, Lab, Sweep, values
+from ..wire.headers import ETHERNET_MTU, tcp_payload
+from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["EXERCISES", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows", "default_window",
+__all__ = ["EXERCISES", "exercises", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows", "default_window",
            "interval_narrowing", "FULL", "QUICK", "LINK", "LINK_QUICK"]
 
 #: task/side → (our column, factor from the document's unit to ours, what the side means here)
@@ -63,7 +64,7 @@ TASKS = {
 }
 #: The document's side names in seed004_iperf.csv → ours.
 _SIDES = {"server_or_client": ("server", "client"), "server": ("server",), "client": ("client",)}
-MSS = 1448          # payload per segment with timestamps, MTU 1500
+MSS = tcp_payload(ETHERNET_MTU)          # payload per segment with timestamps: 1448 B
 
 
 #: Notebook 08: every task of the document, on its 100 Mbit/s link.
@@ -319,39 +320,48 @@ def interval_narrowing(frame: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["loss", "time_s"]).reset_index(drop=True)
 
 
-def _udp_beside_tcp_share() -> float:
-    """TCP's max-min share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow (1470 B datagrams)."""
-    udp = predict("udp", 100e6, payload=1470, wire="emulated").efficiency
-    tcp = predict("tcp", 100e6, timestamps=True, wire="emulated").efficiency
-    udp_wire, tcp_wire = max_min_shares(100e6, [1.05e6 / udp, None])
+def _udp_beside_tcp_share(rate: float = 100e6) -> float:
+    """TCP's max-min share (Mbit/s) of ``rate`` beside a 1.05 Mbit/s UDP flow (1470 B datagrams)."""
+    udp = predict("udp", rate, payload=1470, wire="emulated").efficiency
+    tcp = predict("tcp", rate, timestamps=True, wire="emulated").efficiency
+    udp_wire, tcp_wire = max_min_shares(rate, [1.05e6 / udp, None])
     return tcp_wire * tcp / 1e6
 
 
-#: The lab's exercises (``wirelab.exercises.check``).
-EXERCISES = {
-    "bdp_100mbit_80ms_bytes": Exercise(
-        "Bandwidth-delay product (bytes) of 100 Mbit/s and an 80.8 ms RTT (document 004)?",
-        lambda: bdp_bytes(100e6, 0.0808), 0.002, "C × RTT / 8"),
-    "window_5269_kbps": Exercise(
-        "Goodput limit (kbit/s) of a 5269 B window over an 80.8 ms RTT?",
-        lambda: window_limited(5269, 0.0808) / 1e3, 0.005, "one window per round trip: 8·W/RTT"),
-    "equal_share_10_mbps": Exercise(
-        "Ten TCP streams share 100 Mbit/s (emulated wire, timestamps). Mbit/s per stream?",
-        lambda: predict("tcp", 100e6, timestamps=True, wire="emulated").goodput_bps / 10 / 1e6, 0.005,
-        "η·C shared equally"),
-    "jain_6_4": Exercise(
-        "Jain's fairness index of two flows getting 6 and 4 Mbit/s?",
-        lambda: jain_index([6, 4]), 0.002, "(Σx)² / (n·Σx²)"),
-    "tcp_beside_udp_mbps": Exercise(
-        "TCP's total share (Mbit/s) of 100 Mbit/s beside a 1.05 Mbit/s UDP flow of 1470 B datagrams?",
-        _udp_beside_tcp_share, 0.005,
-        "max-min: UDP keeps its demand (in wire bits: 1.05 Mbit/s / η_UDP), TCP gets the rest × η_TCP"),
-    "slow_start_5s_rtt_kbps": Exercise(
-        "A 30 s run over a 5 s RTT, IW 10, MSS 1448, never losing: kbit/s (the test starts after the "
-        "handshake)?",
-        lambda: slow_start_bytes(30, 5, 1448, handshake_rtts=0) * 8 / 30 / 1e3, 0.005,
-        "6 round trips, each doubling: 10 + 20 + ... segments"),
-}
+def exercises(link: Link | None = None) -> dict[str, Exercise]:
+    """The lab's exercises (``wirelab.exercises.check``); on ``link`` (a student's: its rate and round
+    trip) where one depends on a link, else on the document's (100 Mbit/s, 80.8 ms)."""
+    rate, rtt = (link.rate_bps, 2 * link.delay_s) if link else (100e6, 0.0808)
+    mbit = f"{rate / 1e6:g} Mbit/s"
+    return {
+        "bdp_100mbit_80ms_bytes": Exercise(
+            f"Bandwidth-delay product (bytes) of {mbit} and a {rtt * 1e3:g} ms RTT"
+            + ("" if link else " (document 004)") + "?",
+            lambda: bdp_bytes(rate, rtt), 0.002, "C × RTT / 8"),
+        "window_5269_kbps": Exercise(
+            f"Goodput limit (kbit/s) of a 5269 B window over a {rtt * 1e3:g} ms RTT?",
+            lambda: window_limited(5269, rtt) / 1e3, 0.005, "one window per round trip: 8·W/RTT"),
+        "equal_share_10_mbps": Exercise(
+            f"Ten TCP streams share {mbit} (emulated wire, timestamps). Mbit/s per stream?",
+            lambda: predict("tcp", rate, timestamps=True, wire="emulated").goodput_bps / 10 / 1e6, 0.005,
+            "η·C shared equally"),
+        "jain_6_4": Exercise(
+            "Jain's fairness index of two flows getting 6 and 4 Mbit/s?",
+            lambda: jain_index([6, 4]), 0.002, "(Σx)² / (n·Σx²)"),
+        "tcp_beside_udp_mbps": Exercise(
+            f"TCP's total share (Mbit/s) of {mbit} beside a 1.05 Mbit/s UDP flow of 1470 B datagrams?",
+            lambda: _udp_beside_tcp_share(rate), 0.005,
+            "max-min: UDP keeps its demand (in wire bits: 1.05 Mbit/s / η_UDP), TCP gets the rest × η_TCP"),
+        "slow_start_5s_rtt_kbps": Exercise(
+            "A 30 s run over a 5 s RTT, IW 10, MSS 1448, never losing: kbit/s (the test starts after the "
+            "handshake)?",
+            lambda: slow_start_bytes(30, 5, 1448, handshake_rtts=0) * 8 / 30 / 1e3, 0.005,
+            "6 round trips, each doubling: 10 + 20 + ... segments"),
+    }
+
+
+#: The exercises on the document's own numbers.
+EXERCISES = exercises()
 
 
 #: Notebook 12: task 2.1 (tbf's rate, iperf3) between two machines.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..experiment import Experiment, run
 
-__all__ = ["Sweep", "Lab", "Exercise", "values"]
+__all__ = ["Sweep", "Lab", "Exercise", "Link", "values"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,27 @@ class Exercise:
     expected: Callable[[], float]
     tolerance: float
     hint: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """The link a lab's exercises are asked on, in SI units: a student's own (``wirelab.exercises``
+    draws it from the course and the student). Each lab's ``exercises(link)`` asks its questions that
+    depend on a link on this one; ``exercises()`` asks them on the document's own numbers."""
+    rate_bps: float
+    delay_s: float          # one way: the round trip is twice it
+    loss: float             # each way, per packet
+    data: int               # bytes of udpr DATA
+    max_wait_s: float
+
+    def rate(self) -> str:
+        return f"{self.rate_bps / 1e6:g} Mbit/s"
+
+    def delay(self) -> str:
+        return f"{self.delay_s * 1e3:g} ms"
+
+    def loss_text(self) -> str:
+        return f"{self.loss * 100:g} %"
 
 
 class Lab(dict):

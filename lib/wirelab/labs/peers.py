@@ -42,6 +42,7 @@ from pathlib import Path
 
 from ..errors import UsageError, WirelabError
 from ..transfer import HashSink, make_data, ppcb, send_tcp, send_udp, start_server
+from ..wire.ppcb import HEADER_BYTES
 from ..experiment.client import client_argv
 
 __all__ = ["PeersEngine", "PLAYS", "SCENARIOS"]
@@ -224,7 +225,7 @@ def _client_dies(net, proto, kind, port, max_wait, retransmits) -> dict:
             peer = _socket(net, "a", kind)
             peer.connect((host, target))
             session = b"DIES-20!"
-            peer.send(ppcb.pack("CONN", session, protocol_id=2, total_length=BIG))
+            peer.send(ppcb.pack("CONN", session, protocol_id=ppcb.PROTOCOL_IDS["udp"], total_length=BIG))
             for number in range(20):
                 peer.send(ppcb.pack("DATA", session, packet_no=number, data=bytes(1000)))
             _wait(lambda: sink.bytes >= 20_000, 10)
@@ -352,8 +353,8 @@ def _foreign_data(net, proto, kind, port, max_wait, retransmits) -> dict:
         if kind == "tcp":                                  # on its own connection: CONN, DATA 0, a foreign DATA 1
             intruder.settimeout(max_wait + 3)
             intruder.connect((host, target))
-            intruder.sendall(ppcb.pack("CONN", b"SESSION1", protocol_id=1, total_length=3000))
-            intruder.recv(9)
+            intruder.sendall(ppcb.pack("CONN", b"SESSION1", protocol_id=ppcb.PROTOCOL_IDS["tcp"], total_length=3000))
+            intruder.recv(HEADER_BYTES["CONRJT"])
             intruder.sendall(ppcb.pack("DATA", b"SESSION1", packet_no=0, data=b"x" * 1000)
                              + ppcb.pack("DATA", OTHER, packet_no=1, data=b"evil"))
             reply = intruder.recv(100)
@@ -397,14 +398,14 @@ def _second_client(net, proto, kind, port, max_wait, retransmits) -> dict:
         first.settimeout(5)
         first.connect((host, target))
         first.send(ppcb.pack("CONN", b"FIRST!!!", protocol_id=ppcb.PROTOCOL_IDS[proto], total_length=5))
-        first_got = [ppcb.unpack(first.recv(9)).kind]
+        first_got = [ppcb.unpack(first.recv(HEADER_BYTES["CONACC"])).kind]
         second, box = _in(net, "a", _send, proto, host, target, b"me too", 3.0, retransmits)
         if kind == "udp":
             second.join(5)                                 # refused at once, while the first is served
         waiting = second.is_alive()
         first.send(ppcb.pack("DATA", b"FIRST!!!", packet_no=0, data=b"hello"))
         while "RCVD" not in first_got:
-            first_got.append(ppcb.unpack(first.recv(17 if kind == "udp" else 9)).kind)
+            first_got.append(ppcb.unpack(first.recv(HEADER_BYTES["ACC" if kind == "udp" else "RCVD"])).kind)
         first.close()
         second.join(10)
     finally:

@@ -31,12 +31,13 @@ from dataclasses import asdict, dataclass, field, replace
 from .. import units
 from ..errors import UsageError
 from ..model import predict
-from ..model.headers import ETHERNET, PPPOE_MTU, WIRES, ethernet_overhead, min_frame
+from ..model.headers import WIRES, ethernet_overhead, min_frame
+from ..wire.headers import ETHERNET_HEADER, ETHERNET_MTU, PPPOE_MTU
 
 __all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2", "LOSS_UNITS"]
 
 #: Bytes a qdisc sees per frame beyond the IP packet (the skb's Ethernet header).
-QDISC_L2 = ETHERNET["header"]
+QDISC_L2 = ETHERNET_HEADER
 #: What one loss draw decides: a packet (each IP fragment alone: a wire) or a whole datagram
 #: (its fragments share one draw: a test of a protocol's retransmission, whatever its packet size).
 LOSS_UNITS = ("packet", "datagram")
@@ -143,7 +144,7 @@ class LinkSpec:
         given = dict(zip(names, (rate, delay, jitter, loss, duplicate, reorder)))
         back = {n: reverse.get(f"{n}_reverse", given[n]) for n in names}
         if mtu is None:
-            mtu = PPPOE_MTU if pppoe else 1500
+            mtu = PPPOE_MTU if pppoe else ETHERNET_MTU
         return cls(_direction(**given), _direction(**back), mtu=int(units.parse_size(mtu)),
                    queue_bytes=None if queue is None else int(units.parse_size(queue)),
                    burst_bytes=None if burst is None else int(units.parse_size(burst)),

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands, renew
-from .capabilities import backend_for, capabilities
+from .detect import backend_for, capabilities
 from .netns import inside, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts

@@ -23,6 +23,7 @@ import socket
 import time
 
 from ..errors import ProtocolError, TransferError
+from . import ppcb
 from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
                            MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
@@ -181,8 +182,8 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
             now_ns = time.time_ns()
             meter.call()
             if addr != client or n == 0:
-                if n and buf[0] == 1:                 # a PPCB CONN while we are busy
-                    sock.sendto(bytes([3]) + bytes(buf[1:9]), addr)
+                if n and buf[0] == ppcb.CODES["CONN"]:          # a PPCB CONN while we are busy
+                    sock.sendto(bytes([ppcb.CODES["CONRJT"]]) + ppcb.session_of(buf), addr)
                 continue
             silent_since = time.monotonic()
             kind = buf[0]

@@ -213,7 +213,7 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
         result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
         reader = StreamReader(sock, meter)
-        sock.sendall(ppcb.pack("CONN", session, protocol_id=1, total_length=len(data)))
+        sock.sendall(ppcb.pack("CONN", session, protocol_id=ppcb.PROTOCOL_IDS["tcp"], total_length=len(data)))
         meter.call()
         reply = read_packet(reader)
         if reply.kind != "CONACC" or reply.session_id != session:

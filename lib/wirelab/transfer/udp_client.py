@@ -66,7 +66,7 @@ class _Client:
     def send(self, raw: bytes) -> None:
         self.sock.send(raw)
         self.meter.call()
-        if self.sending_data and raw[:1] == b"\x04":      # DATA: the sender's view ends at its last
+        if self.sending_data and raw[0] == ppcb.CODES["DATA"]:    # the sender's view ends at its last DATA
             self.result.last_data_time_s = time.time()
 
     def receive(self, deadline: float) -> ppcb.Packet | None:

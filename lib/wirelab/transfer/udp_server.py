@@ -170,7 +170,7 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
         try:
             packet = ppcb.unpack(raw)
         except ProtocolError as err:
-            if sender == client and raw[1:9] == session:  # invalid DATA from our client → RJT, end
+            if sender == client and ppcb.session_of(raw) == session:  # invalid DATA from our client → RJT, end
                 send(ppcb.pack("RJT", session, packet_no=expected))
                 result.receiver_error = f"invalid packet: {err}"
                 break

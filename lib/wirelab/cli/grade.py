@@ -181,8 +181,12 @@ def run(args) -> int:
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
     places = Places()                         # the world-writable folders, found while the grading runs
     try:
-        graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
-                             progress=not args.no_progress and not args.json, policy=policy, cluster=args.cluster)
+        options = dict(capture=not args.no_capture, progress=not args.no_progress and not args.json, policy=policy)
+        if args.cluster:
+            from ..grade.spread import grade_across
+            graded = grade_across(submissions, cat, out, cluster=args.cluster, **options)
+        else:
+            graded = grade_class(submissions, cat, out, jobs=args.jobs, **options)
     except BaseException:                     # Ctrl-C included: nothing of a grading uid outlives it
         print(_swept(places, wait=False).summary(), file=sys.stderr)
         raise

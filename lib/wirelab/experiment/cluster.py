@@ -50,11 +50,10 @@ SLACK_S = 60.0
 POLL_S = 0.25
 
 
-def _run_on_b(plan, setting, rep: int, seed: int, capture: bool, host_rtt_s) -> dict:
+def _run_on_b(run_one, plan, setting, rep: int, seed: int, capture: bool, host_rtt_s) -> dict:
     """One run, on host b's worker: the runner's ``run_one``, its capture's bytes sent back."""
     from distributed import secede
     secede()                  # it waits on host a: it must not hold one of this worker's threads
-    from .runner import run_one
     with tempfile.TemporaryDirectory(prefix="wirelab-run-") as tmp:
         rows, raw = run_one(plan, setting, rep=rep, seed=seed, workdir=tmp, capture_dir=tmp if capture else None,
                             host_rtt_s=host_rtt_s)
@@ -93,11 +92,13 @@ class Cluster:
         return self.client.submit(fn, *args, workers=[worker.address], allow_other_workers=False, pure=False)
 
     # -- the runs ---------------------------------------------------------------------------
-    def runs(self, plan, batch, *, experiment, folder):
-        """Run ``batch`` ((setting, rep) pairs) on the pairs side by side; yield each run's
-        ``(setting, rep, rows, raw)`` as it ends (captures written to ``folder/captures``)."""
+    def runs(self, plan, batch, *, folder, run_one, new_row):
+        """Run ``batch`` ((setting, rep) pairs) on the pairs side by side, each by the runner's own
+        ``run_one`` on b's worker (a run that ends without it gets ``new_row``'s row); yield each
+        run's ``(setting, rep, rows, raw)`` as it ends (captures written to ``folder/captures``)."""
         todo, ended, stop = deque(batch), queue.Queue(), threading.Event()
         flights: dict[str, Pair] = {}
+        self._run_one, self._new_row = run_one, new_row
         drivers = [threading.Thread(target=self._drive, args=(pair, plan, todo, ended, stop, flights, folder),
                                     name=f"wirelab-pair-{pair.label}", daemon=True) for pair in self.pairs]
         for driver in drivers:
@@ -179,7 +180,8 @@ class Cluster:
         deadline = time.monotonic() + bound.deadline(setting, host_rtt_s=host_rtt) + SLACK_S
         started = time.monotonic()
         flights[token] = pair
-        future = self._submit(pair.b, _run_on_b, bound, setting, rep, seed, self.experiment.capture, host_rtt)
+        future = self._submit(pair.b, _run_on_b, self._run_one, bound, setting, rep, seed, self.experiment.capture,
+                              host_rtt)
         try:
             while True:
                 broke = None
@@ -216,8 +218,7 @@ class Cluster:
         return setting, rep, rows, raw
 
     def _failed(self, plan, pair: Pair, setting, rep, seed, host_rtt, started: float, why: str):
-        from .runner import new_row
-        row = new_row(plan, setting, rep=rep, seed=seed, host_rtt_s=host_rtt)
+        row = self._new_row(plan, setting, rep=rep, seed=seed, host_rtt_s=host_rtt)
         row.update(status="failed", error=why, backend="hosts", link_host_a=pair.a.name, link_host_b=pair.b.name,
                    elapsed_s=time.monotonic() - started)
         return setting, rep, [row], {"run_id": row["run_id"], "setting": setting.columns(), "rep": rep, "error": why}

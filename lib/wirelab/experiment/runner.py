@@ -193,7 +193,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         def runs_of(batch):
             """(setting, rep, rows, raw) of each run of ``batch`` as it ends."""
             if cluster is not None:
-                yield from cluster.runs(plan, batch, experiment=experiment, folder=folder)
+                yield from cluster.runs(plan, batch, folder=folder, run_one=run_one, new_row=new_row)
                 return
             for setting, rep in batch:
                 workdir = folder / "runs"

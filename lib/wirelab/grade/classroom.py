@@ -5,8 +5,7 @@ With ``jobs=1`` submissions are graded one after another in this process
 worker process of its own (spawned, so it starts clean; its testbeds, uid
 and captures are its own; at nice -5, above the programs it tests), and the
 bar counts submissions. Ctrl-C stops
-the workers, whose testbeds come down with them. With ``cluster`` (a Dask scheduler's address)
-the submissions are graded on that cluster's workers, each the same way (``spread.py``).
+the workers, whose testbeds come down with them. On a Dask cluster's workers: ``spread.py``.
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ from .jail import Policy, require_sandbox
 from .outcome import Graded, Outcome
 from .runner import grade_submission
 
-__all__ = ["grade_class", "lost_submission"]
+__all__ = ["grade_class", "lost_submission", "confined"]
 
 
 def _start_worker() -> None:
@@ -53,25 +52,24 @@ def lost_submission(name: str, source, catalogue: Catalogue, why: str) -> Graded
     return Graded(name, tests, source=str(source))
 
 
+def confined(policy: Policy, submissions: list[tuple[str, Path]], report_dir: Path) -> Policy:
+    """``policy`` hiding every submission (and the folder each lies in) and the reports from each program."""
+    seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
+    return replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(Path(report_dir).resolve())})))
+
+
 def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
-                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy(),
-                cluster: str | None = None) -> list[Graded]:
+                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy()) -> list[Graded]:
     """Grade every (name, folder), each confined as ``policy`` says (jail.py); per-submission artefacts go
-    to ``report_dir/<name>/``. Returns the results in the order given. ``cluster``: a Dask scheduler's
-    address: the submissions are graded on its workers instead (``spread.py``; ``jobs`` is then theirs)."""
+    to ``report_dir/<name>/``. Returns the results in the order given."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
-    if jobs > 1 and policy.links == "loopback" and cluster is None:   # every server on the same 127.0.0.1 port
+    if jobs > 1 and policy.links == "loopback":        # every server would listen on the same 127.0.0.1 port
         raise UsageError(f"on loopback the submissions' servers all listen on 127.0.0.1:{catalogue.assignment.port}, "
                          "so two cannot be graded at once", "grade them one after another: --jobs 1")
-    report_dir = Path(report_dir)
-    seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
-    policy = replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(report_dir.resolve())})))
-    if cluster is not None:
-        from .spread import grade_across
-        return grade_across(submissions, catalogue, report_dir, cluster=cluster, capture=capture, progress=progress,
-                            policy=policy)
     require_sandbox(policy)
+    report_dir = Path(report_dir)
+    policy = confined(policy, submissions, report_dir)
     from tqdm.auto import tqdm
     if jobs == 1:
         results = []

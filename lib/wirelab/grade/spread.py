@@ -126,11 +126,12 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
     from tqdm.auto import tqdm
 
     from ..link import workers
-    from .classroom import lost_submission
+    from .classroom import confined, lost_submission
 
+    report_dir = Path(report_dir)
+    policy = confined(policy, submissions, report_dir)
     client = workers.connect(cluster)
     token = uuid.uuid4().hex[:12]
-    report_dir = Path(report_dir)
     try:
         why = client.run(_here_ready, policy.trust)
         ready = [address for address, reason in why.items() if reason is None]

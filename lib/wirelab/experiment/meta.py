@@ -136,7 +136,7 @@ def host_facts(peer: str) -> dict:
     """This host's facts for runs with ``peer`` (an IP): ``collect`` for the interface that
     reaches it, with that interface's name, address, NIC speed (``ethtool``: what a real path
     is predicted at), MTU, root qdisc and ``gso_max_segs``, whether wirelab may shape it (root)
-    and what the kernel can (tbf, netem: ``link.capabilities``, probed as root). Each side of
+    and what the kernel can (tbf, netem: ``link.detect``, probed as root). Each side of
     a pair across hosts records its own (run on its Dask worker)."""
     route = json.loads(_run(["ip", "-j", "route", "get", peer]) or "[{}]") or [{}]
     device, address = route[0].get("dev"), route[0].get("prefsrc")
@@ -148,7 +148,7 @@ def host_facts(peer: str) -> dict:
                  mtu=(shown or [{}])[0].get("mtu"), gso_max_segs=(shown or [{}])[0].get("gso_max_segs"),
                  root_qdisc=roots[0]["kind"] if roots else None, root_handle=roots[0]["handle"] if roots else None)
     if facts["root"]:
-        from ..link.capabilities import capabilities
+        from ..link import capabilities
         caps = capabilities()
         facts.update(tbf=caps.tbf, netem=caps.netem, iptables_statistic=caps.iptables_statistic)
     else:

@@ -225,12 +225,11 @@ class Cluster:
 
     def _settle(self, future, pair: Pair) -> None:
         """Wait (at most ``SLACK_S``) for a stopped run's task to end, unless b itself is gone."""
-        from distributed import wait
         until = time.monotonic() + SLACK_S
         while not future.done() and pair.b not in self._lost(pair) and time.monotonic() < until:
             try:
-                wait(future, timeout=POLL_S)
-            except TimeoutError:
+                future.result(timeout=POLL_S)
+            except Exception:                 # noqa: BLE001 - ended (its result is not wanted) or not yet
                 pass
         future.cancel()
 

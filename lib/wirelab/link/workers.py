@@ -138,8 +138,10 @@ class Peer:
         return self._wait(self._submit(guard_here, self.token, apply, undo), timeout, "shaping")
 
     def release(self) -> None:
-        """That host ends the run's programs and undoes its shaping (``release_here``)."""
-        self.client.run(release_here, self.token, workers=[self.worker.address], wait=True)
+        """That host ends the run's programs and undoes its shaping (``release_here``); a stopped run's
+        hosts were let go by whoever stopped it (and a lost one is not waited for: 30 s to connect)."""
+        if not self._stop.is_set():
+            self.client.run(release_here, self.token, workers=[self.worker.address], wait=True)
 
 
 # -- what runs on a worker ---------------------------------------------------------------

@@ -5,7 +5,8 @@ mid-run costs only its run, which resume makes; tc put on a host is gone after t
 lost worker and after a Ctrl-C; a host that is not root runs unshaped and says so; a missing PC
 is named; ``wirelab grade --cluster`` grades the example class as expected.
 
-One room for the module (~6 s to start); about 100 s in all on two cores."""
+One room for the module (~10 s to start); about 2 minutes in all on two cores (130 s measured with the
+machine's load average near 5, 220 s near 20: the grading is half of it)."""
 import json
 import os
 import signal
@@ -64,11 +65,11 @@ def _program_on(room, host: str, mark: str = "wirelab.experiment.client") -> boo
 
 def test_a_sweep_across_two_hosts_gives_the_rows_of_the_same_sweep_run_here(room, tmp_path):
     # the README's recipe: wirelab run --hosts a=..,b=.. --cluster ADDRESS
-    done = _cli("run", "--proto", "tcp,udp", "--size", "300KB", "--rate", "2mbit,8mbit", "--reps", "1",
+    done = _cli("run", "--proto", "tcp,udp", "--size", "300KB", "--rate", "4mbit", "--reps", "1",
                 "--hosts", "a=a1,b=b1", "--cluster", room.address, "--out", str(tmp_path / "across"), "--no-progress")
     assert done.returncode == 0, done.stderr[-2000:]
     across = load(tmp_path / "across")
-    here = run(Experiment("here", proto=["tcp", "udp"], size="300KB", rate=["2mbit", "8mbit"], reps=1,
+    here = run(Experiment("here", proto=["tcp", "udp"], size="300KB", rate="4mbit", reps=1,
                           backend="namespaces"), out=tmp_path / "here", progress=False)
     assert set(across["backend"]) == {"hosts"} and set(here["backend"]) == {"namespaces"}
     assert (across["status"] == "ok").all() and (here["status"] == "ok").all()

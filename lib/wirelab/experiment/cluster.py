@@ -14,7 +14,8 @@ plan is the runner's (``plan.py``) with ``hostpairs.HostsLayer`` as its link lay
 Each run is one Dask task on b's worker (``_run_on_b``): the runner's own ``run_one`` with
 the plan bound to its pair, which opens a ``link.hosts.HostsLink`` (tc under a guard on each
 interface; the clock's echo rounds before and after), runs the engine and sends back the rows,
-the record and the capture's bytes. Pairs run side by side (a thread each here, one run in
+the record, the capture's and the event stream's bytes (its events reach ``on_event`` when
+it ends, not while it runs). Pairs run side by side (a thread each here, one run in
 flight each), and one run per host at a time across sweeps and notebooks too: a run holds a
 Dask ``Semaphore`` per host, taken in one order (two pairs sharing a host cannot deadlock)
 and given back by the scheduler if this process dies.
@@ -40,6 +41,7 @@ from pathlib import Path
 
 from ..link import workers
 from .calibration import needs_probe
+from .events import EVENTS_SUFFIX, events_path
 from .hostpairs import HostsLayer, Pair, find_pairs
 from .status import LOST
 
@@ -51,14 +53,17 @@ POLL_S = 0.25
 
 
 def _run_on_b(run_one, plan, setting, rep: int, seed: int, capture: bool, host_rtt_s) -> dict:
-    """One run, on host b's worker: the runner's ``run_one``, its capture's bytes sent back."""
+    """One run, on host b's worker: the runner's ``run_one``; its capture's and its event stream's
+    bytes sent back with its rows."""
     from distributed import secede
     secede()                  # it waits on host a: it must not hold one of this worker's threads
     with tempfile.TemporaryDirectory(prefix="wirelab-run-") as tmp:
         rows, raw = run_one(plan, setting, rep=rep, seed=seed, workdir=tmp, capture_dir=tmp if capture else None,
                             host_rtt_s=host_rtt_s)
         made = next(Path(tmp).glob("*.pcapng"), None)
-        return {"rows": rows, "raw": raw, "capture": made.read_bytes() if made else None}
+        stream = next(Path(tmp).glob(f"*{EVENTS_SUFFIX}"), None)
+        return {"rows": rows, "raw": raw, "capture": made.read_bytes() if made else None,
+                "events": stream.read_bytes() if stream else None}
 
 
 class Cluster:
@@ -206,6 +211,10 @@ class Cluster:
         finally:
             flights.pop(token, None)
         rows, raw = got["rows"], got["raw"]
+        if got.get("events") is not None:
+            stream = events_path(folder, rows[0]["run_id"])
+            stream.parent.mkdir(parents=True, exist_ok=True)
+            stream.write_bytes(got["events"])
         if got.get("capture") is not None:
             path = Path(folder) / "captures" / f"{rows[0]['run_id']}.pcapng"
             path.parent.mkdir(parents=True, exist_ok=True)

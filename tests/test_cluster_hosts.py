@@ -18,6 +18,7 @@ import pytest
 
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, load, run
+from wirelab.experiment.events import read_events
 from wirelab.experiment.status import LOST
 from wirelab.grade import find_submissions, load_catalogue
 from wirelab.link.netns import namespace_pids
@@ -96,6 +97,9 @@ def test_a_sweep_across_two_hosts_gives_the_rows_of_the_same_sweep_run_here(room
         assert facts["kernel"].startswith("Linux") and facts["wirelab_version"] and facts["nic_speed_bps"] > 0
         assert facts["sysctls"]["net.ipv4.tcp_congestion_control"] and "eth0" in facts["offloads"]
         assert facts["root_qdisc"] == "noqueue"
+    for name in across["events_file"]:                 # each run's event stream came back with it
+        kinds = [e["event"] for e in read_events(tmp_path / "across" / name)]
+        assert kinds[0] == "start" and kinds[-1] == "end" and "interval" in kinds
     assert _unshaped(room, "a1") and _unshaped(room, "b1")
 
 

@@ -67,7 +67,8 @@ def _program_on(room, host: str, mark: str = "wirelab.experiment.client") -> boo
 def test_a_sweep_across_two_hosts_gives_the_rows_of_the_same_sweep_run_here(room, tmp_path):
     # the README's recipe: wirelab run --hosts a=..,b=.. --cluster ADDRESS
     done = _cli("run", "--proto", "tcp,udp", "--size", "300KB", "--rate", "4mbit", "--reps", "1",
-                "--hosts", "a=a1,b=b1", "--cluster", room.address, "--out", str(tmp_path / "across"), "--no-progress")
+                "--hosts", "a=a1,b=b1", "--cluster", room.address, "--out", str(tmp_path / "across"), "--no-progress",
+                "--capture")
     assert done.returncode == 0, done.stderr[-2000:]
     across = load(tmp_path / "across")
     here = run(Experiment("here", proto=["tcp", "udp"], size="300KB", rate="4mbit", reps=1,
@@ -97,6 +98,9 @@ def test_a_sweep_across_two_hosts_gives_the_rows_of_the_same_sweep_run_here(room
         assert facts["kernel"].startswith("Linux") and facts["wirelab_version"] and facts["nic_speed_bps"] > 0
         assert facts["sysctls"]["net.ipv4.tcp_congestion_control"] and "eth0" in facts["offloads"]
         assert facts["root_qdisc"] == "noqueue"
+    for name in across["capture_file"]:                # each run's capture, taken on b, came back with it
+        assert (tmp_path / "across" / name).stat().st_size > 10_000
+    assert (across["capture_packets"] > 100).all()
     for name in across["events_file"]:                 # each run's event stream came back with it
         kinds = [e["event"] for e in read_events(tmp_path / "across" / name)]
         assert kinds[0] == "start" and kinds[-1] == "end" and "interval" in kinds

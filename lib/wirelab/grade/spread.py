@@ -141,8 +141,8 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
         if not ready:
             raise UsageError(f"no worker of {cluster} can grade", "start the workers as root: sudo dask worker ...")
         futures = {client.submit(_grade_remote, name, Path(source).resolve().name, _shipment(source), catalogue,
-                                 capture, policy, token, workers=ready, pure=False, key=f"wirelab-grade-{name}-{token}"):
-                   (name, source) for name, source in submissions}
+                                 capture, policy, token, workers=ready, pure=False,
+                                 key=f"wirelab-grade-{name}-{token}"): (name, source) for name, source in submissions}
         found: dict[str, Graded] = {}
         bar = tqdm(total=len(futures), unit="submission", disable=not progress, file=sys.stderr)
         try:

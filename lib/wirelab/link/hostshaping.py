@@ -5,7 +5,8 @@ other traffic), so only the packets to the peer are shaped. For a → b, on a's 
 
     tc qdisc replace dev eth0 root handle 7a1: htb
     tc class add dev eth0 parent 7a1: classid 7a1:3 htb rate 10gbit ceil 10gbit quantum 60000
-    tc filter add dev eth0 parent 7a1: protocol ip prio 1 u32 match ip dst 10.0.0.8/32 match ip sport 40211 0xffff flowid 7a1:
+    tc filter add dev eth0 parent 7a1: protocol ip prio 1 u32 match ip dst 10.0.0.8/32 \
+                                      match ip sport 40211 0xffff flowid 7a1:        (Dask's own: direct)
     tc filter add dev eth0 parent 7a1: protocol ip prio 2 u32 match ip dst 10.0.0.8/32 flowid 7a1:3
     tc qdisc replace dev eth0 parent 7a1:3 handle 7a2: netem limit 1000 delay 20000us   (kernels with netem)
     tc qdisc replace dev eth0 parent 7a2:1 handle 7a3: tbf rate 10000000bit burst 3028b limit 125000b

@@ -33,7 +33,7 @@ from contextlib import nullcontext
 
 from ..errors import LinkError, UsageError
 from .hostshaping import Side, host_commands, refusal
-from .opened import OpenLink
+from .opened import OpenLink, wire_of
 from .spec import LinkSpec
 from .workers import guard_here, popen_here, release_here, run_here
 
@@ -42,7 +42,7 @@ __all__ = ["HostsLink", "Side", "shapes"]
 
 def shapes(spec: LinkSpec) -> bool:
     """Does ``spec`` ask anything of the interfaces (a rate, delay, jitter, loss, ...)?"""
-    return any(d.rate_bps or d.needs_delay_line or d.loss for d in (spec.forward, spec.reverse))
+    return wire_of(spec) != "none"
 
 
 class HostsLink(OpenLink):

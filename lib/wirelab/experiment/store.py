@@ -240,7 +240,8 @@ class ResultStore:
             return set()
         kept = frame[frame["status"].isin(list(statuses))]
         if again and "error" in kept:
-            kept = kept[~kept["error"].fillna("").astype(str).str.startswith(tuple(again))]
+            errors = kept["error"].astype(object).fillna("").astype(str)     # all-NaN errors are a float column
+            kept = kept[~errors.str.startswith(tuple(again))]
         return {(str(s), int(r)) for s, r in zip(kept["setting_id"], kept["rep"])}
 
     def meta(self) -> dict:

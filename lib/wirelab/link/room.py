@@ -226,6 +226,7 @@ class Room:
                              "owner_start": cleanup.process_start(os.getpid()), "backend": "room", "up": True,
                              "namespaces": [self.switch, *self.namespaces.values()],
                              "hosts": dict(self.namespaces), "subnet": str(self.subnet), "created": self._created,
+                             "scratch": str(self._dir) if self._dir else None,
                              "link": f"hosts {', '.join(self.hosts)} on {self.subnet}, scheduler "
                                      f"{self.address or '(starting)'}"})
 

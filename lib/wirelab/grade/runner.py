@@ -33,7 +33,6 @@ from .context import Failed, TestContext, TimedOut
 from .jail import Jail, Policy
 from .machine import cannot_run
 from .outcome import Graded, Outcome
-from .packets import build
 from .prediction import predict_test
 from .readings import describe
 from .sandbox import UidLease, kill_uid
@@ -215,7 +214,6 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
     (report_dir / "captures").mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     capabilities()           # probe once, here: stages are built in threads and must not probe at once
-    build("CONN", bytes(8), protocol_id=1, total_length=0)   # import scapy now, not inside a timed test
     with UidLease() as lease:
         scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-"))
         if policy.trust:

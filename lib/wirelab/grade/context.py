@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..peers.exchange import Failed, TimedOut
+from ..peers.stage import Job
 from . import readings
 from .sandbox import Program
 
@@ -243,39 +244,12 @@ class TestContext:
                 sock.listen(8)
         return sock
 
-    def in_host(self, host: str, fn, *args, **kwargs) -> "Background":
+    def in_host(self, host: str, fn, *args, **kwargs) -> Job:
         """Run ``fn`` in a thread inside ``host``'s namespace; ``.result()`` joins it."""
-        return Background(self, host, fn, args, kwargs)
+        return Job(self, self.tb.inside(host), fn, args, kwargs)
 
 
 def stderr_of(program: Program, name: str | None = None) -> str:
     """'; ppcbs's stderr: ...' for a reason, or nothing when it printed nothing."""
     tail = program.stderr_tail()
     return f"; {name or program.name}'s stderr: {tail!r}" if tail else ""
-
-
-class Background:
-    """A function running in a thread inside a testbed host."""
-
-    def __init__(self, ctx: TestContext, host: str, fn, args, kwargs):
-        self.value, self.error, self._ctx = None, None, ctx
-
-        def body():
-            try:
-                with ctx.tb.inside(host):
-                    self.value = fn(*args, **kwargs)
-            except BaseException as err:      # noqa: BLE001 - handed to the caller in result()
-                self.error = err
-        self._thread = threading.Thread(target=body, name=f"grade-{host}", daemon=True)
-        self._thread.start()
-
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def result(self, timeout: float | None = None):
-        self._thread.join(self._ctx.left() if timeout is None else min(timeout, self._ctx.left()))
-        if self._thread.is_alive():
-            raise TimedOut("wirelab's peer was still waiting at the test's deadline")
-        if self.error is not None:
-            raise self.error
-        return self.value

@@ -35,7 +35,7 @@ def foreign_conn(stage: Stage) -> dict:
     send_data(served, stage, 1, body[1000:])
     finish(served, stage)
     stage.delivered(server, body)
-    return {"first_client_got": served.kinds(), "second_refused": True}
+    return {"first_client_got": served.kinds(), "second_waited": False, "second_refused": True}
 
 
 def foreign_data(stage: Stage) -> dict:

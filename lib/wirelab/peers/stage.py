@@ -15,12 +15,13 @@ Every wait of a play is bounded by ``stage.left()``, the deadline.
 """
 from __future__ import annotations
 
+import threading
 from typing import Protocol
 
 from ..transfer import make_data, send_tcp, send_udp
-from .exchange import Failed
+from .exchange import Failed, TimedOut
 
-__all__ = ["Stage", "kit_client", "next_client_served", "delivered_after"]
+__all__ = ["Stage", "Job", "kit_client", "next_client_served", "delivered_after"]
 
 
 class Stage(Protocol):                                # pragma: no cover - a description
@@ -45,6 +46,38 @@ class Stage(Protocol):                                # pragma: no cover - a des
     def finishes(self, client) -> None: ...        # it must end well (after RCVD)
     def delivered(self, server, data: bytes, *, offset: int = 0) -> None: ...   # its output, from offset on, is data
     def take(self, point: str, form: str) -> None: ...     # where the assignment leaves a choice: the one taken
+
+
+class Job:
+    """``fn(*args, **kwargs)`` in a thread whose sockets live on a host (``inside``: the link's
+    ``inside(host)``); ``.result()`` joins it, never past the stage's deadline. A stage's ``in_host``."""
+
+    def __init__(self, stage: Stage, inside, fn, args=(), kwargs=None):
+        self.value, self.error, self._stage = None, None, stage
+
+        def body():
+            try:
+                with inside:
+                    self.value = fn(*args, **(kwargs or {}))
+            except BaseException as err:      # noqa: BLE001 - handed to the caller in result()
+                self.error = err
+        self._thread = threading.Thread(target=body, name="wirelab-peer", daemon=True)
+        self._thread.start()
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(max(timeout, 0.0))
+
+    def result(self, timeout: float | None = None):
+        left = self._stage.left()
+        self._thread.join(left if timeout is None else min(timeout, left))
+        if self._thread.is_alive():
+            raise TimedOut("wirelab's peer was still waiting at the test's deadline")
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 def kit_client(stage: Stage, data: bytes, *, patience: float = 1.0):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import units
 from ..errors import UsageError
+from ..wire.ppcb import give_up_s
 
 __all__ = ["Assignment", "Limits", "GradeTest", "Catalogue", "load_catalogue", "ROLES", "PROTOS"]
 
@@ -41,7 +42,7 @@ class Assignment:
     @property
     def give_up_s(self) -> float:
         """How long a udpr peer may keep trying: one send plus MAX_RETRANSMITS resends, MAX_WAIT apart."""
-        return self.max_wait_s * (self.max_retransmits + 1)
+        return give_up_s(self.max_wait_s, self.max_retransmits)
 
 
 @dataclass(frozen=True)

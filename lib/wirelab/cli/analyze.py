@@ -1,4 +1,5 @@
-"""``wirelab analyze FILE``: the flow table, TCP analysis and the overhead read from the wire."""
+"""``wirelab analyze FILE``: the flow table, TCP analysis, the overhead read from the wire and
+RFC 6349's metrics of the main TCP transfer (``capture.rfc6349``)."""
 from __future__ import annotations
 
 import json
@@ -68,7 +69,7 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
 
     with jit.one_shot(Path(path).stat().st_size if Path(path).is_file() else 0):   # numba: if it pays here
         frames = Frames.of_part(*read_part(path))
-    flags = tcp_flags_of(frames)[0]
+    flags, conv, a_to_b = tcp_flags_of(frames)
     table = flow_table(frames)
     flows = [{name: values[i] for name, values in table.items()} for i in range(len(table["packets"]))[:top]]
     out = _report(path, frames.info, len(frames), flows, {name: int(v.sum()) for name, v in flags.items()},
@@ -76,6 +77,10 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     if ppcb:
         out["ppcb"] = _ppcb(frames, _buffer(path))
     out["udp_end_markers"] = _end_markers(frames)
+    from ..capture.rfc6349 import rfc6349_of
+    out["rfc6349"] = json.loads(json.dumps(rfc6349_of(frames, flags, conv, a_to_b,
+                                                      achievable_bps=out.get("predicted_goodput_bps")),
+                                           default=_clean))
     return out
 
 
@@ -167,6 +172,20 @@ def render(r: dict) -> str:
     for m in r.get("udp_end_markers") or []:
         lines += ["", f"UDP end markers (nttcp's 4 B datagrams) {m['src']} → {m['dst']}: {m['markers']}, "
                       f"gaps {', '.join(f'{g:.3f}' for g in m['gaps_s'])} s after the last data"]
+    rfc = r.get("rfc6349")
+    if rfc:
+        lines += ["", f"RFC 6349, main TCP transfer {rfc['src']} → {rfc['dst']}:",
+                  f"  TCP efficiency {rfc['tcp_efficiency_pct']:.2f} % ({rfc['retransmitted_bytes']} of "
+                  f"{rfc['transmitted_bytes']} B transmitted were retransmissions)"]
+        if "transfer_time_ratio" in rfc:
+            lines.append(f"  transfer time ratio {rfc['transfer_time_ratio']:.3f} (actual {rfc['transfer_s']:.3f} s, "
+                         f"ideal {rfc['ideal_transfer_s']:.3f} s at the predicted goodput)")
+        else:
+            lines.append("  transfer time ratio: give --rate (the ideal time needs the link's rate)")
+        if "buffer_delay_pct" in rfc:
+            lines.append(f"  buffer delay {rfc['buffer_delay_pct']:.0f} % (average RTT {rfc['average_rtt_s'] * 1e3:.3f} ms, "
+                         f"baseline {rfc['baseline_rtt_s'] * 1e3:.3f} ms, {rfc['rtt_samples']} samples, round trips as "
+                         "seen at the capture point: at the receiver they are its ACK delay)")
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",

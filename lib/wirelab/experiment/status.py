@@ -30,7 +30,7 @@ __all__ = ["decide", "fold", "failure", "RESERVED", "OVERRUN"]
 #: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
 RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
             "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands", "deadline_s",
-            "capture_file", "raw_file"}
+            "capture_file", "raw_file", "events_file"}
 #: A run that took more than this share beyond its deadline failed, whatever it measured.
 OVERRUN = 0.05
 

@@ -7,6 +7,7 @@ Layout of a results folder::
     meta.json         the format version, the experiment as written + one entry per session
                       (kernel, backend, qdiscs, offloads, sysctls, versions, git)
     runs/<run_id>.json   the full record of each run (nested fields, tool output) and its row
+    runs/<run_id>.events.jsonl   what happened while it ran, as it happened (``events``)
     captures/<run_id>.pcapng   when the experiment captures
 
 Every write goes to a temporary file in the same folder and is renamed over

@@ -33,6 +33,7 @@ _EXPORTS = {
     "delayed_ack_round": "ackclock", "timed_run": "window_chain",
     # a message's delay along a store-and-forward path (document 003)
     "path_delay": "delay", "hop_delays": "delay", "Hop": "delay", "mean_jittered_delay": "delay",
+    "queueing_delay": "delay", "loaded_rtt": "delay",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -110,9 +110,12 @@ def _result(proto: str, hello: dict, report: dict, error: str | None):
 
 
 # ----------------------------------------------------------------- TCP receiver
-def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5.0):
-    """One measurement client on an accepted TCP connection (HELLO not yet read)."""
+def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5.0, progress=None):
+    """One measurement client on an accepted TCP connection (HELLO not yet read). ``progress``:
+    a ``progress.Progress`` that reads the bytes received so far while the session runs."""
     tally, hello, error = Tally(), {}, None
+    if progress is not None:
+        progress.count = lambda: tally.bytes
     try:
         hello, packet = check_hello(read_json(reader, MAGIC, limit=65536), 1 << 24)
         raw = bytearray(packet)
@@ -143,9 +146,11 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
 
 
 # ----------------------------------------------------------------- UDP receiver
-def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait: float = 5.0, stop=None):
+def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait: float = 5.0, stop=None,
+                      progress=None):
     """One measurement client on the UDP server's socket. Returns (Result, REPORT
-    datagram): the server keeps the REPORT to answer a repeated END while idle."""
+    datagram): the server keeps the REPORT to answer a repeated END while idle. ``progress``:
+    as ``serve_measure_tcp``'s (it adds up the records kept so far, never slowing the loop)."""
     from .sockets import Meter
     meter, tally, error = Meter(), Tally(), None
     try:
@@ -159,6 +164,8 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
     records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
+    if progress is not None:
+        progress.count = _running_total(records)
     markers: list[int] = []       # nttcp's end markers: when each arrived (ns)
     sent = None
     # nttcp's end markers leave gaps of their own in the traffic: the silence allowed covers them
@@ -223,6 +230,19 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     result = _result("udp", hello, report, error)
     result.lost = report.get("lost")
     return result, raw
+
+
+def _running_total(records: array):
+    """A function returning the bytes of the records kept so far (every 4th entry is a size),
+    adding only what came since it was last asked."""
+    state = [0, 0]                # entries added up, their bytes
+
+    def total() -> int:
+        end = len(records) - len(records) % 4
+        state[1] += sum(records[state[0] + 3:end:4])
+        state[0] = end
+        return state[1]
+    return total
 
 
 def _number(value) -> float:

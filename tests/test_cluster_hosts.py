@@ -6,7 +6,7 @@ lost worker and after a Ctrl-C; a host that is not root runs unshaped and says s
 is named; ``wirelab grade --cluster`` grades the example class as expected.
 
 One room for the module (7-15 s to start); 85 s in all measured on two cores at a load average near 8
-(the grading 28 s of it), 215 s while another grading on the machine held the grading uids."""
+(the grading 28 s of it), 215 s with other gradings running on the machine (load near 20)."""
 import json
 import os
 import signal

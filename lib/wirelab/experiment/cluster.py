@@ -43,7 +43,7 @@ from ..link import workers
 from .calibration import needs_probe
 from .events import EVENTS_SUFFIX, events_path
 from .hostpairs import HostsLayer, Pair, find_pairs
-from .status import LOST
+from .status import LOST, failure
 
 __all__ = ["Cluster", "SLACK_S"]
 
@@ -155,7 +155,7 @@ class Cluster:
                 item = self._one(pair, plan, setting, rep, stop, flights, folder)
             except Exception as err:          # noqa: BLE001 - the scheduler gone, say: this pair stops
                 todo.appendleft((setting, rep))
-                print(f"wirelab: {pair.label} takes no more runs ({type(err).__name__}: {err})", file=sys.stderr)
+                print(f"wirelab: {pair.label} takes no more runs ({failure(err)})", file=sys.stderr)
                 return
             finally:
                 for hold in held:
@@ -259,5 +259,5 @@ class Cluster:
             if left:
                 self.client.run(workers.release_here, token, workers=left, wait=True)
         except Exception as err:           # noqa: BLE001 - said, and the guards still undo by themselves
-            print(f"wirelab: could not release {pair.label} ({type(err).__name__}: {err}); its guards remove "
+            print(f"wirelab: could not release {pair.label} ({failure(err)}); its guards remove "
                   "their tc when its workers stop", file=sys.stderr)

@@ -57,7 +57,8 @@ from .plan import Plan
 from .rfc6349 import run_metrics
 from .reuse import KeptLinks
 from .spec import Experiment, Setting
-from .status import LOST, RESERVED, decide, fold
+from .progress import progress_bar
+from .status import LOST, RESERVED, decide, failure, fold
 from .store import ResultStore, load
 
 __all__ = ["run", "run_one", "new_row", "default_folder", "RESERVED"]
@@ -68,10 +69,7 @@ def default_folder(experiment: Experiment, root: str | Path = "data") -> Path:
 
 
 def _progress(total: int, enabled: bool, desc: str):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm     # a widget in Jupyter, a text bar on a terminal
-    return tqdm(total=total, desc=desc, unit="run", leave=True)
+    return progress_bar(total, desc=desc) if enabled else None
 
 
 def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdir: str | Path | None = None,
@@ -149,7 +147,7 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
     except KeyboardInterrupt:
         raise
     except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
-        row.update(status="failed", error=f"{type(err).__name__}: {err}")
+        row.update(status="failed", error=failure(err))
         raw["traceback"] = traceback.format_exc()
     if record is not None and not hasattr(engine, "rows"):      # an engine's rows decide their own
         fold(row, record)

@@ -5,7 +5,8 @@
 A submission travels as bytes (its folder, archive, or patch with the folder it applies
 to), is graded on a worker by ``grade_submission`` in a process of its own, exactly as
 ``--jobs`` grades it on one machine (its own namespaces, uid and captures, at nice -5, a
-Ctrl-C reaching it), and comes back as its ``Graded`` record and its report folder. Dask
+Ctrl-C reaching it), and comes back as its ``Graded`` record and its report folder; after
+a Ctrl-C the submissions already graded are kept, as on one machine (``keep_graded``). Dask
 places each submission on a free worker thread (a worker's ``--nthreads`` is how many it
 grades at once) and moves a lost worker's submissions to another; one that cannot be graded
 anywhere becomes an error row, as a crashed worker does on one machine. Only workers that
@@ -123,10 +124,11 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
     """Grade every (name, source) on the cluster's workers (see the module docstring); reports to
     ``report_dir/<name>/`` as on one machine. Returns the results in the order given."""
     from distributed import as_completed
-    from tqdm.auto import tqdm
 
+    from ..experiment.progress import progress_bar
+    from ..experiment.status import failure
     from ..link import workers
-    from .classroom import confined, lost_submission
+    from .classroom import confined, keep_graded, lost_submission
 
     report_dir = Path(report_dir)
     policy = confined(policy, submissions, report_dir)
@@ -144,7 +146,7 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
                                  capture, policy, token, workers=ready, pure=False,
                                  key=f"wirelab-grade-{name}-{token}"): (name, source) for name, source in submissions}
         found: dict[str, Graded] = {}
-        bar = tqdm(total=len(futures), unit="submission", disable=not progress, file=sys.stderr)
+        bar = progress_bar(len(futures), unit="submission", enabled=progress)
         try:
             for future in as_completed(futures, loop=client.loop):
                 name, source = futures[future]
@@ -153,11 +155,12 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
                     unpack(got["reports"], report_dir)
                     found[name] = Graded.from_dict(got["graded"])
                 except Exception as err:      # noqa: BLE001 - one submission's disaster is not the class's
-                    found[name] = lost_submission(name, source, catalogue, f"{type(err).__name__}: {err}")
+                    found[name] = lost_submission(name, source, catalogue, failure(err))
                 bar.update()
         except KeyboardInterrupt:             # the grading processes clean up their testbeds and uids
             client.run(_interrupt_here, token, workers=ready)
             client.cancel(list(futures))
+            keep_graded([found[name] for name, _ in submissions if name in found], report_dir)
             raise
         finally:
             bar.close()

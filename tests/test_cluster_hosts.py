@@ -5,7 +5,7 @@ mid-run costs only its run, which resume makes; tc put on a host is gone after t
 lost worker and after a Ctrl-C; a host that is not root runs unshaped and says so; a missing PC
 is named; ``wirelab grade --cluster`` grades the example class as expected.
 
-One room for the module (7-15 s to start); 85 s in all measured on two cores at a load average near 8
+One room for the module (4-15 s to start); 68-85 s in all measured on two cores at a load average of 2-8
 (the grading 28 s of it), 215 s with other gradings running on the machine (load near 20)."""
 import json
 import os

@@ -69,3 +69,16 @@ def test_wirelab_analyze_prints_them():
     text = render(r)
     assert "RFC 6349" in text and "TCP efficiency 96.92 %" in text and "transfer time ratio" in text
     assert "rfc6349" in report(CAPTURE, ppcb=False) and "give --rate" in render(report(CAPTURE, ppcb=False))
+
+
+@pytest.mark.parametrize("name, has_tcp", [("tcp-10mbit.pcapng", True), ("ipv6.pcapng", True),
+                                           ("udp-5mbit-loss2.pcapng", True), ("grade-accepts-out-of-order.pcapng", False)])
+def test_a_dataset_gives_the_files_figures_reading_only_its_main_conversation(tmp_path, name, has_tcp):
+    from wirelab.capture.dataset import convert, open_dataset
+    cap = CAPTURE.parent / name
+    convert(cap, tmp_path / "d", chunk_packets=500, progress=False)
+    from_file = rfc6349_from_capture(read_capture(cap), achievable_bps=9.5e6)
+    with open_dataset(tmp_path / "d") as ds:
+        from_dataset = ds.rfc6349(achievable_bps=9.5e6)
+    assert (from_file is not None) == has_tcp
+    assert from_dataset == from_file

@@ -58,7 +58,7 @@ def test_public_api_is_exported():
         assert hasattr(wirelab, name), name
 
 
-LAYERS = ["wire", "model", "transfer", "link", "capture", "experiment", "grade", "viz", "cli"]
+LAYERS = ["wire", "model", "transfer", "link", "capture", "peers", "experiment", "grade", "viz", "cli"]
 
 
 def test_imports_only_point_down_the_layers():

@@ -73,7 +73,8 @@ def test_ctrl_c_in_a_watched_run_stops_it_and_keeps_its_stream(tmp_path):
     try:
         runs = tmp_path / "out" / "runs"
         deadline, intervals, drawers = time.monotonic() + 60, 0, set()
-        while intervals < 10 and time.monotonic() < deadline and proc.poll() is None:
+        # both: ten intervals measured, and the drawer started (it may start after the tenth)
+        while not (intervals >= 10 and drawers) and time.monotonic() < deadline and proc.poll() is None:
             streams = list(runs.glob("*.events.jsonl")) if runs.is_dir() else []
             intervals = sum(e["event"] == "interval" for e in read_events(streams[0])) if streams else 0
             drawers |= _children(proc.pid, "wirelab.viz.live")

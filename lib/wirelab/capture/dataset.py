@@ -173,10 +173,11 @@ class CaptureDataset:
         """Run a query (the table is ``packets``) and return its result as a DataFrame."""
         return self.con.execute(query, params or []).df()
 
-    def frame(self) -> pd.DataFrame:
-        """The whole dataset as ``read_capture`` gives it (only when it fits in memory)."""
+    def frame(self, filters=None) -> pd.DataFrame:
+        """The dataset as ``read_capture`` gives it: all of it (only when it fits in memory), or
+        the rows a ``pyarrow.dataset`` expression ``filters`` keeps (one conversation, say)."""
         import pyarrow.parquet as pq
-        df = pq.read_table(self.path, schema=arrow_schema()).to_pandas()
+        df = pq.read_table(self.path, schema=arrow_schema(), filters=filters).to_pandas()
         df = df.sort_values("file_offset", kind="stable").reset_index(drop=True)
         for c in INT_COLUMNS:
             df[c] = df[c].astype("Int64")
@@ -202,6 +203,10 @@ class CaptureDataset:
     def retransmission_summary(self) -> pd.DataFrame:
         from .sql_tcp import retransmission_summary
         return retransmission_summary(self)
+
+    def rfc6349(self, *, achievable_bps: float | None = None) -> dict | None:
+        from .rfc6349 import rfc6349_of_dataset
+        return rfc6349_of_dataset(self, achievable_bps=achievable_bps)
 
     def read_overhead(self, *, conv: int | None = None):
         from .sql_overhead import read_overhead

@@ -2,6 +2,7 @@
 
     metrics = rfc6349_from_capture(read_capture("run.pcapng"), achievable_bps=9.41e6)
     rfc6349_of(frames, flags, conv, a_to_b)        # on numpy columns (``wirelab analyze``: no pandas)
+    rfc6349_of_dataset(ds, achievable_bps=9.41e6)   # a dataset: only the main conversation is read
 
 From the data direction of the biggest TCP conversation:
 
@@ -25,7 +26,7 @@ from ..model import rfc6349 as rfc
 from .frames import Frames
 from .tcp_sequence import ACK, SYN, tcp_flags_of
 
-__all__ = ["rfc6349_of", "rfc6349_from_capture", "ack_rtt_samples"]
+__all__ = ["rfc6349_of", "rfc6349_from_capture", "rfc6349_of_dataset", "ack_rtt_samples"]
 
 SEQ_SPACE = 1 << 32
 
@@ -99,3 +100,23 @@ def rfc6349_from_capture(df, *, achievable_bps: float | None = None) -> dict | N
     """``rfc6349_of`` for a DataFrame of ``read_capture``."""
     frames = Frames.of(df)
     return rfc6349_of(frames, *tcp_flags_of(frames), achievable_bps=achievable_bps)
+
+
+def rfc6349_of_dataset(ds, *, achievable_bps: float | None = None) -> dict | None:
+    """``rfc6349_of`` for a dataset (``capture.dataset``): SQL finds the direction carrying the
+    most TCP payload, and only its conversation (both directions) is read into memory, where
+    the same code as for a file reads it: a conversation's analysis needs no other packet."""
+    import pyarrow.dataset as pds
+
+    main = ds.sql("""SELECT src, sport, dst, dport FROM packets
+                     WHERE proto = 'tcp' AND payload_len > 0 AND sport IS NOT NULL
+                     GROUP BY ALL ORDER BY sum(payload_len) DESC, min(time) LIMIT 1""")
+    if main.empty:
+        return None
+    src, sport, dst, dport = main.iloc[0]
+    f = pds.field
+
+    def way(a, a_port, b, b_port):
+        return (f("src") == a) & (f("sport") == int(a_port)) & (f("dst") == b) & (f("dport") == int(b_port))
+    return rfc6349_from_capture(ds.frame((f("proto") == "tcp") & (way(src, sport, dst, dport) | way(dst, dport, src, sport))),
+                                achievable_bps=achievable_bps)

@@ -78,10 +78,12 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
         out["ppcb"] = _ppcb(frames, _buffer(path))
     out["udp_end_markers"] = _end_markers(frames)
     from ..capture.rfc6349 import rfc6349_of
-    out["rfc6349"] = json.loads(json.dumps(rfc6349_of(frames, flags, conv, a_to_b,
-                                                      achievable_bps=out.get("predicted_goodput_bps")),
-                                           default=_clean))
+    out["rfc6349"] = _rfc6349(rfc6349_of(frames, flags, conv, a_to_b, achievable_bps=out.get("predicted_goodput_bps")))
     return out
+
+
+def _rfc6349(metrics: dict | None):
+    return json.loads(json.dumps(metrics, default=_clean))
 
 
 def _end_marker_rows(ds, size: int = 4):
@@ -117,6 +119,7 @@ def _dataset_report(path, rate_bps, wire, top) -> dict:
         flows = ds.flows().head(top).astype(object).to_dict("records")
         out = _report(path, ds.info, len(ds), flows, flag_counts(ds), ds.read_overhead, rate_bps, wire)
         out["udp_end_markers"] = _end_markers(_end_marker_rows(ds))
+        out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
         return out
 
 

@@ -26,7 +26,8 @@ How to add a lab (a new source document, say 005):
    ``wirelab.experiment.engines`` (wirelab, iperf3, several flows) runs what the document
    did, the lab brings its own (an object with ``run``: ``wirelab.experiment.engine``), in
    a module beside it, and its ``Sweep`` names it: ``broker`` (document 003's five nodes)
-   and ``peers`` (document 001 §5's misbehaving peers) are two.
+   and ``peers`` (document 001 §5's misbehaving peers, the plays of ``wirelab.peers`` that the
+   grader uses too, on the lab's stage ``labs.stage``) are two.
 3. ``notebooks/NN-<topic>.ipynb``: narrative; a ``parameters`` cell of literals (``QUICK``,
    ``BACKEND``, ``OUT``, each of the lab's values as ``None`` = the lab's), the ``quick``
    cell for where quick runs go; ``lab = doc005.sweeps(quick=QUICK, ...)``; ``sweep.run``;

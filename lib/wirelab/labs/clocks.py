@@ -16,13 +16,10 @@ difference, and so is RTT/2 as a one-way delay (document 000, 003).
 """
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 
-from ..errors import TransferError
+from ..experiment.clockrounds import echo_exchange
 from ..transfer.clock import fit_offset_drift
-from .ping import echo_rounds
 
 __all__ = ["two_clocks"]
 
@@ -33,12 +30,8 @@ def two_clocks(link, *, offset_s: float = 0.0037, drift_ppm: float = 45.0, round
     ``offset_s`` and ``drift_ppm``) to a server on host b. Returns ``rounds`` (a DataFrame:
     t_s since the first round, theta_s, rtt_s, true_ab_s, true_ba_s), ``fit`` (a one-row
     DataFrame: configured, estimated and the error) and the client's ``result``."""
-    result = echo_rounds(link, rounds=rounds, interval_s=interval_s, packet=packet, proto=proto,
-                         deadline=time.monotonic() + timeout, fix="lower rounds or interval_s, or raise timeout",
-                         same_clock=False, clock_offset_s=offset_s, clock_drift_ppm=drift_ppm)
-    if result.get("error") or result.get("receiver_error"):
-        raise TransferError(f"echo rounds failed: {result.get('error') or result.get('receiver_error')}",
-                            "check the link is up and the server answers")
+    result = echo_exchange(link, rounds=rounds, interval_s=interval_s, proto=proto, packet=packet,
+                           timeout=timeout, clock_offset_s=offset_s, clock_drift_ppm=drift_ppm)
     table = pd.DataFrame(result["metadata"]["echo_rounds"],
                          columns=["t_s", "theta_s", "rtt_s", "true_ab_s", "true_ba_s"])
     fit = fit_offset_drift(table[["t_s", "theta_s", "rtt_s"]].itertuples(index=False))

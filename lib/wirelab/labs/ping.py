@@ -13,43 +13,17 @@ follows the link's own round trip (``experiment.deadline``'s slack and margin).
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
-import time
 
 from ..errors import TransferError
-from ..experiment.client import client_argv, run_client
+from ..experiment.clockrounds import echo_exchange
 from ..experiment.deadline import MARGIN_S, SLACK
 
-__all__ = ["ping", "echo_rounds", "ECHO_BYTES"]
+__all__ = ["ping", "ECHO_BYTES"]
 
 #: One echo's payload: ping's default 56 B of data and its 8 B ICMP header.
 ECHO_BYTES = 64
-
-
-def echo_rounds(link, *, rounds: int, interval_s: float, packet: int, deadline: float, fix: str,
-                proto: str = "udp", max_wait: float = 2.0, **clock) -> dict:
-    """``rounds`` echo rounds ``interval_s`` apart from a client on host a to a wirelab server on
-    host b (``proto``), by ``deadline`` (``time.monotonic``); the client's Result as a dict.
-    ``clock``: the client's ``same_clock``, ``clock_offset_s``, ``clock_drift_ppm``."""
-    from ..transfer import start_server
-
-    with link.inside("b"):
-        port, stop, thread, _ = start_server(proto, host=link.address("b"), max_wait=2.0)
-    try:
-        host, target = link.reach(port, proto)
-        config = {"call": "measure", "proto": proto, "host": host, "port": target, "mode": "echo",
-                  "count": int(rounds), "packet": int(packet), "echo_interval_s": interval_s,
-                  "max_wait": max_wait, **clock}
-        done = run_client(link, client_argv(config), deadline, what="the echo client", fix=fix)
-    finally:
-        stop.set()
-        thread.join(3.0)
-    try:
-        return json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise TransferError("the echo client printed no Result", "run it by hand to see why") from None
 
 
 def ping(link, *, rounds: int = 20, interval_s: float = 0.2, packet: int = ECHO_BYTES) -> dict:
@@ -57,9 +31,8 @@ def ping(link, *, rounds: int = 20, interval_s: float = 0.2, packet: int = ECHO_
     (min, avg, max, mdev of the round trips, in ms), how many got no answer, and the rounds."""
     spec = link.spec
     expected = rounds * max(interval_s, spec.rtt_s + spec.forward.jitter_s + spec.reverse.jitter_s)
-    result = echo_rounds(link, rounds=rounds, interval_s=interval_s, packet=packet,
-                         deadline=time.monotonic() + SLACK * expected + MARGIN_S, fix="lower rounds or interval_s",
-                         max_wait=max(2.0, 4 * spec.rtt_s), same_clock=True)
+    result = echo_exchange(link, rounds=rounds, interval_s=interval_s, packet=packet,
+                           timeout=SLACK * expected + MARGIN_S, max_wait=max(2.0, 4 * spec.rtt_s), same_clock=True)
     rtts = [r * 1e3 for r in result.get("rtts_s") or []]
     if not rtts:
         raise TransferError(f"no echo round came back ({result.get('error') or 'all lost'})",

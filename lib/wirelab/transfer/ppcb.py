@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import ProtocolError
 from ..wire.ppcb import (CODES, DATA_HEADER, HEADER_BYTES, MAX_DATA, OFFSETS, PROTOCOL_IDS, PROTOCOL_NAMES,
-                         SESSION_ID_BYTES, TABLE, TYPES)
+                         SESSION_ID_BYTES, TABLE, TYPES, build)
 
 __all__ = ["TABLE", "TYPES", "CODES", "PROTOCOL_IDS", "PROTOCOL_NAMES", "MAX_DATA", "HEADER_BYTES",
            "Packet", "pack", "unpack", "header_size", "data_header", "session_of", "new_session_id"]
@@ -58,7 +58,7 @@ def pack(kind: str, session_id: bytes, data: bytes | None = None, **fields: int)
     """Encode one packet. DATA takes ``packet_no`` and ``data`` (data_len is computed)."""
     if kind not in TABLE:
         raise ProtocolError(f"unknown packet kind {kind!r}", f"use one of {', '.join(TABLE)}")
-    code, _, names = TABLE[kind]
+    names = TABLE[kind][2]
     if len(session_id) != SESSION_ID_BYTES:
         raise ProtocolError(f"session id must be {SESSION_ID_BYTES} bytes, not {len(session_id)}",
                             "use new_session_id()")
@@ -67,12 +67,13 @@ def pack(kind: str, session_id: bytes, data: bytes | None = None, **fields: int)
             raise ProtocolError(f"DATA carries 1..{MAX_DATA} bytes, not {0 if data is None else len(data)}",
                                 "split the input into smaller chunks")
         fields["data_len"] = len(data)
-    values = [session_id] + [fields[name] for name in names[1:]]
+    missing = [name for name in names[1:] if name not in fields]
+    if missing:
+        raise ProtocolError(f"{kind} needs {', '.join(missing)}", f"give {kind} every field of ppcb.md")
     try:
-        header = _STRUCTS[kind].pack(code, *values)
+        return build(kind, session_id, data or b"", **fields)       # laid out by the one table
     except struct.error as err:
         raise ProtocolError(f"cannot pack {kind}: {err}", "check the field values") from None
-    return header + data if kind == "DATA" else header
 
 
 def data_header(session_id: bytes, packet_no: int, data_len: int) -> bytes:

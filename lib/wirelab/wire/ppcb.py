@@ -12,8 +12,11 @@ sits, which packets carry it.
 
 Whoever speaks PPCB reads this module: the programs (``transfer.ppcb``), the
 capture reader, the scapy layer and the Lua dissector (``capture/ppcb.lua``, its
-table written by ``lua_table()``), the grader and the model. Standard library
-only: a student reads it beside ppcb.md.
+table written by ``lua_table()``), the misbehaving peers (``wirelab.peers``), the
+grader and the model. ``build`` lays any packet out by the table, the malformed
+ones a misbehaving peer sends included (``transfer.ppcb.pack`` checks what a
+correct program may send, then builds with it); ``give_up_s`` is how long a
+peer keeps trying. Standard library only: a student reads it beside ppcb.md.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import struct
 
 __all__ = ["TABLE", "CODES", "TYPES", "PROTOCOL_IDS", "PROTOCOL_NAMES", "MAX_DATA", "SESSION_ID_BYTES",
            "HEADER_BYTES", "HEADER_BY_CODE", "DATA_HEADER", "OFFSETS", "SIZES", "CARRIES", "NUMBERED",
-           "lua_table", "describe"]
+           "build", "give_up_s", "lua_table", "describe"]
 
 #: name: (type code, struct format of the whole header, field names after "type").
 #: "8s" is the session id (opaque bytes), Q = u64, L = u32, B = u8; "!" = network order.
@@ -72,6 +75,28 @@ def _layout() -> tuple[dict[str, int], dict[str, int], dict[str, frozenset[int]]
 OFFSETS, SIZES, CARRIES = _layout()
 #: Type codes that carry a packet number (DATA, ACC, RJT).
 NUMBERED = CARRIES["packet_no"]
+
+
+def build(kind: str | int, session_id: bytes, data: bytes = b"", **fields: int) -> bytes:
+    """Any packet's bytes as the table lays it out, with no check: ``kind`` a name ("DATA") or any
+    type code (one the table lacks, e.g. 9: a type byte and a session id); a field not given is 0;
+    DATA's ``data_len`` is ``len(data)`` unless given (a lie a bad-length test needs).
+
+        >>> build("DATA", b"SESSION1", b"abc", packet_no=2, data_len=99)[17:]
+        b'\\x00\\x00\\x00cabc'
+    """
+    name = kind if isinstance(kind, str) else TYPES.get(kind)
+    code, fmt, names = TABLE[name] if name else (kind, "!B8s", ("session_id",))
+    if name == "DATA":
+        fields.setdefault("data_len", len(data))
+    header = struct.pack(fmt, code, session_id, *(fields.get(field, 0) for field in names[1:]))
+    return header + data if name == "DATA" else header
+
+
+def give_up_s(max_wait_s: float, max_retransmits: int) -> float:
+    """How long a peer keeps trying before it gives up (ppcb.md, "udpr client"): one send plus
+    MAX_RETRANSMITS resends, MAX_WAIT apart. (udp and tcp wait once: MAX_WAIT.)"""
+    return max_wait_s * (max_retransmits + 1)
 
 
 def lua_table() -> str:

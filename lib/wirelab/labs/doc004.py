@@ -451,6 +451,16 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
             "handshake)?",
             lambda: slow_start_bytes(30, 5, 1448, handshake_rtts=0) * 8 / 30 / 1e3, 0.005,
             "6 round trips, each doubling: 10 + 20 + ... segments"),
+        # notebook 12 (task 2.1 between two PCs): a cable's framing, and the clock line's drift
+        "real_wire_10mbit_kbps": Exercise(
+            "TCP (timestamps) at 10 Mbit/s: how many kbit/s less does the model predict on a real cable "
+            "(38 B a frame) than on an emulated wire (14 B)?",
+            lambda: (predict("tcp", 10e6, timestamps=True, wire="emulated").goodput_bps
+                     - predict("tcp", 10e6, timestamps=True, wire="real").goodput_bps) / 1e3, 0.005,
+            "η = 1448 / (1500 + overhead): C · (η_emulated − η_real)"),
+        "drift_1ms_10s_ppm": Exercise(
+            "How many ppm of clock drift add up to 1 ms over one 10 s run?",
+            lambda: 1e-3 / 10 * 1e6, 0.005, "drift (ppm) × run length (s) / 10⁶ = the error (s)"),
     }
 
 

@@ -20,9 +20,9 @@ when the rate, delay or loss changes (``reuse``), unless the engine wants a link
 of its own for each run.
 
 Before the runs, where UDPR is swept, the host's own round trip is measured
-(``calibration``) for the stop-and-wait model, once for the sweep's deadlines and
-again before a UDPR setting's runs once the last probe of its rate, MTU and DATA
-size is 30 s old (the machine's load drifts during a sweep); after them, with
+(``calibration``: a set of probes, their median and range) for the stop-and-wait model,
+once for the sweep's deadlines and again just before a UDPR setting's runs once the last
+set for its sizes and rate is 30 s old (the machine's load drifts during a sweep); after them, with
 ``Experiment(precision=...)``, settings whose interval is still too wide get
 more repetitions (``adaptive``).
 """
@@ -65,7 +65,7 @@ def _progress(total: int, enabled: bool, desc: str):
 
 
 def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdir: str | Path | None = None,
-            capture_dir: str | Path | None = None, host_rtt_s: float | None = None,
+            capture_dir: str | Path | None = None, host_rtt_s: float | tuple | None = None,
             kept: KeptLinks | None = None) -> tuple[list[dict], dict]:
     """One run of ``setting`` → (its rows, its raw record). Never raises for a failed run
     (except Ctrl-C).
@@ -76,7 +76,8 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     afterwards. Fills the row from the plan's predictions and deadline, the engine's record (its
     status by ``status.decide``) and the link's ``describe()``; an engine with ``rows`` makes
     several rows of it. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
-    ``host_rtt_s``: the host's own round trip (``calibration``), for the stop-and-wait model.
+    ``host_rtt_s``: the host's own round trip (``calibration``: seconds, or a probe set's (median,
+    lowest, highest)), for the stop-and-wait model.
     """
     engine, link_layer = plan.engine_for(setting), plan.link_layer
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"

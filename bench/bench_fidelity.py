@@ -16,12 +16,20 @@ what is left), the runs that failed, the settings outside ±10 % and whether a
 reason explains them, and every UDP run's goodput against the link limit η·C.
 Nothing is asserted: the numbers are for a person (and the lead) to read.
 
+``--grid wide`` sweeps wider than any one notebook: ``--settings`` settings drawn
+(seeded, ``--seed``) from sizes 20 kB–10 MB, one-way delays 0–100 ms, loss 0–5 %,
+for Reno, CUBIC, BBR, UDP and UDPR (UDPR's file at most 200 kB: each lost packet
+costs MAX_WAIT), 3 runs each, and prints the share of settings within ±10 % (and
+within or with overlapping intervals) and the worst five with their reasons.
+
 Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out /tmp/bench-fidelity]
+     .venv/bin/python bench/bench_fidelity.py --grid wide [--settings 40] [--seed 1]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -48,6 +56,39 @@ def sweeps(reps: int, max_reps: int) -> dict[str, Experiment]:
     }
 
 
+#: The wide grid's axes (issue 28 item 4).
+WIDE_SIZES_KB = (20, 50, 200, 500, 2000, 10000)
+WIDE_DELAYS_MS = (0, 5, 15, 40, 100)
+WIDE_LOSSES = (0, 0.005, 0.01, 0.02, 0.05)
+WIDE_KINDS = ("reno", "cubic", "bbr", "udp", "udpr")
+UDPR_LARGEST_KB = 200
+
+
+def wide_sweeps(count: int, seed: int, reps: int) -> dict[str, Experiment]:
+    """``count`` distinct settings drawn from the wide grid, one Experiment of cases per protocol."""
+    rng = random.Random(seed)
+    drawn: dict[tuple, None] = {}
+    while len(drawn) < count:
+        kind = rng.choice(WIDE_KINDS)
+        sizes = [s for s in WIDE_SIZES_KB if kind != "udpr" or s <= UDPR_LARGEST_KB]
+        drawn[(kind, rng.choice(sizes), rng.choice(WIDE_DELAYS_MS), rng.choice(WIDE_LOSSES))] = None
+    cases: dict[str, list[dict]] = {}
+    for kind, size, delay, loss in drawn:
+        proto = kind if kind in ("udp", "udpr") else "tcp"
+        case = {"size": f"{size}KB", "delay": f"{delay}ms", "loss": f"{loss * 100:g}%"}
+        cases.setdefault(proto, []).append(case | ({"cc": kind} if proto == "tcp" else {}))
+    extra = {"udpr": {"max_wait": "0.3s"}}
+    return {proto: Experiment(f"fidelity-wide-{proto}", proto=proto, rate="10mbit", reps=reps, cases=these,
+                              shuffle=True, **extra.get(proto, {}))
+            for proto, these in sorted(cases.items())}
+
+
+def worst(table: pd.DataFrame, count: int = 5) -> pd.DataFrame:
+    """The settings furthest from their prediction (by |measured ÷ predicted − 1|)."""
+    compared = table[table["within"].notna()]
+    return compared.reindex(compared["residual"].abs().sort_values(ascending=False).index).head(count)
+
+
 def above_link(runs: pd.DataFrame) -> pd.DataFrame:
     """UDP runs whose receiver goodput exceeds η·C beyond the clock's resolution."""
     udp = runs[(runs["proto"] == "udp") & runs["status"].isin(["ok", "incomplete"])]
@@ -61,12 +102,17 @@ def main(argv=None) -> int:
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default="tcp,udp,udpr", help="which groups, e.g. tcp,udpr")
+    parser.add_argument("--grid", choices=("mixed", "wide"), default="mixed")
+    parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
+    parser.add_argument("--seed", type=int, default=1, help="wide grid: which settings")
     args = parser.parse_args(argv)
     out = Path(args.out or tempfile.mkdtemp(prefix="wirelab-bench-fidelity-"))
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     frames, tables = [], []
-    for group, exp in sweeps(args.reps, args.max_reps).items():
+    groups = sweeps(args.reps, args.max_reps) if args.grid == "mixed" else \
+        wide_sweeps(args.settings, args.seed, args.reps)
+    for group, exp in groups.items():
         if group not in args.only.split(","):
             continue
         shutil.rmtree(out / group, ignore_errors=True)
@@ -76,6 +122,8 @@ def main(argv=None) -> int:
               f"{', '.join(sorted(set(df['backend'])))}; status {df['status'].value_counts().to_dict()}")
         frames.append(df)
         tables.append(residual_table(df, precision=exp.precision, max_reps=exp.max_reps))
+        if args.grid == "wide":         # kept as it goes: a long sweep cut short still says something
+            pd.concat(tables, ignore_index=True).to_csv(out / "residuals.csv", index=False)
     runs = pd.concat(frames, ignore_index=True)
     table = pd.concat(tables, ignore_index=True)
     load = os.getloadavg()
@@ -98,6 +146,13 @@ def main(argv=None) -> int:
           f"outside: {len(outside)}, of which explained: {int(outside['explained'].sum())}")
     for _, row in outside.iterrows():
         print(f"  {row['setting']}: {row['measured/predicted']:.3f} ({row['reasons']})")
+    compared = table[table["within"].notna()]
+    met = compared["within"].astype(bool) | (compared["overlap"] == True)          # noqa: E712
+    print(f"share within ±10 %: {compared['within'].astype(bool).mean():.0%}; within or intervals overlapping: "
+          f"{met.mean():.0%} ({int(met.sum())} of {len(compared)} compared)")
+    print("worst five:")
+    for _, row in worst(table).iterrows():
+        print(f"  {row['setting']}: {row['measured/predicted']:.3f} ±{row['±interval']:.0%} ({row['reasons']})")
     high = above_link(runs)
     print(f"UDP runs above the link limit η·C: {len(high)} of {int((runs['proto'] == 'udp').sum())}"
           + (f" (highest {(high['goodput_bps'] / (high['pred_efficiency'] * high['rate_bps'])).max():.4f} × η·C)"

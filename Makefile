@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "wirelab needs Python 3.11: install python3.11"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,cluster]'
 	$(PY) -m wirelab.capture.jit    # compile the capture reader's kernels once (numba caches them)
 	@touch $@
 

@@ -15,13 +15,16 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from wirelab import units
 from wirelab.experiment import iperf3_run
 from wirelab.link import LinkSpec, Testbed, capabilities
 from wirelab.link import open as open_link
-from wirelab.link.probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
 from wirelab.link.relay import UdpRelay
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from link_probe import UdpCounter, UdpEcho, udp_blast, udp_rtts  # noqa: E402  (the tests' probes)
 
 BUDGET_S = 80
 RATES = ["50mbit", "200mbit", "400mbit", "800mbit", "1600mbit"]

@@ -168,6 +168,17 @@ def by_sender(entries: list[tuple]) -> dict[str, list[tuple]]:
     return {end: [e for e in entries if e[0] == end] for end in ("client", "server")}
 
 
+def without_the_conn(path, out, packets) -> int:
+    """Write ``path`` from the frame after TCP-FILE's CONN on into ``out`` (editcap): a stream seen
+    from its middle. ``packets``: ``path``'s PPCB rows; returns the server's port."""
+    import subprocess
+    tcp = packets[packets["session_id"] == b"TCP-FILE".hex()]
+    conn_frame, port = int(tcp["frame"].iloc[0]), int(tcp["dport"].iloc[0])
+    subprocess.run(["editcap", "-r", str(path), str(out), f"{conn_frame + 1}-1000000"], check=True,
+                   capture_output=True, timeout=60)
+    return port
+
+
 def _missing(value) -> bool:
     import pandas as pd
     return value is None or pd.isna(value)

@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(WHY_NOT is not None, reaso
 #: a cell's worth of time in quick mode is seconds; a notebook's, about a minute on 2 busy cores
 NOTEBOOK_TIMEOUT_S = 420
 PYSHARK_CELLS = [
-    "import os\nfrom wirelab.capture.wireshark import PysharkLive, pyshark_packets\nfrom wirelab.transfer import run_pair",
+    "import os\nfrom wirelab.capture import PysharkLive, pyshark_packets\nfrom wirelab.transfer import run_pair",
     'udpr = b"UDPRFILE".hex(":")          # the udpr transfer of captures/ppcb.pcapng\n'
     'rows = pyshark_packets("../captures/ppcb.pcapng", display_filter=f"ppcb.type == 5 and ppcb.session_id == {udpr}",\n'
     '                       fields={"no": "ppcb.packet_no"})\nprint("FILE", list(rows["no"]), list(rows["highest_layer"]))',
@@ -195,3 +195,53 @@ def test_the_workspace_is_quick_mode(workspace):
         nb = json.loads((workspace / "notebooks" / path.name).read_text())
         injected = [c for c in nb["cells"] if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
         assert injected and "QUICK = True" in "".join(injected[0]["source"])
+
+
+LIVE_CELLS = [
+    "from wirelab.experiment import Experiment\nfrom wirelab.viz.live import watch",
+    'exp = Experiment("live-10s", proto="tcp", workload="time", time="10s", rate="10mbit", delay="20ms",\n'
+    '                 cc="cubic", reps=1)\n'
+    'frame = watch(exp, out="../data/runs/live-10s")\n'
+    'print("STATUS", frame["status"].iloc[0], frame["events_file"].iloc[0])',
+]
+START_ALL = """() => { window.__wlRun = 'running';
+    window.jupyterapp.commands.execute('notebook:run-all-cells').then(v => { window.__wlRun = String(v); });
+    return true; }"""
+REDRAW_LIVE = """import base64
+from wirelab.experiment.events import read_events
+from wirelab.viz.live import live_png
+print(base64.b64encode(live_png(read_events(r"{path}"))).decode())"""
+
+
+def test_a_live_plot_moves_while_a_run_goes_and_ends_as_the_saved_run_draws(page, lab, workspace):
+    """A 10 s run watched in a cell: screenshots of its plot a second apart differ at least 5 times
+    while it runs, and the plot the cell ends with is the one drawn from the saved event stream."""
+    import time
+
+    import nbformat
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in LIVE_CELLS])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, workspace / "notebooks" / "live-plot.ipynb")
+    lab_tools.open_notebook(page, lab, "notebooks/live-plot.ipynb")
+    page.evaluate(START_ALL)
+    image = page.locator(".jp-OutputArea-output img").last
+    image.wait_for(timeout=120_000)                       # the prediction, drawn before the first byte
+    # the cell's output area stays while each redraw replaces the <img> inside it
+    area = page.locator(".jp-Cell", has=page.locator("img")).last.locator(".jp-OutputArea")
+    shots, deadline = [], time.monotonic() + 120
+    while page.evaluate("() => window.__wlRun") == "running" and time.monotonic() < deadline:
+        began = time.monotonic()
+        shots.append(area.screenshot(animations="disabled"))
+        page.wait_for_timeout(max(0, 1000 - (time.monotonic() - began) * 1000))   # a second apart
+    assert page.evaluate("() => window.__wlRun") == "true", lab_tools.error_outputs(page)
+    changes = sum(a != b for a, b in zip(shots, shots[1:]))
+    assert changes >= 5, f"the plot changed {changes} times in {len(shots)} screenshots a second apart"
+    text = "\n".join(page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+        .flatMap(c => c.model.type === 'code' ? c.model.outputs.toJSON() : [])
+        .filter(o => o.output_type === 'stream').map(o => o.text)"""))
+    status, events_file = text.split("STATUS ", 1)[1].split()[:2]
+    assert status == "ok", text
+    shown = base64.b64decode(image.get_attribute("src").split(",", 1)[1])
+    saved = workspace / "data" / "runs" / "live-10s" / events_file
+    redrawn = base64.b64decode(lab_tools.in_kernel(page, REDRAW_LIVE.format(path=str(saved))))
+    assert _pixel_difference(shown, redrawn) == 0.0

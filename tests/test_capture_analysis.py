@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from wirelab.capture import flows, io_graph, read_capture, retransmission_summary, tcp_analysis, udp_loss
-from wirelab.capture.tcp_analysis import FLAGS
+from wirelab.capture.tcp_sequence import FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = ROOT / "captures"

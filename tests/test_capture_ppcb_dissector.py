@@ -1,5 +1,6 @@
 """The kit's Wireshark dissector reads PPCB as PPCB: every packet type over TCP (a stream,
-reassembled) and UDP, with the values that were sent; tshark, pyshark, analyze and install."""
+reassembled) and UDP, with the values that were sent; tshark, pyshark, analyze and install.
+(The kit's own reader, ``ppcb_reader``, follows the same rules: test_capture_ppcb_reader.py.)"""
 from __future__ import annotations
 
 import json
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ppcb_captures import EXPECTED, by_sender, capture, decoded
-from wirelab.capture.ppcb_dissector import DISSECTOR, install, ppcb_packets, ppcb_summary, tshark_options
+from ppcb_captures import EXPECTED, by_sender, capture, decoded, without_the_conn
+from wirelab.capture.ppcb_dissector import DISSECTOR, install, tshark_options
+from wirelab.capture.ppcb_dissector import tshark_ppcb_packets as ppcb_packets
+from wirelab.capture.ppcb_reader import ppcb_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "captures" / "ppcb.pcapng"
@@ -91,12 +94,8 @@ def test_other_traffic_is_not_claimed():
 @pytest.mark.skipif(not shutil.which("editcap"), reason="editcap not installed (apt-get install tshark)")
 def test_a_stream_without_its_conn_decodes_by_port(tmp_path):
     """Heuristics judge a TCP stream by its first bytes; from the middle, a port preference does it."""
-    packets = ppcb_packets(COMMITTED)
-    tcp = packets[(packets["session_id"] == b"TCP-FILE".hex())]
-    conn_frame, port = int(tcp["frame"].iloc[0]), int(tcp["dport"].iloc[0])
     cut = tmp_path / "no-conn.pcapng"
-    subprocess.run(["editcap", "-r", str(COMMITTED), str(cut), f"{conn_frame + 1}-1000000"], check=True,
-                   capture_output=True, timeout=60)
+    port = without_the_conn(COMMITTED, cut, ppcb_packets(COMMITTED))
     assert (ppcb_packets(cut)["session_id"] == b"TCP-FILE".hex()).sum() == 0
     by_port = ppcb_packets(cut, tcp_ports=[port])
     data = by_port[(by_port["session_id"] == b"TCP-FILE".hex()) & (by_port["type"] == "DATA")]
@@ -120,9 +119,15 @@ def test_summary_and_cli(tmp_path):
     assert text.returncode == 0 and text.stdout.count("RJT") == 2 and "packet_no=5" in text.stdout
 
 
+def test_the_dissectors_packet_table_is_the_wire_table():
+    from wirelab.wire.ppcb import lua_table
+    block = DISSECTOR.read_text().split("-- BEGIN wire table")[1].split("-- END wire table")[0]
+    assert "\n".join(block.splitlines()[2:]) == lua_table()
+
+
 @needs_tshark
 def test_pyshark_reads_ppcb_fields():
-    from wirelab.capture.wireshark import pyshark_packets
+    from wirelab.capture.pyshark_jupyter import pyshark_packets
     rows = pyshark_packets(COMMITTED, display_filter=f"ppcb.session_id == {b'UDPRFILE'.hex(':')}"
                            " and ppcb.type == 5", fields={"no": "ppcb.packet_no", "type": "ppcb.type"})
     assert list(rows["highest_layer"]) == ["PPCB"] * 4 and list(rows["no"]) == ["0", "1", "2", "3"]

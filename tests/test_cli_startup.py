@@ -25,3 +25,15 @@ def test_the_command_line_starts_without_heavy_libraries(argv):
     assert done.returncode == 0, done.stderr
     assert "usage" in done.stdout.lower()
     assert done.stdout.strip().splitlines()[-1] == "HEAVY []"
+
+
+@pytest.mark.parametrize("argv", [["analyze", "captures/ppcb.pcapng"], ["analyze", "--rate", "10mbit", "--json",
+                                                                       "captures/tcp-10mbit-loss2.pcapng"]])
+def test_analyze_reads_a_capture_with_numpy_alone(argv, project_root):
+    """pandas would cost more than the whole analysis of a small capture (bench/bench_analyze.py),
+    and numba's kernels only pay for their loading on a file of gigabytes."""
+    done = subprocess.run([sys.executable, "-c", PROGRAM, *argv], capture_output=True, text=True, timeout=120,
+                          cwd=project_root)
+    assert done.returncode == 0, done.stderr
+    assert "TCP analysis" in done.stdout or '"tcp_analysis"' in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "HEAVY ['numpy']"

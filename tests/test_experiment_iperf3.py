@@ -117,3 +117,48 @@ def test_iperf3_across_a_testbed_sees_the_link(tmp_path):
     assert df["tc_commands"].str.contains("tbf rate 10000000bit").all()
     # the link, not iperf3, limits the rate: payload goodput below the 10 Mbit/s line rate
     assert df["goodput_bps"].between(6e6, 10.5e6).all(), df["goodput_bps"].tolist()
+
+
+def test_iperf3s_interval_lines_as_312_flushes_them():
+    from wirelab.experiment.iperf3_live import parse_server_output, parse_text_line
+    text = (DATA / "iperf3_3.12_server_forceflush.txt").read_text()
+    intervals = parse_server_output(text)
+    assert len(intervals) == 11 and intervals[0]["end_s"] == 0.1 and intervals[-1]["end_s"] == 1.03
+    assert intervals[0]["bytes"] == 115 * 1024 and intervals[0]["bps"] == pytest.approx(9.38e6)
+    assert parse_text_line("[  5]   0.00-1.03   sec  1.17 MBytes  9.54 Mbits/sec                  receiver") is None
+    udp = parse_text_line("[  5]   0.00-0.10   sec   119 KBytes  9.74 Mbits/sec  0.056 ms  0/83 (0%)")
+    assert udp["bps"] == pytest.approx(9.74e6) and udp["stream"] == "5"
+    total = parse_text_line("[SUM]   0.10-0.20   sec   230 KBytes  18.9 Mbits/sec")
+    assert total["stream"] == "SUM" and total["start_s"] == 0.1
+
+
+def test_iperf3s_json_stream_lines():
+    """--json-stream (3.13+) writes each -J interval object as {"event": "interval", "data": ...}: the
+    lines here carry a recorded 3.12 run's own interval objects."""
+    from wirelab.experiment.iperf3_live import parse_server_output, parse_stream_line, server_reporting, streams_json
+    text = (DATA / "iperf3_json_stream_from_3.12_intervals.jsonl").read_text()
+    intervals = parse_server_output(text)
+    assert [i["bytes"] for i in intervals] == [487976, 415576, 325800]
+    assert intervals[1]["start_s"] == 0.100086 and intervals[1]["bps"] == pytest.approx(33239764.288)
+    assert parse_stream_line('{"event": "end", "data": {}}') is None and parse_stream_line("not json") is None
+    assert streams_json((3, 16)) and not streams_json((3, 12)) and not streams_json(None)
+    assert "--json-stream" in server_reporting((3, 13)) and "--forceflush" in server_reporting((3, 12))
+
+
+def test_iperf3_reports_each_interval_while_it_runs(tmp_path):
+    """The installed iperf3 (its version asked) streams the server's intervals into the run's stream."""
+    from wirelab.experiment import Experiment, run
+    from wirelab.experiment.events import read_events
+    from wirelab.experiment.iperf3_live import installed_version
+    if installed_version() is None:
+        pytest.skip("iperf3 is not installed")
+    exp = Experiment("i", proto="tcp", workload="time", time="2s", rate=None, reps=1, backend="loopback",
+                     engine="iperf3")
+    frame = run(exp, out=tmp_path, progress=False)
+    assert frame["status"].iloc[0] == "ok", frame["error"].iloc[0]
+    events = read_events(tmp_path / frame["events_file"].iloc[0])
+    intervals = [e for e in events if e["event"] == "interval" and e["source"] == "receiver"]
+    assert len(intervals) >= 15 and intervals[-1]["interval_end_s"] >= 1.9
+    times = [e["t"] for e in intervals]
+    assert times[-1] - times[0] > 1.5                   # they came over the run, not all at its end
+    assert intervals[-1]["bytes"] == pytest.approx(frame["bytes_received"].iloc[0], rel=0.02)

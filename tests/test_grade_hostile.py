@@ -198,7 +198,12 @@ def test_a_hostile_class_is_held_and_the_correct_submission_beside_it_scores_100
     assert "filled its disk (64 MB for its folder" in reasons["fills-disk"] and "No space left" in reasons["fills-disk"]
     assert "No such file or directory" in reasons["snoops"]        # it looked, and there was nothing to see
     if cgroups.detect()[0] is not None:
-        assert all("killed by SIGKILL (out of memory" in t["reason"] for t in summary["hog"]["tests"]), reasons["hog"]
+        # the client test waits for ppcbc's end: the cgroup's kill; the server test waits 3 s for a
+        # listener, which a hog at nice 19 on a loaded machine may not outlast before its kill
+        hogged = {t["id"]: t["reason"] for t in summary["hog"]["tests"]}
+        assert "killed by SIGKILL (out of memory" in hogged["client-udpr-1B"], reasons["hog"]
+        assert "killed by SIGKILL (out of memory" in hogged["server-udp-1B"] or \
+            "was not listening" in hogged["server-udp-1B"], reasons["hog"]
     assert sockets.reached() == []
     assert _left_on_the_machine() == []
     assert "left behind: nothing" in done.stderr, done.stderr[-2000:]

@@ -36,7 +36,16 @@ def test_the_field_names_are_those_of_ppcb_md():
     assert names == {"type", "session_id", "protocol_id", "total_length", "packet_no", "data_len", "data"}
 
 
+def test_nothing_is_bound_on_import_then_bind_ppcb_binds_port_5000():
+    code = ("from scapy.layers.inet import IP, UDP; import wirelab.capture.ppcb_scapy as s; "
+            "print(s.PPCB in IP(bytes(IP() / UDP(sport=40000, dport=5000) / bytes(s.PPCB(type='RCVD'))))); "
+            "s.bind_ppcb(); print(s.PPCB in IP(bytes(IP() / UDP(sport=40000, dport=5000) / bytes(s.PPCB(type='RCVD')))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == ["False", "True"]
+
+
 def test_ip_udp_ppcb_builds_and_parses_on_the_bound_port():
+    bind_ppcb()
     frame = IP(dst="10.77.0.2") / UDP() / PPCB(type="CONN", session_id=b"ABCDEFGH", protocol_id=3, total_length=7)
     assert frame[UDP].dport == 5000
     parsed = IP(bytes(frame))

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from wirelab.errors import UsageError
-from wirelab.labs import Lab, Sweep, doc000, doc001, doc002, doc003, doc004
+from wirelab.labs import Lab, Sweep, bufferbloat, doc000, doc001, doc002, doc003, doc004
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = {"doc000": doc000, "doc001": doc001, "doc002": doc002, "doc003": doc003, "doc004": doc004}
 #: every lab's sweeps, by the function the notebooks call
 SWEEPS = [doc000.sweeps, doc001.sweeps, doc001.grid_sweeps, doc002.sweeps, doc003.sweeps, doc004.sweeps,
-          doc004.link_sweeps]
+          doc004.link_sweeps, bufferbloat.sweeps]
 
 
 def _sweeps(lab) -> dict:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from wirelab.experiment import run
-from wirelab.labs.doc002 import QUICK_SIZES, boundaries, payload_sweep, where_data_is_lost
+from wirelab.labs.doc002 import EXCESS, QUICK_SIZES, boundaries, payload_sweep, where_data_is_lost
 
 RECORDED = Path(__file__).parent / "data" / "udp_payload_sweep_100mbit_real_1pct.csv"
 
@@ -49,5 +49,9 @@ def test_a_quick_sweep_here_steps_at_each_fragment_and_loses_short_datagrams(tmp
         # 8 000 datagrams or more: (1 − p)^k within 1 % is 5 standard deviations
         assert table.loc[size, "delivered"] == pytest.approx(table.loc[size, "pred_delivered"], abs=0.01)
     assert table.loc[1473, "delivered"] < table.loc[1472, "delivered"]
-    # 96 000 datagrams a second at 64 B: more than a Python receiver takes on this machine
-    assert table.loc[64, "cause"] == "receiver" and table.loc[64, "received_pps"] < table.loc[64, "link_pps"]
+    # 96 000 datagrams a second at 64 B: more than these hosts carry end to end. Which host part
+    # gives way depends on the machine's load: a busy one's Python receiver falls behind (seen at
+    # 24-38k a second at load 14); on a quiet one it keeps pace and the sender outruns the queue
+    short = table.loc[64]
+    assert short["excess_loss"] > EXCESS, "64 B datagrams lost only the link's share"
+    assert short["cause"] in {"receiver", "queue"}

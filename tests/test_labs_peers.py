@@ -8,7 +8,7 @@ import pytest
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run
 from wirelab.labs.peers import PLAYS, SCENARIOS, PeersEngine
-from wirelab.experiment.ppcb_capture import collapse, ppcb_packets
+from wirelab.experiment.ppcb_capture import collapse, exchange
 from wirelab.labs import doc001
 
 
@@ -49,8 +49,8 @@ def test_the_scenarios_as_saved_before_the_one_runner_show_the_same_columns(tmp_
     assert table["as_specified"].tolist() == [True] and frame["status"].tolist() == ["ok"]
 
 
-def test_ppcb_packets_of_a_capture_without_ppcb(project_root):
-    packets = ppcb_packets(project_root / "captures" / "tcp-10mbit.pcapng")
+def test_the_exchange_of_a_capture_without_ppcb(project_root):
+    packets = exchange(project_root / "captures" / "tcp-10mbit.pcapng")
     # iperf3's stream is no PPCB: the reader says so instead of inventing packets
     assert set(packets["kind"]) <= {"SYN", "FIN", "RST", "not PPCB"}
     assert (packets["kind"] == "not PPCB").any() and (packets["kind"] == "FIN").sum() >= 2

@@ -5,9 +5,9 @@ import pytest
 
 from wirelab.errors import BackendUnavailableError, UsageError
 from wirelab.link import LinkSpec, Testbed
-from wirelab.link.capabilities import Capabilities, backend_for, choose_backend
+from wirelab.link.detect import Capabilities, backend_for, choose_backend
 
-caps_module = importlib.import_module("wirelab.link.capabilities")   # the module, not the function
+caps_module = importlib.import_module("wirelab.link.detect")
 DELAY = LinkSpec.parse(rate="10mbit", delay="20ms")
 RATE_ONLY = LinkSpec.parse(rate="10mbit", loss="1%")
 
@@ -80,7 +80,7 @@ def test_a_testbed_of_hosts_refuses_the_loopback_backend():
 def test_threads_asking_at_once_share_one_probe():
     import threading
     from wirelab.link import capabilities as probe
-    from wirelab.link.capabilities import _probe
+    from wirelab.link.detect import _probe
     _probe.cache_clear()
     answers, threads = [], [threading.Thread(target=lambda: answers.append(probe())) for _ in range(4)]
     for t in threads:

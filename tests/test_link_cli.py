@@ -9,7 +9,7 @@ import pytest
 from wirelab.cli import main
 from wirelab.link import cleanup
 from wirelab.link.netns import list_namespaces
-from wirelab.link.probe import UdpEcho, udp_rtts
+from link_probe import UdpEcho, udp_rtts
 
 
 #: CLI testbeds are found by name: unique names let two test runs share the machine.

@@ -96,7 +96,7 @@ def test_loss_by_datagram_draws_once_for_all_its_fragments(unit, arrive):
 
 def test_a_loss_unit_the_link_cannot_honour_is_refused_and_the_choice_of_backend_follows_it():
     from wirelab.errors import BackendUnavailableError, UsageError
-    from wirelab.link.capabilities import Capabilities, choose_backend
+    from wirelab.link.detect import Capabilities, choose_backend
     with pytest.raises(UsageError, match="loss unit"):
         LinkSpec.parse(loss="1%", loss_unit="frame")
     spec = LinkSpec.parse(rate="10mbit", loss="10%", loss_unit="datagram")

@@ -74,9 +74,13 @@ def test_tcp_and_udp_measure_document_002s_figures_on_a_real_wire(backend, tmp_p
         assert df.loc["udp", "delivered_fraction"] > 0.999, "document 002: no loss at S = 1472 B"
     for proto, published in (("tcp", TCP_002), ("udp", UDP_002)):
         measured, predicted = df.loc[proto, "goodput_bps"], df.loc[proto, "pred_goodput_bps"]
+        # the userspace link's event loop, when it runs late, stretches the receiver's time by up to
+        # its worst lateness (which it records): that share is the emulator's, not the wire's
+        late = df.loc[proto].get("link_counters_a->b_late_s_max", 0.0) if backend == "userspace" else 0.0
+        within = 0.01 + (late or 0.0) / df.loc[proto, "transfer_s"]
         assert predicted == pytest.approx(published, abs=0.005e6), "the model is the document's"
-        assert measured == pytest.approx(published, rel=0.01), f"{proto}: {measured / 1e6:.3f} Mbit/s"
-        assert measured == pytest.approx(predicted, rel=0.01)
+        assert measured == pytest.approx(published, rel=within), f"{proto}: {measured / 1e6:.3f} Mbit/s, late {late}"
+        assert measured == pytest.approx(predicted, rel=within)
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from wirelab.link import LinkSpec
-from wirelab.link.probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
+from link_probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
 from wirelab.link.relay import TcpRelay, UdpRelay
 
 

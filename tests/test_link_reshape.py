@@ -10,7 +10,7 @@ import pytest
 
 from wirelab.link import LinkSpec
 from wirelab.link.reshape import refusal, undo_shaping
-from wirelab.link.capabilities import capabilities
+from wirelab.link.detect import capabilities
 from wirelab.link.topology import two_hosts
 
 STAMP = struct.Struct("!dI4s")          # send time (this process's clock), number, run tag

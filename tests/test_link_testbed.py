@@ -12,7 +12,7 @@ from wirelab.experiment import iperf3_run
 from wirelab.link import LinkSpec, Testbed, broker_network, capabilities
 from wirelab.link.inspect import wait_for_qdisc
 from wirelab.link.netns import list_namespaces, run
-from wirelab.link.probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
+from link_probe import UdpCounter, UdpEcho, udp_blast, udp_rtts
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -1,6 +1,8 @@
 """The kit's shape: same dependencies for pip and conda, a small public API, layers respected."""
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import wirelab
@@ -56,11 +58,11 @@ def test_public_api_is_exported():
         assert hasattr(wirelab, name), name
 
 
-LAYERS = ["model", "transfer", "link", "capture", "experiment", "grade", "viz", "cli"]
+LAYERS = ["wire", "model", "transfer", "link", "capture", "peers", "experiment", "grade", "viz", "cli"]
 
 
 def test_imports_only_point_down_the_layers():
-    """model → transfer → link → capture → experiment → grade → viz → cli (style.md)."""
+    """wire → model → transfer → link → capture → experiment → grade → viz → cli (style.md)."""
     lib = ROOT / "lib" / "wirelab"
     for layer_index, layer in enumerate(LAYERS):
         paths = list((lib / layer).rglob("*.py")) if (lib / layer).is_dir() else \
@@ -79,6 +81,191 @@ def test_model_does_no_io():
         text = path.read_text()
         for banned in ("import socket", "import subprocess", "open(", "import os"):
             assert banned not in text, f"{path} uses {banned}"
+
+
+LIB = ROOT / "lib" / "wirelab"
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name: its front)."""
+    out = {}
+    for path in LIB.rglob("*.py"):
+        name = ".".join(("wirelab",) + path.relative_to(LIB).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _exports(path: Path) -> dict[str, str]:
+    """A package front's ``_EXPORTS``: exported name → "module" or "module:attribute"."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "_EXPORTS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def _deferred_for_start_up(lines: list[str], node: ast.stmt) -> bool:
+    """A comment on the import's line, or just above it, says it is there to keep start-up fast."""
+    here = lines[node.lineno - 1].partition("#")[2]
+    above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
+    return "start-up" in here.lower() or (above.startswith("#") and "start-up" in above.lower())
+
+
+def _imports(name: str, path: Path, modules: dict, fronts: dict) -> list[tuple[str, int]]:
+    """(module imported, line) for every import of a wirelab module in ``path``.
+
+    Counted: every import, at the top or inside a function, except those under
+    ``if TYPE_CHECKING:`` (annotations only) and those inside a function that a comment
+    says are deferred to keep start-up fast. A name taken from a package front counts as
+    an import of the module that defines it (the front itself is set apart)."""
+    source = path.read_text()
+    lines, tree = source.splitlines(), ast.parse(source)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+
+    def target(base: str, attribute: str | None) -> str | None:
+        full = f"{base}.{attribute}" if attribute else base
+        if full in modules:
+            return full
+        if attribute and base in fronts and attribute in fronts[base]:
+            module = f"{base}.{fronts[base][attribute].partition(':')[0]}"
+            return module if module in modules else None       # (a missing one: the test below)
+        return base if base in modules else None
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for other in child.orelse:
+                    visit(other, in_function)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                if in_function and _deferred_for_start_up(lines, child):
+                    continue
+                if isinstance(child, ast.Import):
+                    pairs = [(alias.name, None) for alias in child.names]
+                else:
+                    base = child.module or ""
+                    if child.level:
+                        parts = package.split(".")[:len(package.split(".")) - (child.level - 1)]
+                        base = ".".join(parts + ([base] if base else []))
+                    pairs = [(base, alias.name) for alias in child.names]
+                for base, attribute in pairs:
+                    if base.split(".")[0] == "wirelab" and (t := target(base, attribute)) and t != name:
+                        found.append((t, child.lineno))
+                continue
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(tree, False)
+    return found
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module → {module it imports: line of the first such import}."""
+    modules = _modules()
+    fronts = {name: _exports(path) for name, path in modules.items() if path.name == "__init__.py"}
+    graph = {}
+    for name, path in modules.items():
+        edges: dict[str, int] = {}
+        for target, line in _imports(name, path, modules, fronts):
+            edges.setdefault(target, line)
+        graph[name] = edges
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_between_files():
+    """No module imports, through any chain of imports, a module that imports it back. Every
+    import counts, inside functions too, unless a comment beside it says it is deferred to keep
+    start-up fast; names from a package front count as imports of the module defining them."""
+    graph = import_graph()
+    found = circles(graph)
+    described = ["\n".join(f"  {m} imports {t} (line {graph[m][t]})" for m in c for t in graph[m] if t in c)
+                 for c in found]
+    assert not found, "import circles:\n" + "\n\n".join(described)
+
+
+def test_the_circle_finder_sees_through_fronts_and_into_functions(tmp_path):
+    graph = {"wirelab.a": {"wirelab.b": 3}, "wirelab.b": {"wirelab.c": 9}, "wirelab.c": {"wirelab.a": 1},
+             "wirelab.d": {"wirelab.a": 2}}
+    assert circles(graph) == [["wirelab.a", "wirelab.b", "wirelab.c"]]
+    modules = _modules()
+    fronts = {"wirelab.capture": _exports(modules["wirelab.capture"])}
+    probe = tmp_path / "probe.py"                      # read as if it were wirelab/experiment/probe.py
+    probe.write_text("def f():\n    from ..capture import read_capture\n")
+    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == [("wirelab.capture.loader", 2)]
+    probe.write_text("def f():\n    # deferred: keeps start-up fast (pandas)\n    from ..capture import read_capture\n")
+    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
+    probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..capture import flows\n")
+    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
+
+
+def test_every_exported_name_comes_from_a_module_that_exists():
+    modules = _modules()
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            for exported, where in _exports(path).items():
+                assert f"{name}.{where.partition(':')[0]}" in modules, f"{name}.{exported} → {where}"
+
+
+def test_no_front_exports_a_name_that_is_also_one_of_its_modules():
+    """Importing a module sets its package's attribute of that name: an exported function of
+    the same name would then depend on import order (``_exports``)."""
+    modules = _modules()
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            for exported, where in _exports(path).items():
+                clash = f"{name}.{exported}" in modules and not where.endswith(":__module__")
+                assert not clash, f"{name} exports {exported!r}, also the name of a module"
+
+
+def test_an_exported_function_stays_itself_whatever_was_imported_first():
+    code = ("import wirelab.capture.conversations, wirelab.model.prediction, wirelab.link.detect; "
+            "from wirelab.capture import flows; from wirelab.model import predict; import wirelab; "
+            "from wirelab.link import capabilities; "
+            "print(callable(flows), callable(predict), callable(wirelab.predict), callable(capabilities))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True"] * 4
+
+
+def test_the_wire_is_the_ground_floor():
+    """wire/ imports nothing of wirelab's layers and nothing beyond the standard library."""
+    for path in (LIB / "wire").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert node.module == "_exports" and node.level == 2, f"{path} imports {node.module}"
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                assert all(n.split(".")[0] in sys.stdlib_module_names for n in names), f"{path}: {names}"
 
 
 def test_the_grader_dockerfile_installs_what_the_project_installs_and_copies_what_exists():

@@ -59,6 +59,26 @@ def test_every_measured_column_has_one_definition_in_the_glossary(project_root):
     assert measures.sender_view(1000, 1.0, 1.5) == pytest.approx(16_000)
 
 
+def test_the_engines_and_the_store_read_the_one_glossary():
+    from wirelab.experiment import store
+    from wirelab.experiment.engine import MEASURED
+    assert MEASURED is measures.GLOSSARY
+    assert store.ALWAYS_MEASURED is measures.ALWAYS_MEASURED
+    assert set(measures.ALWAYS_MEASURED) <= set(measures.GLOSSARY)
+
+
+def test_goodput_is_the_same_figure_whichever_engine_measured_it(project_root):
+    """bytes delivered × 8 ÷ transfer_s: wirelab's programs on one clock; iperf3 on its receiver's
+    own span (no common clock), which is what its ``sum_received`` rate is."""
+    from wirelab.experiment.iperf3 import parse
+    for proto in ("tcp", "udpr"):
+        row = run_pair(proto, data=50_000, chunk=1000, max_wait=2.0).to_dict(samples=False)
+        assert row["goodput_bps"] == pytest.approx(8 * row["bytes_delivered"] / row["transfer_s"]), proto
+    for name in ("iperf3_tcp_P2_10mbit_testbed.json", "iperf3_tcp_reverse_10mbit_testbed.json"):
+        r = parse((project_root / "tests" / "data" / name).read_text())
+        assert r["goodput_bps"] == pytest.approx(8 * r["bytes_delivered"] / r["receiver_duration_s"]), name
+
+
 @pytest.mark.root
 @pytest.mark.parametrize("delay", ["0", "10ms"])
 def test_no_receiver_goodput_above_the_link_and_the_views_in_the_order_physics_allows(tmp_path, delay):

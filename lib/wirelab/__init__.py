@@ -2,6 +2,7 @@
 
 Layers (an import points only to an earlier layer)::
 
+    wire                       the wire's facts, once: PPCB's packet table, header sizes
     model                      pure functions: headers, efficiency, TCP/UDPR limits, delay
       ├── transfer             the programs: PPCB tcp/udp/udpr, measurement modes, Result
       ├── link                 where bytes travel: link.open(spec) → namespaces, userspace link
@@ -15,6 +16,11 @@ Layers (an import points only to an earlier layer)::
 
 Every package front exports its names the same way, imported on first use
 (``_exports.lazy``): ``import wirelab`` costs almost nothing.
+
+No import circle between files (tests/test_packaging.py refuses one). Imports sit at
+the top of a module; one inside a function counts the same, unless it is there to keep
+start-up fast (pandas, scapy, numba only when needed) and a comment beside it says
+"start-up": then the test leaves it out.
 """
 from ._exports import lazy
 

@@ -6,12 +6,15 @@
 
 Why lazy: ``wirelab send`` must start fast and ``python -m wirelab.transfer.tcp``
 must not pull in pandas; a name costs its import only when someone uses it.
+
+A front never exports a name that is also one of its modules (``predict`` the
+function lives in ``model/prediction.py``): importing a module sets the package's
+attribute of that name, which would then shadow the exported one.
+tests/test_packaging.py checks it.
 """
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 __all__ = ["lazy", "MODULE"]
 
@@ -33,21 +36,4 @@ def lazy(package: str, exports: dict[str, str]):
     def __dir__():
         return sorted(set(importlib.import_module(package).__dict__) | set(exports))
 
-    sys.modules[package].__class__ = _Front
     return __getattr__, __dir__
-
-
-class _Front(types.ModuleType):
-    """A package front whose exported names win over its submodules of the same name.
-
-    Importing ``wirelab.model.predict`` (the module) makes Python set the package's
-    attribute ``predict`` to that module; for a front that exports the *function*
-    ``predict``, that would change what ``from wirelab.model import predict`` gives
-    depending on import order. The front keeps the exported name instead."""
-
-    def __setattr__(self, name, value):
-        exports = self.__dict__.get("_EXPORTS", {})
-        if (name in exports and isinstance(value, types.ModuleType)
-                and value.__name__ == f"{self.__name__}.{name}" and not exports[name].endswith(MODULE)):
-            return
-        super().__setattr__(name, value)

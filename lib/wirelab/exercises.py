@@ -18,7 +18,7 @@ every student's link and expected answers (``wirelab exercises key``)::
 from __future__ import annotations
 
 from .errors import UsageError
-from .labs import doc000, doc001, doc002, doc003, doc004
+from .labs import bufferbloat, doc000, doc001, doc002, doc003, doc004
 from .labs.lab import Exercise, Link
 from .model import predict
 
@@ -26,7 +26,8 @@ __all__ = ["Exercise", "EXERCISES", "LABS", "check", "my_link", "student_link", 
            "student_exercises", "describe_link", "answer_key", "read_roster"]
 
 #: Each lab module, by the name its exercises are listed under in the answer key.
-LABS = {"doc000": doc000, "doc001": doc001, "doc002": doc002, "doc003": doc003, "doc004": doc004}
+LABS = {"doc000": doc000, "doc001": doc001, "doc002": doc002, "doc003": doc003, "doc004": doc004,
+        "bufferbloat": bufferbloat}
 #: Every lab's exercises on the documents' own numbers, by name (``wirelab.labs.docNNN.EXERCISES``).
 EXERCISES = {name: e for lab in LABS.values() for name, e in lab.EXERCISES.items()}
 

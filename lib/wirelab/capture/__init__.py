@@ -3,33 +3,40 @@
 Read in this order: ``loader`` (``read_capture``: pcap/pcapng → DataFrame; it
 uses ``source`` for windows of the file, ``files``/``pcap``/``pcapng`` for the
 record layouts, ``walk`` to find records fast, ``decode``, ``fields`` and
-``dissect`` to read headers with numpy (``fastpath`` for the usual Ethernet/IPv4/TCP or UDP
-packet), ``formats`` for the byte tables),
-``stream`` (``iter_capture``: any size, in chunks), ``flows`` (conversations,
-I/O graph), ``tcp_analysis`` (Wireshark's retransmission/loss flags),
-``udp_loss`` (sequence numbers in datagrams), ``overhead`` (what the wire
-carried → ``wirelab.model``), ``dataset`` (a capture as parquet, queried with
-DuckDB: ``sql_flows``, ``sql_tcp``, ``sql_overhead``; or with Dask), ``live`` (dumpcap),
-``wireshark`` (tshark for the details), ``pyshark_jupyter`` (pyshark, file and
-live, safe inside Jupyter), ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua
-dissector ``ppcb.lua``), ``scapy_layout`` (a frame's fields, byte by byte, beside
-the model's header count).
+``dissect`` to read headers with numpy (``fastpath`` for the usual Ethernet/IPv4/TCP
+or UDP packet), ``formats`` for the byte tables, ``part`` and ``columns`` for the
+arrays and the DataFrame; ``jit``, ``jit_build``, ``walk_jit`` and ``decode_jit``
+for the compiled twins), ``stream`` (``iter_capture``: any size, in chunks),
+``frames`` (the columns as numpy arrays: what the analyses compute on, without
+pandas), ``conversations`` (``flows``, the I/O graph), ``tcp_sequence``
+(``tcp_analysis``: Wireshark's retransmission/loss flags), ``udp_sequence``
+(``udp_loss``: sequence numbers in datagrams), ``udp_ending`` (nttcp's end
+markers), ``overhead`` (what the wire carried → ``wirelab.model``), ``dataset`` (a
+capture as parquet, queried with DuckDB: ``sql_flows``, ``sql_tcp``,
+``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap), ``wireshark``
+(tshark for the details), ``pyshark_jupyter`` (pyshark, file and live, safe inside
+Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the kit, with
+``tcp_stream`` putting a TCP direction back together),
+``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua dissector ``ppcb.lua``),
+``ppcb_scapy`` (PPCB as a scapy layer, to build packets), ``scapy_layout`` (a
+frame's fields, byte by byte, beside the model's header count).
 """
 from .._exports import lazy
 
 _EXPORTS = {
-    "conversation_ids": "flows", "flows": "flows", "io_graph": "flows", "LiveCapture": "live",
+    "conversation_ids": "conversations", "flows": "conversations", "io_graph": "conversations", "LiveCapture": "live",
     "dumpcap_argv": "live", "capture_info": "loader", "read_capture": "loader",
     "CaptureVerdict": "overhead", "WireOverhead": "overhead", "capture_warnings": "overhead",
     "predict_from_capture": "overhead", "read_overhead": "overhead",
-    "retransmission_summary": "tcp_analysis", "tcp_analysis": "tcp_analysis",
-    "SEQUENCE_FORMATS": "udp_loss", "udp_loss": "udp_loss", "packets_json": "wireshark",
-    "pyshark_packets": "wireshark", "tcp_analysis_flags": "wireshark",
-    "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "wireshark",
-    "ppcb_packets": "ppcb_dissector", "ppcb_summary": "ppcb_dissector",
-    "PPCB": "ppcb_scapy", "build_frame": "scapy_layout", "compare_with_stack": "scapy_layout",
+    "retransmission_summary": "tcp_sequence", "tcp_analysis": "tcp_sequence",
+    "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "packets_json": "wireshark",
+    "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
+    "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
+    "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader",
+    "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout",
+    "compare_with_stack": "scapy_layout",
     "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
-    "CaptureDataset": "dataset", "FLAGS": "tcp_analysis",
+    "CaptureDataset": "dataset", "FLAGS": "tcp_sequence",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

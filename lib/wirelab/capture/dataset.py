@@ -13,11 +13,11 @@ chunk). ``open_dataset(out_dir)`` gives a ``CaptureDataset``: DuckDB
 view ``packets`` over the parts. Its ``flows``, ``tcp_analysis``,
 ``retransmission_summary``, ``io_graph`` and ``read_overhead`` give the same
 answers as the pandas functions of the same names on ``read_capture``
-(``sql_flows``, ``sql_tcp``, ``sql_overhead`` hold their SQL). File order is
+(``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead`` hold their SQL). File order is
 ``file_offset`` order.
 
 When one machine is not enough, the same dataset is a Dask DataFrame
-(``pip install "dask[dataframe]" distributed``)::
+(``pip install -e ".[cluster]"``: Dask is an extra)::
 
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import CaptureError, UsageError
-from .loader import COLUMNS, INT_COLUMNS
+from .columns import COLUMNS, INT_COLUMNS
 from .stream import CHUNK_PACKETS, iter_capture
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
@@ -173,10 +173,11 @@ class CaptureDataset:
         """Run a query (the table is ``packets``) and return its result as a DataFrame."""
         return self.con.execute(query, params or []).df()
 
-    def frame(self) -> pd.DataFrame:
-        """The whole dataset as ``read_capture`` gives it (only when it fits in memory)."""
+    def frame(self, filters=None) -> pd.DataFrame:
+        """The dataset as ``read_capture`` gives it: all of it (only when it fits in memory), or
+        the rows a ``pyarrow.dataset`` expression ``filters`` keeps (one conversation, say)."""
         import pyarrow.parquet as pq
-        df = pq.read_table(self.path, schema=arrow_schema()).to_pandas()
+        df = pq.read_table(self.path, schema=arrow_schema(), filters=filters).to_pandas()
         df = df.sort_values("file_offset", kind="stable").reset_index(drop=True)
         for c in INT_COLUMNS:
             df[c] = df[c].astype("Int64")
@@ -186,13 +187,13 @@ class CaptureDataset:
         df.attrs["capture"] = {k: self.info[k] for k in ("format", "packets", "notes", "interfaces")}
         return df
 
-    # the analyses (SQL in sql_flows, sql_tcp, sql_overhead)
+    # the analyses (SQL in sql_flows, sql_tcp, sql_io_graph, sql_overhead)
     def flows(self, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
         from .sql_flows import flows
         return flows(self, min_packets=min_packets, later_fragments=later_fragments)
 
     def io_graph(self, interval: float = 0.1, *, where: str | None = None, marks=()) -> pd.DataFrame:
-        from .sql_flows import io_graph
+        from .sql_io_graph import io_graph
         return io_graph(self, interval, where=where, marks=marks)
 
     def tcp_analysis(self) -> pd.DataFrame:
@@ -202,6 +203,10 @@ class CaptureDataset:
     def retransmission_summary(self) -> pd.DataFrame:
         from .sql_tcp import retransmission_summary
         return retransmission_summary(self)
+
+    def rfc6349(self, *, achievable_bps: float | None = None) -> dict | None:
+        from .rfc6349 import rfc6349_of_dataset
+        return rfc6349_of_dataset(self, achievable_bps=achievable_bps)
 
     def read_overhead(self, *, conv: int | None = None):
         from .sql_overhead import read_overhead

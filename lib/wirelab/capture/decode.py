@@ -24,65 +24,43 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator
 
 import numpy as np
 
+from ..errors import CaptureError
 from . import jit
 from .dissect import dissect
 from .fastpath import decode_fast
 from .fields import FileBytes, Headers
-from .files import Scan, open_reader
+from .files import Scan
+from .formats import PCAP_MAGIC, PCAPNG
+from .part import ADDRESS6, Part, allocate, grow, shrink
+from .pcap import PcapReader
+from .pcapng import PcapngReader
 from .source import WINDOW_BYTES, Windows
 
-__all__ = ["Part", "scans", "notes", "allocate", "grow", "shrink", "decode_into", "windows", "BLOCK_PACKETS",
-           "ADDRESS6"]
+__all__ = ["scans", "notes", "capture_info", "decode_into", "windows", "BLOCK_PACKETS", "open_reader"]
 
 BLOCK_PACKETS = 32768
 #: threads decoding blocks at once: one per core, two at most (measured on two cores only)
 THREADS = min(os.cpu_count() or 1, 2)
-Part = dict
 #: the fast path for the usual packet (``fastpath``); False: every packet through ``dissect``
 FAST = True
-#: columns of 16 bytes per packet (IPv6 addresses): allocated only when a capture has IPv6
-ADDRESS6 = ("src6", "dst6")
-_RECORD = {"time": np.float64, "frame_len": np.int64, "cap_len": np.int64, "linktype": np.int64,
-           "iface": np.int64, "file_offset": np.int64, "l3": np.int8}
-#: columns as narrow as their values (a flag; addresses and protocol numbers, which become
-#: categories): fewer bytes to write than int64
-_NARROW = {"more_frags": bool, "ip_proto": np.uint8, "src4": np.uint32, "dst4": np.uint32}
-_DISSECTED = ["vlan", "ip_len", "ttl", "ip_id", "frag_offset", "more_frags", "ip_proto", "src4", "dst4",
-              "sport", "dport", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len",
-              "payload_len", "payload_offset", "tcp_mss", "tcp_wscale"]
 
 
-def allocate(n: int) -> Part:
-    """Empty columns for ``n`` packets."""
-    out: Part = {name: np.empty(n, dtype=dtype) for name, dtype in _RECORD.items()}
-    for name in _DISSECTED:
-        out[name] = np.empty(n, dtype=_NARROW.get(name, np.int64))
-        out[name + "_ok"] = np.empty(n, dtype=bool)
-    for name in ADDRESS6:
-        out[name], out[name + "_ok"] = None, np.zeros(n, dtype=bool)
-    return out
-
-
-def grow(out: Part | None, used: int, size: int) -> Part:
-    """``out`` with room for ``size`` packets (its first ``used`` kept)."""
-    bigger = allocate(size)
-    if out is not None:
-        for name, values in out.items():
-            if values is not None:
-                if bigger[name] is None:
-                    bigger[name] = np.zeros((size, 16), dtype=np.uint8)
-                bigger[name][:used] = values[:used]
-    return bigger
-
-
-def shrink(out: Part, used: int) -> Part:
-    """The first ``used`` packets of ``out`` (views, no copy)."""
-    return {name: None if values is None else values[:used] for name, values in out.items()}
+def open_reader(head: bytes):
+    """The reader for a file starting with ``head`` (its first bytes), by magic number."""
+    if len(head) >= 4:
+        magic_le = int.from_bytes(head[:4], "little")
+        magic_be = int.from_bytes(head[:4], "big")
+        if magic_le == PCAPNG["shb_type"]:
+            return PcapngReader(head)
+        for big, magic in ((False, magic_le), (True, magic_be)):
+            if magic in PCAP_MAGIC:
+                return PcapReader(head, big, *PCAP_MAGIC[magic])
+    raise CaptureError(f"not a pcap or pcapng file (starts with {bytes(head[:8]).hex() or 'empty'})",
+                       "give a file written by dumpcap, tcpdump, tshark or Wireshark")
 
 
 def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None) -> Iterator[tuple]:
@@ -116,6 +94,13 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
 def notes(state: dict) -> list[str]:
     """Every note about the file so far, in file order."""
     return [note for found in state["note_lists"] for note in found]
+
+
+def capture_info(state: dict, packets: int) -> dict:
+    """File-level facts: format, interfaces (with drop counts), notes."""
+    reader = state["reader"]
+    return {"format": reader.format, "packets": int(packets), "notes": notes(state),
+            "interfaces": [vars(i).copy() for i in reader.interfaces]}
 
 
 def _store(out: Part, rows, fields: dict, lock: threading.Lock) -> None:
@@ -171,6 +156,7 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
         for a in starts:
             block(a)
     else:
+        from concurrent.futures import ThreadPoolExecutor     # (start-up: a small capture has one block)
         with ThreadPoolExecutor(THREADS) as pool:
             for done in [pool.submit(block, a) for a in starts]:
                 done.result()                  # (an error in a block is raised here)

@@ -22,8 +22,8 @@ import numpy as np
 
 from .fastpath import IPV4_NO_OPTIONS
 from .formats import AF_FAMILY, BLOCK, EPB, ETHERTYPE, IPV4, LINK_HEADER, PCAP_RECORD, TCP, UDP
-from .jit import PCAP, PCAPNG, njit
-from .jit_prefetch import prefetch as _prefetch
+from .jit_build import PCAP, PCAPNG, njit, prefetch as _prefetch
+from .part import allocate
 
 __all__ = ["params", "usual", "warm_up_steps"]
 
@@ -35,7 +35,7 @@ _EPB_FIXED = EPB["data"] + 4                  # header and trailing length: what
 _TOTAL, _ID, _FRAG, _TTL, _PROTO, _SRC, _DST = (IPV4[k] for k in ("total_len", "id", "flags_frag", "ttl", "proto",
                                                                  "src", "dst"))
 _SPORT, _DPORT, _SEQ, _ACK, _TCP_FLAGS = (TCP[k] for k in ("sport", "dport", "seq", "ack", "flags"))
-_IP_HEADER = _TCP_HEADER = 20                 # IPv4 without options; TCP's smallest header
+_IP_HEADER, _TCP_HEADER = IPV4["header"], TCP["header"]     # IPv4 without options; TCP's smallest header
 _UDP_HEADER = UDP["header"]
 _IPV4_ETHERTYPE = ETHERTYPE["ipv4"]
 _AF_INET = next(af for af, name in AF_FAMILY.items() if name == "ipv4")
@@ -231,7 +231,6 @@ def warm_up_steps(walk_jit) -> list:
     """Calls that compile every kernel (or read it from the cache): the walk and the decode of a
     tiny capture, classic pcap (little-endian) and pcapng (big-endian). The calls' argument types
     are the ones ``jit.walker`` and ``usual`` give, so nothing is compiled again later."""
-    from .decode import allocate
     frame = bytes(12) + b"\x08\x00" + bytes.fromhex("4500002800010000400600000a0000010a000002"
                                                    "0001000200000001000000025010ffff00000000")
     blen = 32 + len(frame)                    # (a multiple of 4)

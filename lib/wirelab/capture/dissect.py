@@ -108,7 +108,7 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     w0, ok = h.be32(l3at + IPV4["ihl"], v4)              # version/IHL · TOS · total length
     b0 = w0 >> 24
     ihl = (b0 & 0x0F) * 4
-    v4_ok = ok & (b0 >> 4 == 4) & (ihl >= 20)
+    v4_ok = ok & (b0 >> 4 == 4) & (ihl >= IPV4["header"])
     total, tot_ok = w0 & 0xFFFF, v4_ok
     w1, id_ok = h.be32(l3at + IPV4["id"], v4_ok)         # identification · flags/fragment offset
     ident, ff, ff_ok = w1 >> 16, w1 & 0xFFFF, id_ok
@@ -167,11 +167,11 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
             nh[adv] = nxt[adv]
             off6[adv] += length[adv]
             ext_len[adv] += length[adv]
-        ip_len[plen_ok] = 40 + i64(plen[plen_ok])
+        ip_len[plen_ok] = IPV6["header"] + i64(plen[plen_ok])
         ip_len_ok |= plen_ok
         jumbo = plen_ok & (plen == 0)
         ip_len[jumbo] = frame_len[jumbo] - l3off[jumbo]
-        l4_data[plen_ok] = ip_len[plen_ok] - 40 - ext_len[plen_ok]
+        l4_data[plen_ok] = ip_len[plen_ok] - IPV6["header"] - ext_len[plen_ok]
         l4off[v6_ok] = off6[v6_ok]
         ttl[hop_ok] = i64(hop[hop_ok])
         ttl_ok |= hop_ok
@@ -197,11 +197,11 @@ def dissect(h: Headers, linktype: np.ndarray, frame_len: np.ndarray) -> dict:
     fw, flags_ok = h.be32(l4at + TCP["flags"], tcp)       # data offset/flags · window
     flags, win, win_ok = fw >> 16, fw & 0xFFFF, flags_ok
     hdr_len = i64(flags >> 12) * 4
-    hdr_ok = flags_ok & (hdr_len >= 20)
+    hdr_ok = flags_ok & (hdr_len >= TCP["header"])
     out.update(sport=(i64(sport), sport_ok), dport=(i64(dport), dport_ok), tcp_seq=(i64(seq), seq_ok),
                tcp_ack=(i64(ack), ack_ok), tcp_flags=(i64(flags & 0x01FF), flags_ok),
                tcp_win=(i64(win), win_ok), tcp_hdr_len=(hdr_len, hdr_ok),
-               tcp_opts_len=(hdr_len - 20, hdr_ok))
+               tcp_opts_len=(hdr_len - TCP["header"], hdr_ok))
     payload_ok = ip_len_ok & (v4_ok | v6_ok) & (l4_data >= 0)
     l4_hdr = np.where(tcp, hdr_len, np.where(udp, UDP["header"], 0))   # transport header bytes
     payload = l4_data - l4_hdr
@@ -251,7 +251,7 @@ def _syn_options(h: Headers, l4off, syn, hdr_len) -> dict:
         return {"tcp_mss": (mss, mss_ok), "tcp_wscale": (ws, ws_ok)}
     base = h.start[rows]
     limit = np.minimum(l4off[rows] + hdr_len[rows], h.cap_len[rows])
-    at = l4off[rows] + 20
+    at = l4off[rows] + TCP["header"]
     if rows.size <= FEW_SYNS:
         for i, b, a, end in zip(rows.tolist(), base.tolist(), at.tolist(), limit.tolist()):
             found = _options_of_one(h.file.u8v[b + a:b + max(end, a)].tobytes())

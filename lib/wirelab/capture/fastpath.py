@@ -36,7 +36,7 @@ _V4 = 1                       # the ``l3`` code of IPv4 (dissect.L3_NAMES)
 _AF_INET = 2                  # IPv4's address family on every BSD loopback (formats.AF_FAMILY)
 #: fill the fast columns when at least this share of a block is the usual packet
 MIN_SHARE = 0.5
-_IP_HEADER = 20
+_IP_HEADER, _TCP_HEADER = IPV4["header"], TCP["header"]
 
 
 def _at(h: Headers, dtype: str, col: int) -> np.ndarray:
@@ -71,7 +71,7 @@ def _usual(h: Headers, link: tuple, w0: np.ndarray, w1: np.ndarray) -> tuple[np.
     proto = _bits(w1, 48, 0xFF)
     tcp = proto == _TCP
     fit &= tcp | (proto == _UDP)
-    fit &= h.cap_len >= l3off + _IP_HEADER + 20             # (a shorter UDP packet: dissect)
+    fit &= h.cap_len >= l3off + _IP_HEADER + _TCP_HEADER             # (a shorter UDP packet: dissect)
     return fit, tcp
 
 
@@ -131,9 +131,9 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     np.bitwise_and(w4, 0xFFFF, out=col("tcp_win", tcp))
     hdr_len = out["tcp_hdr_len"][rows]
     np.multiply(_bits(w4, 28, 0xF), 4, out=hdr_len)
-    hdr_ok = tcp & (hdr_len >= 20)
+    hdr_ok = tcp & (hdr_len >= _TCP_HEADER)
     out["tcp_hdr_len_ok"][rows] = hdr_ok
-    np.subtract(hdr_len, 20, out=col("tcp_opts_len", hdr_ok))
+    np.subtract(hdr_len, _TCP_HEADER, out=col("tcp_opts_len", hdr_ok))
     l4_hdr = np.where(tcp, hdr_len, UDP["header"])
     payload = out["payload_len"][rows]
     np.subtract(ip_len - _IP_HEADER, l4_hdr, out=payload)

@@ -1,7 +1,7 @@
 """Classic pcap and pcapng files → where each packet is, one window of the file at a time.
 
 A reader (``pcap.PcapReader`` or ``pcapng.PcapngReader``, chosen by the
-magic number) looks at one window of the file's bytes and finds its packet
+magic number: ``decode.open_reader``) looks at one window of the file's bytes and finds its packet
 records (``Scan``): where each starts, its kind, where the next window
 must start. It keeps what spans windows (interfaces, byte order, packets so
 far). From a block of records' first bytes (``rows``) it reads their
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import CaptureError
-from .formats import PCAP_MAGIC, PCAPNG
 
-__all__ = ["Interface", "Scan", "RecordFields", "open_reader", "settle", "MAX_SNAPLEN", "MAX_FRAME",
-           "MAX_WINDOW_FOR_ONE_RECORD"]
+__all__ = ["Interface", "Scan", "RecordFields", "settle", "MAX_SNAPLEN", "MAX_FRAME",
+           "MAX_WINDOW_FOR_ONE_RECORD", "TEN_YEARS"]
 
 MAX_SNAPLEN = 262144
+#: a classic pcap record this far in time from the file's first is no record (damage)
+TEN_YEARS = 10 * 365 * 86400
 #: no frame is longer (Wireshark's biggest snaplen is 256 KiB; 16 MiB leaves room)
 MAX_FRAME = 1 << 24
 #: a window grows up to this to hold one long record; a longer record is damage
@@ -62,22 +62,6 @@ class RecordFields:
     frame_len: np.ndarray        # bytes on the wire
     time: np.ndarray             # seconds since the epoch (NaN: no timestamp)
     iface: np.ndarray            # index into the reader's ``interfaces``
-
-
-def open_reader(head: bytes):
-    """The reader for a file starting with ``head`` (its first bytes), by magic number."""
-    from .pcap import PcapReader
-    from .pcapng import PcapngReader
-    if len(head) >= 4:
-        magic_le = int.from_bytes(head[:4], "little")
-        magic_be = int.from_bytes(head[:4], "big")
-        if magic_le == PCAPNG["shb_type"]:
-            return PcapngReader(head)
-        for big, magic in ((False, magic_le), (True, magic_be)):
-            if magic in PCAP_MAGIC:
-                return PcapReader(head, big, *PCAP_MAGIC[magic])
-    raise CaptureError(f"not a pcap or pcapng file (starts with {bytes(head[:8]).hex() or 'empty'})",
-                       "give a file written by dumpcap, tcpdump, tshark or Wireshark")
 
 
 def settle(ends: np.ndarray, n: int, start: int, min_header: int, final: bool):

@@ -7,10 +7,12 @@ https://www.tcpdump.org/linktypes/LINKTYPE_LINUX_SLL.html and _SLL2.html.
 """
 from __future__ import annotations
 
+from ..wire.headers import IP_HEADER, TCP_HEADER, UDP_HEADER, VLAN_TAG
+
 __all__ = ["PCAP_MAGIC", "PCAP_HEADER", "PCAP_RECORD", "PCAPNG", "BLOCK", "EPB", "PB", "SPB",
            "IDB_OPTIONS", "ISB_OPTIONS", "LINKTYPE", "LINK_HEADER", "ETHERTYPE", "AF_FAMILY",
            "IP_PROTO", "IPV6_EXTENSION", "IDB", "ISB", "IPV4", "IPV6", "IPV6_FRAG", "TCP", "UDP",
-           "PCAP_HEADER_LEN", "VLAN_TAG_LEN"]
+           "PCAP_HEADER_LEN", "VLAN_TAG_LEN", "RECORD_FORMATS"]
 
 #: classic pcap magic (as read with the file's own byte order) → (ticks per second, record header bytes)
 PCAP_MAGIC = {
@@ -43,6 +45,9 @@ ISB = {"interface": 8, "options": 20}
 ISB_OPTIONS = {"isb_starttime": 2, "isb_endtime": 3, "isb_ifrecv": 4, "isb_ifdrop": 5,
                "isb_filteraccept": 6, "isb_osdrop": 7, "isb_usrdeliv": 8}
 
+#: the record formats as the compiled kernels number them (``jit``, ``walk_jit``, ``decode_jit``)
+RECORD_FORMATS = {"pcap": 0, "pcapng": 1}
+
 #: link-layer header types we dissect (tcpdump.org/linktypes.html)
 LINKTYPE = {"null": 0, "ethernet": 1, "raw": 101, "loop": 108, "linux_sll": 113,
             "linux_sll2": 276, "ipv4": 228, "ipv6": 229, "raw_openbsd": 12, "raw_bsdos": 14}
@@ -58,7 +63,7 @@ LINK_HEADER = {
 }
 ETHERTYPE = {"ipv4": 0x0800, "arp": 0x0806, "vlan": 0x8100, "qinq": 0x88A8, "ipv6": 0x86DD,
              "vlan_9100": 0x9100}
-VLAN_TAG_LEN = 4
+VLAN_TAG_LEN = VLAN_TAG
 #: BSD loopback address families: IPv4 is 2 everywhere; IPv6 differs by OS
 AF_FAMILY = {2: "ipv4", 10: "ipv6", 24: "ipv6", 28: "ipv6", 30: "ipv6"}
 
@@ -69,9 +74,11 @@ IP_PROTO = {1: "icmp", 2: "igmp", 6: "tcp", 17: "udp", 47: "gre", 50: "esp", 51:
 #: ("8n": (hdr_ext_len + 1) * 8, "fixed8": 8 bytes (fragment), "ah": (len + 2) * 4)
 IPV6_EXTENSION = {0: "8n", 43: "8n", 60: "8n", 135: "8n", 44: "fixed8", 51: "ah"}
 
-#: IPv4 and TCP/UDP fixed parts: field → offset
-IPV4 = {"ihl": 0, "total_len": 2, "id": 4, "flags_frag": 6, "ttl": 8, "proto": 9, "src": 12, "dst": 16}
-IPV6 = {"payload_len": 4, "next": 6, "hop_limit": 7, "src": 8, "dst": 24, "header": 40}
+#: IPv4 and TCP/UDP fixed parts: field → offset; "header": the fixed part's size (wire.headers)
+IPV4 = {"ihl": 0, "total_len": 2, "id": 4, "flags_frag": 6, "ttl": 8, "proto": 9, "src": 12, "dst": 16,
+        "header": IP_HEADER[4]}
+IPV6 = {"payload_len": 4, "next": 6, "hop_limit": 7, "src": 8, "dst": 24, "header": IP_HEADER[6]}
 IPV6_FRAG = {"next": 0, "offset_flags": 2, "id": 4}
-TCP = {"sport": 0, "dport": 2, "seq": 4, "ack": 8, "data_offset": 12, "flags": 12, "window": 14}
-UDP = {"sport": 0, "dport": 2, "length": 4, "header": 8}
+TCP = {"sport": 0, "dport": 2, "seq": 4, "ack": 8, "data_offset": 12, "flags": 12, "window": 14,
+       "header": TCP_HEADER}
+UDP = {"sport": 0, "dport": 2, "length": 4, "header": UDP_HEADER}

@@ -13,20 +13,24 @@ capture point), a snaplen that cut frames, packets dropped by the capture.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import CaptureError
-from ..model import ETHERNET, HeaderStack, Prediction, predict
-from .flows import conversation_ids
-from .tcp_analysis import tcp_analysis
+from ..model.headers import HeaderStack
+from ..wire.headers import IP_HEADER, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, UDP_HEADER
+from .conversations import conversations_of, first_seen_ids
+from .dissect import L3_NAMES
+from .frames import Frames
+from .tcp_sequence import tcp_flags_of
 
-__all__ = ["WireOverhead", "read_overhead", "CaptureVerdict", "predict_from_capture", "predict_from_overhead",
-           "capture_warnings"]
+if TYPE_CHECKING:
+    from ..model.prediction import Prediction
 
-ETHERNET_HEADER = ETHERNET["header"]     # the one value, from the model
-VLAN_TAG = 4
+__all__ = ["WireOverhead", "read_overhead", "overhead_of", "CaptureVerdict", "predict_from_capture",
+           "predict_from_overhead", "capture_warnings", "header_sizes"]
+
 
 
 @dataclass(frozen=True)
@@ -72,90 +76,109 @@ class WireOverhead:
         return out
 
 
-def _mode(values: pd.Series) -> int:
-    counts = values.value_counts()
-    if counts.empty:
+def _mode(values: np.ndarray) -> int:
+    """The most common value (the largest of the most common); 0 when there is none."""
+    if not values.size:
         return 0
-    top = counts[counts == counts.max()].index
-    return int(max(top))
+    distinct, counts = np.unique(values, return_counts=True)
+    return int(distinct[counts == counts.max()].max())
 
 
-def capture_warnings(df: pd.DataFrame) -> list[str]:
-    """Things that make a capture show something other than the wire."""
+def capture_warnings(df) -> list[str]:
+    """Things that make a capture show something other than the wire (a ``read_capture``
+    DataFrame, or its ``frames.Frames``)."""
+    f = df if isinstance(df, Frames) else Frames.of(df)
     out = []
-    cut = (df["cap_len"] < df["frame_len"]).to_numpy()
+    cut = f.cap_len < f.frame_len
     if cut.any():
-        out.append(f"snaplen cut {int(cut.sum())} of {len(df)} frames (to {int(df['cap_len'][cut].max())} B): "
+        out.append(f"snaplen cut {int(cut.sum())} of {len(f)} frames (to {int(f.cap_len[cut].max())} B): "
                    "headers are complete, payload bytes are not in the file")
-    for i, iface in enumerate(df.attrs.get("capture", {}).get("interfaces", [])):
+    for i, iface in enumerate(f.info.get("interfaces", [])):
         dropped = (iface.get("dropped") or 0) + (iface.get("os_dropped") or 0)
         if dropped:
             out.append(f"the capture dropped {dropped} packets on interface {iface.get('name') or i}: "
                        "counts and retransmissions may be wrong; use a capture filter or a bigger buffer (-B)")
-    if "127.0.0.1" in set(df["src"].cat.categories) or "::1" in set(df["src"].cat.categories):
+    if "127.0.0.1" in f.addresses or "::1" in f.addresses:
         out.append("loopback capture: the kernel hands whole 64 KB GSO super-frames to the capture, "
                    "not wire-sized packets; measure the wire on a testbed with offloads off")
-    for note in df.attrs.get("capture", {}).get("notes", []):
+    for note in f.info.get("notes", []):
         out.append(f"file: {note}")
     return out
 
 
-def read_overhead(df: pd.DataFrame, *, conv: int | None = None, flags: pd.DataFrame | None = None) -> WireOverhead:
-    """Read the overhead of the main flow (or conversation ``conv``) from a capture DataFrame."""
-    ids = conversation_ids(df)
-    payload = df["payload_len"].fillna(0).to_numpy(np.int64)
-    has = (ids["conv"] >= 0).to_numpy()
+def header_sizes(proto: str, tcp_options: int, ip_version: int, ip_len: int, payload: int,
+                 fragmented: bool) -> tuple[int, int]:
+    """(transport header, IP header) of the main flow's full packets: TCP 20 + options or UDP 8;
+    IP 20 or 40, more when the packets say so (IP options, IPv6 extension headers)."""
+    l4 = TCP_HEADER + tcp_options if proto == "tcp" else (UDP_HEADER if proto == "udp" else 0)
+    ip_header = IP_HEADER[ip_version]
+    if ip_len and not fragmented:
+        ip_header = max(ip_len - payload - l4, ip_header)
+    return l4, ip_header
+
+
+def read_overhead(df, *, conv: int | None = None, flags=None) -> WireOverhead:
+    """Read the overhead of the main flow (or conversation ``conv``) from a capture DataFrame
+    (``flags``: its ``tcp_analysis``, if already made)."""
+    retransmission = None if flags is None else flags["retransmission"].to_numpy(bool)
+    return overhead_of(Frames.of(df), conv=conv, retransmission=retransmission)
+
+
+def overhead_of(f: Frames, *, conv: int | None = None, retransmission: np.ndarray | None = None) -> WireOverhead:
+    """``read_overhead`` on numpy columns; ``retransmission``: the TCP analysis flag per frame."""
+    ids, a_to_b = conversations_of(f)
+    payload = np.maximum(f.payload_len, 0)
+    has = ids >= 0
     if not has.any():
         raise CaptureError("no TCP or UDP conversation in this capture", "capture a transfer (tcp or udp)")
-    per = pd.DataFrame({"conv": ids["conv"][has], "ab": ids["a_to_b"][has], "payload": payload[has]})
-    sums = per.groupby(["conv", "ab"])["payload"].sum()
+    # payload per (conversation, direction), B→A before A→B as a sorted group-by has them
+    sums = np.bincount(2 * ids[has] + a_to_b[has], weights=payload[has])
+    groups = np.flatnonzero(np.bincount(2 * ids[has] + a_to_b[has]))          # the pairs that occur
     if conv is not None:
-        sums = sums[sums.index.get_level_values(0) == conv]
-        if sums.empty:
+        groups = groups[groups // 2 == conv]
+        if not groups.size:
             raise CaptureError(f"no conversation {conv} in this capture", "see flows() for the numbers")
-    conv_id, ab = sums.idxmax()
-    rows = (ids["conv"] == conv_id).to_numpy() & (ids["a_to_b"] == ab).to_numpy()
-    d = df[rows]
-    data = d[d["payload_len"].fillna(0) > 0]
-    if data.empty:
+    best = int(groups[np.argmax(sums[groups])])
+    conv_id, ab = best // 2, bool(best % 2)
+    rows = np.flatnonzero((ids == conv_id) & (a_to_b == ab))
+    data = rows[payload[rows] > 0]
+    if not data.size:
         raise CaptureError("the main flow carries no payload", "capture the data transfer itself")
-    proto = str(d["proto"].iloc[0])
-    l3 = str(data["l3"].iloc[0])
-    ip_version = 6 if l3 == "ipv6" else 4
-    frag = bool(d["more_frags"].fillna(False).any() or (d["frag_offset"].fillna(0) > 0).any())
-    sizes = data["payload_len"]
+    proto = f.protocols[f.proto[rows[0]]]
+    ip_version = 6 if L3_NAMES[f.l3[data[0]]] == "ipv6" else 4
+    frag = bool(f.more_frags[rows].any() or (f.frag_offset[rows] > 0).any())
+    sizes = f.payload_len[data]
     if frag:        # a datagram's payload is spread over its fragments
-        sizes = data.groupby(data["ip_id"].fillna(-1).to_numpy())["payload_len"].sum()
+        datagram, _ = first_seen_ids(f.ip_id[data].reshape(-1, 1))
+        sizes = np.bincount(datagram, weights=sizes).astype(np.int64)
     full = _mode(sizes)
-    segs = data[data["payload_len"] == (full if not frag else _mode(data["payload_len"]))]
-    warnings = capture_warnings(df)
-    tcp_opts = _mode(segs["tcp_opts_len"].dropna()) if proto == "tcp" else 0
-    l4 = (20 + tcp_opts) if proto == "tcp" else (8 if proto == "udp" else 0)
-    ip_len = _mode(segs["ip_len"].dropna())
-    ip_header = 40 if ip_version == 6 else 20
-    if ip_len and not frag:
-        ip_header = max(ip_len - full - l4, ip_header)
-    mss_rows = df[(ids["conv"] == conv_id).to_numpy()]["tcp_mss"].dropna()
-    mss = int(mss_rows.min()) if len(mss_rows) else None
-    mtu = int(d["ip_len"].max()) if frag else int(ip_len or full + l4 + ip_header)
-    if proto == "tcp" and mss and int(data["payload_len"].max()) > mss:
-        warnings.append(f"segments of up to {int(data['payload_len'].max())} B exceed the MSS of {mss} B: "
+    segs = data[f.payload_len[data] == (full if not frag else _mode(f.payload_len[data]))]
+    warnings = capture_warnings(f)
+    present = lambda values: values[values >= 0]     # noqa: E731 - missing values are -1
+    tcp_opts = _mode(present(f.tcp_opts_len[segs])) if proto == "tcp" else 0
+    ip_len = _mode(present(f.ip_len[segs]))
+    l4, ip_header = header_sizes(proto, tcp_opts, ip_version, ip_len, full, frag)
+    announced = present(f.tcp_mss[ids == conv_id])
+    mss = int(announced.min()) if announced.size else None
+    biggest = int(f.payload_len[data].max())
+    mtu = int(present(f.ip_len[rows]).max()) if frag else int(ip_len or full + l4 + ip_header)
+    if proto == "tcp" and mss and biggest > mss:
+        warnings.append(f"segments of up to {biggest} B exceed the MSS of {mss} B: "
                         "segmentation offload (TSO/GSO/GRO) was on where this was captured; "
                         "turn it off (ethtool -K IFACE tso off gso off gro off) to see wire packets")
-        mtu = mss + ip_header + 20
-    unique = int(data["payload_len"].sum())
+        mtu = mss + ip_header + TCP_HEADER
+    unique = int(f.payload_len[data].sum())
     if proto == "tcp":
-        flags = tcp_analysis(df) if flags is None else flags
-        retrans = flags.loc[data.index, "retransmission"].to_numpy()
-        unique -= int(data["payload_len"][retrans].sum())
-    mtu = max(mtu, (1280 if ip_version == 6 else 68))
+        again = tcp_flags_of(f)[0]["retransmission"] if retransmission is None else retransmission
+        unique -= int(f.payload_len[data][again[data]].sum())
+    mtu = max(mtu, IPV6_MIN_MTU if ip_version == 6 else IPV4_MIN_MTU)
     return WireOverhead(
-        proto=proto, conv=int(conv_id), src=str(d["src"].iloc[0]), dst=str(d["dst"].iloc[0]),
-        ip_version=ip_version, vlan=bool(d["vlan"].notna().any()), mss=mss, payload=int(full),
+        proto=proto, conv=int(conv_id), src=f.addresses[f.src[rows[0]]], dst=f.addresses[f.dst[rows[0]]],
+        ip_version=ip_version, vlan=bool((f.vlan[rows] >= 0).any()), mss=mss, payload=int(full),
         tcp_options=int(tcp_opts), ip_header=int(ip_header), l4_header=int(l4),
-        frame_len=_mode(segs["frame_len"]), mtu=int(mtu), fragmented=frag, data_packets=len(sizes),
-        payload_bytes=int(data["payload_len"].sum()), unique_payload_bytes=unique,
-        first_time=float(data["time"].min()), last_time=float(data["time"].max()),
+        frame_len=_mode(f.frame_len[segs]), mtu=int(mtu), fragmented=frag, data_packets=int(sizes.size),
+        payload_bytes=int(f.payload_len[data].sum()), unique_payload_bytes=unique,
+        first_time=float(np.nanmin(f.time[data])), last_time=float(np.nanmax(f.time[data])),
         warnings=tuple(warnings))
 
 
@@ -176,7 +199,7 @@ class CaptureVerdict:
                 "ratio": self.ratio}
 
 
-def predict_from_capture(df: pd.DataFrame, rate_bps: float, *, wire: str = "emulated",
+def predict_from_capture(df, rate_bps: float, *, wire: str = "emulated",
                          conv: int | None = None, **model_args) -> CaptureVerdict:
     """``wirelab.model.predict`` with the overhead read from this capture, and the measured goodput.
 
@@ -191,6 +214,9 @@ def predict_from_overhead(ov: WireOverhead, rate_bps: float, *, wire: str = "emu
                           **model_args) -> CaptureVerdict:
     """``predict_from_capture`` for an overhead already read (e.g. from a capture dataset)."""
     payload = None if ov.proto == "tcp" else ov.payload
+    # the whole model only when a prediction is asked for (start-up of `wirelab analyze`)
+    from ..model import predict
+
     pred = predict(ov.proto if ov.proto in ("tcp", "udp") else "udp", rate_bps, mtu=ov.mtu,
                    payload=payload, ip_version=ov.ip_version,
                    tcp_options=ov.tcp_options if ov.proto == "tcp" else 0,

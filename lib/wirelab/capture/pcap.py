@@ -9,13 +9,11 @@ import numpy as np
 from ..errors import CaptureError
 from . import jit
 from .fields import FileBytes, Headers
-from .files import MAX_FRAME, MAX_SNAPLEN, Interface, RecordFields, Scan, settle
+from .files import MAX_FRAME, MAX_SNAPLEN, TEN_YEARS, Interface, RecordFields, Scan, settle
 from .formats import PCAP_HEADER_LEN, PCAP_RECORD
 from .walk import Layout, walk
 
 __all__ = ["PcapReader"]
-
-TEN_YEARS = 10 * 365 * 86400
 
 
 class PcapReader:

@@ -22,11 +22,18 @@ if found and loaded then return end
 
 local ppcb = Proto("ppcb", "PPCB (wirelab byte-stream transfer protocol)")
 
+-- BEGIN wire table: the packet table of wirelab.wire.ppcb (python -m wirelab.wire.ppcb --lua);
+-- tests/test_capture_ppcb_dissector.py checks it is the same.
 local TYPES = { [1] = "CONN", [2] = "CONACC", [3] = "CONRJT", [4] = "DATA", [5] = "ACC", [6] = "RJT", [7] = "RCVD" }
+local CODE = { CONN = 1, CONACC = 2, CONRJT = 3, DATA = 4, ACC = 5, RJT = 6, RCVD = 7 }
 -- Header bytes by type (DATA without its data).
 local HEADER = { [1] = 18, [2] = 9, [3] = 9, [4] = 21, [5] = 17, [6] = 17, [7] = 9 }
 local PROTOCOLS = { [1] = "tcp", [2] = "udp", [3] = "udpr" }
 local MAX_DATA = 64000
+-- Where each field starts (bytes from the packet's start) and its size.
+local AT = { session_id = 1, protocol_id = 9, total_length = 10, packet_no = 9, data_len = 17, data = 21 }
+local SIZE = { session_id = 8, protocol_id = 1, total_length = 8, packet_no = 8, data_len = 4 }
+-- END wire table
 
 local f = {
     type         = ProtoField.uint8("ppcb.type", "Type", base.DEC, TYPES),
@@ -55,9 +62,9 @@ local function packet_length(tvb, offset)
     local kind = tvb(offset, 1):uint()
     local header = HEADER[kind]
     if header == nil then return nil end
-    if kind ~= 4 then return header end
+    if kind ~= CODE.DATA then return header end
     if available < header then return 0 end
-    return header + tvb(offset + 17, 4):uint()
+    return header + tvb(offset + AT.data_len, SIZE.data_len):uint()
 end
 
 local info_frame = nil   -- the frame whose Info column we last wrote (TCP: several packets a frame)
@@ -74,22 +81,24 @@ local function dissect_packet(tvb, pinfo, root, datagram)
         tree:add_proto_expert_info(malformed, header and ("truncated " .. name) or ("unknown type " .. kind))
         return length
     end
-    tree:add(f.session_id, tvb(1, 8))
+    tree:add(f.session_id, tvb(AT.session_id, SIZE.session_id))
     local info = name
-    if kind == 1 then
-        tree:add(f.protocol_id, tvb(9, 1))
-        tree:add(f.total_length, tvb(10, 8))
-        info = string.format("CONN %s, %s bytes", PROTOCOLS[tvb(9, 1):uint()] or "?", tostring(tvb(10, 8):uint64()))
-    elseif kind == 4 or kind == 5 or kind == 6 then
-        tree:add(f.packet_no, tvb(9, 8))
-        info = name .. " #" .. tostring(tvb(9, 8):uint64())
+    if kind == CODE.CONN then
+        local protocol_id, total_length = tvb(AT.protocol_id, SIZE.protocol_id), tvb(AT.total_length, SIZE.total_length)
+        tree:add(f.protocol_id, protocol_id)
+        tree:add(f.total_length, total_length)
+        info = string.format("CONN %s, %s bytes", PROTOCOLS[protocol_id:uint()] or "?", tostring(total_length:uint64()))
+    elseif kind == CODE.DATA or kind == CODE.ACC or kind == CODE.RJT then
+        local packet_no = tvb(AT.packet_no, SIZE.packet_no)
+        tree:add(f.packet_no, packet_no)
+        info = name .. " #" .. tostring(packet_no:uint64())
     end
-    if kind == 4 then
-        local data_len = tvb(17, 4):uint()
-        tree:add(f.data_len, tvb(17, 4))
+    if kind == CODE.DATA then
+        local data_len = tvb(AT.data_len, SIZE.data_len):uint()
+        tree:add(f.data_len, tvb(AT.data_len, SIZE.data_len))
         info = info .. ", " .. data_len .. " B"
         if data_len < 1 or data_len > MAX_DATA then
-            tree:add_proto_expert_info(malformed, "data_len " .. data_len .. " outside 1..64000")
+            tree:add_proto_expert_info(malformed, "data_len " .. data_len .. " outside 1.." .. MAX_DATA)
         end
         if length > header then tree:add(f.data, tvb(header, length - header)) end
         if length ~= header + data_len then
@@ -98,7 +107,7 @@ local function dissect_packet(tvb, pinfo, root, datagram)
     elseif datagram and length ~= header then
         tree:add_proto_expert_info(malformed, name .. " is " .. header .. " bytes, not " .. length)
     end
-    if kind == 3 or kind == 6 then tree:add_proto_expert_info(refused) end
+    if kind == CODE.CONRJT or kind == CODE.RJT then tree:add_proto_expert_info(refused) end
     pinfo.cols.protocol:set("PPCB")
     if pinfo.number ~= info_frame then           -- the first packet of this frame
         pinfo.cols.info:set(tostring(pinfo.src_port) .. " → " .. tostring(pinfo.dst_port) .. " " .. info)
@@ -133,13 +142,13 @@ ppcb.dissector = dissect
 -- Exactly one well-formed packet: what a PPCB datagram is.
 local function one_packet(tvb)
     local length = tvb:len()
-    if length < 9 then return false end
+    if length < AT.session_id + SIZE.session_id then return false end
     local kind = tvb(0, 1):uint()
     local header = HEADER[kind]
     if header == nil or length < header then return false end
-    if kind == 1 and PROTOCOLS[tvb(9, 1):uint()] == nil then return false end
-    if kind == 4 then
-        local data_len = tvb(17, 4):uint()
+    if kind == CODE.CONN and PROTOCOLS[tvb(AT.protocol_id, SIZE.protocol_id):uint()] == nil then return false end
+    if kind == CODE.DATA then
+        local data_len = tvb(AT.data_len, SIZE.data_len):uint()
         return data_len >= 1 and data_len <= MAX_DATA and length == header + data_len
     end
     return length == header
@@ -157,10 +166,12 @@ end
 -- relative sequence number 1 keeps bulk data from matching by chance.
 local tcp_seq = Field.new("tcp.seq")
 local function heuristic_tcp(tvb, pinfo, root)
-    if not ppcb.prefs.heuristic or tvb:len() < 18 then return false end
+    if not ppcb.prefs.heuristic or tvb:len() < HEADER[CODE.CONN] then return false end
     local seq = tcp_seq()
     if seq == nil or tostring(seq.value) ~= "1" then return false end
-    if tvb(0, 1):uint() ~= 1 or PROTOCOLS[tvb(9, 1):uint()] == nil then return false end
+    if tvb(0, 1):uint() ~= CODE.CONN or PROTOCOLS[tvb(AT.protocol_id, SIZE.protocol_id):uint()] == nil then
+        return false
+    end
     pinfo.conversation = ppcb
     dissect(tvb, pinfo, root)
     return true

@@ -10,7 +10,11 @@ reassembled into whole packets), with the fields of shared/ppcb.md:
 
     tshark -X lua_script:$(wirelab wireshark path) -r run.pcapng -Y ppcb
     wirelab wireshark install          # the GUI loads it from your Lua plugins folder
-    ppcb_packets("run.pcapng")         # one row per PPCB packet, as a DataFrame
+    tshark_ppcb_packets("run.pcapng", display_filter="ppcb.type == 6")   # Wireshark's reading
+
+The kit reads PPCB from a capture itself, by the same rules and much faster
+(``ppcb_reader.ppcb_packets``); tshark's reading is for display filters and
+for checking the two agree.
 """
 from __future__ import annotations
 
@@ -24,17 +28,18 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import CaptureError, MissingToolError, SetupError
+from ..wire.ppcb import CARRIES, TYPES
 
 __all__ = ["DISSECTOR", "FIELDS", "TYPE_NAMES", "tshark_options", "lua_plugin_folder", "install",
-           "installed_copy", "ppcb_packets", "ppcb_summary"]
+           "installed_copy", "tshark_ppcb_packets"]
 
 #: The dissector shipped with wirelab.
 DISSECTOR = Path(__file__).with_name("ppcb.lua")
 #: The dissector's fields (shared/ppcb.md names), all under ``ppcb.``.
 FIELDS = ["type", "session_id", "protocol_id", "total_length", "packet_no", "data_len", "data"]
-TYPE_NAMES = {1: "CONN", 2: "CONACC", 3: "CONRJT", 4: "DATA", 5: "ACC", 6: "RJT", 7: "RCVD"}
+TYPE_NAMES = TYPES
 #: Which optional fields each packet type carries (in the order the dissector adds them).
-_CARRIES = {"protocol_id": {1}, "total_length": {1}, "packet_no": {4, 5, 6}, "data_len": {4}}
+_CARRIES = {name: CARRIES[name] for name in ("protocol_id", "total_length", "packet_no", "data_len")}
 
 
 def tshark_options(*, udp_ports=(), tcp_ports=()) -> list[str]:
@@ -83,9 +88,10 @@ def install(folder: str | Path | None = None) -> Path:
     return target
 
 
-def ppcb_packets(path, *, display_filter: str | None = None, udp_ports=(), tcp_ports=(),
-                 timeout: float = 120) -> pd.DataFrame:
-    """One row per PPCB packet in a capture (a TCP segment may carry several, or end one
+def tshark_ppcb_packets(path, *, display_filter: str | None = None, udp_ports=(), tcp_ports=(),
+                        timeout: float = 120) -> pd.DataFrame:
+    """One row per PPCB packet in a capture as tshark reads it with the kit's dissector (a TCP
+    segment may carry several, or end one
     that earlier segments began: ``frame`` is where it ends). Columns: frame, time, src,
     sport, dst, dport, transport, type (CONN…RCVD), session_id (hex, as ``Result.metadata``
     keeps it), protocol_id, total_length, packet_no, data_len (missing where a type has none)."""
@@ -142,23 +148,4 @@ def _packets_of(frame) -> list[dict]:
             else:
                 row[name] = None
         out.append(row)
-    return out
-
-
-def ppcb_summary(packets: pd.DataFrame) -> list[dict]:
-    """One entry per session in ``ppcb_packets``' table: transport, protocol, packets of
-    each type, DATA bytes and the highest packet number seen, refusals (CONRJT, RJT)."""
-    out = []
-    for (session, transport), part in packets.groupby(["session_id", "transport"], sort=False):
-        conn = part[part["type"] == "CONN"]
-        data = part[part["type"] == "DATA"]
-        protocol = {1: "tcp", 2: "udp", 3: "udpr"}.get(int(conn["protocol_id"].iloc[0]), "?") \
-            if len(conn) else None
-        out.append({"session_id": session, "transport": transport, "protocol": protocol,
-                    "total_length": int(conn["total_length"].iloc[0]) if len(conn) else None,
-                    "packets": {t: int((part["type"] == t).sum()) for t in TYPE_NAMES.values()
-                                if (part["type"] == t).any()},
-                    "data_bytes": int(data["data_len"].sum()) if len(data) else 0,
-                    "last_packet_no": int(data["packet_no"].max()) if len(data) else None,
-                    "refused": int(part["type"].isin(["CONRJT", "RJT"]).sum())})
     return out

@@ -14,13 +14,13 @@ fields follow, with the names of ppcb.md (``session_id``, ``protocol_id``,
 data_len=99, data=b"abc")`` is the lie a bad-length test needs. An unknown
 type (``type=9``) has only a session id. ``PPCB(raw)`` parses one packet; on
 TCP, where packets follow each other on the stream, the rest of a segment
-parses as the next ``PPCB``. ``bind_ppcb(port)`` makes scapy (and
-``rdpcap``) decode UDP and TCP traffic to or from ``port`` as PPCB; 5000,
-the port ``wirelab grade`` uses, is bound on import.
+parses as the next ``PPCB``.
 
-The field table is written here from ppcb.md, independently of
-``wirelab.transfer.ppcb`` (capture and transfer sit side by side); a test
-checks that both give the same bytes for every type.
+The fields are made from the packet table, ``wirelab.wire.ppcb`` (a field is
+present in the types that carry it). Nothing is bound into scapy on import:
+``bind_ppcb()`` makes scapy (and ``rdpcap``) decode UDP and TCP traffic to or
+from port 5000 (the port ``wirelab grade`` uses), or another, as PPCB; the
+grader and the notebooks call it where they start.
 """
 from __future__ import annotations
 
@@ -29,32 +29,41 @@ from scapy.fields import (ByteEnumField, ConditionalField, FieldLenField, LongFi
 from scapy.layers.inet import TCP, UDP
 from scapy.packet import Packet, Raw, bind_bottom_up, bind_top_down
 
+from ..wire.ppcb import CARRIES, CODES, NUMBERED, PROTOCOL_NAMES, SESSION_ID_BYTES, TYPES
+
 __all__ = ["PPCB", "TYPES", "PROTOCOLS", "bind_ppcb", "DEFAULT_PORT"]
 
-#: type code → name (ppcb.md, "Packets")
-TYPES = {1: "CONN", 2: "CONACC", 3: "CONRJT", 4: "DATA", 5: "ACC", 6: "RJT", 7: "RCVD"}
 #: protocol_id → transport name
-PROTOCOLS = {1: "tcp", 2: "udp", 3: "udpr"}
-#: The port bound on import (wirelab grade's servers listen there).
+PROTOCOLS = PROTOCOL_NAMES
+#: The port ``bind_ppcb()`` binds by default (wirelab grade's servers listen there).
 DEFAULT_PORT = 5000
 
-_NUMBERED = (4, 5, 6)        # DATA, ACC, RJT carry packet_no
+_CONN, _DATA = CODES["CONN"], CODES["DATA"]
+
+
+def _only(field, name: str):
+    """``field`` present in the packet types that carry ``name`` (the table's CARRIES)."""
+    return ConditionalField(field, lambda p, codes=CARRIES[name]: p.type in codes)
+
+
+def _fields() -> list:
+    """The layer's fields in wire order: u8 protocol_id, u64 total_length and packet_no, u32
+    data_len (the table's struct letters B, Q, L; a test checks both give the same bytes)."""
+    return [
+        ByteEnumField("type", _DATA, TYPES),
+        StrFixedLenField("session_id", b"\0" * SESSION_ID_BYTES, SESSION_ID_BYTES),
+        _only(ByteEnumField("protocol_id", 3, PROTOCOLS), "protocol_id"),
+        _only(LongField("total_length", 0), "total_length"),
+        _only(LongField("packet_no", 0), "packet_no"),
+        _only(FieldLenField("data_len", None, length_of="data", fmt="!I"), "data_len"),
+        _only(StrLenField("data", b"", length_from=lambda p: p.data_len), "data"),
+    ]
 
 
 class PPCB(Packet):
     """One PPCB packet; fields present depend on ``type`` (see the module docstring)."""
     name = "PPCB"
-    fields_desc = [
-        ByteEnumField("type", 4, TYPES),
-        StrFixedLenField("session_id", b"\0" * 8, 8),
-        ConditionalField(ByteEnumField("protocol_id", 3, PROTOCOLS), lambda p: p.type == 1),
-        ConditionalField(LongField("total_length", 0), lambda p: p.type == 1),
-        ConditionalField(LongField("packet_no", 0), lambda p: p.type in _NUMBERED),
-        ConditionalField(FieldLenField("data_len", None, length_of="data", fmt="!I"),
-                         lambda p: p.type == 4),
-        ConditionalField(StrLenField("data", b"", length_from=lambda p: p.data_len),
-                         lambda p: p.type == 4),
-    ]
+    fields_desc = _fields()
 
     def guess_payload_class(self, payload):
         """What follows one packet: the next packet on a TCP stream, junk (Raw) in a datagram."""
@@ -68,21 +77,19 @@ class PPCB(Packet):
     def mysummary(self):
         kind = TYPES.get(self.type, f"type {self.type}")
         text = f"PPCB {kind} session {self.session_id.hex()}"
-        if self.type in _NUMBERED:
+        if self.type in NUMBERED:
             text += f" packet {self.packet_no}"
-        if self.type == 4:
+        if self.type == _DATA:
             text += f" {self.data_len} B"
-        if self.type == 1:
+        if self.type == _CONN:
             text += f" {PROTOCOLS.get(self.protocol_id, self.protocol_id)} {self.total_length} B"
         return text
 
 
-def bind_ppcb(port: int) -> None:
+def bind_ppcb(port: int = DEFAULT_PORT) -> None:
     """Decode UDP and TCP to or from ``port`` as PPCB (building sets the port too)."""
     for carrier in (UDP, TCP):
         bind_bottom_up(carrier, PPCB, dport=port)
         bind_bottom_up(carrier, PPCB, sport=port)
         bind_top_down(carrier, PPCB, sport=port, dport=port)   # building: both ports, unless given
 
-
-bind_ppcb(DEFAULT_PORT)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import CaptureError, UsageError
 from ..model import HeaderStack
+from ..wire.headers import TCP_MAX_OPTIONS, TCP_TIMESTAMPS, tcp_payload
 
 __all__ = ["build_frame", "layout", "header_bytes", "compare_with_stack"]
 
@@ -27,7 +28,7 @@ _STACK_NAMES = {"Ether": "ethernet", "Dot1Q": "802.1Q", "IP": "IPv4", "IPv6": "I
 _OUTSIDE_A_FRAME = ("preamble+SFD", "FCS", "inter-frame gap")
 
 
-def build_frame(proto: str = "tcp", *, payload: int = 1448, ip_version: int = 4, tcp_options: int = 0,
+def build_frame(proto: str = "tcp", *, payload: int = tcp_payload(), ip_version: int = 4, tcp_options: int = 0,
                 vlan: bool = False):
     """An Ethernet frame as scapy builds it: [802.1Q] / IPv4|IPv6 / TCP|UDP / ``payload`` bytes.
     ``tcp_options``: 0, or a multiple of 4 up to 40 (12 = two NOPs + a timestamp, as Linux sends)."""
@@ -39,7 +40,7 @@ def build_frame(proto: str = "tcp", *, payload: int = 1448, ip_version: int = 4,
     if proto not in ("tcp", "udp"):
         raise UsageError(f"build_frame makes tcp or udp frames, not {proto!r}",
                          "udpr is UDP carrying PPCB: build UDP and put the PPCB header in the payload")
-    if tcp_options % 4 or not 0 <= tcp_options <= 40 or (tcp_options and proto != "tcp"):
+    if tcp_options % 4 or not 0 <= tcp_options <= TCP_MAX_OPTIONS or (tcp_options and proto != "tcp"):
         raise UsageError(f"{tcp_options} B of TCP options is impossible here", "use 0, 12 (timestamps) … 40, TCP only")
     frame = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     if vlan:
@@ -47,8 +48,8 @@ def build_frame(proto: str = "tcp", *, payload: int = 1448, ip_version: int = 4,
     frame = frame / (IP(src="10.77.1.1", dst="10.77.2.2") if ip_version == 4 else
                      IPv6(src="fd77:1::1", dst="fd77:2::2"))
     if proto == "tcp":
-        options = [("NOP", None), ("NOP", None), ("Timestamp", (1, 0))] if tcp_options >= 12 else []
-        options += [("NOP", None)] * (tcp_options - 12 * bool(options))
+        options = [("NOP", None), ("NOP", None), ("Timestamp", (1, 0))] if tcp_options >= TCP_TIMESTAMPS else []
+        options += [("NOP", None)] * (tcp_options - TCP_TIMESTAMPS * bool(options))
         frame = frame / TCP(sport=44450, dport=5201, flags="A", options=options)
     else:
         frame = frame / UDP(sport=44450, dport=5201)

@@ -9,7 +9,8 @@ flow of any length is read without holding it in memory.
 from __future__ import annotations
 
 from ..errors import CaptureError
-from .overhead import WireOverhead
+from ..wire.headers import IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER
+from .overhead import WireOverhead, header_sizes
 from .sql_flows import conversations
 from .sql_tcp import tcp_flags
 
@@ -91,11 +92,8 @@ def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
     segs = f"(SELECT * FROM {data} WHERE payload_len = {int(seg_payload)})"
     warnings = capture_warnings(ds)
     tcp_opts = _mode(ds, "tcp_opts_len", segs) if proto == "tcp" else 0
-    l4 = (20 + tcp_opts) if proto == "tcp" else (8 if proto == "udp" else 0)
     ip_len = _mode(ds, "ip_len", segs)
-    ip_header = 40 if ip_version == 6 else 20
-    if ip_len and not frag:
-        ip_header = max(ip_len - full - l4, ip_header)
+    l4, ip_header = header_sizes(proto, tcp_opts, ip_version, ip_len, full, frag)
     mss, = _one(ds, f"SELECT min(p.tcp_mss) FROM {ids} i JOIN packets p USING (file_offset) "
                     "WHERE i.conv = ?", [conv_id])
     mss = int(mss) if mss is not None else None
@@ -104,13 +102,13 @@ def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
         warnings.append(f"segments of up to {int(biggest)} B exceed the MSS of {mss} B: "
                         "segmentation offload (TSO/GSO/GRO) was on where this was captured; "
                         "turn it off (ethtool -K IFACE tso off gso off gro off) to see wire packets")
-        mtu = mss + ip_header + 20
+        mtu = mss + ip_header + TCP_HEADER
     unique = int(payload_bytes)
     if proto == "tcp":
         again, = _one(ds, f"""SELECT coalesce(sum(d.payload_len), 0) FROM {data} d
             JOIN {tcp_flags(ds)} f USING (file_offset) WHERE f.retransmission""")
         unique -= int(again)
-    mtu = max(mtu, (1280 if ip_version == 6 else 68))
+    mtu = max(mtu, IPV6_MIN_MTU if ip_version == 6 else IPV4_MIN_MTU)
     frame_len = _mode(ds, "frame_len", segs)
     con.execute("DROP TABLE overhead_d")
     return WireOverhead(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .sql_flows import conversations
-from .tcp_analysis import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
+from .tcp_sequence import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
 
 __all__ = ["flags_sql", "tcp_flags", "tcp_analysis", "retransmission_summary", "flag_counts", "FLAGS"]
 

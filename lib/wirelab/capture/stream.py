@@ -17,8 +17,8 @@ from typing import Iterator
 
 import pandas as pd
 
-from .decode import windows
-from .loader import capture_info, frame_from_part
+from .columns import frame_from_part
+from .decode import capture_info, windows
 from .source import WINDOW_BYTES
 
 __all__ = ["iter_capture", "CHUNK_PACKETS"]

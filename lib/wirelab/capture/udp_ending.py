@@ -12,29 +12,40 @@ times and the gaps between them; control datagrams of other sizes around them
 """
 from __future__ import annotations
 
-import pandas as pd
+import numpy as np
+
+from .conversations import first_seen_ids
+from .frames import Frames
 
 __all__ = ["udp_end_markers"]
 
 
-def udp_end_markers(df: pd.DataFrame, *, size: int = 4) -> list[dict]:
+def udp_end_markers(df, *, size: int = 4) -> list[dict]:
     """Each UDP direction (src:sport → dst:dport) whose data ends in ``size``-byte datagrams:
     ``markers`` (how many), ``last_data_s`` (the last record's time), ``marker_times_s``
-    and ``gaps_s`` (from the last data to the first marker, then between markers)."""
-    udp = df[(df["proto"] == "udp") & df["sport"].notna() & (df["frag_offset"].fillna(0) == 0)]
-    if udp.empty:
+    and ``gaps_s`` (from the last data to the first marker, then between markers).
+    ``df``: a ``read_capture`` DataFrame, or its ``frames.Frames``."""
+    f = df if isinstance(df, Frames) else Frames.of(df)
+    udp = np.flatnonzero(f.protocol("udp") & (f.sport >= 0) & (f.frag_offset <= 0))
+    if not udp.size:
         return []
+    direction, _ = first_seen_ids(np.stack([f.src, f.sport, f.dst, f.dport], axis=1)[udp])
     found = []
-    for (src, sport, dst, dport), flow in udp.groupby(["src", "sport", "dst", "dport"], observed=True, sort=False):
-        short = flow["payload_len"] == size
-        sizes = flow.loc[flow["payload_len"] > size, "payload_len"]
-        if sizes.empty or not short.any():
+    for d in range(int(direction.max()) + 1):
+        rows = udp[direction == d]
+        payload, time = f.payload_len[rows], f.time[rows]
+        short, sizes = payload == size, payload[payload > size]
+        if not sizes.size or not short.any():
             continue
-        last = float(flow.loc[flow["payload_len"] == sizes.mode().iloc[0], "time"].max())
-        times = sorted(float(t) for t in flow.loc[short & (flow["time"] > last), "time"])
+        values, counts = np.unique(sizes, return_counts=True)
+        record = values[counts == counts.max()].min()          # the most common size (the smallest of ties)
+        last = float(time[payload == record].max())
+        times = sorted(float(t) for t in time[short & (time > last)])
         if times:
             steps = [last] + times
-            found.append({"src": f"{src}:{sport}", "dst": f"{dst}:{dport}", "markers": len(times),
+            i = rows[0]
+            found.append({"src": f"{f.addresses[f.src[i]]}:{f.sport[i]}",
+                          "dst": f"{f.addresses[f.dst[i]]}:{f.dport[i]}", "markers": len(times),
                           "last_data_s": last, "marker_times_s": times,
                           "gaps_s": [round(b - a, 6) for a, b in zip(steps, steps[1:])]})
     return found

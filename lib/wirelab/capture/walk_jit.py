@@ -30,9 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from .formats import PCAP_RECORD, PCAPNG as PCAPNG_FORMAT
-from .jit import PCAP, PCAPNG, njit
-from .jit_prefetch import prefetch as _prefetch
-from .pcap import TEN_YEARS                # (a record this far in time from the first is none)
+from .files import TEN_YEARS               # (a record this far in time from the first is none)
+from .jit_build import PCAP, PCAPNG, njit, prefetch as _prefetch
 
 __all__ = ["walk", "PCAP", "PCAPNG"]
 

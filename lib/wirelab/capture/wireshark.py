@@ -20,7 +20,7 @@ import pandas as pd
 from ..errors import CaptureError, MissingToolError
 
 __all__ = ["tshark", "tshark_fields", "tshark_conversations", "parse_conversations",
-           "tcp_analysis_flags", "packets_json", "pyshark_packets", "PysharkLive", "TCP_FLAGS"]
+           "tcp_analysis_flags", "packets_json", "TCP_FLAGS"]
 
 #: tcp.analysis.* flags we compare with our own analysis
 TCP_FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
@@ -134,6 +134,3 @@ def packets_json(path, *, display_filter: str | None = None, frames: list[int] |
     packets = json.loads(text) if text.strip() else []
     return [p["_source"]["layers"] for p in packets[:limit]]
 
-
-# pyshark lives in its own module (worker threads, its own event loops); kept importable from here.
-from .pyshark_jupyter import PysharkLive, pyshark_packets  # noqa: E402,F401

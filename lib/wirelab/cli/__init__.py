@@ -34,19 +34,24 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or only the subcommand ``only`` (what ``main`` needs when the
+    command is named: importing every command's module is most of a short command's start-up)."""
     parser = OneLineParser(prog="wirelab", description="Predict, run, capture and explain "
                            "TCP, UDP and UDPR transfers.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in command_modules():
-        module = importlib.import_module(f".{name}", __name__)
-        sub = module.add_parser(subparsers)
-        sub.set_defaults(_run=module.run)
+        if only is None or name == only:
+            module = importlib.import_module(f".{name}", __name__)
+            sub = module.add_parser(subparsers)
+            sub.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    named = argv[0] if argv and argv[0] in command_modules() else None
+    parser = build_parser(named)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

@@ -1,4 +1,5 @@
-"""``wirelab analyze FILE``: the flow table, TCP analysis and the overhead read from the wire."""
+"""``wirelab analyze FILE``: the flow table, TCP analysis, the overhead read from the wire and
+RFC 6349's metrics of the main TCP transfer (``capture.rfc6349``)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ def add_parser(subparsers):
                               "the model predicts for it beside the goodput measured.")
     p.add_argument("file", help="a .pcap or .pcapng file, or a dataset folder (wirelab capture convert)")
     p.add_argument("--no-ppcb", dest="ppcb", action="store_false",
-                   help="skip decoding PPCB with the kit's Wireshark dissector (needs tshark)")
+                   help="skip reading PPCB sessions (the kit reads them by the rules of its Wireshark dissector)")
     p.add_argument("--rate", type=types.rate, default=None,
                    help="link rate the capture went through, e.g. 10mbit (enables the prediction)")
     p.add_argument("--wire", choices=["real", "emulated"], default="emulated",
@@ -35,20 +36,13 @@ def _clean(value):
     return value
 
 
-#: Above this many frames tshark's dissection takes too long for a summary (thousands of frames/s).
-PPCB_FRAME_LIMIT = 200_000
-
-
-def _ppcb(path, frames: int) -> dict:
-    """PPCB sessions as the kit's Wireshark dissector reads them (or why not)."""
-    from ..capture.ppcb_dissector import ppcb_packets, ppcb_summary
+def _ppcb(frames, buffer) -> dict:
+    """PPCB sessions as the kit reads them (the rules of its Wireshark dissector), or why not."""
+    from ..capture.ppcb_reader import packets_of, ppcb_summary
     from ..errors import WirelabError
 
-    if frames > PPCB_FRAME_LIMIT:
-        return {"sessions": [], "note": f"not decoded: {frames} frames (limit {PPCB_FRAME_LIMIT}); "
-                "use `wirelab wireshark packets FILE -Y ...`"}
     try:
-        return {"sessions": ppcb_summary(ppcb_packets(path)), "note": None}
+        return {"sessions": ppcb_summary(packets_of(frames, buffer)), "note": None}
     except WirelabError as err:
         return {"sessions": [], "note": f"not decoded: {err}"}
 
@@ -56,27 +50,40 @@ def _ppcb(path, frames: int) -> dict:
 def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10,
            ppcb: bool = True) -> dict:
     """Everything ``analyze`` prints, as plain data (a capture file, or a dataset folder
-    written by ``wirelab capture convert``: then DuckDB does the work, out of core)."""
-    # numpy, pandas and DuckDB: imported only when a capture is read
-    from ..capture import flows, read_capture, read_overhead, tcp_analysis
-    from ..capture.dataset import INFO, open_dataset
-    from ..capture.sql_tcp import flag_counts
-    from ..capture.tcp_analysis import FLAGS
+    written by ``wirelab capture convert``: then DuckDB does the work, out of core).
 
-    if (Path(path) / INFO).is_file():
-        with open_dataset(path) as ds:
-            out = _report(path, ds.info, len(ds), ds.flows().head(top), flag_counts(ds),
-                          ds.read_overhead, rate_bps, wire)
-            out["udp_end_markers"] = _end_markers(_end_marker_rows(ds))
-            return out
-    df = read_capture(path)
-    flags = tcp_analysis(df)
-    out = _report(path, df.attrs["capture"], len(df), flows(df).head(top),
-                  {f: int(flags[f].sum()) for f in FLAGS}, lambda: read_overhead(df, flags=flags), rate_bps, wire)
+    A file is read into numpy columns and analysed there, without pandas: on a small capture
+    importing pandas would cost more than all the rest (bench/bench_analyze.py times the
+    command beside tshark's conversation table)."""
+    if Path(path).is_dir():
+        from ..capture.dataset import INFO
+        if (Path(path) / INFO).is_file():
+            return _dataset_report(path, rate_bps, wire, top)
+    # numpy only (start-up): the columns, then the analyses on them
+    from ..capture import jit
+    from ..capture.conversations import flow_table
+    from ..capture.frames import Frames
+    from ..capture.loader import _buffer, read_part
+    from ..capture.overhead import overhead_of
+    from ..capture.tcp_sequence import tcp_flags_of
+
+    with jit.one_shot(Path(path).stat().st_size if Path(path).is_file() else 0):   # numba: if it pays here
+        frames = Frames.of_part(*read_part(path))
+    flags, conv, a_to_b = tcp_flags_of(frames)
+    table = flow_table(frames)
+    flows = [{name: values[i] for name, values in table.items()} for i in range(len(table["packets"]))[:top]]
+    out = _report(path, frames.info, len(frames), flows, {name: int(v.sum()) for name, v in flags.items()},
+                  lambda: overhead_of(frames, retransmission=flags["retransmission"]), rate_bps, wire)
     if ppcb:
-        out["ppcb"] = _ppcb(path, len(df))
-    out["udp_end_markers"] = _end_markers(df)
+        out["ppcb"] = _ppcb(frames, _buffer(path))
+    out["udp_end_markers"] = _end_markers(frames)
+    from ..capture.rfc6349 import rfc6349_of
+    out["rfc6349"] = _rfc6349(rfc6349_of(frames, flags, conv, a_to_b, achievable_bps=out.get("predicted_goodput_bps")))
     return out
+
+
+def _rfc6349(metrics: dict | None):
+    return json.loads(json.dumps(metrics, default=_clean))
 
 
 def _end_marker_rows(ds, size: int = 4):
@@ -97,17 +104,30 @@ def _end_marker_rows(ds, size: int = 4):
         ORDER BY time""")
 
 
-def _end_markers(df) -> list[dict]:
+def _end_markers(frames) -> list[dict]:
     """nttcp's 4-byte UDP end markers (``capture.udp_ending``), JSON-ready."""
     from ..capture.udp_ending import udp_end_markers
-    return json.loads(json.dumps(udp_end_markers(df), default=_clean))
+    return json.loads(json.dumps(udp_end_markers(frames), default=_clean))
 
 
-def _report(path, info: dict, packets: int, table, counts: dict, overhead, rate_bps, wire) -> dict:
+def _dataset_report(path, rate_bps, wire, top) -> dict:
+    """``report`` of a dataset folder: the SQL analyses (``capture.sql_*``)."""
+    from ..capture.dataset import open_dataset
+    from ..capture.sql_tcp import flag_counts
+
+    with open_dataset(path) as ds:
+        flows = ds.flows().head(top).astype(object).to_dict("records")
+        out = _report(path, ds.info, len(ds), flows, flag_counts(ds), ds.read_overhead, rate_bps, wire)
+        out["udp_end_markers"] = _end_markers(_end_marker_rows(ds))
+        out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
+        return out
+
+
+def _report(path, info: dict, packets: int, flows: list[dict], counts: dict, overhead, rate_bps, wire) -> dict:
     out = {"file": str(path), "format": info["format"], "packets": packets,
            "interfaces": [{k: _clean(v) for k, v in i.items()} for i in info["interfaces"]],
            "notes": info["notes"],
-           "flows": [{k: _clean(v) for k, v in row.items()} for row in table.astype(object).to_dict("records")],
+           "flows": [{k: _clean(v) for k, v in row.items()} for row in flows],
            "tcp_analysis": counts}
     from ..capture.overhead import predict_from_overhead
     try:
@@ -143,7 +163,7 @@ def render(r: dict) -> str:
     lines.append("TCP analysis (frames): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["tcp_analysis"].items()))
     ppcb = r.get("ppcb") or {}
     if ppcb.get("sessions"):
-        lines += ["", "PPCB sessions (the kit's Wireshark dissector):"]
+        lines += ["", "PPCB sessions (read as the kit's Wireshark dissector reads them):"]
         for s in ppcb["sessions"]:
             kinds = ", ".join(f"{k} {v}" for k, v in s["packets"].items())
             total = f"{s['total_length']} B announced, " if s["total_length"] is not None else ""
@@ -155,6 +175,20 @@ def render(r: dict) -> str:
     for m in r.get("udp_end_markers") or []:
         lines += ["", f"UDP end markers (nttcp's 4 B datagrams) {m['src']} → {m['dst']}: {m['markers']}, "
                       f"gaps {', '.join(f'{g:.3f}' for g in m['gaps_s'])} s after the last data"]
+    rfc = r.get("rfc6349")
+    if rfc:
+        lines += ["", f"RFC 6349, main TCP transfer {rfc['src']} → {rfc['dst']}:",
+                  f"  TCP efficiency {rfc['tcp_efficiency_pct']:.2f} % ({rfc['retransmitted_bytes']} of "
+                  f"{rfc['transmitted_bytes']} B transmitted were retransmissions)"]
+        if "transfer_time_ratio" in rfc:
+            lines.append(f"  transfer time ratio {rfc['transfer_time_ratio']:.3f} (actual {rfc['transfer_s']:.3f} s, "
+                         f"ideal {rfc['ideal_transfer_s']:.3f} s at the predicted goodput)")
+        else:
+            lines.append("  transfer time ratio: give --rate (the ideal time needs the link's rate)")
+        if "buffer_delay_pct" in rfc:
+            lines.append(f"  buffer delay {rfc['buffer_delay_pct']:.0f} % (average RTT {rfc['average_rtt_s'] * 1e3:.3f} ms, "
+                         f"baseline {rfc['baseline_rtt_s'] * 1e3:.3f} ms, {rfc['rtt_samples']} samples, round trips as "
+                         "seen at the capture point: at the receiver they are its ACK delay)")
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",

@@ -5,7 +5,7 @@ import json
 
 from .. import units
 from ..model import CONGESTION_CONTROLS, predict
-from ..model.predict import SOURCES, TERM_SOURCES
+from ..model.prediction import SOURCES, TERM_SOURCES
 from . import args as types
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..link.capabilities import BACKENDS
+from ..link.detect import BACKENDS
 
 #: option → Experiment field; values stay text, the experiment parses them (lists allowed).
 GRID = {"proto": "tcp", "size": "1MB", "time": None, "offered": None, "packet": None, "echo": None,

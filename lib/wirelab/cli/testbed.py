@@ -23,7 +23,7 @@ import time
 from ..errors import LinkError, UsageError
 from ..link import capabilities
 from ..link.cleanup import name_of, remove, remove_all, stop_process, testbeds, valid_name
-from ..link.capabilities import BACKENDS
+from ..link.detect import BACKENDS
 from ..link.spec import LinkSpec
 from ..link.topology import parse_link_option
 from . import args as types

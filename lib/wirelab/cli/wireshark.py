@@ -36,7 +36,7 @@ def run(args) -> int:
         print(f"installed the PPCB dissector: {target}")
         print("Wireshark loads it at start (or Analyze → Reload Lua Plugins); filter with `ppcb`.")
         return 0
-    table = dissector.ppcb_packets(args.file, display_filter=args.filter, udp_ports=args.udp_port,
+    table = dissector.tshark_ppcb_packets(args.file, display_filter=args.filter, udp_ports=args.udp_port,
                                    tcp_ports=args.tcp_port)
     if args.json:
         for row in table.astype(object).where(table.notna(), None).to_dict("records"):

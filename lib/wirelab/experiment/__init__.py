@@ -15,7 +15,7 @@ a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parq
 ``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
 repetitions where an interval is too wide), ``residuals`` (measured ÷ predicted with the
 named reason for what is left), ``series`` and ``dataset`` (reading runs back),
-``ppcb_capture`` (PPCB packets read from a run's capture).
+``ppcb_capture`` (``exchange``: what two PPCB peers sent, read from a run's capture).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -34,7 +34,7 @@ _EXPORTS = {
     "load_series": "series", "capture_series": "series", "read_sysctls": "meta", "results_dataset": "dataset",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
     "Flow": "flowspec", "fairness": "flows",
-    "ppcb_packets": "ppcb_capture", "collapse": "ppcb_capture",
+    "exchange": "ppcb_capture", "collapse": "ppcb_capture",
     "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",
 }

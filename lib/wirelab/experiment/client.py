@@ -11,6 +11,9 @@ read the same system clock, so one-way delays stay exact.
 
 ``call`` is ``send_tcp``, ``send_udp`` or ``measure``; the other keys are that
 function's arguments; file data is ``size`` reproducible random bytes from ``seed``.
+``events`` (a Unix socket's path) and ``event_tags``: the sender reports what it has
+done every interval while it runs (``transfer.progress``) to the run's event stream
+(``events``); the records also come back in the Result (``metadata["progress"]``).
 
 A new Python process costs 0.1-0.2 s before the client's first packet
 (interpreter, imports), more than a short transfer takes. On a link kept
@@ -29,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 __all__ = ["main", "client_argv", "warm_argv", "run_client", "WarmClient"]
@@ -64,9 +68,15 @@ def _programs():
 
 def _call(config: dict) -> str:
     """Run one client call; its Result as JSON (a failure is a Result with ``error``)."""
+    from ..transfer.progress import Progress, datagram_sink
     Result, measure, make_data, send_tcp, send_udp = _programs()
     config = dict(config)
     call = config.pop("call")
+    events, tags = config.pop("events", None), config.pop("event_tags", None)
+    sink = datagram_sink(events)
+    if events:
+        config["progress"] = Progress("probe" if config.get("mode") in ("echo", "ping") else "sender",
+                                      emit=sink, tags=tags)
     try:
         if call == "measure":
             result = measure(config.pop("proto"), config.pop("host"), config.pop("port"), **config)
@@ -76,6 +86,9 @@ def _call(config: dict) -> str:
             result = send(config.pop("host"), config.pop("port"), data, **config)
     except Exception as err:     # noqa: BLE001 - reported as a failed Result
         result = Result(config.get("proto", "tcp"), error=f"{type(err).__name__}: {err}")
+    finally:
+        if sink is not None:
+            sink.close()
     return result.to_json()
 
 
@@ -128,6 +141,9 @@ class WarmClient:
     deadline, what, fix)`` → ``subprocess.CompletedProcess``, like ``link.run(client_argv(config))``."""
 
     def __init__(self, link):
+        #: One client at a time on its one pipe: flows running side by side take it in turn, or
+        #: start a plain process when it is busy (``WirelabEngine``).
+        self.busy = threading.Lock()
         self.proc = link.popen("a", warm_argv(), lasting=True, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=False, bufsize=0)
         self._buffer = b""

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import math
 
+from ..wire.ppcb import give_up_s as ppcb_give_up_s
+
 __all__ = ["deadline_s", "expected_s", "give_up_s", "too_long", "SLACK", "MARGIN_S", "FALLBACK_S",
            "SETUP_ROUND_TRIPS"]
 
@@ -60,7 +62,7 @@ def give_up_s(setting) -> float:
     if setting.workload != "file":
         return 0.0
     tries = setting["max_retransmits"]
-    return (_number(setting["max_wait_s"]) or MAX_WAIT_S) * ((MAX_RETRANSMITS if tries is None else tries) + 1)
+    return ppcb_give_up_s(_number(setting["max_wait_s"]) or MAX_WAIT_S, MAX_RETRANSMITS if tries is None else tries)
 
 
 def deadline_s(setting, predictions: dict, timeout: float | None) -> float:

@@ -33,30 +33,20 @@ have (the runner asks with ``hasattr``):
     open() / close()             before and after a sweep;  info() -> dict, for meta.json
 
 Every engine returns at least ``goodput_bps`` (at the receiver: the figure to
-trust) and, where it knows them, the columns in :data:`MEASURED`. Engines by
-name: ``engines``.
+trust) and, where it knows them, the columns in :data:`MEASURED`: the glossary,
+``wirelab.transfer.measures.GLOSSARY``, where every measured column is defined once.
+Engines by name: ``engines``.
 """
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from ..transfer.measures import GLOSSARY
+
 __all__ = ["Engine", "MEASURED", "flatten", "link_columns"]
 
-#: Measurement columns every engine fills when it can (NaN otherwise).
-MEASURED = {
-    "goodput_bps": "application bytes delivered in order × 8 ÷ receiver time (trust this)",
-    "sender_goodput_bps": "bytes offered × 8 ÷ sender time (what the sender believes)",
-    "bytes_sent": "application bytes the sender handed to the kernel",
-    "bytes_received": "application bytes the receiver got",
-    "bytes_delivered": "application bytes delivered in order, exactly once",
-    "receiver_duration_s": "receiver's transfer time",
-    "sender_duration_s": "sender's transfer time",
-    "packets_sent": "datagrams/segments/writes sent",
-    "lost": "datagrams lost (UDP), where known",
-    "retransmissions": "TCP or UDPR retransmissions",
-    "rtt_mean_s": "mean round-trip time measured",
-    "congestion_control": "TCP congestion control the sender used",
-}
+#: Measurement columns every engine fills when it can (NaN otherwise), with their one definition.
+MEASURED = GLOSSARY
 
 
 @runtime_checkable

@@ -64,6 +64,7 @@ class Flows:
     predictions, asked for each flow alone."""
     name = "flows"
     keeps_links = False          # every run of flows starts on a link built for it
+    emits_events = True          # each flow's engine reports to the run's stream, tagged with the flow
 
     def __init__(self, engine, *, predict):
         self._engines = {getattr(engine, "name", None): engine}
@@ -78,7 +79,7 @@ class Flows:
     def _tasks(self, setting) -> list[_Task]:
         tasks = []
         for i, flow in enumerate(flows_of(setting)):
-            name = flow.engine or setting.engine
+            name = flow.engine or ("wirelab" if flow.proto == "ping" else setting.engine)   # echo rounds
             if name not in self._engines:
                 self._engines[name] = get_engine(name)
             each = self._engines[name]
@@ -89,12 +90,14 @@ class Flows:
                           for j in range(flow.streams)]
         return tasks
 
-    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None,
+            events=None) -> dict:
         """Every flow at once; the record keeps each task's own (``flows``), and for ``rows`` the
-        tasks themselves (``_tasks``, taken out before it is saved)."""
+        tasks themselves (``_tasks``, taken out before it is saved). ``events``: the run's stream,
+        each flow's records tagged ``flow`` and ``stream``."""
         tasks = self._tasks(setting)
         skipped = {k: why for k, t in enumerate(tasks) if (why := _why_not(t, link, len(tasks)))}
-        _run_all(tasks, skipped, link, deadline, seed, workdir, capture)
+        _run_all(tasks, skipped, link, deadline, seed, workdir, capture, events)
         return {"flows": {f"{t.flow_id}.{t.first_stream}": t.record for t in tasks},
                 "_tasks": tasks, "_skipped": skipped}
 
@@ -103,7 +106,8 @@ class Flows:
         the run failed before the flows ran, e.g. the link could not be built)."""
         tasks = record.pop("_tasks") if record else self._tasks(setting)
         skipped = record.pop("_skipped") if record else {}
-        run_level = {k: v for k, v in row.items() if k not in setting.columns()}
+        # the run's own columns; its backend is the one that carried it, not the one asked for
+        run_level = {k: v for k, v in row.items() if k not in setting.columns() or k == "backend"}
         rows = []
         for k, task in enumerate(tasks):
             not_run = skipped.get(k) if record else row.get("error") or "not run"
@@ -125,8 +129,12 @@ class Flows:
             return [{**head, "stream": task.first_stream + j, "status": status, "error": not_run}
                     for j in range(count)]
         record = dict(task.record or {})
+        measure = "goodput_bps"
+        if task.flow.proto == "ping":         # a probe measures round trips, not goodput
+            measure = "rtt_median_s"
+            record.setdefault(measure, (record.get("rtt") or {}).get("median_s"))
         status, error = decide(record, error=task.error, elapsed_s=run_level.get("elapsed_s"),
-                               deadline_s=run_level.get("deadline_s"))
+                               deadline_s=run_level.get("deadline_s"), measure=measure)
         streams = record.pop("streams", None) or [{}]
         out = []
         for j, stream in enumerate(streams if len(streams) > 1 else [{}]):
@@ -156,13 +164,17 @@ def _why_not(task: _Task, link, count: int) -> str | None:
 
 
 def _run_task(task: _Task, link, t0: float, deadline: float, abort: threading.Event, seed: int,
-              workdir, capture) -> None:
+              workdir, capture, events=None) -> None:
     if abort.wait(max(0.0, t0 + task.flow.start_s - time.monotonic())):
         task.error = "stopped before it started"
         return
     task.began_s = time.monotonic() - t0
     try:
         extra = {"capture": capture} if capture else {}
+        if events is not None and getattr(task.engine, "emits_events", False):
+            extra.update(events=events, event_tags={"flow": task.flow_id, "stream": task.first_stream})
+            events.emit({"event": "flow", "flow": task.flow_id, "stream": task.first_stream,
+                         "proto": task.flow.proto, "text": task.flow.text})
         task.record = task.engine.run(task.setting, link, deadline=deadline, seed=seed, workdir=workdir, **extra)
     except Exception as err:      # noqa: BLE001 - one flow failing must not lose the others
         task.error = f"{type(err).__name__}: {err}"
@@ -170,7 +182,7 @@ def _run_task(task: _Task, link, t0: float, deadline: float, abort: threading.Ev
     task.ended_s = time.monotonic() - t0
 
 
-def _run_all(tasks, skipped, link, deadline, seed, workdir, capture) -> None:
+def _run_all(tasks, skipped, link, deadline, seed, workdir, capture, events=None) -> None:
     """Start every task in its own thread, on time; wait for all (bounded by ``deadline``).
     ``capture``: the run's pcapng path; each task captures to its own beside it."""
     abort = threading.Event()
@@ -182,7 +194,7 @@ def _run_all(tasks, skipped, link, deadline, seed, workdir, capture) -> None:
         mine = None if capture is None else \
             Path(capture).with_name(f"{Path(capture).stem}-{task.flow_id}-{task.first_stream}.pcapng")
         thread = threading.Thread(target=_run_task, name=f"wirelab-flow-{task.flow_id}", daemon=True,
-                                  args=(task, link, t0, deadline, abort, seed + k, workdir, mine))
+                                  args=(task, link, t0, deadline, abort, seed + k, workdir, mine, events))
         thread.start()
         threads.append((task, thread))
     try:
@@ -199,7 +211,8 @@ def _per_run(rows: list[dict], setting) -> None:
     """Fair shares, Jain's index and the total, written into every row of the run."""
     spec = setting.link
     for direction, rate in (("a>b", spec.forward.rate_bps), ("b>a", spec.reverse.rate_bps)):
-        mine = [r for r in rows if r["direction"] == direction and r["status"] != "skipped"]
+        mine = [r for r in rows if r["direction"] == direction and r["status"] != "skipped"
+                and r.get("workload") != "echo"]          # a probe takes no share worth counting
         efficiency = [r.get("pred_efficiency") for r in mine]
         if not mine or not rate or any(e is None or not e == e for e in efficiency):
             continue
@@ -212,7 +225,7 @@ def _per_run(rows: list[dict], setting) -> None:
                 row.update(pred_goodput_bps=share * e, pred_binding="share")
             if row.get("offered_bps") and row["proto"] == "udp":
                 row["pred_loss"] = max(0.0, 1.0 - share * e / row["offered_bps"])
-    ran = [r for r in rows if r["status"] != "skipped"]
+    ran = [r for r in rows if r["status"] != "skipped" and r.get("workload") != "echo"]
     ok = all(r["status"] == "ok" for r in ran) and ran
     goodputs = [r["goodput_bps"] for r in ran] if ok else []
     shares = [r.get("pred_limit_share_bps") for r in ran]

@@ -7,6 +7,8 @@ flows of one setting are joined by `` + ``, settings by commas or a list:
     tcp streams=4                four parallel streams (iperf3 -P 4; wirelab: four connections)
     udp rate=1mbit packet=1470   offered load per stream (UDP); for TCP a cap (iperf3 -b)
     tcp dir=b>a start=2s time=5s engine=iperf3 cc=cubic window=64KB
+    ping interval=20ms           a probe: a small UDP echo every 20 ms (wirelab's echo rounds), whose
+                                 round trips show the queue the other flows build (latency under load)
 
 Only the description lives here (parsed once, when the ``Setting`` is made); the
 engine that runs the flows side by side on one link is ``flows``.
@@ -42,8 +44,16 @@ _KEYS = {
     "time": ("time_s", units.parse_time, lambda v: f"{v:g}s"),
     "rate": ("offered_bps", units.parse_rate, _rate), "packet": ("packet_bytes", _whole, str),
     "streams": ("streams", _whole, str), "cc": ("cc", str, str),
-    "window": ("window_bytes", units.parse_size, lambda v: f"{v:g}"),
+    "window": ("window_bytes", units.parse_size, lambda v: str(int(v)) if float(v).is_integer() else f"{v:g}"),
+    "interval": ("interval_s", units.parse_time, lambda v: f"{v:g}s"),
 }
+#: A probe's echo payload when ``packet`` is not given (ping's 56 B + 8 B ICMP header).
+PING_PACKET = 64
+#: A probe's rounds when ``interval`` is not given (flent's RRUL pings every 200 ms; 20 ms
+#: shows a queue filling within a round trip or two).
+PING_INTERVAL_S = 0.02
+#: How long a probe waits for its last rounds' replies (a round is lost after that).
+PING_WAIT_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -59,10 +69,16 @@ class Flow:
     streams: int = 1
     cc: str | None = None
     window_bytes: float | None = None
+    interval_s: float | None = None    # a probe's: seconds between echo rounds
 
     def __post_init__(self):
-        if self.proto not in ("tcp", "udp"):
-            raise UsageError(f"a flow is tcp or udp, not {self.proto!r}", "e.g. 'tcp' or 'udp rate=1mbit'")
+        if self.proto not in ("tcp", "udp", "ping"):
+            raise UsageError(f"a flow is tcp, udp or ping, not {self.proto!r}",
+                             "e.g. 'tcp', 'udp rate=1mbit' or 'ping interval=20ms'")
+        if self.interval_s is not None and self.proto != "ping":
+            raise UsageError("interval= is a probe's (ping) only", "e.g. 'ping interval=20ms'")
+        if self.interval_s is not None and not 0.001 <= self.interval_s <= 1.0:
+            raise UsageError(f"a probe's interval is 1 ms to 1 s, not {self.interval_s:g} s", "e.g. interval=20ms")
         if self.direction not in DIRECTIONS:
             raise UsageError(f"flow direction {self.direction!r}", "use dir=a>b or dir=b>a")
         if self.streams < 1:
@@ -121,6 +137,13 @@ def flow_setting(setting, flow: Flow, *, streams: int | None = None):
     """The single-flow ``Setting`` an engine runs for ``flow`` on ``setting``'s link."""
     params = dict(setting.params)
     time_s = flow.time_s if flow.time_s is not None else setting.get("time_s", 10.0)
+    if flow.proto == "ping":
+        interval = flow.interval_s or PING_INTERVAL_S
+        params.update(proto="udp", time_s=time_s, offered_bps=None, packet_bytes=flow.packet_bytes or PING_PACKET,
+                      streams=1, reverse=None, size_bytes=None, cc=None, window_bytes=None,
+                      echo_count=max(1, round(time_s / interval)), echo_interval_s=interval,
+                      max_wait_s=PING_WAIT_S)
+        return replace(setting, params=params, workload="echo", engine="wirelab")
     udp_load = flow.proto == "udp" and flow.offered_bps
     params.update(proto=flow.proto, time_s=time_s, offered_bps=flow.offered_bps,
                   packet_bytes=flow.packet_bytes, cc=flow.cc if flow.cc is not None else params.get("cc"),

@@ -9,8 +9,10 @@ side. ``iperf3_run(link, ...)`` runs one test across any open link.
 Payload-rate semantics (what iperf3's numbers mean):
   * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
     headers), like wirelab's goodput; compare it with ``pred_goodput_bps``.
-  * ``goodput_bps`` here is the *receiver's* figure (``end.sum_received``);
-    ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
+  * ``goodput_bps`` is the glossary's (``wirelab.transfer.measures``): bytes
+    the receiver got × 8 ÷ the transfer's time, here iperf3's receiver's own
+    span (``end.sum_received``; no common clock, the glossary's "receiver
+    only"); ``sender_goodput_bps`` is the sender's (``end.sum_sent``).
   * With ``-n SIZE`` the test ends when the sender has *written* the last
     block into its socket buffer. On a slow link most of the file may still
     be queued then (on a 10 Mbit/s link the receiver had counted only about
@@ -42,7 +44,10 @@ from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
+from ..wire.headers import ETHERNET_MTU, udp_payload
 from .client import run_client
+
+from .iperf3_live import installed_version, parse_server_output, read_intervals, server_reporting
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
            "iperf3_run", "connect_timeout", "SEMANTICS"]
@@ -56,9 +61,11 @@ def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def server_argv(port: int, bind: str = "127.0.0.1") -> list[str]:
-    """A one-off iperf3 server (JSON, so the client's --get-server-output is JSON too)."""
-    return ["iperf3", "-s", "-1", "-B", bind, "-p", str(port), "-J", "-i", "0.1"]
+def server_argv(port: int, bind: str = "127.0.0.1", *, live: tuple[int, ...] | None = None) -> list[str]:
+    """A one-off iperf3 server (JSON, so the client's --get-server-output is JSON too); ``live``:
+    the installed version, whose server then reports each interval as it ends (``iperf3_live``)."""
+    base = ["iperf3", "-s", "-1", "-B", bind, "-p", str(port)]
+    return base + (server_reporting(live) if live is not None else ["-J", "-i", "0.1"])
 
 
 def _seconds(value: float) -> str:
@@ -98,8 +105,8 @@ def client_argv(setting, host: str, port: int, *, connect_timeout_s: float | Non
         raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
     rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
     if proto == "udp":
-        mtu = setting.get("mtu", 1500)
-        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or mtu - 28)]
+        mtu = setting.get("mtu", ETHERNET_MTU)
+        argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or udp_payload(mtu))]
     else:
         if offered:
             argv += ["-b", _num(offered)]
@@ -186,7 +193,8 @@ def parse(doc: dict | str) -> dict:
         out["receiver_cpu_s"] = cpu.get("remote_total", 0) / 100.0 * out["sender_duration_s"]
     server_intervals = _get(doc, "server_output_json", "intervals", default=[])
     out["receiver_series"] = [{"t_s": _get(i, "sum", "end"), "bps": _get(i, "sum", "bits_per_second")}
-                              for i in server_intervals if _get(i, "sum", "end") is not None]
+                              for i in server_intervals if _get(i, "sum", "end") is not None] or \
+        [{"t_s": i["end_s"], "bps": i["bps"]} for i in parse_server_output(doc.get("server_output_text") or "")]
     return out
 
 
@@ -253,9 +261,11 @@ class Iperf3Engine:
     the client on host ``a``, sending to ``link.reach`` (on loopback: a TCP relay for the
     control connection and TCP data, plus a UDP relay on the same port number for UDP)."""
     name = "iperf3"
+    emits_events = True            # the server's interval reports, as they come (iperf3_live)
 
     def info(self) -> dict:
-        return {"iperf3": shutil.which("iperf3"), "semantics": SEMANTICS}
+        return {"iperf3": shutil.which("iperf3"), "version": ".".join(map(str, installed_version() or ())) or None,
+                "semantics": SEMANTICS}
 
     def framing(self, setting) -> dict:
         return {}                  # payload is application bytes, no framing of its own
@@ -271,13 +281,19 @@ class Iperf3Engine:
             return congestion_unavailable(setting["cc"])
         return None
 
-    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None,
+            events=None, event_tags: dict | None = None) -> dict:
         host = link.address("b")
         port = link.free_port("b")
-        server = link.popen("b", server_argv(port, host), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        live = installed_version() if events is not None else None
+        reports = None
+        server = link.popen("b", server_argv(port, host, live=live), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         recorder = _capture(capture, link, port) if capture else nullcontext()
         try:
             wait_listening(server, port, min(deadline, time.monotonic() + 10))
+            if events is not None:
+                reports = read_intervals(server.stdout, events.emit, streams=int(setting.get("streams", 1)),
+                                         tags=event_tags)
             target = link.reach(port, ("tcp", "udp") if setting.proto == "udp" else "tcp")
             argv = client_argv(setting, *target)
             with recorder:
@@ -292,6 +308,8 @@ class Iperf3Engine:
                               capture_dropped=recorder.dropped)
             return result
         finally:
+            if reports is not None:               # the one-off server ends with its test: its last lines
+                reports.join(timeout=2.0)
             end_process(server)
 
 

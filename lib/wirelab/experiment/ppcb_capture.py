@@ -1,15 +1,13 @@
-"""PPCB packets read back from a capture: what actually crossed the wire, packet by packet.
+"""What two PPCB peers exchanged, read back from a capture: what actually crossed the wire.
 
-    packets = ppcb_packets("run.pcapng", port=5000)     # one row per PPCB packet (and TCP SYN/FIN/RST)
+    packets = exchange("run.pcapng", port=5000)         # one row per PPCB packet (and TCP SYN/FIN/RST)
     collapse(packets)                                    # repeats folded: "DATA 0..57 (58)", "DATA ⇄ ACC"
 
-Over UDP each datagram is one PPCB packet (its type byte first, shared/ppcb.md);
-over TCP the packets follow each other on the byte stream, so each direction's
-segments are put back in sequence order (a retransmitted segment counts once)
-and walked packet by packet: the type byte says how long the header is, a
-DATA's ``data_len`` how many bytes to skip. A packet's time is the time of the
-segment its first byte came in. TCP's SYN, FIN and RST appear as rows of
-their own, because how a connection ends is part of what a peer did.
+The packets are the kit's reading (``wirelab.capture.ppcb_reader``), with every
+UDP and TCP packet to or from ``port`` taken as PPCB (a peer sending garbage is
+worth seeing: what is no well-formed packet becomes a row of kind "not PPCB").
+Around them, what a peer did besides: TCP's SYN, FIN and RST, and ICMP port
+unreachable, as rows of their own. Times count from the first frame.
 """
 from __future__ import annotations
 
@@ -18,56 +16,51 @@ from pathlib import Path
 import pandas as pd
 
 from ..capture import read_capture
-from ..errors import ProtocolError
-from ..transfer import ppcb
+from ..capture.ppcb_reader import ppcb_packets as read_ppcb
+from ..wire.headers import ETHERNET_HEADER
 
-__all__ = ["ppcb_packets", "collapse"]
+__all__ = ["exchange", "collapse"]
 
 _FLAGS = {0x02: "SYN", 0x01: "FIN", 0x04: "RST"}
 COLUMNS = ["time_s", "src", "dst", "transport", "kind", "session", "packet_no", "data_len"]
+#: ``port=None``: every port is read as PPCB
+_EVERY_PORT = range(1, 65536)
 
 
-def _payload(raw: bytes, row) -> bytes:
-    start = int(row.file_offset) + int(row.payload_offset)
-    length = min(int(row.payload_len), int(row.cap_len) - int(row.payload_offset))
-    return raw[start:start + max(length, 0)]
-
-
-def _packet(data: bytes, row, transport: str, time: float) -> dict:
-    p = ppcb.unpack(data, stream=transport == "tcp")
-    return {"time_s": time, "src": f"{row.src}:{row.sport}", "dst": f"{row.dst}:{row.dport}",
-            "transport": transport, "kind": p.kind, "session": p.session_id.hex()[:8],
-            "packet_no": p.packet_no, "data_len": p.data_len}
-
-
-def ppcb_packets(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
+def exchange(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
     """Every PPCB packet to or from ``port`` (default: every UDP/TCP packet) in the capture at
     ``path``, in time order; ``time_s`` counts from the first frame. Bytes that do not parse as
     PPCB become one row of kind "not PPCB" (a peer sending garbage is worth seeing)."""
     frames = read_capture(path)
-    raw = Path(path).read_bytes()
     if frames.empty:
         return pd.DataFrame(columns=COLUMNS)
+    ports = _EVERY_PORT if port is None else [port]
     start = frames["time"].min()
+    first = frames["time"].iloc[0]                      # (the reader's times count from frame 1)
+    rows = []
+    for p in read_ppcb(path, udp_ports=ports, tcp_ports=ports).itertuples():
+        ends = {"time_s": p.time + first - start, "src": f"{p.src}:{p.sport}", "dst": f"{p.dst}:{p.dport}",
+                "transport": p.transport}
+        if p.malformed or p.session_id is None:
+            rows.append({**ends, "kind": "not PPCB", "data_len": p.length})
+        else:
+            rows.append({**ends, "kind": p.type, "session": p.session_id[:8],
+                         "packet_no": None if pd.isna(p.packet_no) else int(p.packet_no),
+                         "data_len": None if pd.isna(p.data_len) else int(p.data_len)})
     mine = frames[frames["proto"].isin(["udp", "tcp"])]
     if port is not None:
         mine = mine[(mine["sport"] == port) | (mine["dport"] == port)]
-    rows = []
-    for row in mine[(mine["proto"] == "udp") & (mine["frag_offset"].fillna(0) == 0)].itertuples():
-        rows.append(_datagram(_payload(raw, row), row, row.time - start))
+    for row in mine[mine["proto"] == "tcp"].itertuples():
+        for bit, name in _FLAGS.items():
+            if int(row.tcp_flags) & bit:
+                rows.append({"time_s": row.time - start, "src": f"{row.src}:{row.sport}",
+                             "dst": f"{row.dst}:{row.dport}", "transport": "tcp", "kind": name})
+    raw = Path(path).read_bytes()
     for row in frames[frames["proto"] == "icmp"].itertuples():
         unreachable = _unreachable(raw, row, port)
         if unreachable:
             rows.append({"time_s": row.time - start, "src": str(row.src), "dst": str(row.dst),
                          "transport": "icmp", "kind": unreachable})
-    tcp = mine[mine["proto"] == "tcp"]
-    for row in tcp.itertuples():
-        for bit, name in _FLAGS.items():
-            if int(row.tcp_flags) & bit:
-                rows.append({"time_s": row.time - start, "src": f"{row.src}:{row.sport}",
-                             "dst": f"{row.dst}:{row.dport}", "transport": "tcp", "kind": name})
-    for _, segments in tcp.groupby(["src", "sport", "dst", "dport"], observed=True):
-        rows.extend(_stream(raw, segments, start))
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values("time_s", kind="stable").reset_index(drop=True)
 
@@ -76,8 +69,8 @@ def _unreachable(raw: bytes, row, port) -> str | None:
     """"ICMP port unreachable" when this ICMP message reports a datagram to or from ``port``."""
     frame = raw[int(row.file_offset):int(row.file_offset) + int(row.cap_len)]
     try:
-        icmp = 14 + (frame[14] & 0x0F) * 4                      # Ethernet, then the IPv4 header
-        inner = icmp + 8
+        icmp = ETHERNET_HEADER + (frame[ETHERNET_HEADER] & 0x0F) * 4      # Ethernet, then the IPv4 header
+        inner = icmp + 8                                                   # the ICMP header, then the datagram
         ports = frame[inner + (frame[inner] & 0x0F) * 4:][:4]
         if frame[icmp] != 3 or len(ports) < 4:
             return None
@@ -87,44 +80,6 @@ def _unreachable(raw: bytes, row, port) -> str | None:
     if port is not None and port not in (sport, dport):
         return None
     return "ICMP port unreachable" if frame[icmp + 1] == 3 else f"ICMP unreachable (code {frame[icmp + 1]})"
-
-
-def _datagram(data: bytes, row, time: float) -> dict:
-    try:
-        return _packet(data, row, "udp", time)
-    except ProtocolError:
-        return {"time_s": time, "src": f"{row.src}:{row.sport}", "dst": f"{row.dst}:{row.dport}",
-                "transport": "udp", "kind": "not PPCB", "data_len": len(data)}
-
-
-def _stream(raw: bytes, segments: pd.DataFrame, start: float) -> list[dict]:
-    """One direction of a TCP connection, reassembled and walked."""
-    data = segments[segments["payload_len"] > 0].sort_values(["tcp_seq", "time"])
-    buffer, times, offsets, expected = bytearray(), [], [], None
-    for row in data.itertuples():
-        seq = int(row.tcp_seq)
-        if expected is not None and seq < expected:
-            continue                                  # a retransmission: we have those bytes
-        offsets.append(len(buffer))
-        times.append(row.time - start)
-        buffer += _payload(raw, row)
-        expected = seq + int(row.payload_len)
-    rows, at, segment = [], 0, 0
-    first = data.iloc[0] if len(data) else None
-    while first is not None and at < len(buffer):
-        while segment + 1 < len(offsets) and offsets[segment + 1] <= at:
-            segment += 1
-        try:
-            size = ppcb.header_size(buffer[at])
-            packet = _packet(bytes(buffer[at:at + size]), first, "tcp", times[segment])
-        except (ProtocolError, IndexError):
-            rows.append({"time_s": times[segment], "src": f"{first.src}:{first.sport}",
-                         "dst": f"{first.dst}:{first.dport}", "transport": "tcp", "kind": "not PPCB",
-                         "data_len": len(buffer) - at})
-            break
-        rows.append(packet)
-        at += size + (packet["data_len"] if packet["kind"] == "DATA" else 0)
-    return rows
 
 
 def _numbers(first, last) -> str:

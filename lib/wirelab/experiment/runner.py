@@ -19,6 +19,13 @@ runs share one link where the backend can make it ready again, reshaped in place
 when the rate, delay or loss changes (``reuse``), unless the engine wants a link
 of its own for each run.
 
+Every run writes its event stream as it goes (``events``: ``runs/<run_id>.events.jsonl``):
+its start with the prediction, what both ends report every interval, the link's queue,
+its end; ``on_event`` sees each event the moment it happens (a live plot). Ctrl-C
+during a run stops it cleanly: its stream, with what was measured so far, ends with
+status ``interrupted`` and stays (``runs/``); the run has no row, so a resumed sweep
+runs it again.
+
 Before the runs, where UDPR is swept, the host's own round trip is measured
 (``calibration``: a set of probes, their median and range) for the stop-and-wait model,
 once for the sweep's deadlines and again just before a UDPR setting's runs once the last
@@ -40,14 +47,18 @@ import pandas as pd
 
 from .. import link as links
 from ..errors import ExperimentError
+from ..link.queues import queue_reader
 from .adaptive import more_runs
 from .calibration import HostRoundTrips
 from .engine import link_columns
 from .engines import get_engine
+from .events import EVENTS_SUFFIX, EventStream
 from .plan import Plan
+from .rfc6349 import run_metrics
 from .reuse import KeptLinks
 from .spec import Experiment, Setting
-from .status import RESERVED, decide, fold
+from .progress import progress_bar
+from .status import RESERVED, decide, failure, fold
 from .store import ResultStore, load
 
 __all__ = ["run", "run_one", "default_folder", "RESERVED"]
@@ -58,17 +69,14 @@ def default_folder(experiment: Experiment, root: str | Path = "data") -> Path:
 
 
 def _progress(total: int, enabled: bool, desc: str):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm     # a widget in Jupyter, a text bar on a terminal
-    return tqdm(total=total, desc=desc, unit="run", leave=True)
+    return progress_bar(total, desc=desc) if enabled else None
 
 
 def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdir: str | Path | None = None,
             capture_dir: str | Path | None = None, host_rtt_s: float | tuple | None = None,
-            kept: KeptLinks | None = None) -> tuple[list[dict], dict]:
+            kept: KeptLinks | None = None, on_event=None) -> tuple[list[dict], dict]:
     """One run of ``setting`` → (its rows, its raw record). Never raises for a failed run
-    (except Ctrl-C).
+    (except Ctrl-C: its event stream then ends ``interrupted``).
 
     Opens what the setting's engine runs across (``plan.link_for``) on the plan's backend: through
     ``kept``, a sweep's ``KeptLinks``, the link of the previous run of the same spec made ready
@@ -78,6 +86,7 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     several rows of it. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
     ``host_rtt_s``: the host's own round trip (``calibration``: seconds, or a probe set's (median,
     lowest, highest)), for the stop-and-wait model.
+    The run's event stream (``events``) is written to ``workdir`` and shown to ``on_event``.
     """
     engine, link_layer = plan.engine_for(setting), plan.link_layer
     run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
@@ -87,12 +96,33 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     row.update(plan.predictions(setting, host_rtt_s=host_rtt_s))
     timeout = row["deadline_s"] = plan.deadline(setting, host_rtt_s=host_rtt_s)
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
+    events = EventStream(Path(workdir) / f"{run_id}{EVENTS_SUFFIX}" if workdir is not None else None, run_id,
+                         listeners=[on_event] if on_event is not None else ())
+    events.emit({"event": "start", "run_id": run_id, "label": setting.label(), "setting": setting.columns(),
+                 "link": setting.link.to_dict() if setting.link is not None else None, "deadline_s": timeout,
+                 "predicted": {k: v for k, v in row.items() if k.startswith("pred_")}})
+    try:
+        rows = _run(plan, engine, setting, row, raw, events, seed=seed, workdir=workdir,
+                    capture_dir=capture_dir, kept=kept)
+    except KeyboardInterrupt:
+        events.close(status="interrupted", error="stopped by Ctrl-C")
+        raise
+    events.close(status=rows[-1].get("status"), error=rows[-1].get("error"))
+    for each in rows:                   # RFC 6349's metrics of each TCP transfer, from its stream
+        if each.get("status") == "ok":
+            each.update(run_metrics(each, events.events, flow=each.get("flow_id"), stream=each.get("stream")))
+    return rows, raw
 
+
+def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: EventStream, *, seed: int,
+         workdir, capture_dir, kept: KeptLinks | None) -> list[dict]:
+    """``run_one``'s body: the run's rows, its stream fed while it goes."""
+    link_layer, timeout, run_id = plan.link_layer, row["deadline_s"], row["run_id"]
     reason = engine.unsupported(setting) if hasattr(engine, "unsupported") else None
     start = time.monotonic()
     if reason:
         row.update(status="skipped", error=reason, backend=plan.backend, elapsed_s=0.0)
-        return _rows(engine, setting, None, row), raw
+        return _rows(engine, setting, None, row)
     keeps = getattr(engine, "keeps_links", True)
     if kept is None or not keeps:
         if kept is not None:
@@ -108,13 +138,21 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
                 row.update(status="skipped", error=reason)
             else:
                 extra = {"capture": Path(capture_dir) / f"{run_id}.pcapng"} if capture_dir else {}
-                record = raw["result"] = engine.run(setting, link, deadline=start + timeout, seed=seed,
-                                                    workdir=workdir, **extra)
+                if getattr(engine, "emits_events", False):
+                    extra["events"] = events
+                read_queue = queue_reader(link)
+                if read_queue is not None:
+                    events.sample("link", read_queue)
+                try:
+                    record = raw["result"] = engine.run(setting, link, deadline=start + timeout, seed=seed,
+                                                        workdir=workdir, **extra)
+                finally:
+                    events.stop_sampling()        # before the link goes: the queue is read no more
                 ran_s = time.monotonic() - start
     except KeyboardInterrupt:
         raise
     except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
-        row.update(status="failed", error=f"{type(err).__name__}: {err}")
+        row.update(status="failed", error=failure(err))
         raw["traceback"] = traceback.format_exc()
     if record is not None and not hasattr(engine, "rows"):      # an engine's rows decide their own
         fold(row, record)
@@ -125,7 +163,7 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     if opened is not None and keeps:
         row["link_runs_before"] = runs_before
     row["elapsed_s"] = time.monotonic() - start
-    return _rows(engine, setting, record, row), raw
+    return _rows(engine, setting, record, row)
 
 
 def _rows(engine, setting: Setting, record: dict | None, row: dict) -> list[dict]:
@@ -135,13 +173,15 @@ def _rows(engine, setting: Setting, record: dict | None, row: dict) -> list[dict
 
 def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         engine_options: dict | None = None, progress: bool = True, retry_failed: bool = False,
-        max_runs: int | None = None, on_row=None, link_layer=links) -> pd.DataFrame:
+        max_runs: int | None = None, on_row=None, on_event=None, link_layer=links) -> pd.DataFrame:
     """Run (or resume) ``experiment``; returns the whole results table, reloaded from disk.
 
     ``engine``: a name or an engine object (default ``experiment.engine``).
     ``retry_failed``: run again the settings whose earlier runs failed or were skipped.
     ``max_runs``: stop after this many new runs (to try a sweep, or to test resume).
     ``on_row(row)``: called after each saved run (the control panel uses it).
+    ``on_event(event)``: called with every event of every run as it happens (``events``: a
+    live plot); quick, from the thread that emits it.
     ``link_layer``: what chooses the backend and opens links (``wirelab.link``; tests give a fake).
     """
     folder = Path(out) if out is not None else default_folder(experiment)
@@ -181,10 +221,13 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             workdir.mkdir(parents=True, exist_ok=True)
             rows, raw = run_one(plan, setting, rep=rep, seed=experiment.run_seed(setting, rep), workdir=workdir,
                                 capture_dir=folder / "captures" if experiment.capture else None,
-                                host_rtt_s=probes.for_setting(setting), kept=kept)
+                                host_rtt_s=probes.for_setting(setting), kept=kept, on_event=on_event)
             raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
+            events_file = workdir / f"{rows[0]['run_id']}{EVENTS_SUFFIX}"
             for row in rows:
                 row.update(experiment=experiment.name, session=session, raw_file=raw_file)
+                if events_file.is_file():
+                    row["events_file"] = os.path.relpath(events_file, folder)
                 capture = (raw.get("result") or {}).get("capture_file") or row.get("result_capture_file")
                 if capture:
                     row["capture_file"] = os.path.relpath(capture, folder)

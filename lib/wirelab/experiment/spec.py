@@ -90,6 +90,7 @@ AXES: dict[str, tuple[str, object]] = {
     "loss_reverse": ("loss_reverse", units.parse_fraction),
     "mtu": ("mtu", _int),
     "queue": ("queue_packets", _int),
+    "qdisc": ("qdisc", _text),
     "wire": ("link_wire", _wire),
     "pppoe": ("pppoe", _flag),
     # socket options and protocol constants
@@ -110,9 +111,9 @@ AXES: dict[str, tuple[str, object]] = {
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
 LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps",
-              "scenario"}
+              "scenario", "qdisc"}
 #: Columns only the sweeps that set them have (a table of transfers has no ``scenario``).
-OPTIONAL_AXES = {"scenario"}
+OPTIONAL_AXES = {"scenario", "qdisc"}
 
 
 def column_for(axis: str) -> str:
@@ -155,7 +156,8 @@ def link_spec(params: dict) -> LinkSpec:
                           jitter=get("jitter_s", 0), loss=get("loss", 0),
                           loss_reverse=get("loss_reverse", get("loss", 0)),
                           mtu=None if params.get("mtu") is None else int(params["mtu"]),
-                          wire=get("link_wire", "emulated"), pppoe=bool(params.get("pppoe")))
+                          wire=get("link_wire", "emulated"), pppoe=bool(params.get("pppoe")),
+                          qdisc=params.get("qdisc") or None)
     queue = params.get("queue_packets")
     return spec if queue is None else spec.with_changes(queue_bytes=int(queue) * spec.frame_bytes)
 
@@ -221,7 +223,8 @@ class Experiment:
     workload ``size`` / ``time`` / ``offered`` / ``packet`` / ``echo``, link
     ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
-    ``max_retransmits``, ``loss_reverse`` (b → a loss, default: as ``loss``), ``rate_reverse``
+    ``max_retransmits``, ``qdisc`` (the queue's discipline under tbf: "pfifo" or "fq_codel",
+    where the kernel has them; unset: tbf's own FIFO), ``loss_reverse`` (b → a loss, default: as ``loss``), ``rate_reverse``
     (b → a rate, the ACKs' way: an FTTC line's other direction; default: as ``rate``), ``window``
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
     timed run left out of its goodput: slow start, iperf3's ``-O``), ``wire`` ("real": the
@@ -254,6 +257,7 @@ class Experiment:
     loss_reverse: object = None
     mtu: object = None
     queue: object = None
+    qdisc: object = None
     wire: object = None
     pppoe: object = None
     window: object = None

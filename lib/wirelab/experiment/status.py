@@ -14,18 +14,23 @@
 ``skipped`` is decided before a run starts (the engine or the link cannot run the
 setting: ``unsupported``), never from a record. The runner asks ``decide`` for each
 run's row, and an engine that makes several rows of one run (the flows, one per
-stream) asks it for each of them.
+stream) asks it for each of them. A run that raised is said in one format,
+``failure(err)`` ("UsageError: ..."), the grader's own failures too.
+
+The grader's verdicts (``grade.outcome``: pass, fail, timeout, error, skipped) are
+not these: they judge a student's program against its specification, where these
+say whether a measurement was made.
 """
 from __future__ import annotations
 
 from .engine import flatten
 
-__all__ = ["decide", "fold", "RESERVED", "OVERRUN"]
+__all__ = ["decide", "fold", "failure", "RESERVED", "OVERRUN"]
 
 #: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
 RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
             "workload", "session", "started_at", "elapsed_s", "seed", "wire", "tc_commands", "deadline_s",
-            "capture_file", "raw_file"}
+            "capture_file", "raw_file", "events_file"}
 #: A run that took more than this share beyond its deadline failed, whatever it measured.
 OVERRUN = 0.05
 
@@ -44,6 +49,11 @@ def decide(record: dict | None, *, error: str | None = None, elapsed_s: float | 
     if elapsed_s is not None and deadline_s is not None and elapsed_s > deadline_s * (1 + OVERRUN):
         return "failed", f"overran its {deadline_s:g} s deadline"
     return "ok", None
+
+
+def failure(err: BaseException) -> str:
+    """How a run that raised is recorded (its row's ``error``): the kind of error and its words."""
+    return f"{type(err).__name__}: {err}"
 
 
 def fold(row: dict, record: dict) -> dict:

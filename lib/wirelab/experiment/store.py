@@ -7,6 +7,7 @@ Layout of a results folder::
     meta.json         the format version, the experiment as written + one entry per session
                       (kernel, backend, qdiscs, offloads, sysctls, versions, git)
     runs/<run_id>.json   the full record of each run (nested fields, tool output) and its row
+    runs/<run_id>.events.jsonl   what happened while it ran, as it happened (``events``)
     captures/<run_id>.pcapng   when the experiment captures
 
 Every write goes to a temporary file in the same folder and is renamed over
@@ -37,6 +38,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ExperimentError
+from ..transfer.measures import ALWAYS_MEASURED
 
 __all__ = ["ResultStore", "load", "atomic_write", "FORMAT", "folder_format"]
 
@@ -95,11 +97,6 @@ def _column(values: list) -> pd.Series:
         return pd.Series([math.nan if _missing(v) else float(v) for v in values], dtype="float64")
     return pd.Series([None if _missing(v) else v if isinstance(v, str) else str(v)
                       for v in values], dtype=object)
-
-
-#: Columns every results table has, NaN where no run measured them: what analyses read first.
-ALWAYS_MEASURED = ("goodput_bps", "sender_goodput_bps", "bytes_sent", "bytes_received",
-                   "retransmissions", "loss_fraction", "rtt_mean_s")
 
 
 def _table(rows: list[dict]) -> pd.DataFrame:

@@ -21,6 +21,13 @@ by a warm client instead of started anew), sending to ``link.reach(port)``. Both
 read one clock (namespaces on one host share it), so one-way delay is exact.
 Whether the hosts are namespaces or 127.0.0.1 behind relays is the link's
 business, not this engine's.
+
+While a run goes, both ends report to the run's event stream (``events``) every
+interval: the receiver (bytes delivered) from its thread here, the sender (bytes
+sent; over TCP the kernel's cwnd, RTT, retransmissions and pacing rate) from its
+process through the stream's socket, a probe (``echo``) each round trip as it comes.
+At the end the receiver's goodput over time, binned from its per-packet delivery
+times, joins the stream too (a ``series`` event: what ``load_series`` plots).
 """
 from __future__ import annotations
 
@@ -31,9 +38,11 @@ import weakref
 from contextlib import nullcontext
 
 from ..errors import TransferError, UsageError
-from ..model.headers import PPCB_HEADER
+from ..transfer.progress import Progress
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
+from ..wire.headers import ETHERNET_MTU, tcp_payload, udp_payload
+from ..wire.ppcb import DATA_HEADER
 from .client import WarmClient, client_argv, run_client
 from .series import goodput_series
 
@@ -51,28 +60,31 @@ def plan(setting, udp_files: str = "load") -> dict:
     """How a setting is run: ``call`` (file/measure), ``mode``, ``proto``, sizes. Pure.
     ``udp_files``: "load" (udp files on a rate-limited link as offered load) or "ppcb"."""
     proto, workload = setting.proto, setting.workload
-    rate, mtu = setting["rate_bps"], int(setting.get("mtu", 1500))
+    rate, mtu = setting["rate_bps"], int(setting.get("mtu", ETHERNET_MTU))
     if workload == "file":
         if proto == "udp" and rate and udp_files != "ppcb":
             seconds = setting.get("size_bytes", 1e6) * 8 / rate
             return {"call": "measure", "mode": "load", "rate_bps": rate, "time_s": seconds,
                     "size_bytes": int(setting.get("size_bytes", 1e6)),
-                    "packet": int(setting.get("packet_bytes", mtu - 28)), "payload": None,
+                    "packet": int(setting.get("packet_bytes", udp_payload(mtu))), "payload": None,
                     "note": "udp file on a rate-limited link: offered load at the link rate"}
         chunk = int(setting.get("packet_bytes", DEFAULT_CHUNK))
         return {"call": "file", "mode": "file", "chunk": chunk,
                 "payload": chunk if proto != "tcp" else None,
-                "stream_header": PPCB_HEADER["DATA"] if proto == "tcp" else 0,
-                "udp_header": PPCB_HEADER["DATA"] if proto == "udp" else 0}
+                "stream_header": DATA_HEADER if proto == "tcp" else 0,
+                "udp_header": DATA_HEADER if proto == "udp" else 0}
     if workload not in ("time", "load", "echo"):
         raise UsageError(f"wirelab's programs have no {workload} workload", "use file, time, load or echo")
     if proto == "udpr":
         raise UsageError(f"udpr runs file transfers only, not the {workload} workload",
                          "use workload='file' for udpr")
-    packet = int(setting.get("packet_bytes", 1448 if proto == "tcp" else mtu - 28))
+    packet = int(setting.get("packet_bytes", tcp_payload(ETHERNET_MTU) if proto == "tcp" else udp_payload(mtu)))
     mode = {"time": "bulk", "load": "load", "echo": "echo"}[workload]
+    if mode == "echo" and proto == "udp" and setting.get("echo_interval_s"):
+        mode = "ping"                  # a probe on a timer (flows' ``ping``): a lost round costs no time
     return {"call": "measure", "mode": mode, "time_s": setting.get("time_s", 1.0),
             "rate_bps": setting["offered_bps"], "count": int(setting.get("echo_count", 100)),
+            "echo_interval_s": float(setting.get("echo_interval_s", 0.0)),
             "packet": packet, "payload": packet if proto == "udp" else None}
 
 
@@ -80,6 +92,7 @@ class WirelabEngine:
     """Runs each setting with wirelab's senders and receivers across the link it is given."""
     name = "wirelab"
     times_exchanges = True         # UDPR records carry each DATA→ACC round trip (calibration's probe)
+    emits_events = True            # run(..., events=EventStream): both ends report while it runs
 
     def __init__(self, *, udp_files: str = "load"):
         if udp_files not in ("load", "ppcb"):
@@ -131,9 +144,11 @@ class WirelabEngine:
             return congestion_unavailable(setting["cc"])
         return None
 
-    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
+    def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None,
+            events=None, event_tags: dict | None = None) -> dict:
         """One run across ``link``. ``capture``: a path for a pcapng of the run's packets as the
-        receiver's side of the link saw them (dumpcap; needs root or capture rights)."""
+        receiver's side of the link saw them (dumpcap; needs root or capture rights). ``events``:
+        the run's ``EventStream`` (the module docstring), its records tagged ``event_tags``."""
         from ..transfer import Result, merge, start_server
         from ..transfer.run import HashSink, make_data
 
@@ -150,12 +165,18 @@ class WirelabEngine:
         size = int(setting.get("size_bytes", 1e6))
         warm = self._warm_client(link)
         sink = HashSink()
+        receiving = None
+        if events is not None and how["mode"] not in ("echo", "ping"):
+            receiving = Progress("receiver", emit=events.emit, tags=event_tags)
+            receiving.count = lambda: sink.bytes          # a file's bytes; a measurement counts its own
         with link.inside("b"):
             port, stop, thread, server_results = start_server(
                 proto, host=link.address("b"), out=sink, max_wait=max_wait,
-                max_retransmits=retransmits, rcvbuf=rcvbuf,
+                max_retransmits=retransmits, rcvbuf=rcvbuf, progress=receiving,
                 # a file run is one session; a measurement's server stays to answer a resent END
                 sessions=1 if how["call"] == "file" else None)
+        if receiving is not None:
+            receiving.start()
         kind = "tcp" if proto == "tcp" else "udp"
         recorder = _capture(capture, link, kind, port) if capture else nullcontext()
         try:
@@ -164,7 +185,12 @@ class WirelabEngine:
                 config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
                                         max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf,
                                         same_clock=link.one_clock)
+                if events is not None:
+                    config.update(events=events.address, event_tags=event_tags)
                 sender = Result.from_dict(_run_client(link, config, deadline, warm))
+                reported = sender.metadata.pop("progress", None) or []
+                if events is not None:     # what the live path missed, from the sender's own list
+                    events.absorb(reported)
                 # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
                 until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
                 while how["call"] == "file" and not server_results and thread.is_alive() \
@@ -173,6 +199,8 @@ class WirelabEngine:
         finally:
             stop.set()
             thread.join(max_wait + 1.0)
+            if receiving is not None:
+                receiving.stop()
         outcome = {}
         if how["call"] == "file":
             receiver = (server_results[0] if server_results
@@ -200,6 +228,9 @@ class WirelabEngine:
         else:
             result = sender
         record = {**result.to_dict(samples=False), **outcome}
+        kernel = [r for r in reported if r.get("event") == "interval" and r.get("retransmissions") is not None]
+        if proto == "tcp" and kernel:      # TCP resends below the program: the kernel counted them
+            record["retransmissions"] = kernel[-1]["retransmissions"]
         # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
         loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0
         record["send_loop_bps"] = 8.0 * result.bytes_sent / loop if loop > 0 else None
@@ -207,8 +238,11 @@ class WirelabEngine:
             record["capture_file"] = str(capture)
             record["capture_packets"] = recorder.packets
             record["capture_dropped"] = recorder.dropped
-        record["receiver_series"] = goodput_series(result.receive_times_s,
-                                                   how.get("chunk") or how.get("packet") or 1000)
+        series = goodput_series(result.receive_times_s, how.get("chunk") or how.get("packet") or 1000)
+        if events is not None and series:     # the run's goodput over time lives in its stream
+            events.emit({"event": "series", "source": "receiver", "points": series, **(event_tags or {})})
+        elif events is None:
+            record["receiver_series"] = series
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
         record["max_wait_used_s"] = max_wait
         return record
@@ -238,7 +272,8 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
         return {"call": "measure", "proto": "tcp" if proto == "tcp" else "udp", "host": host,
                 "port": port, "mode": how["mode"], "time_s": how.get("time_s", 1.0),
                 "rate_bps": how.get("rate_bps"), "packet": how["packet"],
-                "count": how.get("count", 100), "max_wait": max_wait,
+                "count": how.get("count", 100), "echo_interval_s": how.get("echo_interval_s", 0.0),
+                "max_wait": max_wait,
                 "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"],
                 "same_clock": same_clock, "size_bytes": how.get("size_bytes")}
     if proto == "tcp":
@@ -251,11 +286,17 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
 
 
 def _run_client(link, config: dict, deadline: float, warm: WarmClient | None = None) -> dict:
-    """Run the client process on host ``a`` (forked by ``warm`` when given) and read its Result JSON."""
+    """Run the client process on host ``a`` (forked by ``warm`` when given and free: flows side by
+    side on one link each need a client at once) and read its Result JSON."""
     argv = client_argv(config)
     what, fix = f"the {config.get('proto', 'tcp')} client", "raise the experiment's timeout or lower size / MAX_WAIT"
-    done = warm.run(config, deadline, what=what, fix=fix) if warm is not None else \
-        run_client(link, argv, deadline, what=what, fix=fix)
+    if warm is not None and warm.busy.acquire(blocking=False):
+        try:
+            done = warm.run(config, deadline, what=what, fix=fix)
+        finally:
+            warm.busy.release()
+    else:
+        done = run_client(link, argv, deadline, what=what, fix=fix)
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:

@@ -3,10 +3,10 @@
 Read in this order: ``catalogue`` (the tests are data: catalogue.toml),
 ``sandbox`` (each submission's own uid, limits and sure end), ``jail`` (the
 bubblewrap sandbox each program and build runs in) with ``cgroups`` (memory)
-and ``disk`` (one bounded tmpfs), ``submission`` (find, copy, build), ``context`` (what a running test holds), ``transfers``,
-``packets`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client``
-(what the tests do; crafted packets come from the scapy layer
-``wirelab.capture.ppcb_scapy``), ``runner`` (one submission: testbed,
+and ``disk`` (one bounded tmpfs), ``submission`` (find, copy, build), ``context`` (what a running test holds:
+the stage a misbehaving peer's play runs on, and how the student's programs' endings are judged),
+``transfers`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client`` (what the tests do: the
+misbehaving peers are ``wirelab.peers``' plays, which the lab runs too), ``runner`` (one submission: testbed,
 capture, deadline per test), ``classroom`` (many, in parallel),
 ``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
 (JSON, HTML, CSV/parquet), ``expected`` (what a class should fail) and

@@ -20,6 +20,11 @@ from pathlib import Path
 
 from .. import units
 from ..errors import UsageError
+from ..wire.ppcb import give_up_s
+from .checks_build import BUILD_CHECKS
+from .scenarios_client import CLIENT_SCENARIOS
+from .scenarios_server import SERVER_SCENARIOS
+from .scenarios_tcp import TCP_SCENARIOS
 
 __all__ = ["Assignment", "Limits", "GradeTest", "Catalogue", "load_catalogue", "ROLES", "PROTOS"]
 
@@ -41,7 +46,7 @@ class Assignment:
     @property
     def give_up_s(self) -> float:
         """How long a udpr peer may keep trying: one send plus MAX_RETRANSMITS resends, MAX_WAIT apart."""
-        return self.max_wait_s * (self.max_retransmits + 1)
+        return give_up_s(self.max_wait_s, self.max_retransmits)
 
 
 @dataclass(frozen=True)
@@ -174,9 +179,7 @@ def _limits(raw: dict, base: Limits) -> Limits:
 
 def load_catalogue(path: str | Path | None = None, *, extra: list | tuple = ()) -> Catalogue:
     """The bundled catalogue (or ``path``), plus the tests of every file in ``extra``."""
-    from .checks_build import BUILD_CHECKS    # names only; the checks themselves run later
-    from .scenarios import SCENARIOS
-    names = {"run": set(SCENARIOS) | {"transfer"}, "build": set(BUILD_CHECKS)}
+    names = {"run": {*SERVER_SCENARIOS, *TCP_SCENARIOS, *CLIENT_SCENARIOS, "transfer"}, "build": set(BUILD_CHECKS)}
     assignment, limits, tests = Assignment(), Limits(), []
     for file in [path, *extra]:
         data, source = _read(file)

@@ -4,8 +4,22 @@ With ``jobs=1`` submissions are graded one after another in this process
 (a progress bar counts tests). With more, each submission is graded in a
 worker process of its own (spawned, so it starts clean; its testbeds, uid
 and captures are its own; at nice -5, above the programs it tests), and the
-bar counts submissions. Ctrl-C stops
-the workers, whose testbeds come down with them.
+bar counts submissions. Ctrl-C stops the workers, whose testbeds come down
+with them, and keeps what was graded: the submissions already done are saved
+in ``report_dir/results.json`` (``load_graded``; ``wirelab grade --from`` makes
+the platforms' files of them), as a sweep keeps its finished runs.
+
+Shared with the sweeps' runner (``experiment``): the progress bar, the words
+for a failure of the grader's own (``status.failure``), the links
+(``wirelab.link.open``, runner.py), and the misbehaving peers (``wirelab.peers``).
+Apart, on purpose: a grading is not a sweep of the one runner. Its verdicts
+(pass, fail, timeout, error, skipped; outcome.py) judge a student's program
+against the specification and carry points, where a sweep's statuses say
+whether a measurement was made; each test gets a fresh testbed (nothing of a
+student's program outlives its test) with a deadline the instructor wrote in
+the catalogue, where a sweep keeps its link and derives deadlines from the
+model; and a class is graded whole, not resumed (a resumed grading could mix
+two builds of one submission).
 """
 from __future__ import annotations
 
@@ -19,10 +33,12 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ..errors import UsageError
+from ..experiment.progress import progress_bar
+from ..experiment.status import failure
 from ..link.cleanup import interrupt_once
 from .catalogue import Catalogue
 from .jail import Policy, require_sandbox
-from .outcome import Graded, Outcome
+from .outcome import Graded, Outcome, save_graded
 from .runner import grade_submission
 
 __all__ = ["grade_class"]
@@ -64,16 +80,17 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
     report_dir = Path(report_dir)
     seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
     policy = replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(report_dir.resolve())})))
-    from tqdm.auto import tqdm
     if jobs == 1:
         results = []
-        bar = tqdm(total=len(submissions) * len(catalogue.tests), unit="test", disable=not progress,
-                   file=sys.stderr)
+        bar = progress_bar(len(submissions) * len(catalogue.tests), unit="test", enabled=progress)
         try:
             for name, source in submissions:
                 bar.set_description(name)
                 results.append(grade_submission(name, source, catalogue, report_dir / name, capture=capture,
                                                 on_test=lambda _: bar.update(), policy=policy))
+        except KeyboardInterrupt:
+            _keep(results, report_dir)
+            raise
         finally:
             bar.close()
         return results
@@ -83,7 +100,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
         futures = {pool.submit(_grade_in_worker, name, str(source), catalogue, str(report_dir / name), capture,
                                policy):
                    (name, source) for name, source in submissions}
-        bar = tqdm(total=len(futures), unit="submission", disable=not progress, file=sys.stderr)
+        bar = progress_bar(len(futures), unit="submission", enabled=progress)
         try:
             for future in as_completed(futures):
                 name, source = futures[future]
@@ -94,7 +111,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 except KeyboardInterrupt:
                     raise
                 except Exception as err:     # noqa: BLE001 - one submission's disaster is not the class's
-                    found[name] = _lost(name, source, catalogue, repr(err))
+                    found[name] = _lost(name, source, catalogue, failure(err))
                 bar.update()
         except KeyboardInterrupt:            # workers clean up their testbeds and uids, then stop
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -103,7 +120,17 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 except ProcessLookupError:
                     pass
             pool.shutdown(wait=True, cancel_futures=True)
+            _keep([found[name] for name, _ in submissions if name in found], report_dir)
             raise
         finally:
             bar.close()
     return [found[name] for name, _ in submissions]
+
+
+def _keep(graded: list[Graded], report_dir: Path) -> None:
+    """On Ctrl-C: the submissions graded so far, saved where the class's results go."""
+    if graded:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        path = save_graded(graded, report_dir / "results.json")
+        print(f"wirelab: interrupted; the {len(graded)} submission(s) graded so far are in {path}",
+              file=sys.stderr)

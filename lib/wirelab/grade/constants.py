@@ -174,5 +174,5 @@ def _declared(files: list[Path]) -> tuple[float, int, str] | None:
 def stretch(test: GradeTest, catalogue: Assignment, used: Assignment) -> GradeTest:
     """``test`` with its deadline stretched to the constants the program uses: a program that waits
     longer, or tries more often, than the catalogue's values may take that much longer."""
-    factor = (used.max_wait_s * (used.max_retransmits + 1)) / (catalogue.max_wait_s * (catalogue.max_retransmits + 1))
+    factor = used.give_up_s / catalogue.give_up_s
     return replace(test, deadline_s=round(test.deadline_s * factor, 1)) if factor > 1 else test

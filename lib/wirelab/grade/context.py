@@ -1,4 +1,4 @@
-"""What one running test holds and the verbs its checks use.
+"""What one running test holds and the verbs its checks use: the grader's stage for a play.
 
 A ``TestContext`` joins a test of the catalogue, the testbed it runs on
 (host ``a`` is the client's, host ``b`` the server's), the submission and its
@@ -7,6 +7,12 @@ sandbox, and a deadline. Checks call ``ctx.start_server()`` /
 ``ctx.tcp("a")`` for sockets living in a host (to play a peer by hand), and
 ``ctx.in_host("a", fn)`` to run wirelab's own programs there. A check that
 fails raises ``Failed("plain words")``; every wait is bounded by the deadline.
+
+It is the ``wirelab.peers.Stage`` the misbehaving peers' plays run on, and
+holds what is the grader's alone: how the student's programs end is *judged*
+(``gives_up``: ERROR on stderr within the bound; ``finishes``: exit 0;
+``delivered``: ppcbs's stdout is the bytes sent), and a reading the program
+took is refused where the test is strict (``take``, readings.py).
 """
 from __future__ import annotations
 
@@ -14,20 +20,19 @@ import os
 import socket
 import threading
 import time
+import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .catalogue import Assignment, GradeTest, Limits
+from ..peers.exchange import Failed, TimedOut
+from ..peers.stage import Job
+from . import readings
 from .sandbox import Program
 
+if TYPE_CHECKING:                  # (annotations only: catalogue sits above the running tests)
+    from .catalogue import Assignment, GradeTest, Limits
+
 __all__ = ["TestContext", "Failed", "TimedOut"]
-
-
-class Failed(Exception):
-    """The submission did something the specification does not allow; the message says what."""
-
-
-class TimedOut(Failed):
-    """The submission did not finish what it had to within the test's deadline."""
 
 
 class TestContext:
@@ -58,6 +63,23 @@ class TestContext:
     @property
     def retransmits(self) -> int:
         return self.assignment.max_retransmits
+
+    @property
+    def give_up_s(self) -> float:
+        return self.assignment.give_up_s
+
+    @property
+    def chunk(self) -> int:
+        return self.assignment.chunk
+
+    @property
+    def proto(self) -> str:
+        return self.test.proto
+
+    @property
+    def seed(self) -> int:
+        """The same input bytes for a test every time, different from test to test."""
+        return zlib.crc32(self.test.id.encode())
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -90,10 +112,14 @@ class TestContext:
         self.wait_listening(server, kind)
         return server
 
-    def start_client(self, data_path: Path, proto: str | None = None) -> Program:
-        """``ppcbc <proto> 10.77.0.2 PORT < data`` on host a."""
+    def start_client(self, data: Path | bytes, proto: str | None = None) -> Program:
+        """``ppcbc <proto> 10.77.0.2 PORT < data`` on host a (``data``: a file, or the bytes for one)."""
+        if isinstance(data, bytes):
+            path = self.out_dir / "input.bin"
+            path.write_bytes(data)
+            data = path
         host, port = self.server_address
-        return self._start("ppcbc", [proto or self.test.proto, host, str(port)], "a", data_path)
+        return self._start("ppcbc", [proto or self.test.proto, host, str(port)], "a", data)
 
     def wait_listening(self, server: Program, kind: str) -> None:
         """Poll host b's socket table (no connection made) until ``server`` listens on the port."""
@@ -146,6 +172,48 @@ class TestContext:
             raise TimedOut(f"{program.name} was still running after {program.runtime_s:.1f} s ({what})")
         return code
 
+    # -- how the student's programs end, judged -----------------------------------------
+    def gives_up(self, client: Program, bound_s: float, why: str) -> None:
+        """``client`` must exit with ERROR on stderr within ``bound_s`` of its start (its status: a reading)."""
+        code = client.wait(max(bound_s - client.runtime_s, 0.0))
+        if code is None:
+            raise TimedOut(f"ppcbc was still running {client.runtime_s:.1f} s after it started ({why}; "
+                           f"it must give up by {bound_s:.1f} s)")
+        if "ERROR" not in client.stderr_tail(2000):
+            raise Failed(f"ppcbc exited with status {code} but printed no 'ERROR: ...' on stderr ({why})")
+        self.take("error_exit", "zero" if code == 0 else "nonzero")
+
+    def finishes(self, client: Program) -> None:
+        """``client`` must exit 0 (after RCVD)."""
+        code = self.wait_exit(client, "a client exits after RCVD")
+        if code != 0:
+            raise Failed(f"ppcbc exited with status {code}; stderr: {client.stderr_tail()!r}")
+
+    def delivered(self, server: Program, data: bytes, *, offset: int = 0) -> None:
+        """ppcbs's stdout, from byte ``offset`` on, must become exactly ``data`` within MAX_WAIT."""
+        want = offset + len(data)
+        end = time.monotonic() + min(max(self.max_wait, 0.5), self.left())
+        while server.stdout_size() < want and time.monotonic() < end and server.poll() is None:
+            time.sleep(0.01)
+        size = server.stdout_size()
+        if size < want:
+            raise Failed(f"ppcbs wrote {size - offset} of {len(data)} B to stdout"
+                         + (" (flush stdout after each transfer)" if server.poll() is None else
+                            f"; it {server.describe_exit()}") + stderr_of(server, "ppcbs"))
+        with open(server.stdout_path, "rb") as f:
+            f.seek(offset)
+            got = f.read(len(data) + 1)
+        if got[:len(data)] != data:
+            first = next(i for i, (x, y) in enumerate(zip(got, data)) if x != y)
+            raise Failed(f"ppcbs's stdout differs from the bytes sent from byte {first} on "
+                         f"(a chunk written twice, out of order, or debug output?)")
+        if len(got) > len(data):
+            raise Failed(f"ppcbs wrote more than the {len(data)} B sent to stdout (debug output on stdout?)")
+
+    def take(self, point: str, form: str) -> None:
+        """The program took ``form`` where the assignment leaves ``point`` open (refused if strict)."""
+        readings.take(self, point, form)
+
     def stop_programs(self) -> None:
         with self._lock:
             programs = list(self.programs)
@@ -176,33 +244,12 @@ class TestContext:
                 sock.listen(8)
         return sock
 
-    def in_host(self, host: str, fn, *args, **kwargs) -> "Background":
+    def in_host(self, host: str, fn, *args, **kwargs) -> Job:
         """Run ``fn`` in a thread inside ``host``'s namespace; ``.result()`` joins it."""
-        return Background(self, host, fn, args, kwargs)
+        return Job(self, self.tb.inside(host), fn, args, kwargs)
 
 
-class Background:
-    """A function running in a thread inside a testbed host."""
-
-    def __init__(self, ctx: TestContext, host: str, fn, args, kwargs):
-        self.value, self.error, self._ctx = None, None, ctx
-
-        def body():
-            try:
-                with ctx.tb.inside(host):
-                    self.value = fn(*args, **kwargs)
-            except BaseException as err:      # noqa: BLE001 - handed to the caller in result()
-                self.error = err
-        self._thread = threading.Thread(target=body, name=f"grade-{host}", daemon=True)
-        self._thread.start()
-
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def result(self, timeout: float | None = None):
-        self._thread.join(self._ctx.left() if timeout is None else min(timeout, self._ctx.left()))
-        if self._thread.is_alive():
-            raise TimedOut("wirelab's peer was still waiting at the test's deadline")
-        if self.error is not None:
-            raise self.error
-        return self.value
+def stderr_of(program: Program, name: str | None = None) -> str:
+    """'; ppcbs's stderr: ...' for a reason, or nothing when it printed nothing."""
+    tail = program.stderr_tail()
+    return f"; {name or program.name}'s stderr: {tail!r}" if tail else ""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..errors import WirelabError
 from ..link import LinkSpec
 from ..model import PPCB_HEADER
+from ..wire.ppcb import MAX_DATA
 from .catalogue import Assignment, GradeTest
 
 __all__ = ["predict_test"]
@@ -45,7 +46,7 @@ def predict_test(test: GradeTest, assignment: Assignment, data_bytes: int | None
         else:
             p = spec.predict("tcp", timestamps=True)
             share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B on the stream"
-        most = int(data_bytes or 64000)          # unknown DATA size: the largest, whose η is highest
+        most = int(data_bytes or MAX_DATA)       # unknown DATA size: the largest, whose η is highest
         wire = spec.predict("tcp", timestamps=True) if test.proto == "tcp" else spec.predict("udp", payload=most + header)
         eta_c = wire.limits["link"] * most / (most + header)
     except WirelabError as err:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .context import Failed
+from ..peers.exchange import Failed
 
 __all__ = ["READINGS", "Reading", "take", "describe"]
 

@@ -11,6 +11,14 @@ outcome is recorded; the pcapng is kept only when the test did not pass.
 Where the grading's links are ``loopback`` (machine.py: no network namespaces),
 a test on a clean link runs with both hosts on 127.0.0.1 and no capture, and
 a test on a shaped link is ``skipped`` with the reason.
+
+A ``Stage`` here is one test's link and capture, built ahead; it is not a sweep's
+kept link (``experiment.reuse``): a test never shares a testbed with another, so
+nothing a student's program left can reach the next test. A misbehaving peer's
+play (``wirelab.peers``) runs on the test's ``TestContext``. A test's deadline is
+the catalogue's (the instructor's, stretched to the program's own MAX_WAIT and
+MAX_RETRANSMITS: constants.py), not the model's: a student must know it before
+the test runs.
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ from pathlib import Path
 from .. import link as links
 from ..capture import LiveCapture
 from ..errors import NeedsRootError, WirelabError
+from ..experiment.status import failure
 from ..link import LinkSpec, capabilities
 from .catalogue import Assignment, Catalogue, GradeTest
 from .checks_build import BUILD_CHECKS
@@ -33,7 +42,6 @@ from .context import Failed, TestContext, TimedOut
 from .jail import Jail, Policy
 from .machine import cannot_run
 from .outcome import Graded, Outcome
-from .packets import build
 from .prediction import predict_test
 from .readings import describe
 from .sandbox import UidLease, kill_uid
@@ -73,7 +81,7 @@ def _classify(ctx: TestContext, err: BaseException | None) -> tuple[str, str]:
         return "fail", f"talking to the submission's program: {err}"
     if isinstance(err, WirelabError):
         return "error", f"the grader could not run this test: {err}"
-    return "error", f"the grader failed on this test: {err!r}"
+    return "error", f"the grader failed on this test: {failure(err)}"
 
 
 class Stage:
@@ -170,7 +178,8 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
     except KeyboardInterrupt:
         raise
     except Exception as problem:                 # noqa: BLE001 - the grader's own failure: record it, go on
-        outcome.status, outcome.reason = "error", f"the grader could not run this test: {problem}"
+        said = problem if isinstance(problem, WirelabError) else failure(problem)
+        outcome.status, outcome.reason = "error", f"the grader could not run this test: {said}"
     finally:
         kill_uid(uid)
         full = jail.full()
@@ -215,7 +224,6 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
     (report_dir / "captures").mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     capabilities()           # probe once, here: stages are built in threads and must not probe at once
-    build("CONN", bytes(8), protocol_id=1, total_length=0)   # import scapy now, not inside a timed test
     with UidLease() as lease:
         scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-"))
         if policy.trust:

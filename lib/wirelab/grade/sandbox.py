@@ -32,10 +32,13 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import NeedsRootError, SetupError
 from . import cgroups, disk
-from .catalogue import Limits
+
+if TYPE_CHECKING:                  # (annotations only: catalogue sits above the sandbox)
+    from .catalogue import Limits
 
 __all__ = ["UidLease", "Program", "limit_argv", "kill_uid", "processes_of", "processes_by_uid", "try_lock"]
 

@@ -1,9 +1,11 @@
 """Every scenario by name, as catalogue.toml's ``scenario`` field names them.
 
-``transfer`` (transfers.py) moves bytes in any role; the others are misbehaving
-clients (scenarios_server.py, against the student's server) and misbehaving
-servers (scenarios_client.py, against the student's client); scenarios_tcp.py
-holds the tcp-only misbehaving clients.
+``transfer`` (transfers.py) moves bytes in any role; the others are the plays of
+``wirelab.peers`` (document 001 §5's misbehaving peers, which the lab runs
+against the kit's own programs too): misbehaving clients against the student's
+server (scenarios_server.py, scenarios_tcp.py for tcp) and misbehaving servers
+against the student's client (scenarios_client.py). Each runs on the test's
+``TestContext``, the grader's stage.
 """
 from __future__ import annotations
 

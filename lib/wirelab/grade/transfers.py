@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import hashlib
 import time
-import zlib
 
-from ..transfer import HashSink, make_data, send_tcp, send_udp, start_server
+from ..peers.stage import kit_client
+from ..transfer import HashSink, make_data, start_server
 from ..transfer.measures import goodput
-from .context import Failed, TestContext
+from .context import Failed, TestContext, stderr_of
 
-__all__ = ["run_transfer", "check_output"]
+__all__ = ["run_transfer"]
 
 
 def run_transfer(ctx: TestContext) -> None:
     test = ctx.test
-    data = make_data(test.size, seed=zlib.crc32(test.id.encode()))
+    data = make_data(test.size, seed=ctx.seed)
     data_path = ctx.out_dir / "input.bin"
     data_path.write_bytes(data)
     {"client": _student_client, "server": _student_server, "pair": _pair}[test.role](ctx, data, data_path)
@@ -59,7 +59,7 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
     served = results[-1] if results else None
     if code != 0:
         got = f"; wirelab's server received {served.bytes_delivered} of {len(data)} B" if served else ""
-        raise Failed(f"ppcbc {client.describe_exit()}{got}{_stderr(client)}"
+        raise Failed(f"ppcbc {client.describe_exit()}{got}{stderr_of(client)}"
                      + (f" (server: {served.receiver_error})" if served and served.receiver_error else ""))
     if served is None:
         raise Failed("ppcbc exited 0, but wirelab's server never completed a session (no CONN, or no RCVD sent)")
@@ -78,10 +78,10 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
 
 def _student_server(ctx: TestContext, data: bytes, data_path) -> None:
     server = ctx.start_server()
-    result = send(ctx, data)
+    result = kit_client(ctx, data).result()
     if not result.ok:
-        raise Failed(f"wirelab's client failed: {result.error}{_stderr(server, 'ppcbs')}")
-    check_output(ctx, server, data)
+        raise Failed(f"wirelab's client failed: {result.error}{stderr_of(server, 'ppcbs')}")
+    ctx.delivered(server, data)
     if server.poll() is not None:
         raise Failed(f"ppcbs {server.describe_exit()} after one client (a server must go on serving)")
     last = _last_write(server)
@@ -100,8 +100,8 @@ def _pair(ctx: TestContext, data: bytes, data_path) -> None:
     client = ctx.start_client(data_path)
     code = ctx.wait_exit(client, "a client must exit after RCVD")
     if code != 0:
-        raise Failed(f"ppcbc {client.describe_exit()}{_stderr(client)}{_stderr(server, 'ppcbs')}")
-    check_output(ctx, server, data)
+        raise Failed(f"ppcbc {client.describe_exit()}{stderr_of(client)}{stderr_of(server, 'ppcbs')}")
+    ctx.delivered(server, data)
     last = _last_write(server)
     start = client.started + (time.time() - time.monotonic())        # ppcbc's start on the wall clock
     ctx.measured.update(goodput_bps=goodput(len(data), (last or time.time()) - start),
@@ -116,42 +116,3 @@ def _last_write(server) -> float | None:
         return server.stdout_path.stat().st_mtime_ns / 1e9
     except OSError:
         return None
-
-
-def send(ctx: TestContext, data: bytes, **kwargs):
-    """wirelab's client, on host a, to the student's server: its Result."""
-    host, port = ctx.server_address
-    if ctx.test.proto == "tcp":
-        job = ctx.in_host("a", send_tcp, host, port, data, max_wait=ctx.max_wait, chunk=ctx.assignment.chunk,
-                          **kwargs)
-    else:
-        job = ctx.in_host("a", send_udp, host, port, data, proto=ctx.test.proto, max_wait=ctx.max_wait,
-                          max_retransmits=ctx.retransmits, chunk=ctx.assignment.chunk, **kwargs)
-    return job.result()
-
-
-def check_output(ctx: TestContext, server, data: bytes, *, offset: int = 0) -> None:
-    """ppcbs's stdout, from byte ``offset`` on, must become exactly ``data`` within MAX_WAIT."""
-    want = offset + len(data)
-    end = time.monotonic() + min(max(ctx.max_wait, 0.5), ctx.left())
-    while server.stdout_size() < want and time.monotonic() < end and server.poll() is None:
-        time.sleep(0.01)
-    size = server.stdout_size()
-    if size < want:
-        raise Failed(f"ppcbs wrote {size - offset} of {len(data)} B to stdout"
-                     + (" (flush stdout after each transfer)" if server.poll() is None else
-                        f"; it {server.describe_exit()}") + _stderr(server, "ppcbs"))
-    with open(server.stdout_path, "rb") as f:
-        f.seek(offset)
-        got = f.read(len(data) + 1)
-    if got[:len(data)] != data:
-        first = next(i for i, (x, y) in enumerate(zip(got, data)) if x != y)
-        raise Failed(f"ppcbs's stdout differs from the bytes sent from byte {first} on "
-                     f"(a chunk written twice, out of order, or debug output?)")
-    if len(got) > len(data):
-        raise Failed(f"ppcbs wrote more than the {len(data)} B sent to stdout (debug output on stdout?)")
-
-
-def _stderr(program, name: str | None = None) -> str:
-    tail = program.stderr_tail()
-    return f"; {name or program.name}'s stderr: {tail!r}" if tail else ""

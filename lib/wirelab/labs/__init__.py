@@ -10,6 +10,7 @@ the tables and figures that set them beside our measurements, and its exercises.
     doc002  goodput prediction vs nttcp (η, frames on the wire, UDP loss vs S)   notebooks 01, 04
     doc003  end-to-end delay across five nodes                                        notebook 09
     doc004  iperf and tc on a 100 Mbit/s link                                    notebooks 03, 08
+    bufferbloat  latency under load: a queue's size, the RTT it adds (no document)    notebook 11
 
 How to add a lab (a new source document, say 005):
 
@@ -25,7 +26,8 @@ How to add a lab (a new source document, say 005):
    ``wirelab.experiment.engines`` (wirelab, iperf3, several flows) runs what the document
    did, the lab brings its own (an object with ``run``: ``wirelab.experiment.engine``), in
    a module beside it, and its ``Sweep`` names it: ``broker`` (document 003's five nodes)
-   and ``peers`` (document 001 §5's misbehaving peers) are two.
+   and ``peers`` (document 001 §5's misbehaving peers, the plays of ``wirelab.peers`` that the
+   grader uses too, on the lab's stage ``labs.stage``) are two.
 3. ``notebooks/NN-<topic>.ipynb``: narrative; a ``parameters`` cell of literals (``QUICK``,
    ``BACKEND``, ``OUT``, each of the lab's values as ``None`` = the lab's), the ``quick``
    cell for where quick runs go; ``lab = doc005.sweeps(quick=QUICK, ...)``; ``sweep.run``;
@@ -38,6 +40,7 @@ Each module imports ``wirelab.experiment`` (the one runner) and the layers below
 from .._exports import lazy
 
 _EXPORTS = {"Lab": "lab", "Sweep": "lab", "Exercise": "lab", "doc000": "doc000:__module__", "doc001": "doc001:__module__",
-            "doc002": "doc002:__module__", "doc003": "doc003:__module__", "doc004": "doc004:__module__"}
+            "doc002": "doc002:__module__", "doc003": "doc003:__module__", "doc004": "doc004:__module__",
+            "bufferbloat": "bufferbloat:__module__"}
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

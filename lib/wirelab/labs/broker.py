@@ -47,6 +47,7 @@ from ..errors import ExperimentError, TransferError
 from ..link import LinkSpec, broker_network
 from ..model import Hop, HeaderStack, path_delay
 from ..transfer.broker import MESSAGE_BYTES
+from ..wire.headers import TCP_TIMESTAMPS
 from ..experiment.status import decide
 
 __all__ = ["BrokerEngine", "run_across", "route_hops", "predict_route", "config_label", "PORT", "METHODS"]
@@ -58,7 +59,7 @@ METHODS = {"rtt_half": "RTT / 2 (document 003)", "same_clock": "one-way, one clo
 #: Bytes a frame of one message is charged on each kind of link (emulated wire: IP packet + 14 B).
 #: TCP carries the 12 B timestamp option (Linux's default, net.ipv4.tcp_timestamps = 1).
 FRAME_BYTES = {proto: MESSAGE_BYTES + stack.l2 + stack.l3 + stack.l4
-               for proto, stack in (("tcp", HeaderStack("tcp", tcp_options=12, wire="emulated")),
+               for proto, stack in (("tcp", HeaderStack("tcp", tcp_options=TCP_TIMESTAMPS, wire="emulated")),
                                     ("udp", HeaderStack("udp", wire="emulated")))}
 
 

@@ -144,12 +144,12 @@ def scenario_table(frame: pd.DataFrame) -> pd.DataFrame:
 def scenario_packets(frame: pd.DataFrame, folder: str | Path) -> dict[str, pd.DataFrame | None]:
     """``"scenario/proto"`` → the PPCB packets its capture holds (on the server's port), or None
     when the run was not captured (capturing needs root or capture rights)."""
-    from ..experiment.ppcb_capture import ppcb_packets
+    from ..experiment.ppcb_capture import exchange
 
     out = {}
     for row in frame.to_dict("records"):
         capture = row.get("capture_file")
-        out[f"{row['scenario']}/{row['proto']}"] = ppcb_packets(Path(folder) / capture, port=int(row["port"])) \
+        out[f"{row['scenario']}/{row['proto']}"] = exchange(Path(folder) / capture, port=int(row["port"])) \
             if isinstance(capture, str) and not isinstance(row.get("capture_error"), str) else None
     return out
 

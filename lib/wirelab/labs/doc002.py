@@ -40,6 +40,7 @@ from ..experiment import Experiment
 from ..link.spec import LinkSpec
 from ..model import HeaderStack, packetize, predict
 from ..reference import load_reference
+from ..wire.headers import ip_and_udp, udp_payload
 from .lab import Exercise, Lab, Link, Sweep, values
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost", "boundaries",
@@ -144,9 +145,9 @@ def boundaries(table: pd.DataFrame, *, rate_bps: float, wire: str = "real", mtu:
             break
     # P_r near the boundary: the receiver's rate falls as S grows (copying adds to each datagram)
     ceiling = float(single.loc[behind, "received_pps"].iloc[-1]) if behind.any() else math.nan
-    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + 28
+    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + ip_and_udp()
     predicted = rate_bps / (8 * ceiling) - per_datagram if ceiling == ceiling else math.nan
-    return {"fragmentation_bytes": mtu - 28, "lower_bytes": lower, "receiver_pps": ceiling,
+    return {"fragmentation_bytes": udp_payload(mtu), "lower_bytes": lower, "receiver_pps": ceiling,
             "predicted_lower_bytes": predicted}
 
 

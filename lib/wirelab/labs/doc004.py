@@ -41,6 +41,7 @@ from ..model.tcp import bdp_bytes, window_limited
 from ..model.window import base_rtt, granted_buffer, slow_start_bytes, tcp_window
 from ..reference import load_reference
 from ..transfer.sockets import congestion_unavailable
+from ..wire.headers import ETHERNET_MTU, tcp_payload
 from .lab import Exercise, Lab, Link, Sweep, values
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows", "default_window",
@@ -63,7 +64,7 @@ TASKS = {
 }
 #: The document's side names in seed004_iperf.csv → ours.
 _SIDES = {"server_or_client": ("server", "client"), "server": ("server",), "client": ("client",)}
-MSS = 1448          # payload per segment with timestamps, MTU 1500
+MSS = tcp_payload(ETHERNET_MTU)          # payload per segment with timestamps: 1448 B
 
 
 #: Notebook 08: every task of the document, on its 100 Mbit/s link.

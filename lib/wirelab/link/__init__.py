@@ -5,14 +5,14 @@ The one entry: ``wirelab.link.open(spec, backend="auto")`` chooses the backend
 
 Read in this order: ``spec`` (what a link does), ``commands`` (the `tc`/`ip`/
 `iptables` argv that do it, pure), ``emulator`` (the same rules packet by
-packet), ``topology`` (hosts and links), ``capabilities`` (what this machine
-can do, and which backend to use), ``opened`` (the one entry), ``testbed``
+packet), ``topology`` (hosts and links), ``detect`` (``capabilities()``: what this
+machine can do, and which backend to use), ``opened`` (the one entry), ``testbed``
 (build a topology in namespaces), ``renew`` (a kept testbed made ready for the
 next run) with ``reshape`` (which other shapes it may take in place),
 ``userspace`` (the link process used where the kernel has no netem), ``relay``
-(loopback, no root), ``cleanup`` (names, state, the reaper), ``probe`` (measure
-a link), ``inspect`` (read kernel state back through netlink), ``keeper``
-(holds `wirelab testbed up`'s testbeds).
+(loopback, no root), ``cleanup`` (names, state, the reaper), ``inspect`` (read
+kernel state back through netlink), ``keeper`` (holds `wirelab testbed up`'s
+testbeds).
 
 Addresses: two hosts are ``a`` 10.77.0.1/24 and ``b`` 10.77.0.2/24, inside their
 namespaces only; the broker network of document 003 uses 10.77.1-5.0/24.
@@ -21,11 +21,12 @@ from .._exports import lazy
 
 _EXPORTS = {
     "LinkSpec": "spec", "Direction": "spec",
-    "open": "opened:open_link", "backend_for": "capabilities", "wire_of": "opened", "carriage": "opened", "burst_at_start": "opened",
+    "open": "opened:open_link", "backend_for": "detect", "wire_of": "opened", "carriage": "opened",
+    "burst_at_start": "opened",
     "stands_for": "opened",
     "OpenLink": "opened",
-    "capabilities": "capabilities", "Capabilities": "capabilities", "choose_backend": "capabilities",
-    "BACKENDS": "capabilities",
+    "capabilities": "detect", "Capabilities": "detect", "choose_backend": "detect",
+    "BACKENDS": "detect",
     "shaping_commands": "commands",
     "Shaper": "emulator", "Counters": "emulator",
     "Topology": "topology", "Link": "topology", "two_hosts": "topology", "broker_network": "topology",

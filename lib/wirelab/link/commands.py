@@ -31,7 +31,7 @@ from .spec import Direction, LinkSpec
 __all__ = ["netns_add", "netns_del", "netns_exec", "veth_pair", "link_up", "link_mtu",
            "addr_add", "neigh_permanent", "no_ipv6", "offloads_off", "tbf", "netem",
            "qdisc_del", "iptables_loss", "one_segment", "shaping_commands", "link_show_json",
-           "qdisc_show_json", "GSO_MAX_SEGS"]
+           "qdisc_show_json", "child_qdisc", "GSO_MAX_SEGS"]
 
 #: The kernel's default (and largest) segments per GSO packet (include/linux/netdevice.h).
 GSO_MAX_SEGS = 65535
@@ -98,6 +98,12 @@ def tbf(ns: str, dev: str, *, rate_bps: float, burst_bytes: int, limit_bytes: in
             + (["mpu", f"{min_frame_bytes}b"] if min_frame_bytes else []))
 
 
+def child_qdisc(ns: str, dev: str, parent: str, kind: str, *, limit_packets: int) -> list[str]:
+    """A queue discipline under tbf (``parent``: tbf's handle and class, e.g. "2:1") holding at
+    most ``limit_packets`` packets: ``pfifo`` (tail drop) or ``fq_codel``."""
+    return ["tc", "-n", ns, "qdisc", "replace", "dev", dev, "parent", parent, kind, "limit", str(limit_packets)]
+
+
 def one_segment(ns: str, dev: str, segments: int = 1) -> list[str]:
     """At most ``segments`` TCP segments per packet the qdisc sees (see the module docstring);
     ``GSO_MAX_SEGS`` undoes it."""
@@ -152,8 +158,10 @@ def shaping_commands(spec: LinkSpec, direction: Direction, *, sender_ns: str, se
             cmds.append(one_segment(sender_ns, sender_dev))
         cmds.append(tbf(sender_ns, sender_dev, rate_bps=direction.rate_bps,
                         burst_bytes=spec.burst_for(direction), limit_bytes=spec.queue_for(direction),
-                        parent="1:1" if use_netem else None, handle="2:" if use_netem else None,
+                        parent="1:1" if use_netem else None, handle="2:" if use_netem or spec.qdisc else None,
                         overhead_bytes=spec.overhead_bytes, min_frame_bytes=spec.min_frame_bytes))
+        if spec.qdisc:                   # the queue is the child's (tbf's limit holds its default one)
+            cmds.append(child_qdisc(sender_ns, sender_dev, "2:1", spec.qdisc, limit_packets=spec.queue_packets))
     if direction.loss and not use_netem:
         cmds.append(iptables_loss(receiver_ns, receiver_dev, direction.loss))
     return cmds

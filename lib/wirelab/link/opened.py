@@ -36,7 +36,7 @@ from dataclasses import replace
 
 from ..errors import LinkError, TransferError, UsageError
 from . import commands, reshape
-from .capabilities import backend_for
+from .detect import backend_for
 from .cleanup import end_process
 from .relay import TcpRelay, UdpRelay
 from .spec import LinkSpec

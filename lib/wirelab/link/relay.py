@@ -29,6 +29,7 @@ from collections import deque
 from dataclasses import replace
 
 from ..model import HeaderStack, packetize
+from ..wire.headers import TCP_TIMESTAMPS, tcp_payload
 from .emulator import Shaper
 from .spec import QDISC_L2, LinkSpec
 
@@ -183,12 +184,12 @@ class TcpRelay(_Relay):
         # its segments as large as the emulated link's (MSS of the MTU, not loopback's 64 KB) and a
         # small receive window keep its send buffer near what a real link would leave it. Without
         # them a 1 s timed run at 10 Mbit/s had 4 MB waiting in buffers and ran 3.6 s longer.
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, spec.mtu - 40)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, tcp_payload(spec.mtu, timestamps=False))
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _receive_window(spec))
         self.sock.bind(listen)
         self.sock.listen(8)
         self.address = self.sock.getsockname()
-        self.stack = HeaderStack("tcp", spec.mtu, tcp_options=12)
+        self.stack = HeaderStack("tcp", spec.mtu, tcp_options=TCP_TIMESTAMPS)
 
     def _direction(self, direction):
         return replace(direction, loss=0.0, duplicate=0.0, reorder=0.0)
@@ -221,7 +222,7 @@ class TcpRelay(_Relay):
     def _pump(self, src: socket.socket, dst: socket.socket, shaper: Shaper) -> None:
         """Read, charge as TCP segments, hold until due, write; stop reading when the queue is full."""
         limit = self.spec.queue_for(shaper.direction)
-        chunk = 4 * (self.spec.mtu - 52)             # a few segments at a time keeps the pacing smooth
+        chunk = 4 * tcp_payload(self.spec.mtu)             # a few segments at a time keeps the pacing smooth
         queue: deque[tuple[float, bytes]] = deque()
         queued, eof = 0, False
         try:

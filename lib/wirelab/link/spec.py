@@ -31,17 +31,23 @@ from dataclasses import asdict, dataclass, field, replace
 from .. import units
 from ..errors import UsageError
 from ..model import predict
-from ..model.headers import ETHERNET, PPPOE_MTU, WIRES, ethernet_overhead, min_frame
+from ..model.headers import WIRES, ethernet_overhead, min_frame
+from ..wire.headers import ETHERNET_HEADER, ETHERNET_MTU, PPPOE_MTU
 
 __all__ = ["Direction", "LinkSpec", "DEFAULT_QUEUE_S", "QDISC_L2", "LOSS_UNITS"]
 
 #: Bytes a qdisc sees per frame beyond the IP packet (the skb's Ethernet header).
-QDISC_L2 = ETHERNET["header"]
+QDISC_L2 = ETHERNET_HEADER
 #: What one loss draw decides: a packet (each IP fragment alone: a wire) or a whole datagram
 #: (its fragments share one draw: a test of a protocol's retransmission, whatever its packet size).
 LOSS_UNITS = ("packet", "datagram")
 #: Default queue: this much time at the link rate (tbf's "latency"), at least 4 frames.
 DEFAULT_QUEUE_S = 0.1
+#: What holds the packets waiting for the line: None, tbf's own tail-drop queue of ``queue_bytes``
+#: (the userspace link's and the relays' too); "pfifo", a tail-drop queue of whole packets under
+#: tbf; "fq_codel", flow queueing with CoDel's 5 ms target (RFC 8290, RFC 8289) under tbf, both
+#: where the kernel has them (``detect``); the last two need the namespaces backend.
+QDISCS = (None, "pfifo", "fq_codel")
 
 
 def _fraction(name: str, value: float) -> None:
@@ -99,7 +105,8 @@ class LinkSpec:
 
     ``queue_bytes`` is the tail-drop queue in front of the rate limiter (tbf's
     ``limit``); default: ``DEFAULT_QUEUE_S`` worth of the rate, at least 4
-    frames. ``burst_bytes`` is tbf's bucket; default: 2 frames or rate/250 Hz.
+    frames; ``qdisc`` another discipline for that queue (``QDISCS``), limited to as
+    many packets as ``queue_bytes`` holds full frames. ``burst_bytes`` is tbf's bucket; default: 2 frames or rate/250 Hz.
     Both count charged bytes.
     """
     forward: Direction = field(default_factory=Direction)
@@ -110,8 +117,12 @@ class LinkSpec:
     wire: str = "emulated"           # saved specs without it were all emulated
     pppoe: bool = False
     loss_unit: str = "packet"        # saved specs without it lost packets one by one
+    qdisc: str | None = None         # saved specs without it queued in tbf's own FIFO
 
     def __post_init__(self):
+        if self.qdisc not in QDISCS:
+            raise UsageError(f"unknown queue discipline {self.qdisc!r}",
+                             "use qdisc=None (tbf's own FIFO), 'pfifo' or 'fq_codel'")
         if isinstance(self.mtu, bool) or not isinstance(self.mtu, int) or not 576 <= self.mtu <= 65535:
             raise UsageError(f"MTU must be a whole number from 576 to 65535 B, not {self.mtu!r}", "e.g. mtu=1500")
         if self.wire not in WIRES:
@@ -131,7 +142,7 @@ class LinkSpec:
     # -- reading what people type -------------------------------------------------------
     @classmethod
     def parse(cls, rate=None, delay=0, jitter=0, loss=0, duplicate=0, reorder=0, *, mtu=None,
-              queue=None, burst=None, wire="emulated", pppoe=False, loss_unit="packet",
+              queue=None, burst=None, wire="emulated", pppoe=False, loss_unit="packet", qdisc=None,
               **reverse) -> "LinkSpec":
         """Both directions alike; ``rate_reverse=``, ``loss_reverse=`` (etc.) set b → a apart.
         ``mtu``: default 1500, with ``pppoe`` 1492."""
@@ -143,11 +154,12 @@ class LinkSpec:
         given = dict(zip(names, (rate, delay, jitter, loss, duplicate, reorder)))
         back = {n: reverse.get(f"{n}_reverse", given[n]) for n in names}
         if mtu is None:
-            mtu = PPPOE_MTU if pppoe else 1500
+            mtu = PPPOE_MTU if pppoe else ETHERNET_MTU
         return cls(_direction(**given), _direction(**back), mtu=int(units.parse_size(mtu)),
                    queue_bytes=None if queue is None else int(units.parse_size(queue)),
                    burst_bytes=None if burst is None else int(units.parse_size(burst)),
-                   wire=wire or "emulated", pppoe=bool(pppoe), loss_unit=loss_unit or "packet")
+                   wire=wire or "emulated", pppoe=bool(pppoe), loss_unit=loss_unit or "packet",
+                   qdisc=qdisc or None)
 
     def with_changes(self, **changes) -> "LinkSpec":
         """The same spec with fields replaced, e.g. ``spec.with_changes(mtu=1400)``."""
@@ -226,7 +238,14 @@ class LinkSpec:
             text += f"; {self.wire} wire{' + PPPoE' if self.pppoe else ''} ({self.l2_bytes} B a frame)"
         if self.needs_userspace:
             text += "; loss by whole datagrams"
+        if self.qdisc:
+            text += f"; queue {self.qdisc}"
         return text
+
+    @property
+    def queue_packets(self) -> int:
+        """Full frames the queue holds (a packet-limited discipline's ``limit``), at least 1."""
+        return max(1, self.queue_for(self.forward) // self.frame_bytes)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands, renew
-from .capabilities import backend_for, capabilities
+from .detect import backend_for, capabilities
 from .netns import inside, run
 from .spec import LinkSpec
 from .topology import Topology, two_hosts
@@ -76,6 +76,7 @@ class Testbed:
         self._lasting: list[subprocess.Popen] = []   # popen(lasting=True): not stopped by renew()
         self._shaping_argvs: list[list[str]] = []    # the tc/iptables commands that shaped it
         self._old_handlers: dict = {}
+        self._asking = threading.Lock()              # one question to the link process at a time
         self._up = False
         self._made_in = os.getpid()         # a forked copy of this process must not tear it down
 
@@ -218,13 +219,16 @@ class Testbed:
     def _ask_link(self, command: str, timeout: float = 5.0) -> dict:
         """One command to the userspace link process, its one-line JSON answer."""
         proc = self._link_proc
-        try:
-            proc.stdin.write(command + "\n")
-            proc.stdin.flush()
-        except (OSError, ValueError):
-            raise LinkError("the userspace link process is gone", "open a new link") from None
-        ready, _, _ = select.select([proc.stdout], [], [], timeout)
-        line = proc.stdout.readline() if ready else ""
+        if proc is None:
+            raise LinkError("the userspace link process is gone", "open a new link")
+        with self._asking:                # a live plot's sampler may ask while a run ends
+            try:
+                proc.stdin.write(command + "\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                raise LinkError("the userspace link process is gone", "open a new link") from None
+            ready, _, _ = select.select([proc.stdout], [], [], timeout)
+            line = proc.stdout.readline() if ready else ""
         if not line.startswith("{"):
             raise LinkError(f"the userspace link did not answer `{command}` within {timeout:g} s",
                             "open a new link")
@@ -239,6 +243,16 @@ class Testbed:
             except LinkError:            # it no longer answers: what it said last, if anything
                 pass
         return self.link_counters
+
+    def queue(self) -> dict | None:
+        """The userspace link's queues now, per direction (``userspace._queues``); None on the
+        kernel backend (``link.queues`` reads tbf there) or once the link process is gone."""
+        if self._link_proc is None or self._link_proc.poll() is not None:
+            return None
+        try:
+            return self._ask_link("queue", timeout=1.0)
+        except LinkError:
+            return None
 
     def _stop_link(self) -> None:
         proc, self._link_proc = self._link_proc, None

@@ -19,7 +19,8 @@ Run by ``Testbed`` as ``ip netns exec <wire-ns> python -m wirelab.link.userspace
 it prints ``ready`` when its sockets are open, exits when told (SIGTERM/SIGINT)
 or when its owner process is gone, and prints its counters as JSON on exit.
 Between runs of a sweep the testbed asks it for its counters and to start
-afresh with the next run's seed (``renew``, see ``serve``).
+afresh with the next run's seed (``renew``, see ``serve``); during a run, for its
+queues (``queue``: what waits for the line in each direction, for a live plot).
 """
 from __future__ import annotations
 
@@ -124,6 +125,15 @@ def _counters(routes: dict) -> dict:
     return {name: vars(shaper.counters) for _, shaper, name, _ in routes.values()}
 
 
+def _queues(routes: dict, now: float) -> dict:
+    """Each direction's queue now: bytes waiting for the line (as charged), the limit, and what
+    the queue dropped and the line carried so far."""
+    return {name: {"backlog_bytes": shaper.backlog_bytes(now), "limit_bytes": shaper.queue_bytes,
+                   "dropped": shaper.counters.dropped_queue, "sent_bytes": shaper.counters.bytes,
+                   "sent_packets": shaper.counters.packets}
+            for _, shaper, name, _ in routes.values()}
+
+
 def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
     """Forward frames between every cable pair in ``config`` until stopped; return counters.
 
@@ -132,7 +142,8 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
     or ``renew {"seed": SEED, "specs": [one LinkSpec dict per pair]}`` (once no frame is in
     flight: new shapers, of the new specs if given, drawing from SEED, as if just started;
     answered with the old shapers' counters and the specs now in force), so one link process
-    can serve many runs, each as a new one, each on its own spec."""
+    can serve many runs, each as a new one, each on its own spec; ``queue`` (each direction's
+    queue now, ``_queues``)."""
     ports = [(open_port(pair["a_dev"]), open_port(pair["b_dev"])) for pair in config["pairs"]]
     routes = _routes(config["pairs"], ports, config.get("seed"))
     _go_first()
@@ -181,6 +192,8 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                     word, _, argument = line.decode().strip().partition(" ")
                     if word == "counters":
                         print(json.dumps(_counters(routes)), flush=True)
+                    elif word == "queue":
+                        print(json.dumps(_queues(routes, time.monotonic())), flush=True)
                     elif word == "renew":
                         asked = json.loads(argument or "null")
                         asked = asked if isinstance(asked, dict) else {"seed": asked}

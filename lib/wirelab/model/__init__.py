@@ -1,23 +1,24 @@
 """What the physics predicts: pure functions, no I/O.
 
-Read in this order: ``headers`` (what each layer adds), ``efficiency``
-(payload / bytes on the wire, fragmentation), ``tcp`` (link, window and loss
+Read in this order: ``headers`` (what each layer adds, with the sizes of
+``wirelab.wire``), ``packetization`` (``efficiency``: payload / bytes on the wire,
+fragmentation), ``tcp`` (link, window and loss
 limits), ``congestion`` (steady state by congestion control: Reno, CUBIC,
 BBR), ``slowstart`` (initial window, slow start, the first loss),
 ``recovery`` (RACK-TLP, the window's way down), ``ackclock`` (the round with
 delayed ACKs), ``window_chain`` (a timed run at random loss: the window's
 distribution round by round), ``stopwait`` (UDPR), ``transfer_time`` (a whole
 file: set-up, data, RCVD),
-``delay``, and ``predict`` which puts them together for one protocol on one
-link. Every formula names its source.
+``delay``, and ``prediction`` (``predict``) which puts them together for one
+protocol on one link. Every formula names its source.
 """
 from .._exports import lazy
 
 _EXPORTS = {
     "ETHERNET": "headers", "HeaderStack": "headers", "PPCB_HEADER": "headers",
     "ethernet_overhead": "headers", "ip_header": "headers", "transport_header": "headers",
-    "Packetization": "efficiency", "efficiency": "efficiency", "max_payload": "efficiency",
-    "packetize": "efficiency", "bdp_bytes": "tcp", "link_limited": "tcp", "mathis": "tcp",
+    "Packetization": "packetization", "efficiency": "packetization", "max_payload": "packetization",
+    "packetize": "packetization", "bdp_bytes": "tcp", "link_limited": "tcp", "mathis": "tcp",
     "padhye": "tcp", "window_limited": "tcp", "tcp_limits": "tcp", "binding_limit": "tcp",
     "CONGESTION_CONTROLS": "congestion", "SteadyState": "congestion", "cubic": "congestion",
     "cubic_average_window": "congestion", "steady_state": "congestion",
@@ -27,11 +28,12 @@ _EXPORTS = {
     "udpr_transfer": "stopwait", "acc_wire_bytes": "stopwait", "ACC_WIRE_BYTES": "stopwait",
     "TransferTime": "transfer_time", "tcp_transfer": "transfer_time",
     "udp_transfer": "transfer_time", "propagation_delay": "delay",
-    "transmission_delay": "delay", "one_way_from_rtt": "delay", "Prediction": "predict",
-    "predict": "predict", "SOURCES": "predict",
+    "transmission_delay": "delay", "one_way_from_rtt": "delay", "Prediction": "prediction",
+    "predict": "prediction", "SOURCES": "prediction",
     "delayed_ack_round": "ackclock", "timed_run": "window_chain",
     # a message's delay along a store-and-forward path (document 003)
     "path_delay": "delay", "hop_delays": "delay", "Hop": "delay", "mean_jittered_delay": "delay",
+    "queueing_delay": "delay", "loaded_rtt": "delay",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..errors import ModelError
 
 __all__ = ["transmission_delay", "propagation_delay", "one_way_from_rtt", "mean_jittered_delay",
-           "Hop", "hop_delays", "path_delay", "SIGNAL_SPEED"]
+           "Hop", "hop_delays", "path_delay", "queueing_delay", "loaded_rtt", "SIGNAL_SPEED"]
 
 #: Signal speed in copper or fibre, about 2/3 of c (Kurose & Ross §1.4).
 SIGNAL_SPEED = 2e8
@@ -103,3 +103,23 @@ def path_delay(size_bytes: float, hops) -> float:
     (Kurose & Ross §1.4.3). ``hops``: ``Hop`` objects or (rate bit/s or None, delay s[,
     jitter s]) tuples; a jittered delay counts with its mean (``mean_jittered_delay``)."""
     return sum(h["nodal_s"] for h in hop_delays(size_bytes, hops))
+
+
+def queueing_delay(queue_bytes: float, rate_bps: float) -> float:
+    """d_queue of a full tail-drop queue: 8·Q / C, the time its last byte waits for the line
+    (Kurose & Ross §1.4.2: d_queue = L·a/R at full load; tc-tbf(8): ``limit`` bytes wait at most
+    limit ÷ rate; what Gettys & Nichols call the bloat of a buffer, "Bufferbloat: Dark Buffers in
+    the Internet", CACM 55(1), 2012). Q and C count the same bytes (the wire's charge per frame)."""
+    if not rate_bps > 0 or queue_bytes < 0:
+        raise ModelError("queue must be ≥ 0 B and rate > 0", "e.g. 150 kB at 10mbit")
+    return 8.0 * queue_bytes / rate_bps
+
+
+def loaded_rtt(base_rtt_s: float, queue_bytes: float, rate_bps: float) -> float:
+    """RTT under load: the base round trip plus a full queue's delay on the loaded direction,
+    base + 8·Q / C (a loss-based TCP keeps a tail-drop queue near full: RFC 8033 §1 and RFC 8289
+    §1 describe the standing queue this builds; flent's RRUL measures it with a ping beside
+    the bulk flows)."""
+    if base_rtt_s < 0:
+        raise ModelError(f"base RTT cannot be negative ({base_rtt_s})", "measure it unloaded first")
+    return base_rtt_s + queueing_delay(queue_bytes, rate_bps)

@@ -1,11 +1,8 @@
-"""What each layer adds to a packet, in bytes.
+"""What each layer adds to a packet, in bytes: one protocol over one link (``HeaderStack``).
 
-Sources: IEEE 802.3 clause 3-4 (Ethernet framing: preamble+SFD 8, header 14,
-FCS 4, inter-frame gap 12 → 38 B per frame on a real wire); IEEE 802.1Q
-(VLAN tag, 4 B); RFC 2516 (PPPoE, 6 B + 2 B PPP protocol, MTU 1492);
-RFC 791 / RFC 8200 (IPv4 20 B, IPv6 40 B, IPv6 fragment header 8 B);
-RFC 9293 (TCP 20 B + options; RFC 7323 timestamps use 10 B padded to 12);
-RFC 768 (UDP 8 B); ../shared/ppcb.md (PPCB packets, 9..21 B).
+The sizes are the wire's (``wirelab.wire.headers``, with their sources: IEEE 802.3,
+802.1Q, RFC 2516, 791, 8200, 9293, 7323, 768; ``wirelab.wire.ppcb`` for PPCB's
+packets, shared/ppcb.md).
 
 Two ways to count the link layer (``wire``):
   * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame, and
@@ -18,22 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ModelError, UsageError
+from ..wire.headers import (ETHERNET, ETHERNET_MTU, IP_HEADER, IPV6_MIN_MTU, MAX_IP_PACKET, PPPOE, PPPOE_MTU,
+                            REAL_WIRE_FRAMING, REAL_WIRE_MIN_FRAME, TCP_HEADER, TCP_MAX_OPTIONS, UDP_HEADER, VLAN_TAG)
+from ..wire.ppcb import HEADER_BYTES
 
 __all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead", "min_frame",
            "ip_header", "transport_header"]
 
-#: IEEE 802.3 framing, bytes per frame.
-ETHERNET = {"preamble_sfd": 8, "header": 14, "fcs": 4, "ifg": 12}
-VLAN_TAG = 4
-PPPOE = 8          # RFC 2516: PPPoE header 6 + PPP protocol field 2
-PPPOE_MTU = 1492   # 1500 − 8
-IP_HEADER = {4: 20, 6: 40}
-IPV6_FRAGMENT_HEADER = 8
-TCP_HEADER = 20
-TCP_TIMESTAMPS = 12
-UDP_HEADER = 8
 #: PPCB packet sizes without data (../shared/ppcb.md, "Packets").
-PPCB_HEADER = {"CONN": 18, "CONACC": 9, "CONRJT": 9, "DATA": 21, "ACC": 17, "RJT": 17, "RCVD": 9}
+PPCB_HEADER = HEADER_BYTES
 
 PROTOCOLS = ("tcp", "udp", "udpr")
 WIRES = ("real", "emulated")
@@ -43,7 +33,7 @@ def ethernet_overhead(wire: str = "real", *, vlan: bool = False, pppoe: bool = F
     """Bytes per frame outside the IP packet (802.3: 38 real, 14 as a qdisc counts)."""
     if wire not in WIRES:
         raise UsageError(f"unknown wire {wire!r}", "use 'real' (38 B/frame) or 'emulated' (14 B/frame)")
-    base = sum(ETHERNET.values()) if wire == "real" else ETHERNET["header"]
+    base = REAL_WIRE_FRAMING if wire == "real" else ETHERNET["header"]
     return base + (VLAN_TAG if vlan else 0) + (PPPOE if pppoe else 0)
 
 
@@ -51,7 +41,7 @@ def min_frame(wire: str = "real") -> int:
     """Least bytes a frame takes: 84 on a real wire (64 B minimum frame + preamble, SFD and gap,
     IEEE 802.3 §4.4.2); 0 emulated (a qdisc charges the skb as it is, unpadded)."""
     ethernet_overhead(wire)
-    return 64 + ETHERNET["preamble_sfd"] + ETHERNET["ifg"] if wire == "real" else 0
+    return REAL_WIRE_MIN_FRAME if wire == "real" else 0
 
 
 def ip_header(version: int = 4) -> int:
@@ -65,7 +55,7 @@ def transport_header(proto: str, tcp_options: int = 0) -> int:
     """Transport bytes before the application data: TCP 20 + options (RFC 9293),
     UDP 8 (RFC 768), UDPR = UDP 8 + PPCB DATA 21 (ppcb.md)."""
     if proto == "tcp":
-        if not 0 <= tcp_options <= 40 or tcp_options % 4:
+        if not 0 <= tcp_options <= TCP_MAX_OPTIONS or tcp_options % 4:
             raise ModelError(f"TCP options of {tcp_options} B are impossible",
                              "options are a multiple of 4 bytes, at most 40 (timestamps: 12)")
         return TCP_HEADER + tcp_options
@@ -94,19 +84,20 @@ class HeaderStack:
 
     def __post_init__(self):
         if self.mtu is None:
-            object.__setattr__(self, "mtu", PPPOE_MTU if self.pppoe else 1500)
+            object.__setattr__(self, "mtu", PPPOE_MTU if self.pppoe else ETHERNET_MTU)
         if isinstance(self.mtu, bool) or not isinstance(self.mtu, int):
             raise UsageError(f"MTU must be a whole number of bytes, not {self.mtu!r}", "e.g. 1500")
-        if self.ip_version == 6 and self.mtu < 1280:
-            raise ModelError(f"MTU {self.mtu} B is below IPv6's minimum of 1280 B (RFC 8200)",
-                             "use --mtu 1280 or more, or --ip 4")
+        if self.ip_version == 6 and self.mtu < IPV6_MIN_MTU:
+            raise ModelError(f"MTU {self.mtu} B is below IPv6's minimum of {IPV6_MIN_MTU} B (RFC 8200)",
+                             f"use --mtu {IPV6_MIN_MTU} or more, or --ip 4")
         smallest = self.l3 + self.l4 + (8 if self.proto == "tcp" else 1)
         if self.mtu < smallest:
             raise ModelError(f"MTU {self.mtu} B is smaller than the {self.l3 + self.l4} B of "
                              f"{self.proto.upper()}/IPv{self.ip_version} headers",
                              f"use an MTU of at least {smallest} B (Ethernet: 1500)")
-        if self.mtu > 65535:
-            raise ModelError(f"MTU {self.mtu} B exceeds the 65535 B IP packet limit", "use at most 65535")
+        if self.mtu > MAX_IP_PACKET:
+            raise ModelError(f"MTU {self.mtu} B exceeds the {MAX_IP_PACKET} B IP packet limit",
+                             f"use at most {MAX_IP_PACKET}")
         ethernet_overhead(self.wire)
 
     @property

@@ -26,8 +26,9 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ModelError
-from .efficiency import packetize
-from .headers import PPCB_HEADER, UDP_HEADER, HeaderStack
+from .packetization import packetize
+from ..wire.headers import UDP_HEADER
+from .headers import PPCB_HEADER, HeaderStack
 
 __all__ = ["StopAndWait", "stop_and_wait", "exchange_time", "give_up_probability",
            "UdprTransfer", "udpr_transfer", "acc_wire_bytes", "ACC_WIRE_BYTES"]
@@ -144,7 +145,7 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
         raise ModelError("size must be ≥ 0 B and chunks ≥ 1 B", "e.g. 1MB in 1000 B chunks")
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
-    bits = lambda ppcb_bytes: 8.0 * stack.frame(stack.l3 + 8 + ppcb_bytes) / rate_bps     # noqa: E731
+    bits = lambda ppcb_bytes: 8.0 * stack.frame(stack.l3 + UDP_HEADER + ppcb_bytes) / rate_bps     # noqa: E731
     r = 1.0 - loss_reverse
     tries = max_retransmits + 1
     conn_cycle = bits(PPCB_HEADER["CONN"]) + rtt_s + bits(PPCB_HEADER["CONACC"])

@@ -5,7 +5,9 @@
 bulk: records back to back for ``time_s`` (the kernel's pace); load: paced
 at ``rate_bps`` (offered load), for ``time_s`` or for exactly ``size_bytes``
 (a file's bytes: the last record carries what is left); echo: ``count``
-request/response rounds for RTT. At the end the receiver's REPORT is folded
+request/response rounds for RTT; ping (udp): ``count`` echo rounds sent every
+``echo_interval_s`` whether or not the one before was answered, like ping(8) (a
+probe beside other traffic: a lost round costs no time). At the end the receiver's REPORT is folded
 into the same Result. The bytes offered are the records the sender planned,
 so what arrives is never more than what was offered.
 
@@ -43,7 +45,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
             offset_rounds: int = 16, same_clock: bool | None = None, echo_interval_s: float = 0.0,
             clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0, size_bytes: int | None = None,
-            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S) -> Result:
+            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S, progress=None) -> Result:
     """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
 
     ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
@@ -54,13 +56,18 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     ``clock_drift_ppm``: this end's clock is made that wrong on purpose (a lab's known skew).
     ``size_bytes`` (load mode over udp): send exactly this many bytes at ``rate_bps``, however
     long that takes, instead of ``time_s`` of records. ``end_markers``: see the module docstring.
+    ``progress``: a ``progress.Progress`` that reports the records sent (and, over TCP, the
+    kernel's view of the connection) every interval, and each echo round as it is answered.
     """
     if same_clock is None:
         same_clock = wire.same_host(host)
     if proto not in ("tcp", "udp"):
         raise UsageError(f"measurement modes run over tcp or udp, not {proto!r}", "use tcp or udp")
-    if mode not in ("bulk", "load", "echo"):
-        raise UsageError(f"unknown mode {mode!r}", "use bulk, load or echo")
+    if mode not in ("bulk", "load", "echo", "ping"):
+        raise UsageError(f"unknown mode {mode!r}", "use bulk, load, echo or ping")
+    if mode == "ping" and (proto != "udp" or not echo_interval_s > 0):
+        raise UsageError(f"ping over {proto} every {echo_interval_s:g} s",
+                         "ping is udp echo rounds on a timer: give echo_interval_s > 0, e.g. 0.02")
     if mode == "load" and not rate_bps:
         raise UsageError("offered load needs a rate", "e.g. --rate 5MB/s")
     if not wire.MIN_PACKET <= packet <= (65507 if proto == "udp" else 1 << 24):
@@ -91,15 +98,21 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, _ = buffer_sizes(sock)
-        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock)
+        if progress is not None:
+            progress.watch(sock)
+            if mode not in ("echo", "ping"):         # echo rounds report themselves, one by one
+                progress.start()
+        end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress)
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
                    **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
-        if mode == "echo":
+        if mode == "ping":
+            end.ping(count, echo_interval_s)
+        elif mode == "echo":
             end.echo(count, echo_interval_s)
         elif not same_clock:        # offset rounds are not data: keep their RTTs, not their count
             end.echo(offset_rounds, echo_interval_s)
             result.packets_sent, result.lost = 0, None
-        if mode != "echo":
+        if mode not in ("echo", "ping"):
             pacer = Pacer(rate_bps, packet) if mode == "load" else None
             sizes = record_sizes(packet, size_bytes, time_s, pacer)
             result.first_data_time_s = time.time()
@@ -118,7 +131,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         report = end.finish()
         result.sender_end_time_s = clock.time_ns() / 1e9
         _fold(result, report, same_clock, end.samples and fit_offset_drift(end.samples), end.span)
-        if mode == "echo":
+        if mode in ("echo", "ping"):
             result.metadata["echo_rounds"] = [list(r) for r in end.rounds(clock)]
     except (TransferError, ProtocolError) as err:
         result.error = str(err)
@@ -131,6 +144,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
         else:
             result.error = f"{err.strerror or err}: is a wirelab server running on {host}:{port}?"
     finally:
+        if progress is not None:         # its last record reads the socket: before it closes
+            result.metadata["progress"] = progress.stop()
         sock.close()
     if result.sender_end_time_s is None:
         result.sender_end_time_s = clock.time_ns() / 1e9
@@ -190,8 +205,8 @@ def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, 
 class _Session:
     """The client's half of one measurement session over tcp or udp."""
 
-    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result, clock):
-        self.sock, self.proto, self.packet = sock, proto, packet
+    def __init__(self, sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress=None):
+        self.sock, self.proto, self.packet, self.progress = sock, proto, packet, progress
         self.max_wait, self.max_retransmits, self.meter, self.result = max_wait, max_retransmits, meter, result
         self.reader = StreamReader(sock, meter) if proto == "tcp" else None
         self.clock = clock
@@ -262,6 +277,51 @@ class _Session:
             _, _, _, t2, t3 = reply
             self.result.rtts_s.append(((t4 - t1) - (t3 - t2)) / 1e9)
             self.stamps.append((t1, t2, t3, t4))
+            if self.progress is not None:
+                self.progress.event("rtt", rtt_s=self.result.rtts_s[-1], round=seq)
+        self.result.packets_sent += rounds
+
+    def ping(self, rounds: int, interval_s: float) -> None:
+        """``rounds`` echo rounds, one every ``interval_s`` on a timer, each reply matched by its
+        number as it comes (udp); a round unanswered ``max_wait`` after the last was sent is lost."""
+        pad = bytes(self.packet - wire.ECHO_HDR.size)
+        waiting: dict[int, int] = {}                   # number → t1 of the rounds not yet answered
+        first, due, last_due = self.echo_seq, time.monotonic(), None
+        numbers = iter(range(first, first + rounds))
+        self.echo_seq += rounds
+        number = next(numbers, None)
+        while number is not None or waiting:
+            now = time.monotonic()
+            if number is not None and now >= due:
+                t1 = self.clock.time_ns()
+                self.send(wire.ECHO_HDR.pack(wire.ECHO, number, t1, 0, 0) + pad)
+                waiting[number] = t1
+                due += interval_s
+                number = next(numbers, None)
+                if number is None:
+                    last_due = time.monotonic() + self.max_wait
+                continue
+            until = due if number is not None else last_due
+            if until <= now:
+                break                                  # the last rounds' replies did not come
+            self.sock.settimeout(until - now)          # a timer: the next round, or the last wait
+            try:
+                raw = self.sock.recv(65535)
+            except socket.timeout:
+                continue
+            self.meter.call()
+            t4 = self.clock.time_ns()
+            if raw[0] != wire.ECHO_REPLY or len(raw) < wire.ECHO_HDR.size:
+                continue
+            _, seq, _, t2, t3 = wire.ECHO_HDR.unpack_from(raw)
+            t1 = waiting.pop(seq, None)
+            if t1 is None:
+                continue                               # a duplicate, or a round given up
+            self.result.rtts_s.append(((t4 - t1) - (t3 - t2)) / 1e9)
+            self.stamps.append((t1, t2, t3, t4))
+            if self.progress is not None:
+                self.progress.event("rtt", rtt_s=self.result.rtts_s[-1], round=seq)
+        self.result.lost = (self.result.lost or 0) + len(waiting)
         self.result.packets_sent += rounds
 
     def _echo_reply(self, seq: int):
@@ -304,6 +364,7 @@ class _Session:
         self.sock.settimeout(self.max_wait if self.proto == "tcp" else None)
         seq, calls, end = 0, 0, clock() + time_s
         sent_bytes = None
+        progress = self.progress
         if pacer is not None:                        # offered load: one record per slot
             view, sent_bytes = memoryview(buf), 0
             while seq < len(sizes) and (whole or clock() < end):
@@ -312,12 +373,16 @@ class _Session:
                 send(view[:sizes[seq]])
                 sent_bytes += sizes[seq]
                 seq, calls = seq + 1, calls + 1
+                if progress is not None:
+                    progress.bytes = sent_bytes
         elif segments == 1:                          # bulk: 16 sends between looks at the clock
             while clock() < end:
                 for seq in range(seq, seq + 16):
                     pack_into(buf, 1, seq, now_ns())
                     send(buf)
                 seq, calls = seq + 1, calls + 16
+                if progress is not None:
+                    progress.bytes = seq * self.packet
         else:                                        # bulk with GSO: one send, many datagrams
             while clock() < end:
                 stamp = now_ns()
@@ -325,6 +390,8 @@ class _Session:
                     pack_into(buf, i * self.packet + 1, seq + i, stamp)
                 send(buf)
                 seq, calls = seq + segments, calls + 1
+                if progress is not None:
+                    progress.bytes = seq * self.packet
         self.span = (first_ns / 1e9, now_ns() / 1e9)
         self.sock.settimeout(self.max_wait)
         self.meter.call(calls)

@@ -23,6 +23,7 @@ import socket
 import time
 
 from ..errors import ProtocolError, TransferError
+from . import ppcb
 from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
                            MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
@@ -109,9 +110,12 @@ def _result(proto: str, hello: dict, report: dict, error: str | None):
 
 
 # ----------------------------------------------------------------- TCP receiver
-def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5.0):
-    """One measurement client on an accepted TCP connection (HELLO not yet read)."""
+def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5.0, progress=None):
+    """One measurement client on an accepted TCP connection (HELLO not yet read). ``progress``:
+    a ``progress.Progress`` that reads the bytes received so far while the session runs."""
     tally, hello, error = Tally(), {}, None
+    if progress is not None:
+        progress.count = lambda: tally.bytes
     try:
         hello, packet = check_hello(read_json(reader, MAGIC, limit=65536), 1 << 24)
         raw = bytearray(packet)
@@ -142,9 +146,11 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
 
 
 # ----------------------------------------------------------------- UDP receiver
-def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait: float = 5.0, stop=None):
+def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait: float = 5.0, stop=None,
+                      progress=None):
     """One measurement client on the UDP server's socket. Returns (Result, REPORT
-    datagram): the server keeps the REPORT to answer a repeated END while idle."""
+    datagram): the server keeps the REPORT to answer a repeated END while idle. ``progress``:
+    as ``serve_measure_tcp``'s (it adds up the records kept so far, never slowing the loop)."""
     from .sockets import Meter
     meter, tally, error = Meter(), Tally(), None
     try:
@@ -158,6 +164,8 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
     records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
+    if progress is not None:
+        progress.count = _running_total(records)
     markers: list[int] = []       # nttcp's end markers: when each arrived (ns)
     sent = None
     # nttcp's end markers leave gaps of their own in the traffic: the silence allowed covers them
@@ -181,8 +189,8 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
             now_ns = time.time_ns()
             meter.call()
             if addr != client or n == 0:
-                if n and buf[0] == 1:                 # a PPCB CONN while we are busy
-                    sock.sendto(bytes([3]) + bytes(buf[1:9]), addr)
+                if n and buf[0] == ppcb.CODES["CONN"]:          # a PPCB CONN while we are busy
+                    sock.sendto(bytes([ppcb.CODES["CONRJT"]]) + ppcb.session_of(buf), addr)
                 continue
             silent_since = time.monotonic()
             kind = buf[0]
@@ -222,6 +230,19 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     result = _result("udp", hello, report, error)
     result.lost = report.get("lost")
     return result, raw
+
+
+def _running_total(records: array):
+    """A function returning the bytes of the records kept so far (every 4th entry is a size),
+    adding only what came since it was last asked."""
+    state = [0, 0]                # entries added up, their bytes
+
+    def total() -> int:
+        end = len(records) - len(records) % 4
+        state[1] += sum(records[state[0] + 3:end:4])
+        state[0] = end
+        return state[1]
+    return total
 
 
 def _number(value) -> float:

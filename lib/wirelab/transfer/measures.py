@@ -18,7 +18,8 @@ Standard library only: this module is read by students.
 """
 from __future__ import annotations
 
-__all__ = ["GLOSSARY", "CLOCKS", "transfer_time", "goodput", "sender_view", "glossary_markdown"]
+__all__ = ["GLOSSARY", "ALWAYS_MEASURED", "CLOCKS", "transfer_time", "goodput", "sender_view",
+           "glossary_markdown"]
 
 #: How the two instants of a goodput were put on one clock.
 CLOCKS = {
@@ -27,7 +28,8 @@ CLOCKS = {
     "receiver only": "no common clock: the receiver's first-to-last delivery (reads about 1/N high)",
 }
 
-#: Every measured column of a run, defined once (README and notebook 02 print this).
+#: Every measured column of a run, defined once (README and notebook 02 print this; the
+#: engines' ``MEASURED`` and the results store read it).
 GLOSSARY = {
     "goodput_bps": "receiver goodput: application bytes delivered in order, exactly once, × 8 "
                    "÷ transfer_s. The figure to trust.",
@@ -47,7 +49,23 @@ GLOSSARY = {
                           "sender planned), and a datagram's last one carries only what is left",
     "goodput_clock": "how transfer_s put its two instants on one clock: " + "; ".join(
         f"'{k}': {v}" for k, v in CLOCKS.items()),
+    "bytes_offered": "application bytes the sender was asked to send",
+    "bytes_sent": "application bytes the sender handed to the kernel, resends included",
+    "bytes_received": "application bytes that reached the receiver, duplicates included",
+    "bytes_delivered": "application bytes delivered in order, exactly once: what goodput_bps counts",
+    "packets_sent": "DATA packets, datagrams or writes the sender sent, resends included",
+    "retransmissions": "packets sent again: TCP segments the kernel resent, UDPR's resent DATA",
+    "lost": "datagrams that never arrived (UDP), where the receiver could count them",
+    "loss_fraction": "lost ÷ datagrams sent (resends not counted): the loss the receiver saw",
+    "rtt_mean_s": "mean of the round trips the run measured (echo rounds; UDPR: a DATA to its ACC; "
+                  "iperf3 TCP: the kernel's smoothed RTT)",
+    "congestion_control": "the TCP congestion control of the sender's socket (TCP_CONGESTION)",
 }
+
+#: The measured columns every results table has, NaN where no run measured them: what
+#: analyses read first (a sweep whose runs were all skipped still has them).
+ALWAYS_MEASURED = ("goodput_bps", "sender_goodput_bps", "bytes_sent", "bytes_received",
+                   "retransmissions", "loss_fraction", "rtt_mean_s")
 
 
 def transfer_time(first_sent_s: float | None, last_delivered_s: float | None, *,

@@ -1,9 +1,10 @@
-"""PPCB, the wire format behind tcp / udp / udpr (see shared/ppcb.md), as ONE table.
+"""PPCB, the wire format behind tcp / udp / udpr (see shared/ppcb.md): packing and unpacking.
 
-Every packet starts with a type byte and an 8-byte session id; integers are
-big-endian, no padding. The table below is the whole format: name, type code,
-struct layout after the type byte, and the field names. DATA is the only
-packet with a body (``data``, 1..64000 bytes, length in ``data_len``).
+The format itself is one table, ``wirelab.wire.ppcb.TABLE`` (re-exported here):
+name, type code, struct layout and the field names of every packet. Every
+packet starts with a type byte and an 8-byte session id; integers are
+big-endian, no padding. DATA is the only packet with a body (``data``,
+1..64000 bytes, length in ``data_len``).
 
     >>> raw = pack("ACC", session_id=b"ABCDEFGH", packet_no=7)
     >>> len(raw), unpack(raw)
@@ -19,29 +20,12 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import ProtocolError
+from ..wire.ppcb import (CODES, DATA_HEADER, HEADER_BYTES, MAX_DATA, OFFSETS, PROTOCOL_IDS, PROTOCOL_NAMES,
+                         SESSION_ID_BYTES, TABLE, TYPES, build)
 
-__all__ = ["TABLE", "TYPES", "PROTOCOL_IDS", "PROTOCOL_NAMES", "MAX_DATA", "HEADER_BYTES",
-           "Packet", "pack", "unpack", "header_size", "data_header", "new_session_id"]
+__all__ = ["TABLE", "TYPES", "CODES", "PROTOCOL_IDS", "PROTOCOL_NAMES", "MAX_DATA", "HEADER_BYTES",
+           "Packet", "pack", "unpack", "header_size", "data_header", "session_of", "new_session_id"]
 
-#: name: (type code, struct format of the whole header, field names after "type").
-#: "8s" is the session id (opaque bytes), Q = u64, L = u32, B = u8; "!" = network order.
-TABLE: dict[str, tuple[int, str, tuple[str, ...]]] = {
-    "CONN":   (1, "!B8sBQ", ("session_id", "protocol_id", "total_length")),   # 18 B
-    "CONACC": (2, "!B8s",   ("session_id",)),                                  # 9 B
-    "CONRJT": (3, "!B8s",   ("session_id",)),                                  # 9 B
-    "DATA":   (4, "!B8sQL", ("session_id", "packet_no", "data_len")),          # 21 B + data
-    "ACC":    (5, "!B8sQ",  ("session_id", "packet_no")),                      # 17 B
-    "RJT":    (6, "!B8sQ",  ("session_id", "packet_no")),                      # 17 B
-    "RCVD":   (7, "!B8s",   ("session_id",)),                                  # 9 B
-}
-#: type code → name
-TYPES = {code: name for name, (code, _, _) in TABLE.items()}
-PROTOCOL_IDS = {"tcp": 1, "udp": 2, "udpr": 3}
-PROTOCOL_NAMES = {v: k for k, v in PROTOCOL_IDS.items()}
-#: The largest DATA body the protocol allows.
-MAX_DATA = 64000
-#: Header size of every packet, by name (DATA: without its body).
-HEADER_BYTES = {name: struct.calcsize(fmt) for name, (_, fmt, _) in TABLE.items()}
 _STRUCTS = {name: struct.Struct(fmt) for name, (_, fmt, _) in TABLE.items()}
 
 
@@ -74,26 +58,27 @@ def pack(kind: str, session_id: bytes, data: bytes | None = None, **fields: int)
     """Encode one packet. DATA takes ``packet_no`` and ``data`` (data_len is computed)."""
     if kind not in TABLE:
         raise ProtocolError(f"unknown packet kind {kind!r}", f"use one of {', '.join(TABLE)}")
-    code, _, names = TABLE[kind]
-    if len(session_id) != 8:
-        raise ProtocolError(f"session id must be 8 bytes, not {len(session_id)}",
+    names = TABLE[kind][2]
+    if len(session_id) != SESSION_ID_BYTES:
+        raise ProtocolError(f"session id must be {SESSION_ID_BYTES} bytes, not {len(session_id)}",
                             "use new_session_id()")
     if kind == "DATA":
         if data is None or not 1 <= len(data) <= MAX_DATA:
             raise ProtocolError(f"DATA carries 1..{MAX_DATA} bytes, not {0 if data is None else len(data)}",
                                 "split the input into smaller chunks")
         fields["data_len"] = len(data)
-    values = [session_id] + [fields[name] for name in names[1:]]
+    missing = [name for name in names[1:] if name not in fields]
+    if missing:
+        raise ProtocolError(f"{kind} needs {', '.join(missing)}", f"give {kind} every field of ppcb.md")
     try:
-        header = _STRUCTS[kind].pack(code, *values)
+        return build(kind, session_id, data or b"", **fields)       # laid out by the one table
     except struct.error as err:
         raise ProtocolError(f"cannot pack {kind}: {err}", "check the field values") from None
-    return header + data if kind == "DATA" else header
 
 
 def data_header(session_id: bytes, packet_no: int, data_len: int) -> bytes:
-    """Just the 21-byte DATA header (for senders that write header and body separately)."""
-    return _STRUCTS["DATA"].pack(4, session_id, packet_no, data_len)
+    """Just the DATA header (``DATA_HEADER`` bytes, for senders that write header and body separately)."""
+    return _STRUCTS["DATA"].pack(CODES["DATA"], session_id, packet_no, data_len)
 
 
 def unpack(raw: bytes, *, stream: bool = False) -> Packet:
@@ -120,23 +105,27 @@ def unpack(raw: bytes, *, stream: bool = False) -> Packet:
         return Packet(kind, session_id, **fields)
     data_len = fields.pop("data_len")
     if not 1 <= data_len <= MAX_DATA:
-        raise ProtocolError(f"DATA data_len {data_len} outside 1..{MAX_DATA}", "send 1..64000 bytes per DATA")
+        raise ProtocolError(f"DATA data_len {data_len} outside 1..{MAX_DATA}", f"send 1..{MAX_DATA} bytes per DATA")
     if stream and len(raw) == size:
         return Packet(kind, session_id, packet_no=fields["packet_no"], data_len=data_len)
     body = raw[size:]
     if len(body) != data_len:
         raise ProtocolError(f"DATA says data_len {data_len} but carries {len(body)} bytes",
-                            "data_len must equal the bytes after the 21-byte header")
+                            f"data_len must equal the bytes after the {DATA_HEADER}-byte header")
     return Packet(kind, session_id, packet_no=fields["packet_no"], data_len=data_len, data=bytes(body))
+
+
+def session_of(raw: bytes) -> bytes:
+    """The session id bytes of a packet, read without decoding the rest (it may be malformed)."""
+    at = OFFSETS["session_id"]
+    return bytes(raw[at:at + SESSION_ID_BYTES])
 
 
 def new_session_id() -> bytes:
     """8 random bytes, as the client chooses them."""
-    return os.urandom(8)
+    return os.urandom(SESSION_ID_BYTES)
 
 
 if __name__ == "__main__":          # python -m wirelab.transfer.ppcb: print the table
-    print(f"{'packet':<8}{'type':>5}  {'bytes':>6}  fields (big-endian, after the type byte)")
-    for name, (code, fmt, names) in TABLE.items():
-        extra = " + data (1..64000 B)" if name == "DATA" else ""
-        print(f"{name:<8}{code:>5}  {HEADER_BYTES[name]:>6}  {', '.join(names)}{extra}   struct {fmt!r}")
+    from ..wire.ppcb import describe
+    print(describe())

@@ -51,11 +51,13 @@ def make_data(size: int, seed: int = 0) -> bytes:
 
 def start_server(proto: str, *, host: str = DEFAULT_HOST, port: int = 0, out=None, max_wait: float = 5.0,
                  max_retransmits: int = 5, rcvbuf: int | None = None, sndbuf: int | None = None,
-                 sessions: int | None = None):
+                 sessions: int | None = None, progress=None, on_result=None):
     """Start a tcp or udp server in a background thread.
 
     Returns ``(port, stop, thread, results)``: set ``stop`` and join ``thread``
-    to end it; ``results`` fills with one Result per client.
+    to end it; ``results`` fills with one Result per client (``on_result(result)``
+    is called too, the moment a client's session ends). ``progress``: what a
+    measurement session counts into while it runs (``serve_tcp``).
     """
     kind = "tcp" if proto == "tcp" else "udp"
     sock = (listen_tcp if kind == "tcp" else listen_udp)(host, port, rcvbuf=rcvbuf, sndbuf=sndbuf)
@@ -63,10 +65,15 @@ def start_server(proto: str, *, host: str = DEFAULT_HOST, port: int = 0, out=Non
     serve = serve_tcp if kind == "tcp" else serve_udp
     kwargs = {"max_retransmits": max_retransmits} if kind == "udp" else {}
 
+    def keep(result) -> None:
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
     def loop():
         try:
             serve(sock, out=out, max_wait=max_wait, sessions=sessions, stop=stop,
-                  on_result=results.append, **kwargs)
+                  on_result=keep, progress=progress, **kwargs)
         finally:
             sock.close()
             stop.close()

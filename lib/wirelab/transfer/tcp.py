@@ -90,12 +90,13 @@ def listen_tcp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
 
 
 def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions: int | None = None,
-              stop: threading.Event | None = None, on_result=None, log=None) -> int:
+              stop: threading.Event | None = None, on_result=None, log=None, progress=None) -> int:
     """Serve clients one after another on a listening socket until ``stop`` is
     set or ``sessions`` clients were served. ``out``: a binary file (or None to
     discard) that receives each client's bytes. ``on_result(result)`` is called
-    after each client; ``log(line)`` gets one line per client error. Returns
-    the number of clients served."""
+    after each client; ``log(line)`` gets one line per client error. ``progress``: a
+    ``progress.Progress`` a measurement session counts its records into (a file's
+    bytes are counted by ``out``). Returns the number of clients served."""
     from .measure_server import serve_measure_tcp   # wirelab's measurement modes, same port
     from .measure_wire import MAGIC
     served = 0        # results are handed to on_result, never kept: a long-running server stays small
@@ -115,7 +116,7 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
                 first = reader.read(1)
                 reader.buf[:0] = first
                 if first[0] == MAGIC:
-                    result = serve_measure_tcp(conn, reader, meter, max_wait=max_wait)
+                    result = serve_measure_tcp(conn, reader, meter, max_wait=max_wait, progress=progress)
                 else:
                     result = serve_tcp_connection(conn, reader, meter, out=out, max_wait=max_wait)
             except TransferError as err:   # nothing at all arrived, or closed before CONN
@@ -194,8 +195,10 @@ def serve_tcp_connection(conn: socket.socket, reader: StreamReader, meter: Meter
 # --------------------------------------------------------------------- client
 def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk: int = 1000,
              sndbuf: int | None = None, rcvbuf: int | None = None, congestion: str | None = None,
-             session_id: bytes | None = None) -> Result:
-    """Send ``data`` to a PPCB tcp server; return the sender's Result (``ok`` after RCVD)."""
+             session_id: bytes | None = None, progress=None) -> Result:
+    """Send ``data`` to a PPCB tcp server; return the sender's Result (``ok`` after RCVD).
+    ``progress``: a ``progress.Progress`` reporting the bytes sent and the kernel's view of
+    the connection (TCP_INFO) every interval, from CONACC to RCVD."""
     if not 1 <= chunk <= ppcb.MAX_DATA:
         raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     session = session_id or ppcb.new_session_id()
@@ -213,11 +216,15 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
         result.congestion_control = congestion_control(sock)
         result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
         reader = StreamReader(sock, meter)
-        sock.sendall(ppcb.pack("CONN", session, protocol_id=1, total_length=len(data)))
+        sock.sendall(ppcb.pack("CONN", session, protocol_id=ppcb.PROTOCOL_IDS["tcp"], total_length=len(data)))
         meter.call()
         reply = read_packet(reader)
         if reply.kind != "CONACC" or reply.session_id != session:
             raise ProtocolError(f"expected CONACC, got {reply.kind}", "the server refused the connection")
+        if progress is not None:
+            progress.watch(sock)
+            progress.count = lambda: result.bytes_sent
+            progress.start()
         try:
             for number, offset in enumerate(range(0, len(data), chunk)):
                 piece = view[offset:offset + chunk]
@@ -250,6 +257,8 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
     except OSError as err:
         result.error = f"connection failed ({err.strerror}): is the server running on {host}:{port}?"
     finally:
+        if progress is not None:         # its last record reads the socket: before it closes
+            result.metadata["progress"] = progress.stop()
         sock.close()
     result.sender_end_time_s = time.time()
     result.first_data_time_s = result.send_times_s[0] if result.send_times_s else None

@@ -25,8 +25,9 @@ __all__ = ["send_udp"]
 
 def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait: float = 5.0,
              max_retransmits: int = 5, chunk: int = 1000, sndbuf: int | None = None,
-             rcvbuf: int | None = None, session_id: bytes | None = None) -> Result:
-    """Send ``data`` with ``proto`` "udp" or "udpr"; return the sender's Result (``ok`` after RCVD)."""
+             rcvbuf: int | None = None, session_id: bytes | None = None, progress=None) -> Result:
+    """Send ``data`` with ``proto`` "udp" or "udpr"; return the sender's Result (``ok`` after RCVD).
+    ``progress``: a ``progress.Progress`` reporting the bytes sent every interval."""
     if proto not in ("udp", "udpr"):
         raise UsageError(f"send_udp speaks udp or udpr, not {proto!r}", "use send_tcp for tcp")
     if not 1 <= chunk <= ppcb.MAX_DATA:
@@ -35,6 +36,9 @@ def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait
                      session_id or ppcb.new_session_id())
     result = client.result
     result.bytes_offered, result.packet_bytes = len(data), chunk
+    if progress is not None:
+        progress.count = lambda: result.bytes_sent
+        progress.start()
     try:
         client.run(data, chunk)
         result.ok = True
@@ -43,6 +47,8 @@ def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait
     except OSError as err:   # e.g. ICMP port unreachable reported on a connected socket
         result.error = f"{err.strerror or err}: is a udp server running on {host}:{port}?"
     finally:
+        if progress is not None:
+            result.metadata["progress"] = progress.stop()
         client.sock.close()
     result.sender_end_time_s = time.time()
     result.first_data_time_s = result.send_times_s[0] if result.send_times_s else None
@@ -66,7 +72,7 @@ class _Client:
     def send(self, raw: bytes) -> None:
         self.sock.send(raw)
         self.meter.call()
-        if self.sending_data and raw[:1] == b"\x04":      # DATA: the sender's view ends at its last
+        if self.sending_data and raw[0] == ppcb.CODES["DATA"]:    # the sender's view ends at its last DATA
             self.result.last_data_time_s = time.time()
 
     def receive(self, deadline: float) -> ppcb.Packet | None:

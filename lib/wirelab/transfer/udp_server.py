@@ -46,7 +46,7 @@ def listen_udp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
 
 def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retransmits: int = 5,
               sessions: int | None = None, stop: threading.Event | None = None,
-              on_result=None, log=None) -> int:
+              on_result=None, log=None, progress=None) -> int:
     """Serve udp and udpr clients one after another until ``stop`` is set or
     ``sessions`` sessions ended (see ``tcp.serve_tcp`` for the arguments)."""
     served = 0        # results are handed to on_result, never kept: a long-running server stays small
@@ -66,7 +66,7 @@ def serve_udp(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
             continue
         try:
             result = _dispatch(sock, raw, addr, state, out=out, max_wait=max_wait,
-                               max_retransmits=max_retransmits, stop=stop)
+                               max_retransmits=max_retransmits, stop=stop, progress=progress)
         except Exception as err:       # noqa: BLE001 - a client must never stop the server
             result = Result("udp", receiver_error=f"internal error on this client: {err!r}")
         if result is None:
@@ -101,9 +101,11 @@ def _dispatch(sock, raw: bytes, addr, state: dict, **kwargs) -> Result | None:
     from .measure_server import serve_measure_udp   # wirelab's measurement modes, same port
     from .measure_wire import END, MAGIC
     max_wait, max_retransmits = kwargs["max_wait"], kwargs["max_retransmits"]
+    progress = kwargs.pop("progress", None)         # a measurement's records are counted live
     last_report, linger = state.get("last_report"), state.get("linger")
     if raw[:1] == bytes([MAGIC]):
-        result, report = serve_measure_udp(sock, raw, addr, max_wait=max_wait, stop=kwargs["stop"])
+        result, report = serve_measure_udp(sock, raw, addr, max_wait=max_wait, stop=kwargs["stop"],
+                                           progress=progress)
         state["last_report"] = (addr, report) if report else None
         return result
     if raw[:1] == bytes([END]) and last_report and last_report[0] == addr:
@@ -170,7 +172,7 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
         try:
             packet = ppcb.unpack(raw)
         except ProtocolError as err:
-            if sender == client and raw[1:9] == session:  # invalid DATA from our client → RJT, end
+            if sender == client and ppcb.session_of(raw) == session:  # invalid DATA from our client → RJT, end
                 send(ppcb.pack("RJT", session, packet_no=expected))
                 result.receiver_error = f"invalid packet: {err}"
                 break

@@ -4,7 +4,8 @@ returns the Axes; nothing here changes global style on import.
 
 Sweeps (``sweep``): ``plot_predicted_vs_measured``, ``plot_by_protocol``,
 ``plot_loss``, ``plot_delay``, ``plot_sender_vs_receiver``; inside a run
-(``timeseries``): ``plot_goodput_over_time``, ``plot_io_graph``; the experiment control panel
+(``timeseries``): ``plot_goodput_over_time``, ``plot_io_graph``; while a run goes (``live``): ``watch``,
+``LivePlot``, ``live_figure``; the experiment control panel
 (``panel``): ``experiment_panel``; a graded class (``grade``): ``plot_pass_rate``,
 ``plot_goodput_vs_model``; document 000's figures (``offered_load``): ``plot_offered_load``,
 ``plot_transmission``; a published table beside the measurement, streams sharing a link,
@@ -16,7 +17,8 @@ _EXPORTS = {
     "ExperimentPanel": "panel", "experiment_panel": "panel", "plot_by_protocol": "sweep",
     "plot_delay": "sweep", "plot_loss": "sweep", "plot_predicted_vs_measured": "sweep",
     "plot_sender_vs_receiver": "sweep", "swept_columns": "sweep", "LIMIT_LABELS": "sweep",
-    "plot_goodput_over_time": "timeseries", "plot_io_graph": "timeseries", "efficiency_table": "overhead",
+    "plot_goodput_over_time": "timeseries", "plot_io_graph": "timeseries",
+    "watch": "live", "LivePlot": "live", "live_figure": "live", "efficiency_table": "overhead",
     "plot_efficiency": "overhead", "plot_header_bytes": "overhead",
     "header_table": "overhead", "plot_delivery": "overhead",
     "overhead_calculator": "calculator", "plot_pass_rate": "grade", "plot_goodput_vs_model": "grade",

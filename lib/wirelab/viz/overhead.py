@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import HeaderStack, packetize, predict
+from ..wire.headers import udp_payload
 
 __all__ = ["efficiency_table", "plot_efficiency", "header_table", "plot_header_bytes",
            "plot_delivery"]
@@ -32,8 +33,8 @@ def plot_efficiency(table: pd.DataFrame, ax=None, *, mark_mtu: int | None = 1500
     sns.lineplot(data=table, x="payload_bytes", y="efficiency", hue="stack", ax=ax,
                  drawstyle="steps-post", errorbar=None)
     if mark_mtu:
-        ax.axvline(mark_mtu - 28, color="grey", linestyle=":", linewidth=1)
-        ax.annotate(f"MTU − 28 = {mark_mtu - 28} B", (mark_mtu - 28, ax.get_ylim()[0]),
+        ax.axvline(udp_payload(mark_mtu), color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"MTU − 28 = {udp_payload(mark_mtu)} B", (udp_payload(mark_mtu), ax.get_ylim()[0]),
                     xytext=(4, 6), textcoords="offset points", color="grey", fontsize=8)
     ax.set(xlabel="application payload per write/datagram (B)", ylabel="efficiency η (predicted)",
            title="Predicted efficiency: each IP fragment or segment pays its own headers")

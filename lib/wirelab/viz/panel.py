@@ -3,6 +3,8 @@
     from wirelab.viz import experiment_panel
     experiment_panel()                 # in a notebook cell
 
+While a click's runs go, a live plot (``live``) shows the current run: goodput, cwnd,
+RTT and the link's queue as they come, the prediction drawn before the first byte.
 After each click the table (measured mean ± CI beside predicted) and the plot
 update (drawn off pyplot: see ``offscreen`` for the blank plot this avoids); the backend used and the ``tc`` commands that built the link are
 shown. A failing run never breaks the panel: its reason is in the table
@@ -27,8 +29,10 @@ class ExperimentPanel:
     def __init__(self, *, proto=("tcp", "udp", "udpr"), rate: str = "10mbit", delay: str = "0,20ms",
                  loss: str = "0", size: str = "200KB", reps: int = 2, engine="wirelab",
                  backend: str = "auto", max_wait: str = "0.5s", folder: str | Path = "data/panel",
-                 timeout: float | None = None, progress: bool = True):
+                 timeout: float | None = None, progress: bool = True, live: bool = True):
         import ipywidgets as w
+
+        from .live import LivePlot, live_png
 
         engines = ["wirelab", "iperf3"]
         self._engine_object = None
@@ -54,6 +58,9 @@ class ExperimentPanel:
         self.status = w.HTML(value="")
         self.output = w.Output()
         self.button.on_click(lambda _: self.run())
+        # the live plot: the current run while it goes (a widget's value, redrawn off pyplot)
+        self.live_image = w.Image(format="png", value=live_png([])) if live else None
+        self.live = LivePlot(self._show_live) if live else None
         self.frame = None            # the runs of the last click (None before)
         self.table = None            # what the panel showed as its table
         self.figure = None           # ... and its plot (a Figure pyplot does not know)
@@ -64,7 +71,7 @@ class ExperimentPanel:
         self.widget = w.VBox([
             w.HBox([c["proto"], w.VBox([c["rate"], c["delay"], c["loss"]])]),
             w.HBox([w.VBox([c["size"], c["max_wait"]]), w.VBox([c["reps"], c["engine"], c["backend"]])]),
-            w.HBox([self.button, self.status]), self.output])
+            w.HBox([self.button, self.status]), *([self.live_image] if live else []), self.output])
 
     def experiment(self):
         from ..experiment import Experiment
@@ -99,7 +106,14 @@ class ExperimentPanel:
                 exp = self.experiment()
                 engine = self._engine_object if exp.engine == getattr(self._engine_object, "name", None) \
                     else exp.engine
-                self.frame = run(exp, out=self.folder / exp.name, engine=engine, progress=self.progress)
+                if self.live is not None:
+                    self.live.start()
+                try:
+                    self.frame = run(exp, out=self.folder / exp.name, engine=engine, progress=self.progress,
+                                     on_event=self.live)
+                finally:
+                    if self.live is not None:
+                        self.live.stop()          # the last run's whole stream, drawn once more
                 frame = self.frame
                 self.table = pretty(summarize(frame))
                 display(self.table)
@@ -120,6 +134,9 @@ class ExperimentPanel:
             finally:
                 self.button.disabled = False
         return self.frame
+
+    def _show_live(self, png: bytes) -> None:
+        self.live_image.value = png
 
 
 def panel_figure(frame):

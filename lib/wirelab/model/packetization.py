@@ -11,13 +11,11 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ModelError
-from .headers import IPV6_FRAGMENT_HEADER, HeaderStack
+from ..wire.headers import IPV6_FRAGMENT_HEADER, MAX_IP_PACKET
+from ..wire.ppcb import MAX_DATA as MAX_PPCB_DATA
+from .headers import HeaderStack
 
 __all__ = ["Packetization", "max_payload", "packetize", "efficiency"]
-
-#: IPv4 total length is 16 bits; PPCB DATA carries at most 64000 B (ppcb.md).
-MAX_IP_PACKET = 65535
-MAX_PPCB_DATA = 64000
 
 
 def max_payload(stack: HeaderStack) -> int:

@@ -1,4 +1,4 @@
-"""Small socket probes that measure a link: UDP echo RTT and UDP loss.
+"""Small socket probes that measure a link: UDP echo RTT and UDP loss (for the tests and benches).
 
 They work the same on a testbed (pass ``netns=`` to create a socket on a
 host) and on loopback through a relay. Every wait has a deadline.
@@ -14,7 +14,7 @@ import struct
 import threading
 import time
 
-from .netns import inside
+from wirelab.link.netns import inside
 
 __all__ = ["UdpEcho", "UdpCounter", "udp_socket", "udp_rtts", "udp_blast"]
 

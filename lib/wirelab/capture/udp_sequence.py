@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UsageError
+from ..wire import ppcb
 from .fields import FileBytes
-from .flows import conversation_ids
+from .conversations import conversation_ids
 from .loader import _buffer
 
 __all__ = ["SEQUENCE_FORMATS", "udp_sequence", "udp_loss"]
@@ -27,7 +28,7 @@ __all__ = ["SEQUENCE_FORMATS", "udp_sequence", "udp_loss"]
 #: name → (byte offset of a type byte or None, its value, offset of the sequence number, its size)
 SEQUENCE_FORMATS = {
     "wirelab": (0, 0x82, 1, 8),
-    "ppcb": (0, 4, 9, 8),
+    "ppcb": (ppcb.OFFSETS["type"], ppcb.CODES["DATA"], ppcb.OFFSETS["packet_no"], ppcb.SIZES["packet_no"]),
     "iperf3": (None, None, 8, 4),
 }
 

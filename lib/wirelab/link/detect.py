@@ -1,7 +1,8 @@
 """What this machine can emulate, found by trying, never assumed.
 
 ``capabilities()`` builds a scratch namespace with a veth pair, asks the
-kernel for a netem qdisc, a tbf qdisc and an iptables ``statistic`` rule,
+kernel for a netem qdisc, a tbf qdisc (and under it each queue discipline of
+``spec.QDISCS``: pfifo, fq_codel) and an iptables ``statistic`` rule,
 opens a TUN device and a packet socket, then deletes everything. Each answer
 comes with the reason (the kernel's own error message when it refused).
 ``backend_for(specs)`` picks the best backend that can carry every spec (the
@@ -45,6 +46,8 @@ class Capabilities:
     iptables_statistic: bool
     tools: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)
+    #: queue discipline → can it hold tbf's queue here (its reason in ``reasons["qdisc " + kind]``)
+    qdiscs: dict = field(default_factory=dict)
 
     @property
     def backends(self) -> list[str]:
@@ -60,12 +63,14 @@ class Capabilities:
         return {"root": self.root, "netns": self.netns, "veth": self.veth, "tbf": self.tbf,
                 "netem": self.netem, "tun": self.tun, "packet_socket": self.packet_socket,
                 "iptables_statistic": self.iptables_statistic, "tools": dict(self.tools),
-                "reasons": dict(self.reasons), "backends": self.backends}
+                "reasons": dict(self.reasons), "backends": self.backends, "qdiscs": dict(self.qdiscs)}
 
     def describe(self) -> str:
         lines = []
         for key in ("root", "netns", "veth", "tbf", "netem", "tun", "packet_socket", "iptables_statistic"):
             lines.append(f"{key:<19} {'yes' if getattr(self, key) else 'no ':<4} {self.reasons.get(key, '')}")
+        for kind, there in self.qdiscs.items():
+            lines.append(f"{'qdisc ' + kind:<19} {'yes' if there else 'no ':<4} {self.reasons.get('qdisc ' + kind, '')}")
         for tool, path in self.tools.items():
             lines.append(f"{tool:<19} {'yes' if path else 'no ':<4} {path or 'not installed'}")
         lines.append(f"backends           {', '.join(self.backends)}")
@@ -116,6 +121,7 @@ def _probe() -> Capabilities:
             _try(commands.qdisc_del(ns, "p0"))
             flags["tbf"], reasons["tbf"] = _try(commands.tbf(ns, "p1", rate_bps=1e6, burst_bytes=3028,
                                                              limit_bytes=30000))
+            qdiscs = _probe_qdiscs(ns, reasons) if flags["tbf"] else {}
         if tools["iptables"]:
             flags["iptables_statistic"], reasons["iptables_statistic"] = _try(
                 commands.iptables_loss(ns, "p0", 0.5))
@@ -130,7 +136,19 @@ def _probe() -> Capabilities:
                 reasons["packet_socket"] = str(err)
     finally:
         run(commands.netns_del(ns), check=False)
-    return Capabilities(root, **flags, tools=tools, reasons=reasons)
+    return Capabilities(root, **flags, tools=tools, reasons=reasons, qdiscs=locals().get("qdiscs") or {})
+
+
+def _probe_qdiscs(ns: str, reasons: dict) -> dict:
+    """Each queue discipline of ``QDISCS`` under a tbf on ``p0``, as ``shaping_commands`` builds it."""
+    from .spec import QDISCS
+    _try(commands.tbf(ns, "p0", rate_bps=1e6, burst_bytes=3028, limit_bytes=30000, handle="2:"))
+    found = {}
+    for kind in [q for q in QDISCS if q]:
+        found[kind], reasons[f"qdisc {kind}"] = _try(commands.child_qdisc(ns, "p0", "2:1", kind, limit_packets=10))
+        if not found[kind]:
+            reasons[f"qdisc {kind}"] += f" (kernel module sch_{kind} missing)"
+    return found
 
 
 def _probe_direction():
@@ -158,11 +176,24 @@ def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None =
     """The backend to use for ``spec``: the one asked for if it can run, else the best one."""
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}", f"choose one of {', '.join(BACKENDS)}")
-    if backend == "loopback":
+    qdisc = getattr(spec, "qdisc", None) if spec is not None else None
+    if backend == "loopback" and not qdisc:
         return backend
     caps = caps or capabilities()
     needs_delay = bool(spec is not None and spec.needs_delay_line)
     needs_userspace = bool(spec is not None and getattr(spec, "needs_userspace", False))
+    if qdisc:                 # only the kernel holds another queue discipline, and only if it has it
+        if backend in ("loopback", "userspace"):
+            raise BackendUnavailableError(f"the {backend} backend has one kind of queue (a FIFO), not {qdisc}",
+                                          "use --backend namespaces (or auto), as root")
+        if not caps.qdiscs.get(qdisc):
+            raise BackendUnavailableError(f"this machine cannot build a {qdisc} queue "
+                                          f"({caps.reasons.get('qdisc ' + qdisc) or caps.reasons.get('root')})",
+                                          "leave qdisc unset (tbf's own FIFO), or run on a kernel that has it")
+        if needs_delay and not caps.netem:
+            raise BackendUnavailableError(f"a {qdisc} queue with a delay needs netem, and this kernel has none",
+                                          "drop the delay (the queue's delay is what is measured), or leave qdisc unset")
+        backend = "namespaces"
     if backend == "auto":
         if "namespaces" in caps.backends and (caps.netem or not needs_delay) and not needs_userspace:
             return "namespaces"
@@ -188,6 +219,7 @@ def backend_for(specs, requested: str = "auto", caps: Capabilities | None = None
     of link): the spec that needs the most (loss by whole datagrams, then a delay line) decides.
     ``requested`` other than ``auto`` is only checked (``choose_backend``)."""
     specs = [s for s in specs if s is not None]
-    probe = next((s for s in specs if getattr(s, "needs_userspace", False)), None) or \
+    probe = next((s for s in specs if getattr(s, "qdisc", None)), None) or \
+        next((s for s in specs if getattr(s, "needs_userspace", False)), None) or \
         next((s for s in specs if s.needs_delay_line), specs[0] if specs else None)
     return choose_backend(probe, requested, caps)

@@ -1,4 +1,8 @@
-"""``prefetch(buf, i)``: ask the processor for the cache line holding ``buf[i]``, compiled code only.
+"""What the compiled kernels are built with: ``njit`` (how every kernel is compiled), the record
+formats' numbers, and ``prefetch(buf, i)``: ask the processor for the cache line holding ``buf[i]``.
+
+This module imports numba: only the kernels (``walk_jit``, ``decode_jit``) import it, and
+``jit.kernels`` imports them.
 
 A loop that visits records scattered through a file waits for memory at
 every record (~100 ns on this machine) unless the processor is told early
@@ -10,11 +14,23 @@ never depends on it.
 """
 from __future__ import annotations
 
+import numba
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-__all__ = ["prefetch"]
+from .formats import RECORD_FORMATS
+
+__all__ = ["njit", "prefetch", "PCAP", "PCAPNG"]
+
+PCAP, PCAPNG = RECORD_FORMATS["pcap"], RECORD_FORMATS["pcapng"]
+
+
+def njit(func):
+    """Compile ``func`` with numba when first called: no GIL held (``read_capture`` decodes one
+    window in a thread while the next is scanned), machine code kept on disk. (numba raises
+    RuntimeError here when no cache directory is writable: ``kernels`` then gives None.)"""
+    return numba.njit(nogil=True, cache=True)(func)
 
 
 @intrinsic

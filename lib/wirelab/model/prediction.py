@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from .congestion import CONGESTION_CONTROLS, SteadyState, steady_state
-from .efficiency import Packetization, max_payload, packetize
-from .headers import TCP_TIMESTAMPS, HeaderStack
+from ..wire.headers import TCP_TIMESTAMPS
+from .packetization import Packetization, max_payload, packetize
+from .headers import HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
 from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits

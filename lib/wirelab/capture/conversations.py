@@ -1,0 +1,197 @@
+"""Conversations (like ``tshark -z conv,tcp``) and traffic over time (like Wireshark's I/O graph).
+
+A conversation is the pair of endpoints (address, port) in either order.
+Endpoint "A" is the source of the conversation's first packet. Later IP
+fragments carry no ports; they are given to the conversation of their first
+fragment (same addresses, protocol and IP id), as tshark does after reassembly.
+
+The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
+``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,
+``flows`` and ``io_graph`` take and give DataFrames.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UsageError
+from .frames import Frames
+
+__all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
+           "first_seen_ids"]
+
+#: The flow table's columns, in order.
+FLOW_COLUMNS = ["proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
+                "packets_b_to_a", "bytes_b_to_a", "payload_a_to_b", "payload_b_to_a", "start", "duration",
+                "throughput_bps", "goodput_bps"]
+
+
+def first_seen_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``keys`` (one key per row, integers) → group numbers in order of first appearance,
+    and the row where each group first appears."""
+    if keys.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    packed = _one_number(keys)
+    _, first, inverse = np.unique(keys if packed is None else packed, axis=0 if packed is None else None,
+                                  return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.reshape(-1)], first[order]
+
+
+def _one_number(keys: np.ndarray) -> np.ndarray | None:
+    """Each row of small integers as one int64 (mixed radix), or None when they do not fit: one
+    number sorts several times faster than a row."""
+    low = keys.min(axis=0)
+    spans = (keys.max(axis=0) - low + 1).astype(object)            # (Python ints: no overflow)
+    if np.prod(spans) >= 2 ** 62:
+        return None
+    out = np.zeros(keys.shape[0], dtype=np.int64)
+    for column, span in zip((keys - low).T, spans):
+        out = out * int(span) + column
+    return out
+
+
+def conversations_of(f: Frames, *, later_fragments: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame: the conversation number (-1 if none; numbered in order of first packet) and
+    whether it goes from A to B. ``later_fragments=False`` leaves port-less later IP fragments
+    out (as ``tshark -z conv``)."""
+    conv, a_to_b, _ = _conversations(f, later_fragments)
+    return conv, a_to_b
+
+
+def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``conversations_of``, and the frame where each conversation begins."""
+    src, dst, proto, sport, dport = f.src, f.dst, f.proto, f.sport, f.dport
+    if later_fragments:
+        sport, dport = _ports_of_later_fragments(f, sport, dport)
+    valid = (src >= 0) & (dst >= 0) & (proto >= 0) & (sport >= 0) & (dport >= 0)
+    forward = (src < dst) | ((src == dst) & (sport <= dport))
+    keys = np.stack([proto, np.where(forward, src, dst), np.where(forward, sport, dport),
+                     np.where(forward, dst, src), np.where(forward, dport, sport)], axis=1)[valid]
+    ids, first = first_seen_ids(keys)
+    conv = np.full(len(f), -1, dtype=np.int64)
+    conv[valid] = ids
+    # "A" is whoever sent the conversation's first packet
+    begins = np.flatnonzero(valid)[first]
+    a_is_lo = forward[begins]
+    a_to_b = (conv >= 0) & (forward == a_is_lo[np.maximum(conv, 0)]) if a_is_lo.size else conv >= 0
+    return conv, a_to_b, begins
+
+
+def _ports_of_later_fragments(f: Frames, sport: np.ndarray, dport: np.ndarray):
+    """Later fragments take the ports of the (last) first fragment of the same datagram."""
+    later = f.frag_offset > 0
+    if not later.any():
+        return sport, dport
+    heads = (f.frag_offset <= 0) & f.more_frags & (sport >= 0)
+    keys = np.stack([f.src, f.dst, f.proto, f.ip_id], axis=1)
+    ids, _ = first_seen_ids(np.concatenate([keys[heads], keys[later]]))
+    head_ids, later_ids = ids[:int(heads.sum())], ids[int(heads.sum()):]
+    last = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(last, head_ids, np.arange(head_ids.size))
+    at = last[later_ids]
+    sport, dport = sport.copy(), dport.copy()
+    sport[later] = np.where(at >= 0, sport[heads][np.maximum(at, 0)], -1)
+    dport[later] = np.where(at >= 0, dport[heads][np.maximum(at, 0)], -1)
+    return sport, dport
+
+
+def conversation_ids(df, *, later_fragments: bool = True):
+    """Per frame of a ``read_capture`` DataFrame: ``conv`` (conversation number, -1 if none) and
+    ``a_to_b`` (direction), as a DataFrame with ``df``'s index (``conversations_of``)."""
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    conv, a_to_b = conversations_of(Frames.of(df), later_fragments=later_fragments)
+    return pd.DataFrame({"conv": conv, "a_to_b": a_to_b}, index=df.index)
+
+
+def flow_table(f: Frames, *, min_packets: int = 1, later_fragments: bool = True) -> dict:
+    """The flow table as columns (``FLOW_COLUMNS`` → arrays), biggest conversation first (see
+    ``flows``)."""
+    conv, a_to_b, first = _conversations(f, later_fragments)
+    use = conv >= 0
+    n = first.size
+    c, ab = conv[use], a_to_b[use]
+    frame_len, time = f.frame_len[use], f.time[use]
+    payload = np.maximum(f.payload_len[use], 0)
+
+    def count(where=None, weights=None):
+        pick = slice(None) if where is None else where
+        w = None if weights is None else weights[pick]
+        return np.bincount(c[pick], weights=w, minlength=n).astype(np.int64)
+
+    # first and last time of each conversation (NaN times left out, as pandas does)
+    order = np.argsort(c, kind="stable")
+    starts = np.flatnonzero(np.diff(c[order], prepend=-1))
+    start = np.fmin.reduceat(time[order], starts) if n else np.zeros(0)
+    duration = (np.fmax.reduceat(time[order], starts) if n else np.zeros(0)) - start
+    table = {"proto": [f.protocols[p] for p in f.proto[first]],
+             "a": [f.addresses[a] for a in f.src[first]], "a_port": _ports(f.sport[first]),
+             "b": [f.addresses[b] for b in f.dst[first]], "b_port": _ports(f.dport[first]),
+             "packets": count(), "bytes": count(weights=frame_len),
+             "packets_a_to_b": count(ab), "bytes_a_to_b": count(ab, frame_len),
+             "packets_b_to_a": count(~ab), "bytes_b_to_a": count(~ab, frame_len),
+             "payload_a_to_b": count(ab, payload), "payload_b_to_a": count(~ab, payload),
+             "start": start, "duration": duration}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.where(duration > 0, duration, np.nan)
+        table["throughput_bps"] = table["bytes"] * 8 / seconds
+        table["goodput_bps"] = np.maximum(table["payload_a_to_b"], table["payload_b_to_a"]) * 8 / seconds
+    keep = np.flatnonzero(table["packets"] >= min_packets)
+    order = keep[np.argsort(-table["bytes"][keep], kind="stable")]
+    return {name: ([values[i] for i in order] if isinstance(values, list) else values[order])
+            for name, values in ((k, table[k]) for k in FLOW_COLUMNS)}
+
+
+def _ports(values: np.ndarray) -> list:
+    return [int(v) if v >= 0 else None for v in values]
+
+
+def flows(df, *, min_packets: int = 1, later_fragments: bool = True):
+    """One row per conversation: packets and bytes each way, duration, goodput.
+
+    ``bytes`` are frame bytes as captured (``frame_len``), as in ``tshark -z conv``.
+    ``payload_a_to_b`` sums transport payload (retransmissions included).
+    ``goodput_bps`` = payload of the busier direction · 8 / duration (first
+    to last packet of the conversation); ``throughput_bps`` the same for frame bytes.
+    """
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    table = flow_table(Frames.of(df), min_packets=min_packets, later_fragments=later_fragments)
+    return pd.DataFrame({name: pd.Series(values, dtype=object) if name.endswith("_port") else values
+                         for name, values in table.items()}, columns=FLOW_COLUMNS)
+
+
+def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict | None = None) -> pd.DataFrame:
+    """Packets, bytes, throughput and goodput per ``interval`` seconds (Wireshark's I/O graph).
+
+    ``mask`` selects frames (e.g. one direction of one flow); ``marks`` maps a
+    column name to a boolean per frame (e.g. retransmissions) to count per bin.
+    ``goodput_bps`` counts payload bytes, minus those in frames marked
+    ``retransmission`` when that mark is given (only new data is goodput).
+    """
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    if interval <= 0:
+        raise UsageError(f"interval must be positive, not {interval}", "e.g. 0.1 (seconds)")
+    keep = np.ones(len(df), dtype=bool) if mask is None else np.array(mask, dtype=bool)
+    t = df["time"].to_numpy(np.float64)
+    keep &= ~np.isnan(t)
+    start = np.nanmin(t) if keep.any() else 0.0
+    bins = np.floor((t[keep] - start) / interval).astype(np.int64)
+    nbins = int(bins.max()) + 1 if bins.size else 0
+    payload = df["payload_len"].fillna(0).to_numpy(np.int64)[keep]
+    frame = df["frame_len"].to_numpy(np.int64)[keep]
+    out = pd.DataFrame({"time": np.arange(nbins) * interval,
+                        "packets": np.bincount(bins, minlength=nbins),
+                        "bytes": np.bincount(bins, weights=frame, minlength=nbins).astype(np.int64)})
+    new = payload.copy()
+    for name, flag in (marks or {}).items():
+        flag = np.asarray(flag, dtype=bool)[keep]
+        out[name] = np.bincount(bins, weights=flag, minlength=nbins).astype(np.int64)
+        if name == "retransmission":
+            new = np.where(flag, 0, new)
+    out["throughput_bps"] = out["bytes"] * 8 / interval
+    out["goodput_bps"] = np.bincount(bins, weights=new, minlength=nbins) * 8 / interval
+    return out

@@ -1,0 +1,167 @@
+"""TCP sequence analysis like Wireshark's ``tcp.analysis.*`` flags, vectorised per direction.
+
+The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
+``tcp_analyze_sequence_number``), for each segment of one direction, where
+*nextseq* is the highest seq + length seen so far in that direction and
+*seglen* counts SYN and FIN as one byte:
+
+* lost_segment: seq > nextseq ("previous segment not captured"), not RST.
+* duplicate_ack: no data, no SYN/FIN/RST, window ≠ 0 and unchanged, seq =
+  nextseq, ack = the previous ack of this direction.
+* a segment carrying data with seq < nextseq (not a keep-alive) is, in order:
+  fast_retransmission if the other direction has sent ≥ 2 duplicate ACKs for
+  exactly this seq, the last under 20 ms ago; out_of_order if it came less
+  than one handshake RTT (3 ms without a handshake; never if earlier) after the segment that
+  set nextseq and does not end at nextseq; spurious_retransmission if the
+  other side had already acknowledged all of it; otherwise retransmission.
+  Wireshark marks fast and spurious ones as retransmissions too.
+
+Sequence numbers are made relative per direction (32-bit wrap handled for
+flows under 2 GiB per direction). The work is done on numpy columns
+(``tcp_flags_of``, on ``frames.Frames``); ``tcp_analysis`` takes a DataFrame.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .conversations import conversations_of
+from .frames import Frames
+
+__all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS"]
+
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+FAST_RETRANSMIT_WINDOW = 0.020       # s, Wireshark's 20 ms
+DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
+FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
+         "lost_segment", "duplicate_ack"]
+_NONE = np.iinfo(np.int64).min
+
+
+def _relative(x: np.ndarray, base: int) -> np.ndarray:
+    """Signed distance from ``base`` modulo 2^32."""
+    return ((x - base + 2 ** 31) % 2 ** 32) - 2 ** 31
+
+
+def _before(values: np.ndarray, fill) -> np.ndarray:
+    """Each element's predecessor (``fill`` for the first)."""
+    return np.concatenate([np.array([fill], dtype=values.dtype), values[:-1]])
+
+
+def _cummax_with_time(end: np.ndarray, t: np.ndarray):
+    """Before each packet: the highest ``end`` so far and the time it was first reached."""
+    best = np.maximum.accumulate(end)
+    new = end > _before(best, _NONE)
+    idx = np.maximum.accumulate(np.where(new, np.arange(end.size), 0))
+    return _before(best, _NONE), _before(t[idx], np.nan)
+
+
+def _direction(rows: np.ndarray, c: dict, base: int, rev_ack_base: int) -> dict:
+    """Per-direction state (``rows``: its frames, in order): nextseq before each packet,
+    duplicate ACKs and their running count, lost segments, segments behind nextseq."""
+    seq = _relative(c["seq"][rows], base)
+    ack = _relative(c["ack"][rows], rev_ack_base)
+    flags, t, win, data = c["flags"][rows], c["time"][rows], c["win"][rows], c["len"][rows]
+    seglen = data + ((flags & SYN) > 0) + ((flags & FIN) > 0)
+    end = seq + seglen
+    nextseq, nexttime = _cummax_with_time(end, t)
+    first = np.arange(seq.size) == 0
+    has_ack = (flags & ACK) > 0
+    # the previous ack of this direction (Wireshark keeps the last seen)
+    last = np.maximum.accumulate(np.where(has_ack, np.arange(seq.size), -1))
+    prev = _before(last, -1)
+    prev_ack = np.where(prev >= 0, ack[np.maximum(prev, 0)], _NONE)
+    control = (flags & (SYN | FIN | RST)) > 0
+    lost = ~first & (seq > nextseq) & ((flags & RST) == 0)
+    dup = (~first & (seglen == 0) & (win != 0) & (win == _before(win, -1)) & (seq == nextseq)
+           & (prev >= 0) & (ack == prev_ack) & ~control)
+    counted = np.cumsum(dup)
+    run_start = np.maximum.accumulate(np.where(~dup, np.arange(seq.size), 0))
+    keepalive = (seglen <= 1) & (seq == nextseq - 1) & ~control
+    behind = ~first & ((seglen > 0) | ((flags & (SYN | FIN)) > 0)) & (seq < nextseq) & ~keepalive
+    return {"rows": rows, "seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t,
+            "nextseq": nextseq, "nexttime": nexttime, "lost_segment": lost, "duplicate_ack": dup,
+            "dupnum": counted - counted[run_start], "behind": behind, "data": data}
+
+
+def tcp_flags_of(f: Frames) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Wireshark-style flags for every frame (False for non-TCP frames): ``FLAGS`` → bool
+    arrays, and each frame's conversation and direction (``conversations_of``)."""
+    conv, a_to_b = conversations_of(f, later_fragments=False)
+    out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS}
+    tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
+    if not tcp.size:
+        return out, conv, a_to_b
+    c = {"seq": f.tcp_seq[tcp], "ack": np.maximum(f.tcp_ack[tcp], 0), "flags": np.maximum(f.tcp_flags[tcp], 0),
+         "win": np.maximum(f.tcp_win[tcp], 0), "len": np.maximum(f.payload_len[tcp], 0), "time": f.time[tcp]}
+    ab_all = a_to_b[tcp]
+    order = np.argsort(conv[tcp], kind="stable")
+    bounds = np.flatnonzero(np.diff(conv[tcp][order])) + 1
+    for rows in np.split(order, bounds):                 # one conversation, in frame order
+        ab = ab_all[rows]
+        sides = {True: rows[ab], False: rows[~ab]}
+        base = {side: int(c["seq"][r[0]]) if r.size else 0 for side, r in sides.items()}
+        state = {side: _direction(r, c, base[side], base[not side]) for side, r in sides.items() if r.size}
+        rtt = _handshake_rtt(rows, ab, c)
+        for side, s in state.items():
+            for name, values in _classify(s, state.get(not side), rtt).items():
+                out[name][tcp[s["rows"]]] = values
+    return out, conv, a_to_b
+
+
+def tcp_analysis(df):
+    """Wireshark-style flags for every frame of a ``read_capture`` DataFrame (False for non-TCP
+    frames), plus ``conv`` (conversation) and ``a_to_b`` (direction); index = df's."""
+    import pandas as pd                                 # (start-up: analyze reads no DataFrame)
+
+    flags, conv, a_to_b = tcp_flags_of(Frames.of(df))
+    return pd.DataFrame({**flags, "conv": conv, "a_to_b": a_to_b}, index=df.index)
+
+
+def _handshake_rtt(rows: np.ndarray, ab: np.ndarray, c: dict) -> float | None:
+    """Time from the SYN to the ACK that completes the handshake, as seen at the capture point."""
+    handshake = c["flags"][rows] & (SYN | ACK)
+    syn = np.flatnonzero(handshake == SYN)
+    if not syn.size:
+        return None
+    after = np.flatnonzero((np.arange(rows.size) > syn[0]) & (ab == ab[syn[0]]) & (handshake == ACK))
+    return float(c["time"][rows[after[0]]] - c["time"][rows[syn[0]]]) if after.size else None
+
+
+def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndarray]:
+    """Split the segments that are behind nextseq into fast/out-of-order/spurious/plain."""
+    n = s["seq"].size
+    fast = np.zeros(n, dtype=bool)
+    spurious = np.zeros(n, dtype=bool)
+    behind = s["behind"]
+    if rev is not None and behind.any():
+        # the reverse direction's state just before each of our packets
+        pos = np.searchsorted(rev["rows"], s["rows"]) - 1
+        have = pos >= 0
+        acked = np.flatnonzero(rev["has_ack"])
+        apos = np.searchsorted(rev["rows"][acked], s["rows"]) - 1
+        ahave = apos >= 0
+        ap = acked[np.maximum(apos, 0)] if acked.size else np.zeros(n, dtype=np.int64)
+        last_ack = np.where(ahave, rev["ack"][ap] if acked.size else 0, _NONE)
+        last_ack_t = np.where(ahave, rev["t"][ap] if acked.size else 0.0, np.nan)
+        dupnum = np.where(have, rev["dupnum"][np.maximum(pos, 0)], 0)
+        seq, t = s["seq"], s["t"]
+        fast = behind & ahave & (dupnum >= 2) & (last_ack == seq) & (t - last_ack_t < FAST_RETRANSMIT_WINDOW)
+        spurious = behind & ahave & (s["data"] > 0) & (seq + s["data"] <= last_ack)
+    threshold = rtt if rtt else DEFAULT_OOO_THRESHOLD
+    since = s["t"] - s["nexttime"]     # Wireshark's t is unsigned: negative = huge
+    with np.errstate(invalid="ignore"):
+        ooo = behind & ~fast & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
+    spurious &= ~fast & ~ooo
+    return {"retransmission": behind & ~ooo, "fast_retransmission": fast, "spurious_retransmission": spurious,
+            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": s["duplicate_ack"]}
+
+
+def retransmission_summary(df, flags=None):
+    """Per conversation: segments with data, and how many carry each flag."""
+    flags = tcp_analysis(df) if flags is None else flags
+    data = (df["payload_len"].fillna(0) > 0).to_numpy() & (df["proto"] == "tcp").to_numpy()
+    f = flags[flags["conv"] >= 0].copy()
+    f["data_segments"] = data[flags["conv"].to_numpy() >= 0]
+    out = f.groupby("conv")[["data_segments"] + FLAGS].sum()
+    out["retransmitted_fraction"] = out["retransmission"] / out["data_segments"].where(out["data_segments"] > 0)
+    return out

@@ -1,0 +1,84 @@
+"""RFC 6349's metrics read from a capture, checked against Wireshark's own analysis of the same file
+(tshark: tcp.analysis.retransmission and tcp.analysis.ack_rtt), and shown by `wirelab analyze`."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wirelab.capture import read_capture, tcp_analysis
+from wirelab.capture.rfc6349 import rfc6349_from_capture
+from wirelab.cli.analyze import render, report
+
+CAPTURE = Path(__file__).resolve().parents[1] / "captures" / "tcp-10mbit-loss2.pcapng"
+
+
+def _tshark(*args) -> list[str]:
+    done = subprocess.run(["tshark", "-r", str(CAPTURE), *args], capture_output=True, text=True, timeout=120)
+    return [line for line in done.stdout.splitlines() if line.strip()]
+
+
+def test_rfc6349_from_a_capture_reads_the_transfer_as_wireshark_does():
+    df = read_capture(CAPTURE)
+    found = rfc6349_from_capture(df, achievable_bps=9.564e6)
+    assert (found["src"], found["dst"]) == ("10.77.1.1", "10.77.2.2")
+    assert found["tcp_efficiency_pct"] == pytest.approx(100 * (1 - 62264 / 2019997))
+    assert found["transfer_time_ratio"] == pytest.approx(found["transfer_s"] / found["ideal_transfer_s"])
+    assert found["ideal_transfer_s"] == pytest.approx(8 * found["unique_bytes"] / 9.564e6)
+    if not shutil.which("tshark"):
+        pytest.skip("tshark is not installed: Wireshark's own counts are the second road")
+    # Wireshark's retransmissions and data bytes of the same direction
+    resent = [int(n) for n in _tshark("-Y", "tcp.analysis.retransmission and tcp.len > 0 and tcp.srcport == 44474",
+                                      "-T", "fields", "-e", "tcp.len")]
+    sent = [int(n) for n in _tshark("-Y", "tcp.len > 0 and tcp.srcport == 44474", "-T", "fields", "-e", "tcp.len")]
+    assert (found["retransmitted_bytes"], found["transmitted_bytes"]) == (sum(resent), sum(sent))
+    # Wireshark's ack_rtt of the ACKs coming back: the same round trips, nearly all (its rules for
+    # segments around a retransmission differ in a few cases)
+    theirs = sorted(float(x) for x in _tshark("-Y", "tcp.analysis.ack_rtt and tcp.dstport == 44474",
+                                              "-T", "fields", "-e", "tcp.analysis.ack_rtt"))
+    from wirelab.capture.rfc6349 import ack_rtt_samples
+    data = df[(df["sport"] == 44474) & (df["payload_len"] > 0)]
+    acks = df[(df["dport"] == 44474) & (df["proto"] == "tcp")]
+    again = tcp_analysis(df)["retransmission"][data.index]
+    ours = sorted(r for _, r in ack_rtt_samples(data["tcp_seq"], data["payload_len"], data["time"], again,
+                                                  acks["tcp_ack"], acks["time"]))
+    assert len(ours) == found["rtt_samples"]
+    common = _matched(ours, theirs, within=1.5e-6)      # µs time stamps, seconds since 1970 in a float
+    assert common >= 0.98 * len(theirs) and common >= 0.98 * len(ours)
+
+
+def _matched(ours: list[float], theirs: list[float], *, within: float) -> int:
+    """How many values of two sorted lists pair up, each at most once, closer than ``within``."""
+    i = j = count = 0
+    while i < len(ours) and j < len(theirs):
+        if abs(ours[i] - theirs[j]) <= within:
+            i, j, count = i + 1, j + 1, count + 1
+        elif ours[i] < theirs[j]:
+            i += 1
+        else:
+            j += 1
+    return count
+
+
+def test_wirelab_analyze_prints_them():
+    r = report(CAPTURE, rate_bps=10e6, ppcb=False)
+    assert r["rfc6349"]["transfer_time_ratio"] == pytest.approx(
+        r["rfc6349"]["transfer_s"] / (8 * r["rfc6349"]["unique_bytes"] / r["predicted_goodput_bps"]))
+    text = render(r)
+    assert "RFC 6349" in text and "TCP efficiency 96.92 %" in text and "transfer time ratio" in text
+    assert "rfc6349" in report(CAPTURE, ppcb=False) and "give --rate" in render(report(CAPTURE, ppcb=False))
+
+
+@pytest.mark.parametrize("name, has_tcp", [("tcp-10mbit.pcapng", True), ("ipv6.pcapng", True),
+                                           ("udp-5mbit-loss2.pcapng", True), ("grade-accepts-out-of-order.pcapng", False)])
+def test_a_dataset_gives_the_files_figures_reading_only_its_main_conversation(tmp_path, name, has_tcp):
+    from wirelab.capture.dataset import convert, open_dataset
+    cap = CAPTURE.parent / name
+    convert(cap, tmp_path / "d", chunk_packets=500, progress=False)
+    from_file = rfc6349_from_capture(read_capture(cap), achievable_bps=9.5e6)
+    with open_dataset(tmp_path / "d") as ds:
+        from_dataset = ds.rfc6349(achievable_bps=9.5e6)
+    assert (from_file is not None) == has_tcp
+    assert from_dataset == from_file

@@ -19,7 +19,8 @@ Nothing is asserted: the numbers are for a person (and the lead) to read.
 ``--grid wide`` sweeps wider than any one notebook: ``--settings`` settings drawn
 (seeded, ``--seed``) from sizes 20 kB–10 MB, one-way delays 0–100 ms, loss 0–5 %,
 for Reno, CUBIC, BBR, UDP and UDPR (UDPR's file at most 200 kB: each lost packet
-costs MAX_WAIT), 3 runs each, and prints the share of settings within ±10 % (and
+costs MAX_WAIT; a setting predicted to take longer than ``--longest`` s a run is drawn
+again), 3 runs each, and prints the share of settings within ±10 % (and
 within or with overlapping intervals) and the worst five with their reasons.
 
 Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out /tmp/bench-fidelity]
@@ -28,6 +29,7 @@ Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import shutil
@@ -39,6 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from wirelab.experiment import Experiment, residual_table, run
+from wirelab.model import predict
 
 #: A receiver's goodput may exceed η·C by the clock's resolution on its two instants, no more.
 CLOCK_S = 2e-6
@@ -64,14 +67,25 @@ WIDE_KINDS = ("reno", "cubic", "bbr", "udp", "udpr")
 UDPR_LARGEST_KB = 200
 
 
-def wide_sweeps(count: int, seed: int, reps: int) -> dict[str, Experiment]:
-    """``count`` distinct settings drawn from the wide grid, one Experiment of cases per protocol."""
+def predicted_s(kind: str, size_kb: int, delay_ms: float, loss: float) -> float:
+    """The model's transfer time of a drawn setting at 10 Mbit/s (UDPR: MAX_WAIT 0.3 s)."""
+    proto = kind if kind in ("udp", "udpr") else "tcp"
+    p = predict(proto, 10e6, size=size_kb * 1000, rtt_s=2 * delay_ms / 1e3, loss=loss, max_wait_s=0.3,
+                cc=None if proto != "tcp" else kind)
+    return p.transfer.total_s if p.transfer is not None else math.inf
+
+
+def wide_sweeps(count: int, seed: int, reps: int, longest_s: float = math.inf) -> dict[str, Experiment]:
+    """``count`` distinct settings drawn from the wide grid, one Experiment of cases per protocol;
+    a draw the model expects to take longer than ``longest_s`` a run is drawn again."""
     rng = random.Random(seed)
     drawn: dict[tuple, None] = {}
     while len(drawn) < count:
         kind = rng.choice(WIDE_KINDS)
         sizes = [s for s in WIDE_SIZES_KB if kind != "udpr" or s <= UDPR_LARGEST_KB]
-        drawn[(kind, rng.choice(sizes), rng.choice(WIDE_DELAYS_MS), rng.choice(WIDE_LOSSES))] = None
+        one = (kind, rng.choice(sizes), rng.choice(WIDE_DELAYS_MS), rng.choice(WIDE_LOSSES))
+        if predicted_s(*one) <= longest_s:
+            drawn[one] = None
     cases: dict[str, list[dict]] = {}
     for kind, size, delay, loss in drawn:
         proto = kind if kind in ("udp", "udpr") else "tcp"
@@ -105,13 +119,15 @@ def main(argv=None) -> int:
     parser.add_argument("--grid", choices=("mixed", "wide"), default="mixed")
     parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
     parser.add_argument("--seed", type=int, default=1, help="wide grid: which settings")
+    parser.add_argument("--longest", type=float, default=30.0,
+                        help="wide grid: draw again a setting predicted to take longer (s a run)")
     args = parser.parse_args(argv)
     out = Path(args.out or tempfile.mkdtemp(prefix="wirelab-bench-fidelity-"))
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     frames, tables = [], []
     groups = sweeps(args.reps, args.max_reps) if args.grid == "mixed" else \
-        wide_sweeps(args.settings, args.seed, args.reps)
+        wide_sweeps(args.settings, args.seed, args.reps, args.longest)
     for group, exp in groups.items():
         if group not in args.only.split(","):
             continue

@@ -221,6 +221,16 @@ def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     assert host.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)
 
 
+def test_rare_timeouts_count_the_runs_own_resends_against_the_predicted_timeouts():
+    udpr = {"proto": "udpr", "pred_time_timeouts_s": 0.06, "pred_data_time_s": 0.09, "retransmissions_mean": 0.0,
+            "max_wait_s": 0.3, "pred_rtt_s": 0.0}
+    (rare,) = [r for r in reasons(udpr) if r.name == "rare timeouts"]
+    assert rare.low == rare.high == pytest.approx(0.09 / 0.03 - 1)        # three runs that lost nothing
+    # resends as many as predicted (0.2 a run × 0.3 s): nothing to say; TCP has no MAX_WAIT
+    assert not [r for r in reasons({**udpr, "retransmissions_mean": 0.2}) if r.name == "rare timeouts"]
+    assert not [r for r in reasons({**udpr, "proto": "tcp"}) if r.name == "rare timeouts"]
+
+
 def test_round_trip_reason_compares_with_the_round_the_prediction_already_assumed():
     row = {"proto": "tcp", "pred_steady_binding": "cubic", "rtt_mean_s_mean": 0.045, "pred_rtt_s": 0.04,
            "rate_bps": 1e7, "pred_wire_bytes": 1514}

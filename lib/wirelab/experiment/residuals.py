@@ -31,6 +31,10 @@ The reasons (each a function of one summary row → expected effect, or None):
                     probe before the setting's runs measured it, the runs' own DATA→ACC
                     samples say what it was during them: N·(their mean cycle −
                     the predicted one).
+* ``rare timeouts`` stop-and-wait's predicted mean counts the expected MAX_WAIT
+                    timeouts (``pred_time_timeouts_s``), a rare cost where loss is
+                    small and the file short: the runs' own resends (each a MAX_WAIT
+                    and a cycle) against it, −/+ what their count moves the time.
 * ``clock``         time.time()'s resolution, ±2 µs on the two instants.
 * ``BBR ProbeRTT``  BBR v1 drains to 4 packets for 200 ms every 10 s (Cardwell
                     et al., ACM Queue 2016): −2 % of a transfer longer than 10 s.
@@ -143,6 +147,23 @@ def _host_round_trip(row, *_) -> Reason | None:
                                      f"of it the probe's host round trip): {effect:+.1%}", effect)
 
 
+def _rare_timeouts(row, *_) -> Reason | None:
+    if row.get("proto") != "udpr":
+        return None
+    expected, seconds = _number(row, "pred_time_timeouts_s"), _number(row, "pred_data_time_s")
+    resent, wait = _number(row, "retransmissions_mean"), _number(row, "max_wait_s")
+    cycle = _number(row, "pred_rtt_s", 0.0)
+    if not all(math.isfinite(v) for v in (expected, seconds, resent, wait)) or seconds <= 0 or expected <= 0:
+        return None
+    own = resent * (wait + cycle)
+    if abs(own - expected) < 1e-4 * seconds:
+        return None
+    effect = seconds / (seconds - expected + own) - 1
+    return Reason.sized("rare timeouts", f"the runs resent {resent:.1f} DATA a run ({own * 1e3:.1f} ms of MAX_WAIT) "
+                                   f"where the prediction counts {expected * 1e3:.1f} ms of timeouts: {effect:+.1%}",
+                        effect)
+
+
 def _clock(row, *_) -> Reason | None:
     seconds = _number(row, "transfer_s_mean")
     if not math.isfinite(seconds) or seconds <= 0:
@@ -204,7 +225,7 @@ def _iperf3_omit(row, *_) -> Reason | None:
                                           f"omitted seconds: up to +{band:.1%}", 0.0, band)
 
 
-REASONS = (_spread, _tbf_burst, _host_round_trip, _clock, _bbr_probe_rtt, _advertised_window, _round_trip,
+REASONS = (_spread, _tbf_burst, _host_round_trip, _rare_timeouts, _clock, _bbr_probe_rtt, _advertised_window, _round_trip,
            _iperf3_omit)
 
 
@@ -249,7 +270,8 @@ def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precisio
     """One row per setting of a sweep's ``runs``: measured ÷ predicted, the residual, its
     interval, the reasons with their numbers, what is left after them, and ``explained``
     (module docstring). Settings the model does not cover say so and are not residuals."""
-    summary = summarize(runs, metrics=("goodput_bps", "rtt_mean_s", "window_advertised_bytes"))
+    summary = summarize(runs, metrics=("goodput_bps", "rtt_mean_s", "window_advertised_bytes",
+                                                   "retransmissions"))
     rows = []
     for _, row in summary.iterrows():
         ratio = _number(row, "measured_over_predicted")

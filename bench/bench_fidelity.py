@@ -16,6 +16,10 @@ what is left), the runs that failed, the settings outside ±10 % and whether a
 reason explains them, and every UDP run's goodput against the link limit η·C.
 Nothing is asserted: the numbers are for a person (and the lead) to read.
 
+``--grid issue28``: the 24 settings of issue 28's sweep (TCP CUBIC and BBR × 200 kB
+and 2 MB × 0 and 15 ms × 0 and 1 %; UDP 500 kB × 0 and 15 ms × 0 and 1 %; UDPR
+100 kB × 0 and 5 ms × 0 and 2 %, MAX_WAIT 0.3 s), 3 runs each.
+
 ``--grid wide`` sweeps wider than any one notebook: ``--settings`` settings drawn
 (seeded, ``--seed``) from sizes 20 kB–10 MB, one-way delays 0–100 ms, loss 0–5 %,
 for Reno, CUBIC, BBR, UDP and UDPR (UDPR's file at most 200 kB: each lost packet
@@ -103,6 +107,19 @@ def worst(table: pd.DataFrame, count: int = 5) -> pd.DataFrame:
     return compared.reindex(compared["residual"].abs().sort_values(ascending=False).index).head(count)
 
 
+def issue28_sweeps(reps: int) -> dict[str, Experiment]:
+    """The mixed sweep a user ran with ``wirelab run`` (24 settings), ``--grid issue28``."""
+    common = dict(rate="10mbit", reps=reps)
+    return {
+        "tcp": Experiment("fidelity28-tcp", proto="tcp", cc=["cubic", "bbr"], size=["200KB", "2MB"],
+                          delay=["0", "15ms"], loss=["0", "1%"], **common),
+        "udp": Experiment("fidelity28-udp", proto="udp", size="500KB", delay=["0", "15ms"], loss=["0", "1%"],
+                          **common),
+        "udpr": Experiment("fidelity28-udpr", proto="udpr", size="100KB", delay=["0", "5ms"], loss=["0", "2%"],
+                           max_wait="0.3s", **common),
+    }
+
+
 def above_link(runs: pd.DataFrame) -> pd.DataFrame:
     """UDP runs whose receiver goodput exceeds η·C beyond the clock's resolution."""
     udp = runs[(runs["proto"] == "udp") & runs["status"].isin(["ok", "incomplete"])]
@@ -116,7 +133,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default="tcp,udp,udpr", help="which groups, e.g. tcp,udpr")
-    parser.add_argument("--grid", choices=("mixed", "wide"), default="mixed")
+    parser.add_argument("--grid", choices=("mixed", "issue28", "wide"), default="mixed")
     parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
     parser.add_argument("--seed", type=int, default=1, help="wide grid: which settings")
     parser.add_argument("--longest", type=float, default=30.0,
@@ -126,8 +143,8 @@ def main(argv=None) -> int:
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     frames, tables = [], []
-    groups = sweeps(args.reps, args.max_reps) if args.grid == "mixed" else \
-        wide_sweeps(args.settings, args.seed, args.reps, args.longest)
+    groups = {"mixed": lambda: sweeps(args.reps, args.max_reps), "issue28": lambda: issue28_sweeps(args.reps),
+              "wide": lambda: wide_sweeps(args.settings, args.seed, args.reps, args.longest)}[args.grid]()
     for group, exp in groups.items():
         if group not in args.only.split(","):
             continue
@@ -138,7 +155,7 @@ def main(argv=None) -> int:
               f"{', '.join(sorted(set(df['backend'])))}; status {df['status'].value_counts().to_dict()}")
         frames.append(df)
         tables.append(residual_table(df, precision=exp.precision, max_reps=exp.max_reps))
-        if args.grid == "wide":         # kept as it goes: a long sweep cut short still says something
+        if args.grid != "mixed":        # kept as it goes: a long sweep cut short still says something
             pd.concat(tables, ignore_index=True).to_csv(out / "residuals.csv", index=False)
     runs = pd.concat(frames, ignore_index=True)
     table = pd.concat(tables, ignore_index=True)

@@ -4,6 +4,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -161,3 +162,13 @@ def test_after_one_interrupt_the_cleanup_it_starts_cannot_be_interrupted():
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def test_a_rooms_scratch_folder_in_the_temporary_directory_goes_with_it_and_nothing_elsewhere(tmp_path):
+    scratch = Path(tempfile.mkdtemp(prefix="wirelab-test-room-"))
+    (scratch / "a1").mkdir()
+    elsewhere = tmp_path / "wirelab-not-in-tmp"          # a state file naming anything else is not obeyed
+    elsewhere.mkdir()
+    cleanup.remove({"id": f"wl-troom-{os.getpid()}", "namespaces": [], "scratch": str(scratch)})
+    cleanup.remove({"id": f"wl-troom-{os.getpid()}", "namespaces": [], "scratch": str(elsewhere)})
+    assert not scratch.exists() and elsewhere.exists()

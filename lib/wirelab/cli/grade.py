@@ -2,6 +2,7 @@
 
     sudo wirelab grade SUBMISSION...            # folders with ppcbc and ppcbs, or a Makefile; or a .tgz/.zip
     sudo wirelab grade --class DIR --jobs 2     # every sub-folder, archive and patch of DIR
+    wirelab grade --class DIR --cluster tcp://10.0.0.1:8786   # on a Dask cluster's workers (root there)
     sudo wirelab grade --public .               # a student checks their own work: public tests only
     wirelab grade --list                        # the catalogue (no root needed)
     sudo wirelab grade --class DIR --format gradescope,gradebook   # also each platform's own file
@@ -43,6 +44,8 @@ def add_parser(subparsers):
     p.add_argument("--class", dest="class_dir", metavar="DIR",
                    help="grade every sub-folder, archive (.tgz, .zip) and patch (.diff) of DIR")
     p.add_argument("--jobs", type=int, default=1, help="submissions graded in parallel (default 1)")
+    p.add_argument("--cluster", metavar="ADDRESS", help="grade on the workers of this Dask scheduler (each "
+                   "worker as root; its --nthreads submissions at once), e.g. tcp://10.0.0.1:8786")
     p.add_argument("--public", action="store_true", help="only the public tests (what students may run)")
     p.add_argument("--tests", action="append", default=[], metavar="FILE",
                    help="add the tests of FILE (hidden tests; repeatable)")
@@ -159,7 +162,7 @@ def run(args) -> int:
         parse_formats(args.format)            # a misspelt format is said before anything is graded
     if not args.submissions and not args.class_dir:
         raise UsageError("nothing to grade", "give submission folders, or --class DIR (see --help)")
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not args.cluster:
         raise NeedsRootError("grading (network namespaces, and a user id of its own for each submission)",
                              "run it with sudo: sudo wirelab grade ...")
     from ..grade import check_expected, find_submissions, grade_class, json_summary, load_expected, write_reports
@@ -169,15 +172,21 @@ def run(args) -> int:
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
     from ..grade.machine import links_for
+    # on a cluster each worker finds its own links and checks its own sandbox (grade/spread.py)
     policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f),
-                    links=links_for(args.links))
-    require_sandbox(policy)
+                    links=args.links if args.cluster else links_for(args.links))
+    if not args.cluster:
+        require_sandbox(policy)
     from ..link.cleanup import interrupt_in
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
     places = Places()                         # the world-writable folders, found while the grading runs
     try:
-        graded = grade_class(submissions, cat, out, jobs=args.jobs, capture=not args.no_capture,
-                             progress=not args.no_progress and not args.json, policy=policy)
+        options = dict(capture=not args.no_capture, progress=not args.no_progress and not args.json, policy=policy)
+        if args.cluster:
+            from ..grade.spread import grade_across
+            graded = grade_across(submissions, cat, out, cluster=args.cluster, **options)
+        else:
+            graded = grade_class(submissions, cat, out, jobs=args.jobs, **options)
     except BaseException:                     # Ctrl-C included: nothing of a grading uid outlives it
         print(_swept(places, wait=False).summary(), file=sys.stderr)
         raise

@@ -5,6 +5,12 @@
 
 Every list is comma-separated; the sweep is every combination × --reps.
 Running the same command again resumes: only the missing runs are made.
+
+Across two machines (each a Dask worker of one scheduler; see the README):
+
+    wirelab run --rate 1mbit,10mbit --hosts a=pc07,b=pc08 --cluster tcp://10.0.0.1:8786
+
+The server runs on b, the client on a; --hosts again for another pair, run side by side.
 """
 from __future__ import annotations
 
@@ -46,6 +52,11 @@ def add_parser(subparsers):
                    help="wirelab, iperf3, or both: wirelab,iperf3 (one table)")
     p.add_argument("--backend", default="auto", choices=list(BACKENDS),
                    help="link backend (default: the best this machine has)")
+    p.add_argument("--hosts", action="append", default=None, metavar="a=HOST,b=HOST",
+                   help="run across machines: the Dask workers of the client (a) and the server (b) "
+                        "(repeat for more pairs, side by side); needs --cluster")
+    p.add_argument("--cluster", default=None, metavar="ADDRESS",
+                   help="the Dask scheduler the hosts joined, e.g. tcp://10.0.0.1:8786")
     p.add_argument("--timeout", type=float, default=None,
                    help="deadline of each run in seconds (default: 3 × the predicted time + 10 s)")
     p.add_argument("--out", default=None, help="results folder (default data/<name>)")
@@ -73,7 +84,8 @@ def run(args) -> int:
     frame = None
     for engine in engines:
         experiment = Experiment(name, workload=workload, reps=args.reps, seed=args.seed, engine=engine,
-                                backend=args.backend, timeout=args.timeout, capture=args.capture, **grid)
+                                backend=args.backend, timeout=args.timeout, capture=args.capture,
+                                hosts=";".join(args.hosts) if args.hosts else None, cluster=args.cluster, **grid)
         frame = run_sweep(experiment, out=out, progress=not args.no_progress,
                           retry_failed=args.retry_failed)
     table = pretty(summarize(frame))

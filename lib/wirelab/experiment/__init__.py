@@ -15,7 +15,9 @@ a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parq
 ``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
 repetitions where an interval is too wide), ``residuals`` (measured ÷ predicted with the
 named reason for what is left), ``series`` and ``dataset`` (reading runs back),
-``ppcb_capture`` (``exchange``: what two PPCB peers sent, read from a run's capture).
+``ppcb_capture`` (``exchange``: what two PPCB peers sent, read from a run's capture),
+``cluster`` with ``hostpairs`` and ``clockrounds`` (the same sweep across real machines,
+Dask workers: ``Experiment(hosts=..., cluster=...)``).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["collect", "read_sysctls", "parse_tc_qdiscs", "parse_ethtool_offloads",
-           "git_revision", "SYSCTLS", "tcp_timestamps_enabled"]
+__all__ = ["collect", "host_facts", "read_sysctls", "parse_tc_qdiscs", "parse_ethtool_offloads",
+           "parse_ethtool_speed", "git_revision", "SYSCTLS", "tcp_timestamps_enabled"]
 
 #: sysctls that change transport results (read from /proc/sys, no root needed).
 SYSCTLS = [
@@ -69,6 +69,18 @@ def parse_ethtool_offloads(text: str) -> dict:
     return out
 
 
+def parse_ethtool_speed(text: str) -> float | None:
+    """``ethtool DEV`` → the link speed in bit/s (``Speed: 1000Mb/s``), None when unknown."""
+    for line in (text or "").splitlines():
+        name, _, rest = line.strip().partition(":")
+        if name == "Speed" and rest.strip().lower().endswith("mb/s"):
+            try:
+                return float(rest.strip()[:-4]) * 1e6
+            except ValueError:
+                return None
+    return None
+
+
 def _run(argv: list[str], timeout: float = 5.0) -> str | None:
     exe = shutil.which(argv[0]) or shutil.which(argv[0], path="/usr/sbin:/sbin")
     if not exe:
@@ -118,3 +130,27 @@ def collect(devices: tuple[str, ...] = ("lo",), extra: dict | None = None) -> di
     }
     meta.update(extra or {})
     return meta
+
+
+def host_facts(peer: str) -> dict:
+    """This host's facts for runs with ``peer`` (an IP): ``collect`` for the interface that
+    reaches it, with that interface's name, address, NIC speed (``ethtool``: what a real path
+    is predicted at), MTU, root qdisc and ``gso_max_segs``, whether wirelab may shape it (root)
+    and what the kernel can (tbf, netem: ``link.detect``, probed as root). Each side of
+    a pair across hosts records its own (run on its Dask worker)."""
+    route = json.loads(_run(["ip", "-j", "route", "get", peer]) or "[{}]") or [{}]
+    device, address = route[0].get("dev"), route[0].get("prefsrc")
+    facts = collect(devices=(device,) if device else ())
+    shown = json.loads(_run(["ip", "-j", "-d", "link", "show", "dev", device]) or "[{}]") if device else [{}]
+    roots = [q for q in facts["qdiscs"] if q["dev"] == device and q["parent"] in ("root", None)]
+    facts.update(interface=device, address=address, peer=peer,
+                 nic_speed_bps=parse_ethtool_speed(_run(["ethtool", device]) or "") if device else None,
+                 mtu=(shown or [{}])[0].get("mtu"), gso_max_segs=(shown or [{}])[0].get("gso_max_segs"),
+                 root_qdisc=roots[0]["kind"] if roots else None, root_handle=roots[0]["handle"] if roots else None)
+    if facts["root"]:
+        from ..link import capabilities
+        caps = capabilities()
+        facts.update(tbf=caps.tbf, netem=caps.netem, iptables_statistic=caps.iptables_statistic)
+    else:
+        facts.update(tbf=None, netem=None, iptables_statistic=None)
+    return facts

@@ -16,7 +16,8 @@ What is decided here, and nowhere else:
 * the engine of each setting: the sweep's, or the flows engine for settings that run
   several flows on one link (``flows``), composed of the sweep's;
 * the machine: sysctls, kernel, versions (``meta.collect``), TCP timestamps and the
-  default congestion control the model needs;
+  default congestion control the model needs (across hosts: each side's facts too, and the
+  sender's kernel; a pair that cannot be shaped is predicted for its real path: ``cluster``);
 * each setting's predictions, computed once (and again only for a new host round trip,
   the stop-and-wait model's input: ``calibration``), used by the check before the runs
   and by the runs themselves, with the deadline derived from them (``deadline``).
@@ -47,8 +48,12 @@ class Plan:
         self.info = machine.collect(extra={"engine": getattr(engine, "name", type(engine).__name__),
                                            "backend": self.backend,
                                            "engine_info": getattr(engine, "info", lambda: {})()})
-        self.timestamps = machine.tcp_timestamps_enabled(self.info["sysctls"])
-        self.default_cc = self.info["sysctls"].get("net.ipv4.tcp_congestion_control")
+        sysctls = self.info["sysctls"]
+        if hasattr(link_layer, "facts"):      # across real hosts: each side's own facts; the sender's kernel
+            self.info["hosts"] = link_layer.facts()
+            sysctls = link_layer.sender_sysctls() or sysctls
+        self.timestamps = machine.tcp_timestamps_enabled(sysctls)
+        self.default_cc = sysctls.get("net.ipv4.tcp_congestion_control")
 
     def engine_for(self, setting: Setting):
         """The sweep's engine, or for a setting with flows the flows engine made of it."""
@@ -77,7 +82,10 @@ class Plan:
                 framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
                 carriage = self.link_layer.carriage(self.backend, setting.proto) \
                     if hasattr(self.link_layer, "carriage") else "packets"
-                made = predict_columns(setting.params, wire=self.link_layer.wire_of(setting.link),
+                params, wire = setting.params, self.link_layer.wire_of(setting.link)
+                if hasattr(self.link_layer, "path_params"):   # across hosts that cannot shape: the real path
+                    params, wire = self.link_layer.path_params(setting)
+                made = predict_columns(params, wire=wire,
                                        timestamps=self.timestamps, default_cc=self.default_cc,
                                        carriage=carriage, host_rtt_s=host_rtt_s, **framing)
             self._predicted[key] = made

@@ -40,7 +40,7 @@ import sys
 import time
 import traceback
 import uuid
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 import pandas as pd
@@ -52,16 +52,16 @@ from .adaptive import more_runs
 from .calibration import HostRoundTrips
 from .engine import link_columns
 from .engines import get_engine
-from .events import EVENTS_SUFFIX, EventStream
+from .events import EVENTS_SUFFIX, EventStream, events_path, read_events
 from .plan import Plan
 from .rfc6349 import run_metrics
 from .reuse import KeptLinks
 from .spec import Experiment, Setting
 from .progress import progress_bar
-from .status import RESERVED, decide, failure, fold
+from .status import LOST, RESERVED, decide, failure, fold
 from .store import ResultStore, load
 
-__all__ = ["run", "run_one", "default_folder", "RESERVED"]
+__all__ = ["run", "run_one", "new_row", "default_folder", "RESERVED"]
 
 
 def default_folder(experiment: Experiment, root: str | Path = "data") -> Path:
@@ -89,12 +89,8 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     The run's event stream (``events``) is written to ``workdir`` and shown to ``on_event``.
     """
     engine, link_layer = plan.engine_for(setting), plan.link_layer
-    run_id = f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}"
-    row = {"run_id": run_id, "rep": rep, "seed": seed, **setting.columns(),
-           "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    row["wire"] = link_layer.wire_of(setting.link)
-    row.update(plan.predictions(setting, host_rtt_s=host_rtt_s))
-    timeout = row["deadline_s"] = plan.deadline(setting, host_rtt_s=host_rtt_s)
+    row = new_row(plan, setting, rep=rep, seed=seed, host_rtt_s=host_rtt_s)
+    run_id, timeout = row["run_id"], row["deadline_s"]
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
     events = EventStream(Path(workdir) / f"{run_id}{EVENTS_SUFFIX}" if workdir is not None else None, run_id,
                          listeners=[on_event] if on_event is not None else ())
@@ -166,6 +162,16 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
     return _rows(engine, setting, record, row)
 
 
+def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: float | None = None) -> dict:
+    """A run's row before it runs: its id, the setting's columns, the plan's predictions and deadline."""
+    row = {"run_id": f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}", "rep": rep, "seed": seed,
+           **setting.columns(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    row["wire"] = plan.link_layer.wire_of(setting.link)
+    row.update(plan.predictions(setting, host_rtt_s=host_rtt_s))
+    row["deadline_s"] = plan.deadline(setting, host_rtt_s=host_rtt_s)
+    return row
+
+
 def _rows(engine, setting: Setting, record: dict | None, row: dict) -> list[dict]:
     """The run's rows: the one row, or the engine's (one per stream, one per message)."""
     return engine.rows(setting, record, row) if hasattr(engine, "rows") else [row]
@@ -183,6 +189,8 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
     ``on_event(event)``: called with every event of every run as it happens (``events``: a
     live plot); quick, from the thread that emits it.
     ``link_layer``: what chooses the backend and opens links (``wirelab.link``; tests give a fake).
+    An experiment with ``hosts`` runs across machines: its runs go to the hosts' Dask workers,
+    pairs side by side (``cluster``), and come back to this folder as any other run.
     """
     folder = Path(out) if out is not None else default_folder(experiment)
     engine = get_engine(engine if engine is not None else experiment.engine, **(engine_options or {}))
@@ -191,17 +199,24 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         experiment = Experiment(**{**experiment.to_dict(), "engine": engine_name})
 
     with ResultStore(folder) as store, ExitStack() as leaving:
-        done = store.done(("ok", "incomplete") if retry_failed else ("ok", "incomplete", "failed", "skipped"))
+        done = store.done(("ok", "incomplete") if retry_failed else ("ok", "incomplete", "failed", "skipped"),
+                          again=(LOST,))
         settings = experiment.settings()          # once: the runs, the plan and more repetitions read them
         todo = [(s, r) for s, r in experiment.runs(settings) if (s.setting_id, r) not in done]
         if max_runs is not None:
             todo = todo[:max_runs]
         if not todo and not more_runs(experiment, store.frame(), settings):
             return store.frame() if not store.frame().empty else load(folder)
+        cluster = None
+        if experiment.hosts:                # across machines: the runs go to the hosts' Dask workers
+            from .cluster import Cluster
+            cluster = leaving.enter_context(Cluster(experiment))
+            link_layer = cluster.layer
         plan = Plan(experiment, engine, settings=settings, link_layer=link_layer)
         # consecutive runs share one link, made ready again (and reshaped) between runs
         kept = leaving.enter_context(KeptLinks(link_layer, plan.backend))    # removed however we leave
-        probes = HostRoundTrips(engine, link_layer, plan.backend, plan.settings, kept=kept)
+        # (across hosts each pair's own round trip stands in for the probe: cluster.py)
+        probes = HostRoundTrips(engine if cluster is None else None, link_layer, plan.backend, plan.settings, kept=kept)
         info = dict(plan.info)
         if probes.first is not None:
             info["host_round_trip"] = probes.first
@@ -216,12 +231,25 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         bar = _progress(len(todo), progress, experiment.name)
         opened = False
 
-        def one(setting: Setting, rep: int) -> None:
-            workdir = folder / "runs"
-            workdir.mkdir(parents=True, exist_ok=True)
-            rows, raw = run_one(plan, setting, rep=rep, seed=experiment.run_seed(setting, rep), workdir=workdir,
-                                capture_dir=folder / "captures" if experiment.capture else None,
-                                host_rtt_s=probes.for_setting(setting), kept=kept, on_event=on_event)
+        workdir = folder / "runs"
+
+        def runs_of(batch):
+            """(setting, rep, rows, raw) of each run of ``batch`` as it ends."""
+            if cluster is not None:          # each run's event stream comes back with it (no live events)
+                for ended in cluster.runs(plan, batch, folder=folder, run_one=run_one, new_row=new_row):
+                    if on_event is not None:
+                        for event in read_events(events_path(folder, ended[2][0]["run_id"])):
+                            on_event(event)
+                    yield ended
+                return
+            for setting, rep in batch:
+                workdir.mkdir(parents=True, exist_ok=True)
+                yield setting, rep, *run_one(
+                    plan, setting, rep=rep, seed=experiment.run_seed(setting, rep), workdir=workdir,
+                    capture_dir=folder / "captures" if experiment.capture else None,
+                    host_rtt_s=probes.for_setting(setting), kept=kept, on_event=on_event)
+
+        def save(setting: Setting, rows: list[dict], raw: dict) -> None:
             raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
             events_file = workdir / f"{rows[0]['run_id']}{EVENTS_SUFFIX}"
             for row in rows:
@@ -244,8 +272,9 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             if hasattr(engine, "open"):
                 engine.open()
                 opened = True
-            for setting, rep in todo:
-                one(setting, rep)
+            with closing(runs_of(todo)) as ended:
+                for setting, _, rows, raw in ended:
+                    save(setting, rows, raw)
             # more repetitions where an interval is still wider than the precision asked for
             made = len(todo)
             while max_runs is None or made < max_runs:
@@ -257,8 +286,9 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                 probes.forget()                    # a new batch of runs: a new probe next to it
                 if bar is not None:
                     bar.total += len(extra)
-                for setting, rep in extra:
-                    one(setting, rep)
+                with closing(runs_of(extra)) as ended:
+                    for setting, _, rows, raw in ended:
+                        save(setting, rows, raw)
                 made += len(extra)
         finally:
             if bar is not None:

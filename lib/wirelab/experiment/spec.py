@@ -28,7 +28,7 @@ from ..link import LinkSpec
 from ..model.headers import PPPOE_MTU
 from .flowspec import canonical
 
-__all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for", "link_spec"]
+__all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for", "link_spec", "host_pairs"]
 
 PROTOCOLS = ("tcp", "udp", "udpr")
 #: file: send ``size`` bytes; time: bulk for ``time`` s; load: offered ``offered``
@@ -215,6 +215,29 @@ class Setting:
         return " ".join(parts)
 
 
+def host_pairs(hosts) -> tuple[tuple[str, str], ...] | None:
+    """``hosts`` as (a, b) pairs of worker names: from ``{"a": .., "b": ..}``, a list of those or of
+    (a, b), or text ``"a=pc07,b=pc08"`` (pairs separated by ``;``). None stays None."""
+    if hosts is None:
+        return None
+    if isinstance(hosts, str):
+        hosts = [dict(part.split("=", 1) for part in pair.split(",") if "=" in part)
+                 for pair in hosts.split(";") if pair.strip()]
+    if isinstance(hosts, dict):
+        hosts = [hosts]
+    pairs = []
+    for pair in hosts:
+        a, b = (pair.get("a"), pair.get("b")) if isinstance(pair, dict) else \
+            (tuple(pair) if len(pair) == 2 else (None, None))
+        if not (isinstance(a, str) and isinstance(b, str) and a.strip() and b.strip() and a.strip() != b.strip()):
+            raise UsageError(f"hosts {pair!r} are not two different workers a and b",
+                             "e.g. hosts={'a': 'pc07', 'b': 'pc08'} or --hosts a=pc07,b=pc08")
+        pairs.append((a.strip(), b.strip()))
+    if not pairs:
+        raise UsageError("hosts names no pair", "e.g. hosts={'a': 'pc07', 'b': 'pc08'}")
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class Experiment:
     """A sweep: the grid of every axis × ``reps`` repetitions.
@@ -237,6 +260,10 @@ class Experiment:
     ``cases``: settings that are not a grid, e.g. ``[{"delay": "1ms", "jitter": "5ms"},
     {"delay": "20ms", "jitter": "5ms"}]``: the grid of the other axes is made once per case,
     with the case's values in place of those axes.
+    ``hosts`` and ``cluster``: run across real machines (``cluster.py``): ``hosts={"a": "pc07",
+    "b": "pc08"}`` names the Dask workers of the two ends (a list of such pairs runs them side
+    by side; ``"a=pc07,b=pc08"`` is the same as text), ``cluster`` the scheduler's address; the
+    backend is then ``hosts``.
     ``precision`` (e.g. 0.10): after ``reps`` runs, settings whose 95 % interval is wider
     than that share of the mean get more runs, up to ``max_reps`` each, while the sweep
     has taken less than ``budget_s`` seconds of runs (``experiment.adaptive``).
@@ -274,6 +301,8 @@ class Experiment:
     seed: int = 0
     engine: str = "wirelab"
     backend: str = "auto"
+    hosts: object = None
+    cluster: str | None = None
     timeout: float | None = None
     capture: bool = False
     shuffle: bool = False
@@ -284,6 +313,17 @@ class Experiment:
     def __post_init__(self):
         if self.workload != "file":          # a file size only means something for file transfers
             object.__setattr__(self, "size", None)
+        object.__setattr__(self, "hosts", host_pairs(self.hosts))
+        if self.hosts is not None:
+            if self.backend not in ("auto", "hosts"):
+                raise UsageError(f"hosts and the {self.backend} backend do not go together",
+                                 "across hosts the backend is 'hosts' (leave backend unset)")
+            if not self.cluster:
+                raise UsageError("hosts need a cluster: the address of the Dask scheduler they joined",
+                                 "e.g. cluster='tcp://10.0.0.1:8786'")
+            object.__setattr__(self, "backend", "hosts")
+        elif self.backend == "hosts":
+            raise UsageError("the hosts backend needs hosts", "e.g. hosts={'a': 'pc07', 'b': 'pc08'}, cluster=...")
         for case in self._cases():
             unknown = set(case) - set(AXES)
             if unknown:
@@ -368,6 +408,8 @@ class Experiment:
     def chosen_backend(self) -> str:
         """The backend the link layer picks for this sweep (one for every setting; what the
         plan of a sweep of the wirelab or iperf3 engine chooses)."""
+        if self.hosts:
+            return "hosts"
         from ..link import backend_for
         return backend_for([s.link for s in self.settings()], self.backend)
 
@@ -381,5 +423,7 @@ class Experiment:
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
+            if name == "hosts" and value is not None:
+                value = [{"a": a, "b": b} for a, b in value]
             out[name] = list(value) if isinstance(value, (tuple, set, frozenset, range)) else value
         return out

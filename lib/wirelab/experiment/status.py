@@ -11,6 +11,9 @@
                   datagram, iperf3 -n stopped before the data arrived): a result, with the reason
 * ``ok``          everything else
 
+A run across hosts whose host left mid-run is ``failed`` with an error that begins with
+``LOST``: resume makes it again (the runner does not count it as done).
+
 ``skipped`` is decided before a run starts (the engine or the link cannot run the
 setting: ``unsupported``), never from a record. The runner asks ``decide`` for each
 run's row, and an engine that makes several rows of one run (the flows, one per
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from .engine import flatten
 
-__all__ = ["decide", "fold", "failure", "RESERVED", "OVERRUN"]
+__all__ = ["decide", "fold", "failure", "RESERVED", "OVERRUN", "LOST"]
 
 #: Columns the runner owns; an engine's field of the same name is kept as ``result_<name>``.
 RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "engine", "backend",
@@ -33,6 +36,9 @@ RESERVED = {"experiment", "run_id", "setting_id", "rep", "status", "error", "eng
             "capture_file", "raw_file", "events_file"}
 #: A run that took more than this share beyond its deadline failed, whatever it measured.
 OVERRUN = 0.05
+#: How the error of a run begins when a host of it left the cluster mid-run (``cluster.py``):
+#: ``failed``, with that reason, and not the run's own failure, so a resume makes it again.
+LOST = "host lost"
 
 
 def decide(record: dict | None, *, error: str | None = None, elapsed_s: float | None = None,

@@ -232,12 +232,16 @@ class ResultStore:
             return _table(_records(pd.read_csv(self.folder / CSV)))
         return pd.DataFrame()
 
-    def done(self, statuses=("ok", "failed", "skipped")) -> set[tuple[str, int]]:
-        """(setting_id, rep) of the runs already recorded with one of ``statuses``."""
+    def done(self, statuses=("ok", "failed", "skipped"), *, again: tuple[str, ...] = ()) -> set[tuple[str, int]]:
+        """(setting_id, rep) of the runs already recorded with one of ``statuses``, except those
+        whose error begins with one of ``again`` (to be made again)."""
         frame = self.frame()
         if frame.empty:
             return set()
         kept = frame[frame["status"].isin(list(statuses))]
+        if again and "error" in kept:
+            errors = kept["error"].astype(object).fillna("").astype(str)     # all-NaN errors are a float column
+            kept = kept[~errors.str.startswith(tuple(again))]
         return {(str(s), int(r)) for s, r in zip(kept["setting_id"], kept["rep"])}
 
     def meta(self) -> dict:

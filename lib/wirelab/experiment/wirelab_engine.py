@@ -100,6 +100,13 @@ class WirelabEngine:
         self.udp_files = udp_files
         self._warm: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # link → WarmClient
 
+    def __getstate__(self) -> dict:
+        """A sweep across hosts sends its engine to a worker; the warm clients stay here."""
+        return {**self.__dict__, "_warm": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _warm=weakref.WeakKeyDictionary())
+
     def open(self) -> None:
         """Called by the runner before a sweep (nothing to prepare)."""
 

@@ -7,7 +7,8 @@ and captures are its own; at nice -5, above the programs it tests), and the
 bar counts submissions. Ctrl-C stops the workers, whose testbeds come down
 with them, and keeps what was graded: the submissions already done are saved
 in ``report_dir/results.json`` (``load_graded``; ``wirelab grade --from`` makes
-the platforms' files of them), as a sweep keeps its finished runs.
+the platforms' files of them), as a sweep keeps its finished runs. On a Dask
+cluster's workers: ``spread.py``.
 
 Shared with the sweeps' runner (``experiment``): the progress bar, the words
 for a failure of the grader's own (``status.failure``), the links
@@ -41,7 +42,7 @@ from .jail import Policy, require_sandbox
 from .outcome import Graded, Outcome, save_graded
 from .runner import grade_submission
 
-__all__ = ["grade_class"]
+__all__ = ["grade_class", "lost_submission", "confined", "keep_graded"]
 
 
 def _start_worker() -> None:
@@ -61,10 +62,17 @@ def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: s
     return grade_submission(name, source, catalogue, report_dir, capture=capture, policy=policy).to_dict()
 
 
-def _lost(name: str, source, catalogue: Catalogue, why: str) -> Graded:
+def lost_submission(name: str, source, catalogue: Catalogue, why: str) -> Graded:
+    """Every test of a submission whose grading process died, as an error with the reason."""
     tests = [Outcome(t.id, "error", f"the grader's worker for this submission died: {why}", 0.0, t.points,
                      t.role, t.proto, t.topic, t.public, t.describe_link()) for t in catalogue.tests]
     return Graded(name, tests, source=str(source))
+
+
+def confined(policy: Policy, submissions: list[tuple[str, Path]], report_dir: Path) -> Policy:
+    """``policy`` hiding every submission (and the folder each lies in) and the reports from each program."""
+    seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
+    return replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(Path(report_dir).resolve())})))
 
 
 def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
@@ -78,8 +86,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                          "so two cannot be graded at once", "grade them one after another: --jobs 1")
     require_sandbox(policy)
     report_dir = Path(report_dir)
-    seen = {str(Path(p).resolve()) for _, source in submissions for p in (source, Path(source).resolve().parent)}
-    policy = replace(policy, hide=tuple(sorted({*policy.hide, *seen, str(report_dir.resolve())})))
+    policy = confined(policy, submissions, report_dir)
     if jobs == 1:
         results = []
         bar = progress_bar(len(submissions) * len(catalogue.tests), unit="test", enabled=progress)
@@ -89,7 +96,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 results.append(grade_submission(name, source, catalogue, report_dir / name, capture=capture,
                                                 on_test=lambda _: bar.update(), policy=policy))
         except KeyboardInterrupt:
-            _keep(results, report_dir)
+            keep_graded(results, report_dir)
             raise
         finally:
             bar.close()
@@ -107,11 +114,11 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 try:
                     found[name] = Graded.from_dict(future.result())
                 except BrokenProcessPool as err:
-                    found[name] = _lost(name, source, catalogue, f"{err}")
+                    found[name] = lost_submission(name, source, catalogue, f"{err}")
                 except KeyboardInterrupt:
                     raise
                 except Exception as err:     # noqa: BLE001 - one submission's disaster is not the class's
-                    found[name] = _lost(name, source, catalogue, failure(err))
+                    found[name] = lost_submission(name, source, catalogue, failure(err))
                 bar.update()
         except KeyboardInterrupt:            # workers clean up their testbeds and uids, then stop
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -120,14 +127,14 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 except ProcessLookupError:
                     pass
             pool.shutdown(wait=True, cancel_futures=True)
-            _keep([found[name] for name, _ in submissions if name in found], report_dir)
+            keep_graded([found[name] for name, _ in submissions if name in found], report_dir)
             raise
         finally:
             bar.close()
     return [found[name] for name, _ in submissions]
 
 
-def _keep(graded: list[Graded], report_dir: Path) -> None:
+def keep_graded(graded: list[Graded], report_dir: Path) -> None:
     """On Ctrl-C: the submissions graded so far, saved where the class's results go."""
     if graded:
         report_dir.mkdir(parents=True, exist_ok=True)

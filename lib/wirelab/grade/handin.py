@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import UsageError
 
-__all__ = ["HandInError", "lay_out", "kind_of", "submission_name", "ARCHIVES", "PATCHES"]
+__all__ = ["HandInError", "lay_out", "kind_of", "submission_name", "patch_base", "ARCHIVES", "PATCHES"]
 
 ARCHIVES = (".tgz", ".tar.gz", ".tar", ".zip")
 PATCHES = (".diff", ".patch")
@@ -160,9 +160,9 @@ def _enter_single_folder(dest: Path) -> None:
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
-def _apply_patch(patch: Path, dest: Path) -> None:
-    """Copy the base folder the patch names, then apply every file's hunks to it."""
-    lines = patch.read_text(encoding="utf-8").splitlines(keepends=True)
+def patch_base(patch: Path) -> Path:
+    """The folder a patch applies to: the one its ``---`` lines name, beside the patch."""
+    lines = patch.read_text(encoding="utf-8").splitlines()
     olds = [line[4:].split("\t")[0].strip() for line in lines if line.startswith("--- ")]
     bases = {PurePosixPath(o).parts[0] for o in olds if o != "/dev/null"}
     if len(bases) != 1:
@@ -172,7 +172,13 @@ def _apply_patch(patch: Path, dest: Path) -> None:
     if not base.is_dir():
         raise HandInError(f"{patch.name} applies to {base.name}/, which is not in {patch.parent}",
                           "keep the patch beside the folder it was made from")
-    lay_out(base, dest)
+    return base
+
+
+def _apply_patch(patch: Path, dest: Path) -> None:
+    """Copy the base folder the patch names, then apply every file's hunks to it."""
+    lines = patch.read_text(encoding="utf-8").splitlines(keepends=True)
+    lay_out(patch_base(patch), dest)
     i = 0
     while i < len(lines):
         if lines[i].startswith("--- ") and i + 1 < len(lines) and lines[i + 1].startswith("+++ "):

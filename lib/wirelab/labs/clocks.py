@@ -16,13 +16,9 @@ difference, and so is RTT/2 as a one-way delay (document 000, 003).
 """
 from __future__ import annotations
 
-import json
-import time
-
 import pandas as pd
 
-from ..errors import TransferError
-from ..experiment.client import client_argv, run_client
+from ..experiment.clockrounds import echo_exchange
 from ..transfer.clock import fit_offset_drift
 
 __all__ = ["two_clocks"]
@@ -34,29 +30,8 @@ def two_clocks(link, *, offset_s: float = 0.0037, drift_ppm: float = 45.0, round
     ``offset_s`` and ``drift_ppm``) to a server on host b. Returns ``rounds`` (a DataFrame:
     t_s since the first round, theta_s, rtt_s, true_ab_s, true_ba_s), ``fit`` (a one-row
     DataFrame: configured, estimated and the error) and the client's ``result``."""
-    from ..transfer import start_server
-
-    deadline = time.monotonic() + timeout
-    with link.inside("b"):
-        port, stop, thread, _ = start_server(proto, host=link.address("b"), max_wait=2.0)
-    try:
-        host, target = link.reach(port, proto)
-        config = {"call": "measure", "proto": proto, "host": host, "port": target, "mode": "echo",
-                  "count": int(rounds), "packet": int(packet), "echo_interval_s": interval_s,
-                  "same_clock": False, "clock_offset_s": offset_s, "clock_drift_ppm": drift_ppm,
-                  "max_wait": 2.0}
-        done = run_client(link, client_argv(config), deadline, what="the echo client",
-                          fix="lower rounds or interval_s, or raise timeout")
-    finally:
-        stop.set()
-        thread.join(3.0)
-    try:
-        result = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise TransferError("the echo client printed no Result", "run it by hand to see why") from None
-    if result.get("error") or result.get("receiver_error"):
-        raise TransferError(f"echo rounds failed: {result.get('error') or result.get('receiver_error')}",
-                            "check the link is up and the server answers")
+    result = echo_exchange(link, rounds=rounds, interval_s=interval_s, proto=proto, packet=packet,
+                           timeout=timeout, clock_offset_s=offset_s, clock_drift_ppm=drift_ppm)
     table = pd.DataFrame(result["metadata"]["echo_rounds"],
                          columns=["t_s", "theta_s", "rtt_s", "true_ab_s", "true_ba_s"])
     fit = fit_offset_drift(table[["t_s", "theta_s", "rtt_s"]].itertuples(index=False))

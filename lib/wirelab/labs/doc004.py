@@ -362,3 +362,18 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
 
 #: The exercises on the document's own numbers.
 EXERCISES = exercises()
+
+
+#: Notebook 12: task 2.1 (tbf's rate, iperf3) between two machines.
+ACROSS = {"rates": FULL["rates"], "seconds": FULL["seconds"], "repetitions": FULL["repetitions"],
+          "congestion": FULL["congestion"], "engine": "iperf3"}
+ACROSS_QUICK = {"rates": QUICK["rates"], "seconds": QUICK["seconds"], "repetitions": QUICK["repetitions"]}
+
+
+def across_hosts(hosts, cluster: str, *, quick: bool = False, **given) -> Experiment:
+    """Task 2.1, the document's rate sweep with iperf3 and tbf, between two machines: ``hosts`` the
+    Dask workers of the client and the server (``{"a": "pc07", "b": "pc08"}``, or a list of such
+    pairs), ``cluster`` the scheduler's address (``wirelab.experiment.cluster``)."""
+    v = values(ACROSS, ACROSS_QUICK, quick, given)
+    return Experiment("rate-across", engine=v["engine"], proto="tcp", workload="time", time=v["seconds"],
+                      rate=v["rates"], cc=v["congestion"], reps=v["repetitions"], hosts=hosts, cluster=cluster)

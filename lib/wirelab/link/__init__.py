@@ -12,7 +12,10 @@ next run) with ``reshape`` (which other shapes it may take in place),
 ``userspace`` (the link process used where the kernel has no netem), ``relay``
 (loopback, no root), ``cleanup`` (names, state, the reaper), ``inspect`` (read
 kernel state back through netlink), ``keeper`` (holds `wirelab testbed up`'s
-testbeds).
+testbeds). Across real machines: ``hosts`` (a link between two Dask workers), with
+``workers`` (reaching them through Dask), ``hostshaping`` (tc on a real interface, for
+one peer only), ``hostguard`` (what undoes it, whatever happens) and ``room`` (a room
+of namespaces on one machine, each running a real ``dask worker``, to practise and test).
 
 Addresses: two hosts are ``a`` 10.77.0.1/24 and ``b`` 10.77.0.2/24, inside their
 namespaces only; the broker network of document 003 uses 10.77.1-5.0/24.

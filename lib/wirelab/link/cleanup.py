@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -168,7 +170,8 @@ def testbeds() -> dict[str, dict]:
 
 def remove(entry: dict, *, log: list[str] | None = None) -> list[str]:
     """Tear one testbed down completely: its link process, every process in its
-    namespaces, the namespaces (and with them veths, qdiscs, iptables rules), the state."""
+    namespaces, the namespaces (and with them veths, qdiscs, iptables rules), its scratch
+    folder in the temporary directory, the state."""
     problems = []
     if entry.get("link_pid"):
         stop_process(entry["link_pid"])
@@ -184,6 +187,9 @@ def remove(entry: dict, *, log: list[str] | None = None) -> list[str]:
             done = run(commands.netns_del(ns), log=log, check=False)
             if done.returncode != 0:
                 problems.append(f"{ns}: {done.stderr.strip()}")
+    scratch = Path(entry.get("scratch") or "/")
+    if scratch.parent == Path(tempfile.gettempdir()) and scratch.name.startswith("wirelab-"):
+        shutil.rmtree(scratch, ignore_errors=True)     # a room's folder (world-writable) outlives a killed owner
     path = state_dir() / f"{entry['id']}.json"
     path.unlink(missing_ok=True)
     return problems

@@ -31,7 +31,7 @@ from .spec import Direction, LinkSpec
 __all__ = ["netns_add", "netns_del", "netns_exec", "veth_pair", "link_up", "link_mtu",
            "addr_add", "neigh_permanent", "no_ipv6", "offloads_off", "tbf", "netem",
            "qdisc_del", "iptables_loss", "one_segment", "shaping_commands", "link_show_json",
-           "qdisc_show_json", "child_qdisc", "GSO_MAX_SEGS"]
+           "qdisc_show_json", "child_qdisc", "bridge_add", "link_master", "link_to_root", "GSO_MAX_SEGS"]
 
 #: The kernel's default (and largest) segments per GSO packet (include/linux/netdevice.h).
 GSO_MAX_SEGS = 65535
@@ -53,6 +53,21 @@ def netns_exec(ns: str, argv: list[str]) -> list[str]:
 def veth_pair(ns: str, name: str, peer_ns: str, peer: str) -> list[str]:
     """A veth cable: ``name`` in ``ns``, its other end ``peer`` in ``peer_ns``."""
     return ["ip", "-n", ns, "link", "add", name, "type", "veth", "peer", "name", peer, "netns", peer_ns]
+
+
+def bridge_add(ns: str, name: str) -> list[str]:
+    """A switch inside ``ns`` (a room of hosts on one machine, ``room.py``)."""
+    return ["ip", "-n", ns, "link", "add", name, "type", "bridge"]
+
+
+def link_master(ns: str, dev: str, bridge: str) -> list[str]:
+    """Plug ``dev`` into the switch ``bridge``."""
+    return ["ip", "-n", ns, "link", "set", "dev", dev, "master", bridge]
+
+
+def link_to_root(ns: str, dev: str) -> list[str]:
+    """Move ``dev`` from ``ns`` into the namespace of process 1 (the machine's own)."""
+    return ["ip", "-n", ns, "link", "set", "dev", dev, "netns", "1"]
 
 
 def link_up(ns: str, dev: str) -> list[str]:
@@ -84,7 +99,12 @@ def offloads_off(ns: str, dev: str) -> list[str]:
     return netns_exec(ns, ["ethtool", "-K", dev, "tx", "off", "tso", "off", "gso", "off", "gro", "off"])
 
 
-def tbf(ns: str, dev: str, *, rate_bps: float, burst_bytes: int, limit_bytes: int,
+def _tc(ns: str | None) -> list[str]:
+    """``tc`` inside namespace ``ns``, or on this host's own interfaces (``None``: a real host)."""
+    return ["tc", "-n", ns] if ns else ["tc"]
+
+
+def tbf(ns: str | None, dev: str, *, rate_bps: float, burst_bytes: int, limit_bytes: int,
         parent: str | None = None, handle: str | None = None, overhead_bytes: int = 0,
         min_frame_bytes: int = 0) -> list[str]:
     """Token bucket filter: ``rate`` on what the qdisc sees (IP packet + 14 B Ethernet), each
@@ -92,7 +112,7 @@ def tbf(ns: str, dev: str, *, rate_bps: float, burst_bytes: int, limit_bytes: in
     (tbf's ``mpu``); see the module docstring."""
     where = ["parent", parent] if parent else ["root"]
     stab = ["stab", "overhead", str(overhead_bytes), "linklayer", "ethernet"] if overhead_bytes else []
-    return (["tc", "-n", ns, "qdisc", "replace", "dev", dev, *where]
+    return ([*_tc(ns), "qdisc", "replace", "dev", dev, *where]
             + (["handle", handle] if handle else []) + stab
             + ["tbf", "rate", f"{round(rate_bps)}bit", "burst", f"{burst_bytes}b", "limit", f"{limit_bytes}b"]
             + (["mpu", f"{min_frame_bytes}b"] if min_frame_bytes else []))
@@ -114,10 +134,11 @@ def _us(seconds: float) -> str:
     return f"{round(seconds * 1e6)}us"
 
 
-def netem(ns: str, dev: str, direction: Direction, *, limit_packets: int = 1000,
-          handle: str | None = "1:") -> list[str]:
+def netem(ns: str | None, dev: str, direction: Direction, *, limit_packets: int = 1000,
+          handle: str | None = "1:", parent: str | None = None) -> list[str]:
     """netem: delay (± jitter), loss, duplicate, reorder, on kernels that have it."""
-    argv = ["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root"] + (["handle", handle] if handle else [])
+    where = ["parent", parent] if parent else ["root"]
+    argv = [*_tc(ns), "qdisc", "replace", "dev", dev, *where] + (["handle", handle] if handle else [])
     argv += ["netem", "limit", str(limit_packets)]
     if direction.delay_s or direction.jitter_s:
         argv += ["delay", _us(direction.delay_s)] + ([_us(direction.jitter_s)] if direction.jitter_s else [])

@@ -174,6 +174,9 @@ def _probe_tun() -> tuple[bool, str]:
 
 def choose_backend(spec=None, backend: str = "auto", caps: Capabilities | None = None) -> str:
     """The backend to use for ``spec``: the one asked for if it can run, else the best one."""
+    if backend == "hosts":               # across machines: a sweep's own link layer (experiment/cluster.py)
+        raise UsageError("the hosts backend runs across machines, not on this one alone",
+                         "give the hosts and the cluster: Experiment(hosts={'a': ..., 'b': ...}, cluster=...)")
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}", f"choose one of {', '.join(BACKENDS)}")
     qdisc = getattr(spec, "qdisc", None) if spec is not None else None

@@ -162,7 +162,7 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
     return _rows(engine, setting, record, row)
 
 
-def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: float | None = None) -> dict:
+def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: float | tuple | None = None) -> dict:
     """A run's row before it runs: its id, the setting's columns, the plan's predictions and deadline."""
     row = {"run_id": f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}", "rep": rep, "seed": seed,
            **setting.columns(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

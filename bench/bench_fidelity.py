@@ -16,12 +16,26 @@ what is left), the runs that failed, the settings outside ±10 % and whether a
 reason explains them, and every UDP run's goodput against the link limit η·C.
 Nothing is asserted: the numbers are for a person (and the lead) to read.
 
+``--grid issue28``: the 24 settings of issue 28's sweep (TCP CUBIC and BBR × 200 kB
+and 2 MB × 0 and 15 ms × 0 and 1 %; UDP 500 kB × 0 and 15 ms × 0 and 1 %; UDPR
+100 kB × 0 and 5 ms × 0 and 2 %, MAX_WAIT 0.3 s), 3 runs each.
+
+``--grid wide`` sweeps wider than any one notebook: ``--settings`` settings drawn
+(seeded, ``--seed``) from sizes 20 kB–10 MB, one-way delays 0–100 ms, loss 0–5 %,
+for Reno, CUBIC, BBR, UDP and UDPR (UDPR's file at most 200 kB: each lost packet
+costs MAX_WAIT; a setting predicted to take longer than ``--longest`` s a run is drawn
+again), 3 runs each, and prints the share of settings within ±10 % (and
+within or with overlapping intervals) and the worst five with their reasons.
+
 Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out /tmp/bench-fidelity]
+     .venv/bin/python bench/bench_fidelity.py --grid wide [--settings 40] [--seed 1]
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -31,6 +45,7 @@ from pathlib import Path
 import pandas as pd
 
 from wirelab.experiment import Experiment, residual_table, run
+from wirelab.model import predict
 
 #: A receiver's goodput may exceed η·C by the clock's resolution on its two instants, no more.
 CLOCK_S = 2e-6
@@ -48,6 +63,63 @@ def sweeps(reps: int, max_reps: int) -> dict[str, Experiment]:
     }
 
 
+#: The wide grid's axes (issue 28 item 4).
+WIDE_SIZES_KB = (20, 50, 200, 500, 2000, 10000)
+WIDE_DELAYS_MS = (0, 5, 15, 40, 100)
+WIDE_LOSSES = (0, 0.005, 0.01, 0.02, 0.05)
+WIDE_KINDS = ("reno", "cubic", "bbr", "udp", "udpr")
+UDPR_LARGEST_KB = 200
+
+
+def predicted_s(kind: str, size_kb: int, delay_ms: float, loss: float) -> float:
+    """The model's transfer time of a drawn setting at 10 Mbit/s (UDPR: MAX_WAIT 0.3 s)."""
+    proto = kind if kind in ("udp", "udpr") else "tcp"
+    p = predict(proto, 10e6, size=size_kb * 1000, rtt_s=2 * delay_ms / 1e3, loss=loss, max_wait_s=0.3,
+                cc=None if proto != "tcp" else kind)
+    return p.transfer.total_s if p.transfer is not None else math.inf
+
+
+def wide_sweeps(count: int, seed: int, reps: int, longest_s: float = math.inf) -> dict[str, Experiment]:
+    """``count`` distinct settings drawn from the wide grid, one Experiment of cases per protocol;
+    a draw the model expects to take longer than ``longest_s`` a run is drawn again."""
+    rng = random.Random(seed)
+    drawn: dict[tuple, None] = {}
+    while len(drawn) < count:
+        kind = rng.choice(WIDE_KINDS)
+        sizes = [s for s in WIDE_SIZES_KB if kind != "udpr" or s <= UDPR_LARGEST_KB]
+        one = (kind, rng.choice(sizes), rng.choice(WIDE_DELAYS_MS), rng.choice(WIDE_LOSSES))
+        if predicted_s(*one) <= longest_s:
+            drawn[one] = None
+    cases: dict[str, list[dict]] = {}
+    for kind, size, delay, loss in drawn:
+        proto = kind if kind in ("udp", "udpr") else "tcp"
+        case = {"size": f"{size}KB", "delay": f"{delay}ms", "loss": f"{loss * 100:g}%"}
+        cases.setdefault(proto, []).append(case | ({"cc": kind} if proto == "tcp" else {}))
+    extra = {"udpr": {"max_wait": "0.3s"}}
+    return {proto: Experiment(f"fidelity-wide-{proto}", proto=proto, rate="10mbit", reps=reps, cases=these,
+                              shuffle=True, **extra.get(proto, {}))
+            for proto, these in sorted(cases.items())}
+
+
+def worst(table: pd.DataFrame, count: int = 5) -> pd.DataFrame:
+    """The settings furthest from their prediction (by |measured ÷ predicted − 1|)."""
+    compared = table[table["within"].notna()]
+    return compared.reindex(compared["residual"].abs().sort_values(ascending=False).index).head(count)
+
+
+def issue28_sweeps(reps: int) -> dict[str, Experiment]:
+    """The mixed sweep a user ran with ``wirelab run`` (24 settings), ``--grid issue28``."""
+    common = dict(rate="10mbit", reps=reps)
+    return {
+        "tcp": Experiment("fidelity28-tcp", proto="tcp", cc=["cubic", "bbr"], size=["200KB", "2MB"],
+                          delay=["0", "15ms"], loss=["0", "1%"], **common),
+        "udp": Experiment("fidelity28-udp", proto="udp", size="500KB", delay=["0", "15ms"], loss=["0", "1%"],
+                          **common),
+        "udpr": Experiment("fidelity28-udpr", proto="udpr", size="100KB", delay=["0", "5ms"], loss=["0", "2%"],
+                           max_wait="0.3s", **common),
+    }
+
+
 def above_link(runs: pd.DataFrame) -> pd.DataFrame:
     """UDP runs whose receiver goodput exceeds η·C beyond the clock's resolution."""
     udp = runs[(runs["proto"] == "udp") & runs["status"].isin(["ok", "incomplete"])]
@@ -61,12 +133,19 @@ def main(argv=None) -> int:
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default="tcp,udp,udpr", help="which groups, e.g. tcp,udpr")
+    parser.add_argument("--grid", choices=("mixed", "issue28", "wide"), default="mixed")
+    parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
+    parser.add_argument("--seed", type=int, default=1, help="wide grid: which settings")
+    parser.add_argument("--longest", type=float, default=30.0,
+                        help="wide grid: draw again a setting predicted to take longer (s a run)")
     args = parser.parse_args(argv)
     out = Path(args.out or tempfile.mkdtemp(prefix="wirelab-bench-fidelity-"))
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     frames, tables = [], []
-    for group, exp in sweeps(args.reps, args.max_reps).items():
+    groups = {"mixed": lambda: sweeps(args.reps, args.max_reps), "issue28": lambda: issue28_sweeps(args.reps),
+              "wide": lambda: wide_sweeps(args.settings, args.seed, args.reps, args.longest)}[args.grid]()
+    for group, exp in groups.items():
         if group not in args.only.split(","):
             continue
         shutil.rmtree(out / group, ignore_errors=True)
@@ -76,6 +155,8 @@ def main(argv=None) -> int:
               f"{', '.join(sorted(set(df['backend'])))}; status {df['status'].value_counts().to_dict()}")
         frames.append(df)
         tables.append(residual_table(df, precision=exp.precision, max_reps=exp.max_reps))
+        if args.grid != "mixed":        # kept as it goes: a long sweep cut short still says something
+            pd.concat(tables, ignore_index=True).to_csv(out / "residuals.csv", index=False)
     runs = pd.concat(frames, ignore_index=True)
     table = pd.concat(tables, ignore_index=True)
     load = os.getloadavg()
@@ -98,6 +179,13 @@ def main(argv=None) -> int:
           f"outside: {len(outside)}, of which explained: {int(outside['explained'].sum())}")
     for _, row in outside.iterrows():
         print(f"  {row['setting']}: {row['measured/predicted']:.3f} ({row['reasons']})")
+    compared = table[table["within"].notna()]
+    met = compared["within"].astype(bool) | (compared["overlap"] == True)          # noqa: E712
+    print(f"share within ±10 %: {compared['within'].astype(bool).mean():.0%}; within or intervals overlapping: "
+          f"{met.mean():.0%} ({int(met.sum())} of {len(compared)} compared)")
+    print("worst five:")
+    for _, row in worst(table).iterrows():
+        print(f"  {row['setting']}: {row['measured/predicted']:.3f} ±{row['±interval']:.0%} ({row['reasons']})")
     high = above_link(runs)
     print(f"UDP runs above the link limit η·C: {len(high)} of {int((runs['proto'] == 'udp').sum())}"
           + (f" (highest {(high['goodput_bps'] / (high['pred_efficiency'] * high['rate_bps'])).max():.4f} × η·C)"

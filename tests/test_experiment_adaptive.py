@@ -127,7 +127,8 @@ def test_the_probe_measures_the_host_round_trip_less_transmission(tmp_path):
     exp = sweep()
     assert needs_probe(exp.settings()) and not needs_probe(sweep(proto="tcp").settings())
     probe = host_round_trip(NoisyEngine(), FakeLinks, "fake-wire", exp.settings())
-    assert probe["host_rtt_s"] == pytest.approx(0.001) and probe["samples"] == 201
+    assert probe["host_rtt_s"] == pytest.approx(0.001) and probe["samples"] == calibration.PROBES * 201
+    assert probe["host_rtt_low_s"] == pytest.approx(0.001) == probe["host_rtt_high_s"]
     df = run_sweep(exp, out=tmp_path / "s", engine=NoisyEngine(), progress=False, link_layer=FakeLinks)
     udpr = df[df["proto"] == "udpr"]
     assert udpr["pred_host_rtt_s"].tolist() == pytest.approx([0.001] * len(udpr))
@@ -147,32 +148,39 @@ class DriftingEngine(NoisyEngine):
         return record
 
 
-def test_an_old_probe_is_taken_again_just_before_the_runs_it_predicts(tmp_path, monkeypatch):
+def test_an_old_probe_set_is_taken_again_just_before_the_runs_it_predicts(tmp_path, monkeypatch):
     """A probe at the sweep's start misses the load's drift (measured: 0.62 ms there, 0.37 ms in
-    the runs): once a probe is older than PROBE_MAX_AGE_S the next UDPR run gets a fresh one."""
+    the runs): once a set is older than PROBE_MAX_AGE_S the next UDPR run gets a fresh one, of
+    PROBES probes in a row; their median is the host round trip, their range its interval."""
     monkeypatch.setattr(calibration, "PROBE_MAX_AGE_S", 0.0)       # every probe is old at once
     engine = DriftingEngine()
     exp = sweep(size=["100KB", "300KB"], delay="10ms", precision=None, max_reps=None)
     df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
     udpr = df[df["proto"] == "udpr"]
     runs = [i for i, (sid, w) in enumerate(engine.calls) if w != "probe" and sid in set(udpr["setting_id"])]
-    assert len(runs) == 6 and all(engine.calls[i - 1][1] == "probe" for i in runs)
-    # the sweep's own probe read 1 ms (kept in meta.json); the drift adds 1 ms per probe after it
-    assert sorted(udpr["pred_host_rtt_s"]) == pytest.approx([0.002, 0.003, 0.004, 0.005, 0.006, 0.007])
+    assert len(runs) == 6 and all([w for _, w in engine.calls[i - calibration.PROBES:i]] ==
+                                  ["probe"] * calibration.PROBES for i in runs)
+    # probe k reads k ms (the drift): set j holds probes 5j+1 … 5j+5, its median 5j+3, its range ±2 ms
+    medians = [0.001 * (5 * j + 3) for j in range(1, 7)]
+    assert sorted(udpr["pred_host_rtt_s"]) == pytest.approx(medians)
+    assert sorted(udpr["pred_host_rtt_high_s"] - udpr["pred_host_rtt_low_s"]) == pytest.approx([0.004] * 6)
+    assert (udpr["pred_goodput_low_bps"] < udpr["pred_goodput_bps"]).all()
+    assert (udpr["pred_goodput_bps"] < udpr["pred_goodput_high_bps"]).all()
     assert "UDPR probe" in udpr["pred_note"].iloc[0]
     meta = json.loads((tmp_path / "s" / "meta.json").read_text())
-    assert meta["sessions"][-1]["host_round_trip"]["host_rtt_s"] == pytest.approx(0.001)
+    assert meta["sessions"][-1]["host_round_trip"]["host_rtt_s"] == pytest.approx(0.003)
+    assert meta["sessions"][-1]["host_round_trip"]["probes_s"] == pytest.approx([0.001 * k for k in range(1, 6)])
 
 
-def test_a_probe_stands_for_its_rate_mtu_and_data_size_while_it_is_fresh(tmp_path):
+def test_a_probe_set_stands_for_its_settings_sizes_and_rate_while_it_is_fresh(tmp_path):
     engine = DriftingEngine()
     exp = sweep(size=["100KB", "300KB"], rate=["10mbit", "20mbit"], precision=None, max_reps=None)
     df = run_sweep(exp, out=tmp_path / "s", engine=engine, progress=False, link_layer=FakeLinks)
     udpr = df[df["proto"] == "udpr"]
-    # the sweep's own (for the first rate: measured once, not again before its runs), then the next rate's
-    assert sum(w == "probe" for _, w in engine.calls) == 2
-    per_rate = udpr.groupby("rate_bps")["pred_host_rtt_s"].unique()
-    assert [list(v) for v in per_rate] == [pytest.approx([0.001]), pytest.approx([0.002])]
+    # the sweep's own set (for the first setting: not again before its runs), then one per other setting
+    assert sum(w == "probe" for _, w in engine.calls) == 4 * calibration.PROBES
+    per_setting = udpr.groupby(["rate_bps", "size_bytes"])["pred_host_rtt_s"].nunique()
+    assert (per_setting == 1).all() and udpr["pred_host_rtt_s"].nunique() == 4
     probe = host_round_trip(NoisyEngine(), FakeLinks, "fake-wire", exp.settings())
     assert "DATA→ACC" in probe["method"] and probe["cycle_rtt_mean_s"] > probe["host_rtt_s"]
 
@@ -213,6 +221,16 @@ def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     assert host.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)
 
 
+def test_rare_timeouts_count_the_runs_own_resends_against_the_predicted_timeouts():
+    udpr = {"proto": "udpr", "pred_time_timeouts_s": 0.06, "pred_data_time_s": 0.09, "retransmissions_mean": 0.0,
+            "max_wait_s": 0.3, "pred_rtt_s": 0.0}
+    (rare,) = [r for r in reasons(udpr) if r.name == "rare timeouts"]
+    assert rare.low == rare.high == pytest.approx(0.09 / 0.03 - 1)        # three runs that lost nothing
+    # resends as many as predicted (0.2 a run × 0.3 s): nothing to say; TCP has no MAX_WAIT
+    assert not [r for r in reasons({**udpr, "retransmissions_mean": 0.2}) if r.name == "rare timeouts"]
+    assert not [r for r in reasons({**udpr, "proto": "tcp"}) if r.name == "rare timeouts"]
+
+
 def test_round_trip_reason_compares_with_the_round_the_prediction_already_assumed():
     row = {"proto": "tcp", "pred_steady_binding": "cubic", "rtt_mean_s_mean": 0.045, "pred_rtt_s": 0.04,
            "rate_bps": 1e7, "pred_wire_bytes": 1514}
@@ -221,3 +239,24 @@ def test_round_trip_reason_compares_with_the_round_the_prediction_already_assume
     # a timed run at loss: delayed ACKs are in the prediction's mean round, only the rest is a reason
     (chain,) = [r for r in reasons({**row, "pred_round_s": 0.0442}) if r.name == "round trip"]
     assert chain.low == pytest.approx(0.0442 / 0.045 - 1) and "delayed ACKs included" in chain.text
+
+
+def _udpr_rows(seconds, low_bps, high_bps):
+    """UDPR runs of 100 kB taking ``seconds`` each, predicted 8 Mbit/s within [low, high]."""
+    return pd.DataFrame([{"setting_id": "0", "proto": "udpr", "rate_bps": 1e7, "size_bytes": 1e5,
+                          "workload": "file", "status": "ok", "rep": rep, "transfer_s": s, "bytes_delivered": 1e5,
+                          "goodput_bps": 8e5 / s, "pred_goodput_bps": 8e6, "pred_goodput_low_bps": low_bps,
+                          "pred_goodput_high_bps": high_bps, "pred_host_rtt_s": 4e-4, "pred_host_rtt_low_s": 3e-4,
+                          "pred_host_rtt_high_s": 6e-4, "error": None, "backend": "userspace"}
+                         for rep, s in enumerate(seconds)])
+
+
+def test_a_prediction_with_an_interval_is_checked_by_overlap_not_by_ten_percent():
+    # 0.85 of the prediction, runs alike: beyond ±10 %, but the probes' range reaches down to it
+    table = residual_table(_udpr_rows([0.1176, 0.1177, 0.1178], 6.6e6, 8.4e6))
+    (row,) = table.to_dict("records")
+    assert not row["within"] and row["overlap"] and row["explained"]
+    assert "intervals overlap" in row["reasons"] and "0.300–0.600 ms" in row["reasons"]
+    # the same runs against a narrow interval that misses them: named, and not explained
+    (apart,) = residual_table(_udpr_rows([0.1176, 0.1177, 0.1178], 7.8e6, 8.2e6)).to_dict("records")
+    assert apart["overlap"] is False and not apart["explained"] and "intervals apart" in apart["reasons"]

@@ -13,6 +13,7 @@ from wirelab import link as links
 from wirelab.errors import LinkError, TransferError
 from wirelab.experiment import Experiment
 from wirelab.experiment import run as run_sweep
+from wirelab.experiment.calibration import PROBES
 from wirelab.experiment.client import WarmClient
 from wirelab.experiment.reuse import KeptLinks
 from wirelab.link import LinkSpec
@@ -186,10 +187,10 @@ def test_a_namespaces_sweep_opens_its_link_once_and_leaves_nothing(tmp_path):
     df = run_sweep(exp, out=tmp_path / "k", progress=False, link_layer=Counting())
     assert (df["status"] == "ok").all(), df["error"].tolist()
     assert (df["backend"] == "namespaces").all()
-    # the udpr probe (at the start) and all six runs: one testbed
+    # the udpr probe set (PROBES probes at the start) and all six runs: one testbed
     before = df["link_runs_before"].tolist()
-    assert len(Counting.opened) == 1 and before[0] == 1 and before == sorted(set(before)) and len(before) == 6
-    assert before[-1] <= 6 + 2, before
+    assert len(Counting.opened) == 1 and before[0] == PROBES and before == sorted(set(before)) and len(before) == 6
+    assert before[-1] <= 6 + 2 * PROBES, before
     assert df["metadata_byte_exact"].fillna(True).all()
     assert df["tc_commands"].str.contains("tbf rate 10000000bit").all()
     assert _ours() == [], "namespaces and warm clients are removed when the sweep ends"
@@ -292,8 +293,8 @@ def test_a_userspace_sweep_keeps_its_link_and_counts_each_run_alone(tmp_path):
                      timeout=30, backend="userspace")
     df = run_sweep(exp, out=tmp_path / "u", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()
-    # the sweep's udpr host round-trip probe (the same link without delay) ran on it first, once
-    assert df["link_runs_before"].tolist() == [1, 2, 3]
+    # the sweep's udpr host round-trip probe set (the same link without delay) ran on it first, once
+    assert df["link_runs_before"].tolist() == [PROBES, PROBES + 1, PROBES + 2]
     assert df["link_link"].str.contains("delay 5").all(), "each run on the spec it asked for"
     sent = df["link_counters_a->b_packets"].tolist()
     assert sent[0] >= 20 and sent == [sent[0]] * 3, f"each run's own frames, not a running total: {sent}"

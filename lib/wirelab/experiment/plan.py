@@ -69,7 +69,7 @@ class Plan:
         engine = self.engine_for(setting)
         return engine.topology(setting) if hasattr(engine, "topology") else setting.link
 
-    def predictions(self, setting: Setting, *, host_rtt_s: float | None = None, engine=None) -> dict:
+    def predictions(self, setting: Setting, *, host_rtt_s: float | tuple | None = None, engine=None) -> dict:
         """The model's ``pred_*`` columns for exactly ``setting``, framed as ``engine`` (default: the
         setting's) frames data, with the machine's congestion control where the setting names
         none, carried the way the backend carries it, with the host's measured round trip."""
@@ -91,11 +91,11 @@ class Plan:
             self._predicted[key] = made
         return dict(self._predicted[key])
 
-    def deadline(self, setting: Setting, *, host_rtt_s: float | None = None) -> float:
+    def deadline(self, setting: Setting, *, host_rtt_s: float | tuple | None = None) -> float:
         """Seconds a run of ``setting`` may take: the user's timeout, else from the prediction."""
         return deadline_s(setting, self.predictions(setting, host_rtt_s=host_rtt_s), self.experiment.timeout)
 
-    def late(self, *, host_rtt_s: float | None = None) -> list[tuple[Setting, float]]:
+    def late(self, *, host_rtt_s: float | tuple | None = None) -> list[tuple[Setting, float]]:
         """(setting, expected seconds) of the settings predicted to outlast the user's timeout."""
         return too_long([(s, self.predictions(s, host_rtt_s=host_rtt_s)) for s in self.settings],
                         self.experiment.timeout)

@@ -30,7 +30,10 @@ lossless UDPR transfer before the setting's runs (``experiment.calibration``): a
 DATA/C + RTT + ACC/C with the *whole* round trip (Bertsekas & Gallager §2.4.2 count
 processing in it), so UDPR's RTT is 2·delay + host_rtt_s. TCP's data phase runs on
 the kernel's ACK clock, which the programs' processing does not slow: not added.
-It is kept as ``pred_host_rtt_s``.
+It is kept as ``pred_host_rtt_s``. Given as (median, lowest, highest) of a probe set, the
+range is the interval of that input: ``pred_goodput_low_bps`` and ``pred_goodput_high_bps``
+are UDPR's goodput predicted at its two ends (``pred_host_rtt_low_s``, ``_high_s``), the
+interval on the prediction that the residual check compares with the runs' interval.
 """
 from __future__ import annotations
 
@@ -106,7 +109,7 @@ def _queue_bytes(params: dict) -> float | None:
 def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
                     payload: int | None = None, stream_header: int = 0, udp_header: int = 0,
                     default_cc: str | None = None, carriage: str = "packets",
-                    host_rtt_s: float | None = None) -> dict:
+                    host_rtt_s: float | tuple | None = None) -> dict:
     """``pred_*`` columns for one setting's parameters (SI values, results column names).
 
     ``timestamps``: whether TCP segments carry the 12 B timestamp option (Linux
@@ -119,8 +122,20 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     ``default_cc``: the machine's ``net.ipv4.tcp_congestion_control``, used when
     the ``cc`` column is empty.
     ``wire="none"``: nothing shapes the link (loopback), so nothing is predicted.
-    ``carriage`` and ``host_rtt_s``: see the module docstring.
+    ``carriage`` and ``host_rtt_s`` (seconds, or a probe set's (median, lowest, highest)): see the
+    module docstring.
     """
+    if isinstance(host_rtt_s, (tuple, list)):
+        median, low, high = (float(v) for v in host_rtt_s)
+        kwargs = dict(wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
+                      udp_header=udp_header, default_cc=default_cc, carriage=carriage)
+        out = predict_columns(params, host_rtt_s=median, **kwargs)
+        if _get(params, "proto", "tcp") == "udpr" and math.isfinite(out["pred_goodput_bps"]):
+            # a longer host round trip, a lower goodput: the interval's ends swap
+            out.update(pred_goodput_low_bps=predict_columns(params, host_rtt_s=high, **kwargs)["pred_goodput_bps"],
+                       pred_goodput_high_bps=predict_columns(params, host_rtt_s=low, **kwargs)["pred_goodput_bps"],
+                       pred_host_rtt_low_s=low, pred_host_rtt_high_s=high)
+        return out
     out: dict = {c: math.nan for c in PRED_COLUMNS}
     out.update({c: None for c in _TEXT})
     host = None if _missing(host_rtt_s) else float(host_rtt_s)
@@ -233,10 +248,13 @@ def predict_like(row, **changes) -> dict:
         v = row.get(name, default) if hasattr(row, "get") else default
         return default if _missing(v) else v
     payload = value("pred_payload_arg", None)
+    host = value("pred_host_rtt_s", None)
+    if host is not None and value("pred_host_rtt_low_s", None) is not None:
+        host = (host, value("pred_host_rtt_low_s", host), value("pred_host_rtt_high_s", host))
     return predict_columns(params, wire=value("pred_wire", "emulated"),
                            timestamps=bool(value("pred_timestamps", True)),
                            payload=None if payload is None else int(payload),
                            stream_header=int(value("pred_stream_header_bytes", 0)),
                            udp_header=int(value("pred_udp_header_bytes", 0)),
                            default_cc=value("pred_cc", None), carriage=value("pred_carriage", "packets"),
-                           host_rtt_s=value("pred_host_rtt_s", None))
+                           host_rtt_s=host)

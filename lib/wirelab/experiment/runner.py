@@ -27,9 +27,9 @@ status ``interrupted`` and stays (``runs/``); the run has no row, so a resumed s
 runs it again.
 
 Before the runs, where UDPR is swept, the host's own round trip is measured
-(``calibration``) for the stop-and-wait model, once for the sweep's deadlines and
-again before a UDPR setting's runs once the last probe of its rate, MTU and DATA
-size is 30 s old (the machine's load drifts during a sweep); after them, with
+(``calibration``: a set of probes, their median and range) for the stop-and-wait model,
+once for the sweep's deadlines and again just before a UDPR setting's runs once the last
+set for its sizes and rate is 30 s old (the machine's load drifts during a sweep); after them, with
 ``Experiment(precision=...)``, settings whose interval is still too wide get
 more repetitions (``adaptive``).
 """
@@ -73,7 +73,7 @@ def _progress(total: int, enabled: bool, desc: str):
 
 
 def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdir: str | Path | None = None,
-            capture_dir: str | Path | None = None, host_rtt_s: float | None = None,
+            capture_dir: str | Path | None = None, host_rtt_s: float | tuple | None = None,
             kept: KeptLinks | None = None, on_event=None) -> tuple[list[dict], dict]:
     """One run of ``setting`` → (its rows, its raw record). Never raises for a failed run
     (except Ctrl-C: its event stream then ends ``interrupted``).
@@ -84,7 +84,8 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     afterwards. Fills the row from the plan's predictions and deadline, the engine's record (its
     status by ``status.decide``) and the link's ``describe()``; an engine with ``rows`` makes
     several rows of it. ``capture_dir``: a pcapng of the run there (``<run_id>.pcapng``).
-    ``host_rtt_s``: the host's own round trip (``calibration``), for the stop-and-wait model.
+    ``host_rtt_s``: the host's own round trip (``calibration``: seconds, or a probe set's (median,
+    lowest, highest)), for the stop-and-wait model.
     The run's event stream (``events``) is written to ``workdir`` and shown to ``on_event``.
     """
     engine, link_layer = plan.engine_for(setting), plan.link_layer
@@ -161,7 +162,7 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
     return _rows(engine, setting, record, row)
 
 
-def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: float | None = None) -> dict:
+def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: float | tuple | None = None) -> dict:
     """A run's row before it runs: its id, the setting's columns, the plan's predictions and deadline."""
     row = {"run_id": f"{setting.setting_id}-r{rep}-{uuid.uuid4().hex[:6]}", "rep": rep, "seed": seed,
            **setting.columns(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

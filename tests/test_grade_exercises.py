@@ -106,20 +106,21 @@ def _questions(notebook) -> list[str]:
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_a_lab_run_for_two_students_asks_each_their_own_numbers(project_root, tmp_path):
-    """Notebook 01 in quick mode, for s1 then s2 of one course: its link questions differ, the rest not."""
+    """Notebook 01 in quick mode (its predictions: nothing measured), for s1 then s2 of one course: its
+    link questions differ, the rest not."""
     asked = {}
     for student in ("s1", "s2"):
         out = tmp_path / student
         done = subprocess.run([sys.executable, "-m", "wirelab", "report",
                                str(project_root / "notebooks" / "01-overhead-and-goodput.ipynb"), "--out", str(out),
-                               "-p", "STUDENT", student, "-p", "COURSE", "net-2026"],
+                               "-p", "STUDENT", student, "-p", "COURSE", "net-2026", "-p", "MEASURE", "False"],
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
         asked[student] = _questions(out / "01-overhead-and-goodput.ipynb")
     assert asked["s1"][0].startswith("your link: ") and asked["s1"][0] != asked["s2"][0]
     first, second = (dict(line.split(":", 1) for line in asked[s][1:]) for s in ("s1", "s2"))
     assert first.keys() == second.keys() == {"udp_ipv6_payload", "tcp_ts_gbe", "udp_fragments_4000",
-                                             "delivery_4000_1pct", "pppoe_tcp_payload"}
+                                             "delivery_4000_1pct", "pppoe_tcp_payload", "sender_view_short"}
     differ = {name for name in first if first[name] != second[name]}
     mine, theirs = student_exercises("s1", "net-2026"), student_exercises("s2", "net-2026")
     assert differ == {n for n in first if mine[n].question != theirs[n].question}     # as the key says

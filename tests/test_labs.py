@@ -73,3 +73,14 @@ def test_the_readme_shows_where_a_lab_goes():
     assert "labs/" in layout and "experiment/" in layout
     import wirelab.labs
     assert "How to add a lab" in wirelab.labs.__doc__
+
+
+def test_every_notebook_checks_at_least_one_exercise_and_each_exists():
+    from wirelab.exercises import EXERCISES, seeded_exercises
+    seeded = set(seeded_exercises("anyone"))
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        names = re.findall(r"""\bcheck\(\s*["']([A-Za-z0-9_]+)["']""", code)
+        assert names, f"{path.name}: no self-checking exercise (check(...))"
+        assert set(names) <= set(EXERCISES) | seeded, f"{path.name}: {set(names) - set(EXERCISES) - seeded}"

@@ -109,3 +109,36 @@ def test_plot_against_document_draws_measured_predicted_and_published(tmp_path):
     for task in ("1.1_window", "3_parallel", "special_bdp"):
         ax = plot_against_document(table[table["task"] == task], log_x=True)
         assert ax.get_lines()
+
+
+def test_a_tick_waits_for_its_burst_and_the_pacing_table_sets_both_side_by_side():
+    from wirelab.labs.doc000 import maxima_table, pacing_table
+    even = load_prediction("udp", 1400, 80e6, 1e9)
+    tick = load_prediction("udp", 1400, 80e6, 1e9, pacing="tick")
+    assert tick["pred_received_bps"] == even["pred_received_bps"]
+    assert even["pred_delay_s"] == pytest.approx(8 * 1442 / 1e9)
+    assert 100 * even["pred_delay_s"] < tick["pred_delay_s"] <= 8 * (212992 + 1442) / 1e9
+    frame = _runs(proto=["udp"], packet_bytes=[65000], offered_bps=[4e9], rate_bps=[1e9], time_s=[2.0],
+                  goodput_bps=[830e6], bytes_offered=[1e9], bytes_sent=[0.24e9], bytes_received=[0.21e9],
+                  packets_sent=[3700], lost=[370], one_way_delay_mean_s=[0.0016])
+    doc = load_reference("seed000_offered_load")
+    evenly = offered_load_table(frame, doc)
+    ticked = offered_load_table(frame, doc, pacing="tick")
+    # a tick's bytes are counted per second of the run, as the thesis counted them
+    assert ticked["received_MBps"].iloc[0] == pytest.approx(0.21e9 / 2 / 1e6)
+    both = pacing_table(evenly, ticked).iloc[0]
+    assert both["received_MBps_even"] == pytest.approx(830 / 8) and both["doc_received_MBps"] == 117.6
+    maxima = maxima_table(evenly, ticked).set_index(["proto", "packet_bytes"])
+    assert maxima.loc[("udp", 65000), "doc_received_MBps"] == 117.6
+    assert maxima.loc[("tcp", 40000), "doc_received_MBps"] == 118.9 and len(maxima) == 4
+    assert maxima.loc[("udp", 65000), "pred_real_wire_MBps"] < maxima.loc[("udp", 65000), "pred_received_MBps"]
+
+
+def test_the_partition_table_stands_the_theses_example_beside_the_model():
+    from wirelab.labs.doc000 import partition_table
+    table = partition_table((3, 4), goodput_bps=960e6).set_index(["method", "boards"])
+    assert table.loc[("parallel", 3), "doc_overlap_MB"] == table.loc[("parallel", 3), "overlap_MB"] == 1.5
+    assert table.loc[("round robin", 4), "worst_latency_ms"] == pytest.approx(300)
+    assert table.loc[("round robin", 4), "doc_latency_ms"] == 300
+    assert math.isnan(table.loc[("parallel", 4), "doc_overlap_MB"])
+    assert table.loc[("parallel", 4), "link_s"] == pytest.approx(8 * 12e6 / 960e6)

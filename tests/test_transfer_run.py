@@ -5,7 +5,7 @@ import pytest
 
 from wirelab.errors import TransferError, UsageError
 from wirelab.transfer import Result, merge, run_pair
-from wirelab.transfer.pacing import Pacer
+from wirelab.transfer.pacing import Pacer, TickPacer, pacer
 from wirelab.transfer.result import summarize
 
 
@@ -235,3 +235,59 @@ def test_a_server_selects_on_its_stop_flag_and_ends_when_it_is_set(proto):
     stop.set()
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_tick_pacer_sends_each_seconds_packets_at_once_and_cuts_a_tick_at_one_second():
+    now = [0.0]
+
+    def sleep(s):
+        now[0] += s
+
+    def clock():                   # a fake clock that ticks 0.1 ms per reading
+        now[0] += 1e-4
+        return now[0]
+    p = TickPacer(8 * 3000, 1000, clock=clock, sleep=sleep)     # 3 packets a tick
+    assert p.per_tick == 3 and p.slots(2.0) == 6 and p.interval_s == pytest.approx(1 / 3)
+    start = p.wait()
+    assert [p.wait() for _ in range(2)] == [start, start] and now[0] < start + 0.01    # back to back
+    assert p.wait() == pytest.approx(start + 1.0) and now[0] >= start + 1.0          # the next tick
+    p.wait()
+    now[0] = start + 2.5           # the tick's sending took over a second: its last packet is never sent
+    assert p.wait() == pytest.approx(start + 2.0) and p.skipped == 1 and p.late == 1  # late: runs at once
+    assert pacer("tick", 8e6, 1400).per_tick == 715 and isinstance(pacer("even", 8e6, 1400), Pacer)
+    with pytest.raises(UsageError, match="pacing"):
+        pacer("burst", 8e6, 1400)
+
+
+def test_a_tick_paced_udp_run_sends_in_bursts_and_reports_its_pacing():
+    from wirelab.transfer import measure, start_server
+    port, stop, thread, _ = start_server("udp", host="127.0.0.1", max_wait=2.0)
+    try:
+        r = measure("udp", "127.0.0.1", port, mode="load", rate_bps=8 * 140_000, packet=1400, time_s=1.0,
+                    pacing="tick", rcvbuf=4 << 20)
+    finally:
+        stop.set()
+        thread.join(3)
+    assert r.ok and r.metadata["pacing"] == "tick" and r.metadata["skipped_packets"] == 0
+    assert r.packets_sent == 100 and r.bytes_offered == 140_000
+    assert r.last_data_time_s - r.first_data_time_s < 0.5, "one tick's packets leave at once, not over the second"
+    with pytest.raises(UsageError, match="pacing"):
+        measure("udp", "127.0.0.1", port, mode="bulk", pacing="tick")
+
+
+def test_a_tcp_reader_reads_at_most_its_length_per_recv():
+    from wirelab.transfer import measure, start_server
+    port, stop, thread, _ = start_server("tcp", host="127.0.0.1", max_wait=2.0)
+    try:
+        whole = measure("tcp", "127.0.0.1", port, mode="bulk", time_s=0.2, packet=65536)
+        short = measure("tcp", "127.0.0.1", port, mode="bulk", time_s=0.2, packet=65536, read_bytes=1024)
+    finally:
+        stop.set()
+        thread.join(3)
+    assert whole.ok and short.ok and short.bytes_delivered == short.bytes_offered
+    # each recv of the short reader takes at most 1 KiB: at least one call per KiB delivered, but
+    # for what came in with the HELLO (read before its length is known, up to one 256 KiB recv)
+    assert short.receiver_syscalls >= (short.bytes_delivered - 262144) / 1024
+    assert whole.receiver_syscalls < whole.bytes_delivered / 8192
+    with pytest.raises(UsageError, match="reader"):
+        measure("udp", "127.0.0.1", port, mode="bulk", read_bytes=1024)

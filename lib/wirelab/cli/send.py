@@ -31,6 +31,9 @@ def add_parser(subparsers):
     p.add_argument("--gso", action="store_true", help="udp bulk only: Linux UDP GSO fast path")
     p.add_argument("--end-markers", type=int, nargs="?", const=3, default=0, metavar="N",
                    help="udp --time/--rate: end with N 4-byte datagrams 2 s apart, as nttcp does (default N: 3)")
+    p.add_argument("--pacing", choices=["even", "tick"], default="even",
+                   help="--rate: even spacing (default), or each second's bytes back to back at a 1 s "
+                        "timer tick, as document 000's Java TimerTask")
     p.add_argument("--json", action="store_true", help="print the Result as JSON on stdout")
     return p
 
@@ -46,7 +49,8 @@ def run(args) -> int:
         result = measure(args.proto, args.host, args.port, mode=mode, time_s=args.time or 10.0,
                          rate_bps=args.rate, packet=args.packet or 1400, count=args.echo or 100,
                          max_retransmits=args.max_retransmits, congestion=args.congestion,
-                         gso=args.gso, end_markers=args.end_markers, **common)
+                         gso=args.gso, end_markers=args.end_markers,
+                         pacing=args.pacing if mode == "load" else "even", **common)
     else:
         if args.infile:
             with open(args.infile, "rb") as f:

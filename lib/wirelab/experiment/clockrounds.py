@@ -29,10 +29,12 @@ TIMEOUT_S = 20.0
 
 def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S, proto: str = "udp",
                   packet: int = 64, timeout: float = TIMEOUT_S, clock_offset_s: float = 0.0,
-                  clock_drift_ppm: float = 0.0) -> dict:
+                  clock_drift_ppm: float = 0.0, same_clock: bool = False, max_wait: float = 2.0) -> dict:
     """``rounds`` echo exchanges from host a to a server on host b across ``link``; the client's
     Result (``metadata["echo_rounds"]``: t_s, θ_s, RTT_s, and the true one-way delays where
-    a's clock is skewed on purpose by ``clock_offset_s`` and ``clock_drift_ppm``)."""
+    a's clock is skewed on purpose by ``clock_offset_s`` and ``clock_drift_ppm``). ``same_clock``:
+    both ends read one clock (ping's case: round trips only); ``max_wait``: the client's wait for an
+    answer (a round trip longer than 2 s needs more)."""
     from ..transfer import start_server
 
     deadline = time.monotonic() + timeout
@@ -42,8 +44,8 @@ def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S,
         host, target = link.reach(port, proto)
         config = {"call": "measure", "proto": proto, "host": host, "port": target, "mode": "echo",
                   "count": int(rounds), "packet": int(packet), "echo_interval_s": interval_s,
-                  "same_clock": False, "clock_offset_s": clock_offset_s, "clock_drift_ppm": clock_drift_ppm,
-                  "max_wait": 2.0}
+                  "same_clock": same_clock, "clock_offset_s": clock_offset_s, "clock_drift_ppm": clock_drift_ppm,
+                  "max_wait": max_wait}
         if hasattr(link, "call"):      # across hosts: in a's worker itself, no Python started per batch
             result = link.call("a", _echo_client, config, timeout=deadline - time.monotonic())
         else:

@@ -277,6 +277,8 @@ class Iperf3Engine:
             return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
         if setting.workload not in ("file", "time", "load"):
             return f"iperf3 has no {setting.workload} workload; use engine='wirelab'"
+        if setting["read_bytes"]:
+            return "iperf3's server reads with the client's -l; a reader's own length needs engine='wirelab'"
         if setting.proto == "tcp":
             return congestion_unavailable(setting["cc"])
         return None

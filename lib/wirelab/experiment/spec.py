@@ -97,6 +97,7 @@ AXES: dict[str, tuple[str, object]] = {
     "window": ("window_bytes", units.parse_size),
     "sndbuf": ("sndbuf_bytes", units.parse_size),
     "rcvbuf": ("rcvbuf_bytes", units.parse_size),
+    "read": ("read_bytes", _int),          # the receiver's bytes per recv (iperf 2's -l at the server)
     "cc": ("cc", _text),
     "max_wait": ("max_wait_s", units.parse_time),
     "max_retransmits": ("max_retransmits", _int),
@@ -111,7 +112,7 @@ AXES: dict[str, tuple[str, object]] = {
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
 LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps",
-              "scenario", "qdisc"}
+              "scenario", "read_bytes", "qdisc"}
 #: Columns only the sweeps that set them have (a table of transfers has no ``scenario``).
 OPTIONAL_AXES = {"scenario", "qdisc"}
 
@@ -252,7 +253,8 @@ class Experiment:
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
     timed run left out of its goodput: slow start, iperf3's ``-O``), ``wire`` ("real": the
     link charges a cable's 38 B a frame, as document 002 counts; default "emulated", 14 B)
-    and ``pppoe`` (8 B a frame more, MTU 1492 unless given), ``flows`` (several
+    and ``pppoe`` (8 B a frame more, MTU 1492 unless given), ``read`` (bytes the TCP
+    receiver reads per recv: iperf 2's ``-l`` at the server; wirelab engine), ``flows`` (several
     flows at once on one link, each its own rows: ``flows.py``; needs the time workload).
     ``timeout`` is each run's deadline in seconds; unset, it follows the model's
     prediction for the run (``experiment.deadline``).
@@ -290,6 +292,7 @@ class Experiment:
     window: object = None
     sndbuf: object = None
     rcvbuf: object = None
+    read: object = None
     cc: object = None
     max_wait: object = None
     max_retransmits: object = None

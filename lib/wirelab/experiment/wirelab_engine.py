@@ -80,12 +80,15 @@ def plan(setting, udp_files: str = "load") -> dict:
                          "use workload='file' for udpr")
     packet = int(setting.get("packet_bytes", tcp_payload(ETHERNET_MTU) if proto == "tcp" else udp_payload(mtu)))
     mode = {"time": "bulk", "load": "load", "echo": "echo"}[workload]
+    if setting["read_bytes"] and (proto != "tcp" or mode == "echo"):
+        raise UsageError(f"a reader's length (read) for {proto} {workload}", "read is for tcp time or load runs")
     if mode == "echo" and proto == "udp" and setting.get("echo_interval_s"):
         mode = "ping"                  # a probe on a timer (flows' ``ping``): a lost round costs no time
     return {"call": "measure", "mode": mode, "time_s": setting.get("time_s", 1.0),
             "rate_bps": setting["offered_bps"], "count": int(setting.get("echo_count", 100)),
             "echo_interval_s": float(setting.get("echo_interval_s", 0.0)),
-            "packet": packet, "payload": packet if proto == "udp" else None}
+            "packet": packet, "payload": packet if proto == "udp" else None,
+            "read_bytes": setting["read_bytes"]}
 
 
 class WirelabEngine:
@@ -94,10 +97,18 @@ class WirelabEngine:
     times_exchanges = True         # UDPR records carry each DATA→ACC round trip (calibration's probe)
     emits_events = True            # run(..., events=EventStream): both ends report while it runs
 
-    def __init__(self, *, udp_files: str = "load"):
+    def __init__(self, *, udp_files: str = "load", pacing: str = "even", end_markers: int = 0,
+                 end_marker_gap_s: float = 2.0):
+        """``pacing`` of the load workload ("even", or "tick": each second's bytes at a 1 s timer
+        tick, document 000's sender); ``end_markers``: udp measurements end with that many 4-byte
+        datagrams ``end_marker_gap_s`` apart (nttcp's, document 002)."""
+        from ..transfer.pacing import PACINGS
         if udp_files not in ("load", "ppcb"):
             raise UsageError(f"udp_files={udp_files!r}", "use 'load' or 'ppcb'")
-        self.udp_files = udp_files
+        if pacing not in PACINGS:
+            raise UsageError(f"pacing={pacing!r}", f"use one of {', '.join(PACINGS)}")
+        self.udp_files, self.pacing = udp_files, pacing
+        self.end_markers, self.end_marker_gap_s = int(end_markers), float(end_marker_gap_s)
         self._warm: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # link → WarmClient
 
     def __getstate__(self) -> dict:
@@ -131,7 +142,7 @@ class WirelabEngine:
 
     def info(self) -> dict:
         return {"programs": "wirelab.transfer (PPCB tcp/udp/udpr, measurement modes)",
-                "udp_files": self.udp_files}
+                "udp_files": self.udp_files, "pacing": self.pacing, "end_markers": self.end_markers}
 
     def framing(self, setting) -> dict:
         """How the data is framed, for the model: PPCB's DATA header inside the stream or datagram."""
@@ -141,6 +152,17 @@ class WirelabEngine:
             return {}
         return {"payload": how.get("payload"), "stream_header": how.get("stream_header", 0),
                 "udp_header": how.get("udp_header", 0)}
+
+    def _measure_options(self, how: dict, proto: str) -> dict:
+        """The engine's options a measurement takes: the load's pacing, a udp run's end markers."""
+        out = {}
+        if how["call"] == "measure" and how["mode"] == "load" and self.pacing != "even":
+            out["pacing"] = self.pacing
+        if how["call"] == "measure" and proto == "udp" and self.end_markers and how["mode"] not in ("echo", "ping"):
+            out.update(end_markers=self.end_markers, end_marker_gap_s=self.end_marker_gap_s)
+        if how.get("read_bytes"):
+            out["read_bytes"] = how["read_bytes"]
+        return out
 
     def unsupported(self, setting) -> str | None:
         try:
@@ -191,7 +213,7 @@ class WirelabEngine:
             with recorder:
                 config = _client_config(how, setting, target[0], target[1], size=size, seed=seed,
                                         max_wait=max_wait, retransmits=retransmits, sndbuf=sndbuf,
-                                        same_clock=link.one_clock)
+                                        same_clock=link.one_clock, **self._measure_options(how, proto))
                 if events is not None:
                     config.update(events=events.address, event_tags=event_tags)
                 sender = Result.from_dict(_run_client(link, config, deadline, warm))
@@ -272,8 +294,9 @@ def _capture(path, link, kind: str, port: int):
 
 
 def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed: int,
-                   max_wait: float, retransmits: int, sndbuf, same_clock: bool) -> dict:
-    """The arguments of the client call (``client.py`` runs it in its own process)."""
+                   max_wait: float, retransmits: int, sndbuf, same_clock: bool, **measure) -> dict:
+    """The arguments of the client call (``client.py`` runs it in its own process); ``measure``:
+    more arguments of a measurement (pacing, end markers)."""
     proto = setting.proto
     if how["call"] == "measure":
         return {"call": "measure", "proto": "tcp" if proto == "tcp" else "udp", "host": host,
@@ -282,7 +305,7 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
                 "count": how.get("count", 100), "echo_interval_s": how.get("echo_interval_s", 0.0),
                 "max_wait": max_wait,
                 "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"],
-                "same_clock": same_clock, "size_bytes": how.get("size_bytes")}
+                "same_clock": same_clock, "size_bytes": how.get("size_bytes"), **measure}
     if proto == "tcp":
         return {"call": "send_tcp", "host": host, "port": port, "size": size, "seed": seed,
                 "max_wait": max_wait, "chunk": how["chunk"], "sndbuf": sndbuf,

@@ -1,14 +1,25 @@
 """Document 000 (thesis): TCP vs UDP for radar samples on a 1 Gbit/s LAN, as tables: measurement,
 the model and the document's numbers side by side. Notebook ``07-offered-load-and-buffers``::
 
-    lab = doc000.sweeps(quick=QUICK)       # offered, buffers, transmission, burst-<size>
+    lab = doc000.sweeps(quick=QUICK)       # offered, offered-tick, buffers, transmission, burst-<size>
     runs = lab["offered"].run(f"{OUT}/offered")
     table = offered_load_table(runs, doc000.reference("seed000_offered_load"))
+    ticks = offered_load_table(lab["offered-tick"].run(f"{OUT}/offered-tick"), pacing="tick")
+    pacing_table(table, ticks); maxima_table(table, ticks)
     buffers_table(runs, doc000.reference("seed000_buffers"))
     buffers_1s_table(runs, doc000.reference("seed000_buffers_1s"))
     transmission_table(runs)
 
-Its clocks (one-way delay across two of them): ``labs.clocks``.
+Its clocks (one-way delay across two of them): ``labs.clocks``. Its split of a radar
+sweep across processing boards: ``partition_table`` (``model.partition``).
+
+How the thesis paced its sender: a ``java.util.Timer`` ran the sending task once a
+second (``scheduleAtFixedRate(task, 0, 1000)``), which sent that second's bytes back to
+back and stopped early if sending took a whole second (``transfer.pacing.TickPacer``);
+the ``offered`` sweep spaces packets evenly instead, ``offered-tick`` sends as the thesis
+did. Its 10 MB buffers (figures 27-28) were the kernel's socket buffers, allowed by
+raising ``net.core.rmem_max``/``wmem_max`` as root; the burst sweeps raise them too
+(``Sweep.buffer_caps``) and put them back after.
 
 Each takes the results of a sweep (one row per run, ``run``'s table) and
 returns one row per setting: the measured mean with its 95 % interval, the
@@ -29,21 +40,27 @@ from ..experiment import Experiment
 from ..experiment.stats import summarize
 from ..link import capabilities
 from ..model import predict
-from ..model.load import packet_delay, received_rate, udp_datagrams_buffered
+from ..model.load import burst_delay, packet_delay, received_rate, udp_datagrams_buffered
+from ..model.partition import parallel_split, round_robin
+from .boards import partition_table
 from ..model.window import granted_buffer
 from ..reference import load_reference
 from .clocks import two_clocks
 from .lab import Exercise, Lab, Link, Sweep, values
 
-__all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table", "buffers_table",
-           "buffers_1s_table", "transmission_table", "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
+__all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table",
+           "pacing_table", "maxima_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
+           "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
 
 #: The document's values (its Appendix B and figures 22-32), on its 1 Gbit/s LAN.
 FULL = {
     "backend": "auto",              # offered load and buffers: namespaces + tbf with root, else loopback
     "wire_backend": "userspace",    # transmission delay and clocks: a link that serialises every frame
     "link": "1gbit", "packets": [1400, 40000, 65000],
-    "offered": ["0.1MB/s", "0.3MB/s", "1MB/s", "3MB/s", "10MB/s", "30MB/s", "100MB/s", "300MB/s", "1000MB/s"],
+    "offered": ["0.1MB/s", "0.3MB/s", "1MB/s", "3MB/s", "10MB/s", "30MB/s", "100MB/s", "300MB/s", "500MB/s",
+                "1000MB/s"],                   # 500 MB/s: where Appendix B has its maxima
+    "tick_packets": [1400, 40000, 65000],      # the thesis's pacing: each second's bytes at a 1 s tick
+    "tick_offered": ["0.1MB/s", "1MB/s", "10MB/s", "100MB/s", "500MB/s", "1000MB/s"],   # Appendix B's levels
     "seconds": 2, "repetitions": 3,                # each paced run
     "congestion": "cubic",          # its Linux Mint 17 ran CUBIC; this machine may default to BBR
     "buffer_packets": [1500, 64000], "sndbufs": [1500, 64000, 163840], "rcvbufs": [1500, 163840],  # figs 22-23
@@ -53,15 +70,19 @@ FULL = {
     "clock_offset": 0.0037, "clock_drift": 45,     # s and ppm: host a's clock is ahead and runs fast
     "echo_rounds": 400, "echo_interval": 0.01,     # s between echo rounds: the fit needs time to see a drift
 }
-QUICK = {"offered": ["1MB/s", "10MB/s", "1000MB/s"], "seconds": 1, "repetitions": 1, "sndbufs": [1500, 163840],
+QUICK = {"offered": ["1MB/s", "10MB/s", "500MB/s"], "tick_packets": [65000], "tick_offered": ["10MB/s", "500MB/s"],
+         "seconds": 1, "repetitions": 1, "sndbufs": [1500, 163840],
          "burst": {1400: [2240, 10000000]}, "delay_rates": ["10mbit"], "delay_packets": [1400, 65000],
          "echo_rounds": 250}
 
 
 def sweeps(*, quick: bool = False, **given) -> Lab:
-    """``offered`` (Appendix B), ``buffers`` (figures 22-23), ``transmission`` (figure 32, on
-    ``wire_backend``: loopback without root) and ``burst-<packet>`` (figures 27-28: 10 MB offered in
-    one second). ``lab.values["wire_backend"]`` is also where the clocks run."""
+    """``offered`` (Appendix B, evenly paced), ``offered-tick`` (the same, each second's bytes at a
+    1 s timer tick, as the thesis sent), ``buffers`` (figures 22-23), ``transmission`` (figure 32,
+    on ``wire_backend``: loopback without root) and ``burst-<packet>`` (figures 27-28: 10 MB offered
+    at one 1 s tick, as the thesis sent it, with the kernel's buffer caps raised to the largest buffer
+    as root).
+    ``lab.values["wire_backend"]`` is also where the clocks run."""
     v = values(FULL, QUICK, quick, given)
     if not capabilities().root:      # no namespaces: the loopback relays stand in for the wire
         v["wire_backend"] = "loopback"
@@ -69,6 +90,8 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
     made = {
         "offered": Experiment("07-offered", proto=["tcp", "udp"], workload="load", packet=v["packets"],
                               offered=v["offered"], time=v["seconds"], **common),
+        "offered-tick": Experiment("07-offered-tick", proto=["tcp", "udp"], workload="load",
+                                   packet=v["tick_packets"], offered=v["tick_offered"], time=v["seconds"], **common),
         "buffers": Experiment("07-buffers", proto=["tcp", "udp"], workload="time", time=v["seconds"],
                               packet=v["buffer_packets"], sndbuf=v["sndbufs"], rcvbuf=v["rcvbufs"], **common),
         "transmission": Experiment("07-transmission", proto="udp", workload="load", offered=v["delay_load"],
@@ -79,7 +102,12 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
         made[f"burst-{size}"] = Experiment(f"07-burst-{size}", proto=["tcp", "udp"], workload="load",
                                            offered="10MB/s", time=1, packet=size, sndbuf=buffers, rcvbuf=buffers,
                                            **common)
-    return Lab({name: Sweep(exp) for name, exp in made.items()}, v)
+    # figures 27-28's 10 MB buffers: the kernel must allow them (the thesis raised its caps as root)
+    caps = max(b for buffers in v["burst"].values() for b in buffers) if v["burst"] else None
+    # the thesis's timer sent Appendix B and figures 27-28: each second's bytes at a 1 s tick
+    lab = {name: Sweep(exp, {"pacing": "tick"} if name == "offered-tick" or name.startswith("burst") else {},
+                       buffer_caps=caps if name.startswith("burst") else None) for name, exp in made.items()}
+    return Lab(lab, v)
 
 
 def reference(name: str = "seed000_offered_load") -> pd.DataFrame:
@@ -98,7 +126,7 @@ WMEM_DEFAULT = 212992
 
 
 def load_prediction(proto: str, packet: int, offered_bps: float, rate_bps: float, *, mtu: int = 1500,
-                    timestamps: bool = True, sndbuf: float = WMEM_DEFAULT) -> dict:
+                    timestamps: bool = True, sndbuf: float = WMEM_DEFAULT, pacing: str = "even") -> dict:
     """The model for one offered load: received rate (min(offered, η·C)), and what it would be
     if a router dropped fragments independently; what is not delivered; one write's delay
     (transmission of all its packets; above capacity plus the backlog). Emulated wire (IP + 14 B).
@@ -106,20 +134,27 @@ def load_prediction(proto: str, packet: int, offered_bps: float, rate_bps: float
     The bottleneck here is the sender's own interface (tbf on it, as document 000's 1 Gbit/s
     NIC): a full queue pushes back into the socket, so a UDP sender is held back rather than
     dropped, and its backlog is at most its send buffer (``sndbuf``, granted). TCP's backlog
-    is as much as autotuning lets its send buffer grow: not modelled (NaN)."""
+    is as much as autotuning lets its send buffer grow: not modelled (NaN) above capacity.
+    ``pacing="tick"``: each second's bytes leave in one burst (document 000's timer), and a
+    packet waits for the burst ahead of it (``model.load.burst_delay``, the backlog at most
+    ``sndbuf`` for UDP; for TCP the whole burst, which autotuning lets its buffer hold): the
+    wait if the link were the only queue and the burst were handed to it at once."""
     p = predict(proto, rate_bps, mtu=mtu, payload=int(packet), timestamps=timestamps and proto == "tcp",
                 wire="emulated")
     eta, fragments = p.efficiency, p.fragments
     over = offered_bps > eta * rate_bps
     backlog = (sndbuf if proto == "udp" else math.nan) if over else 0.0
     received = received_rate(offered_bps, eta, rate_bps)
+    delay = math.nan if backlog != backlog else packet_delay(p.wire_bytes, rate_bps, queue_bytes=backlog)
+    if pacing == "tick" and not over:          # one burst a second, below the link's capacity
+        burst = math.ceil(offered_bps / 8 / packet - 1e-9)
+        delay = burst_delay(burst, p.wire_bytes, rate_bps, backlog_bytes=sndbuf if proto == "udp" else math.inf)
     return {"pred_efficiency": eta, "pred_fragments": fragments, "pred_wire_bytes": p.wire_bytes,
             "pred_received_bps": received,
             "pred_received_independent_bps": received_rate(offered_bps, eta, rate_bps, fragments=fragments,
                                                            independent=True) if proto == "udp" else received,
             "pred_undelivered": 1.0 - received / offered_bps if offered_bps else 0.0,
-            "pred_delay_s": math.nan if backlog != backlog else packet_delay(p.wire_bytes, rate_bps,
-                                                                            queue_bytes=backlog)}
+            "pred_delay_s": delay}
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:
@@ -143,12 +178,14 @@ def _mean_ci(summary: pd.DataFrame, metric: str, factor: float, name: str) -> pd
 
 
 def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
-                       sndbuf: float = WMEM_DEFAULT) -> pd.DataFrame:
+                       sndbuf: float = WMEM_DEFAULT, pacing: str = "even") -> pd.DataFrame:
     """Received MB/s, what was not delivered, and each packet's delay against the offered load,
-    per (proto, packet, offered): measured (mean, 95 % CI), the model, document 000 (App. B).
-    Not delivered = not sent (``sent_fraction`` < 1: the sender was held back or could not
-    keep the pace) + lost (``lost_fraction`` of what was sent, UDP)."""
+    per (proto, packet, offered): measured (mean, 95 % CI), the model (for the sender's
+    ``pacing``), document 000 (App. B). Not delivered = not sent (``sent_fraction`` < 1: the
+    sender was held back or could not keep the pace) + lost (``lost_fraction`` of what was sent, UDP)."""
     runs = _ok(frame)
+    if pacing == "tick" and "bytes_received" in runs:   # a second's bytes arrive in a burst: count them per
+        runs["goodput_bps"] = 8 * runs["bytes_received"] / runs["time_s"]   # second of the run, as the thesis
     metrics = ["goodput_bps", "undelivered", "sent_fraction", "lost_fraction", "one_way_delay_mean_s"]
     summary = summarize(runs, metrics=metrics, by=["proto", "packet_bytes", "offered_bps", "rate_bps"])
     out = summary[["proto", "packet_bytes", "rate_bps", "n"]].copy()
@@ -159,7 +196,8 @@ def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = Non
     out["sent_fraction"] = summary["sent_fraction_mean"]
     out["lost_fraction"] = summary["lost_fraction_mean"]
     out["first_error"] = summary["first_error"]
-    model = [load_prediction(p, int(s), o, r, sndbuf=sndbuf) for p, s, o, r in
+    out["pacing"] = pacing
+    model = [load_prediction(p, int(s), o, r, sndbuf=sndbuf, pacing=pacing) for p, s, o, r in
              zip(summary["proto"], summary["packet_bytes"], summary["offered_bps"], summary["rate_bps"])]
     model = pd.DataFrame(model, index=summary.index)
     out["pred_received_MBps"] = model["pred_received_bps"] / 8 / MB
@@ -173,6 +211,48 @@ def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = Non
         out = out.merge(doc, how="left", left_on=["proto", "packet_bytes", "offered_MBps"],
                         right_on=["proto", "packet_bytes", "offered_MBps"])
     return out.sort_values(["proto", "packet_bytes", "offered_MBps"]).reset_index(drop=True)
+
+
+#: What a pacing table shows of each side (measured and the model).
+_PACED = ["received_MBps", "sent_fraction", "lost_fraction", "delay_ms", "pred_delay_ms"]
+
+
+def pacing_table(even: pd.DataFrame, tick: pd.DataFrame) -> pd.DataFrame:
+    """Two ``offered_load_table``s side by side, per (proto, packet, offered) both measured:
+    evenly paced (``*_even``) against each second's bytes at a 1 s tick (``*_tick``, how the
+    thesis sent), with the document's numbers, which were made the tick's way."""
+    keys = ["proto", "packet_bytes", "offered_MBps"]
+    doc = [c for c in ("doc_received_MBps", "doc_send_time_ms") if c in even]
+    left = even[keys + ["pred_received_MBps"] + _PACED + doc]
+    right = tick[keys + _PACED]
+    out = left.merge(right, on=keys, suffixes=("_even", "_tick"))
+    return out[keys + ["pred_received_MBps"] + [f"{c}_{side}" for c in _PACED for side in ("even", "tick")] + doc]
+
+
+def maxima_table(even: pd.DataFrame, tick: pd.DataFrame | None = None, *, offered_MBps: float = 500.0) -> pd.DataFrame:
+    """Appendix B's maxima (received MB/s at ``offered_MBps``, 40000 and 65000 B: 118.9, 105.2,
+    119.9, 117.6) beside what arrived here, evenly paced and at a 1 s tick, and the model: η·C
+    on this link (tbf charges IP + 14 B) and on the thesis's real 1 Gbit/s Ethernet (+ 38 B)."""
+    doc = reference("seed000_offered_load")
+    doc = doc[(doc["offered_MBps"] == offered_MBps) & (doc["packet_bytes"] > 1400)]
+    rate = float(even["rate_bps"].iloc[0]) if len(even) else 1e9
+    rows = []
+    for row in doc.itertuples():
+        found = {}
+        for side, table in (("even", even), ("tick", tick)):
+            if table is None:
+                continue
+            match = table[(table["proto"] == row.protocol) & (table["packet_bytes"] == row.packet_bytes)
+                          & (table["offered_MBps"] == offered_MBps)]
+            found[f"received_MBps_{side}"] = float(match["received_MBps"].iloc[0]) if len(match) else math.nan
+        here = predict(row.protocol, rate, payload=int(row.packet_bytes), wire="emulated",
+                       timestamps=row.protocol == "tcp").goodput_bps / 8 / MB
+        cable = predict(row.protocol, 1e9, payload=int(row.packet_bytes), wire="real",
+                        timestamps=row.protocol == "tcp").goodput_bps / 8 / MB
+        rows.append({"proto": row.protocol, "packet_bytes": row.packet_bytes, "offered_MBps": offered_MBps,
+                     "doc_received_MBps": row.received_MBps, **found, "pred_received_MBps": here,
+                     "pred_real_wire_MBps": cable})
+    return pd.DataFrame(rows)
 
 
 def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
@@ -279,6 +359,20 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
         "drift_one_minute_ms": Exercise(
             "A clock runs 45 ppm fast. How many ms does it gain in one minute?",
             lambda: 45e-6 * 60 * 1e3, 0.001, "1 ppm is 1 µs per second"),
+        "tick_burst_delay_ms": Exercise(
+            "A sender puts 100 datagrams of 1400 B (1442 B each on the wire, as tbf counts them) into a "
+            "1 Gbit/s link at one timer tick. Their mean delay (ms), transmission included?",
+            lambda: burst_delay(100, 1442, 1e9) * 1e3, 0.005,
+            "packet i waits for the i before it: mean of i · 1442 · 8 / C over i = 0..99, plus its own"),
+        "parallel_overlap_8_MB": Exercise(
+            "Document 000 splits a 10 MB sweep across 8 boards in parallel, 5 % overlap per board. How many "
+            "MB of overlap go over the link?",
+            lambda: parallel_split(10e6, 8).overlap_bytes / MB, 0.001, "X · 0.05 · N"),
+        "round_robin_latency_8_ms": Exercise(
+            "Round robin over 8 boards, one 400 ms sweep in 8 sectors, each board computing a sector in 400 ms: "
+            "the worst wait (ms) of a sector's result?",
+            lambda: round_robin(10e6, 8, sweep_s=0.4, compute_s=0.4).worst_latency_s * 1e3, 0.001,
+            "computing time − sweep time / N"),
         "asymmetry_offset_error_ms": Exercise(
             "Delays are 10 ms a→b and 2 ms b→a. By how many ms is the echo-exchange offset wrong?",
             lambda: (10 - 2) / 2, 0.001, "θ = ((t2 − t1) + (t3 − t4)) / 2 assumes both directions alike"),

@@ -6,16 +6,25 @@ MAX_RETRANSMITS 5; a table of speeds (``seed001_transfers``) and §5's error
 handling. Notebook ``10-ppcb-assignment`` redoes all of it, and notebook
 ``05-predicted-vs-measured`` sweeps its three protocols over a grid of links::
 
-    lab = doc001.sweeps(quick=QUICK)         # rate, loss, delay, packet, scenarios
+    lab = doc001.sweeps(quick=QUICK)         # rate, loss, delay, packet, file, scenarios
     frame = lab["rate"].run(f"{OUT}/rate")
     doc001.beside(frame, doc001.reference(), experiment="rate", axis="rate_bps", doc_axis="rate_kbps",
-                  to_doc=1e-3)
+                  to_doc=doc001.TC_KBPS)
+    doc001.readings_table()                  # how to read its units: what each reading predicts
     doc001.scenario_table(lab["scenarios"].run(f"{OUT}/scenarios"))
 
 The sweeps run wirelab's own PPCB programs (engine ``wirelab``, udp files sent as
 PPCB floods them: ``udp_files="ppcb"``, as the document did) and the misbehaving
 peers (this lab's engine, ``labs.peers``). Each run's deadline follows the plan's prediction; only
 MAX_WAIT, a protocol constant, is chosen here: it must outlast a round trip.
+
+Its units, read as tc reads them (``readings_table`` sets each reading's prediction beside
+its numbers): ``tbf rate 100kbps`` is 100 kilobytes a second (tc(8): "kbps: kilobytes per
+second"), 800 kbit/s; its "latency 50ms" is tbf's queue (a packet waits at most 50 ms in
+it), not a path delay; its TCP "20.36 kbps" under loss is most likely Mbit/s (its own words:
+close to its speed without loss). Its tc commands were typed on the server, whose interface
+sends only the server's packets (ACKs, ACCs, CONACC, RCVD): the data crossed no shaper,
+which is what its numbers say.
 """
 from __future__ import annotations
 
@@ -25,26 +34,35 @@ import pandas as pd
 
 from .. import units
 from ..experiment import Experiment
-from ..model import HeaderStack, packetize, stop_and_wait
+from ..model import HeaderStack, packetize, predict, stop_and_wait
 from ..reference import load_reference
 from .beside import beside, format_beside, loss_for_goodput, plot_beside
 from .lab import Exercise, Lab, Link, Sweep, values
 from .peers import PeersEngine
 
-__all__ = ["EXERCISES", "exercises", "sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets", "beside", "format_beside",
-           "loss_for_goodput", "plot_beside", "FULL", "QUICK", "GRID", "GRID_QUICK"]
+__all__ = ["EXERCISES", "exercises", "sweeps", "grid_sweeps", "reference", "scenario_table", "scenario_packets",
+           "beside", "format_beside", "loss_for_goodput", "plot_beside", "readings_table", "TC_KBPS", "FULL", "QUICK",
+           "GRID", "GRID_QUICK"]
+
+#: tc's "kbps" is kilobytes per second (tc(8)): bit/s × this = the number in the document's command.
+TC_KBPS = 1 / 8000
 
 #: Notebook 10: the document's grid (1. rate, 2. loss, 3. delay, 4. DATA size) and §5's scenarios.
 FULL = {
     "protocols": ["tcp", "udp", "udpr"], "reps": 1, "backend": "auto",
-    "rates": ["100kbit", "1000kbit", "10000kbit"], "rate_file": "10141756B",     # its 10 MB file
-    "rate_max_wait": "20s",              # TCP through 100 kbit/s may wait out retransmission timeouts
-    "losses": ["10%", "20%", "30%"], "loss_link": ["1000kbit", "50ms"], "loss_file": "100793B",
+    "rates": ["800kbit", "8mbit", "80mbit"], "rate_file": "10141756B",   # tbf rate 100/1000/10000kbps: kB/s
+    "rate_max_wait": "20s",              # TCP through 800 kbit/s may wait out retransmission timeouts
+    # tbf rate 1000kbps (8 Mbit/s) latency 50ms (a queue of 50 ms at the rate, no path delay: the server's
+    # few packets never fill it) and netem loss, all on the server's interface: its ACKs, ACCs, CONACC and
+    # RCVD (b → a), not the data
+    "losses": ["10%", "20%", "30%"], "loss_link": ["8mbit", "50ms"], "loss_file": "100793B",
     "congestion": "cubic",               # the loss models describe Reno/CUBIC; the default may be BBR
     "delays": ["100ms", "1000ms", "5000ms"], "delay_file": "100793B",
     "delay_share": 0.5,                  # its delay acted once per round trip: half each way
     "unlimited_rate": "1gbit",           # it set no rate for 3. and 4.; the model needs one that never binds
     "packets": [1000, 10000, 32000, 64000], "packet_loss": "10%", "packet_file": "200KB",
+    "file_sizes": ["108632485B", "65536615B", "1985958B"],   # §6: tcp and udpr; it gives no rate, loss or delay:
+    "file_rate": "80mbit",             # a link that binds (its largest tbf rate, 10000kbps), so the model says something
     "packet_max_wait": "2s",             # shorter than its 20 s, so 4. ends in minutes; the model is told
     "max_wait": "20s", "max_retransmits": 5,
     "scenarios": [["client_dies", "tcp"], ["client_dies", "udp"], ["client_dies", "udpr"],
@@ -55,11 +73,12 @@ FULL = {
     "scenario_max_wait": 0.5,            # seconds: the scenarios' bounds scale with it
     "scenario_rate": "2mbit",
 }
-#: MAX_WAIT 1 s: still 20 round trips of the loss runs, so every loss costs a timeout (the lesson), and
-#: the model is told; 3 s for the rate sweep: at 1000 kbit/s TCP needs no more (nor less: its floor,
+#: MAX_WAIT 1 s: still hundreds of the loss runs' round trips, so every loss costs a timeout (the lesson),
+#: and the model is told; 3 s for the rate sweep: at 8 Mbit/s TCP needs no more (nor less: its floor,
 #: transfer.tcp), and a udp datagram the tbf queue drops is waited for that long before the run ends.
 QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
-         "rates": ["1000kbit", "10000kbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],
+         "rates": ["8mbit", "80mbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],
+         "file_sizes": ["20KB", "200KB", "2MB"],
          "delays": ["100ms"], "max_wait": "1s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",
          "max_retransmits": 3,
          "scenarios": [["client_dies", "udpr"], ["silent_client", "udp"], ["foreign_data", "udpr"]]}
@@ -74,9 +93,11 @@ GRID_QUICK = {"rates": ["10mbit"], "delays": ["0", "10ms"], "bulk_time": "1s", "
 
 
 def sweeps(*, quick: bool = False, **given) -> Lab:
-    """Notebook 10's sweeps: ``rate``, ``loss``, ``delay``, ``packet`` (wirelab's PPCB programs) and
-    ``scenarios`` (§5's misbehaving peers). ``lab.values["delay_max_wait"]``: the MAX_WAIT of the
-    delay runs, raised where a round trip would not fit in the document's."""
+    """Notebook 10's sweeps: ``rate``, ``loss``, ``delay``, ``packet``, ``file`` (wirelab's PPCB programs)
+    and ``scenarios`` (§5's misbehaving peers). ``lab.values["delay_max_wait"]``: the MAX_WAIT of the
+    delay runs, raised where a round trip would not fit in the document's. The loss runs lose the
+    server's packets (b → a), behind tbf's ``loss_link`` on that way; the data's way is not shaped
+    (``unlimited_rate`` stands for it, as in 3. and 4.)."""
     v = values(FULL, QUICK, quick, given)
     max_wait = units.parse_time(v["max_wait"])
     round_trips = [2 * v["delay_share"] * units.parse_time(d) for d in v["delays"]]
@@ -86,14 +107,16 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
     ppcb = {"udp_files": "ppcb"}
     made = {
         "rate": Experiment("10-rate", size=v["rate_file"], rate=v["rates"], max_wait=v["rate_max_wait"], **common),
-        "loss": Experiment("10-loss", size=v["loss_file"], rate=v["loss_link"][0], loss=v["losses"],
-                           loss_reverse="0", delay=f"{units.parse_time(v['loss_link'][1]) * v['delay_share']}s",
+        "loss": Experiment("10-loss", size=v["loss_file"], rate=v["unlimited_rate"], rate_reverse=v["loss_link"][0],
+                           loss="0", loss_reverse=v["losses"],
                            max_wait=v["max_wait"], capture=True, cc=v["congestion"], **common),
         "delay": Experiment("10-delay", size=v["delay_file"], rate=v["unlimited_rate"],
                             max_wait=f"{v['delay_max_wait']}s", delay=[f"{rtt / 2}s" for rtt in round_trips],
                             **common),
         "packet": Experiment("10-packet", size=v["packet_file"], rate=v["unlimited_rate"], packet=v["packets"],
                              loss=v["packet_loss"], loss_reverse="0", max_wait=v["packet_max_wait"], **common),
+        "file": Experiment("10-file", size=v["file_sizes"], rate=v["file_rate"], max_wait=v["max_wait"],
+                           **dict(common, proto=[p for p in v["protocols"] if p != "udp"])),
     }
     lab = {name: Sweep(exp, ppcb) for name, exp in made.items()}
     lab["scenarios"] = Sweep(Experiment(
@@ -124,6 +147,67 @@ def grid_sweeps(*, quick: bool = False, **given) -> Lab:
 def reference() -> pd.DataFrame:
     """The document's table of speeds (Mbit/s) per experiment, protocol and value."""
     return load_reference("seed001_transfers")
+
+
+#: A round trip between the document's two virtual machines with no delay set (a millisecond, an
+#: assumption: it gives none), for the TCP model of its loss runs.
+HOST_RTT_S = 1e-3
+
+
+def _tcp_file(rate_bps: float, rtt_s: float, size: int, loss: float = 0.0) -> float:
+    """The model's TCP goodput (bit/s) for one file of ``size`` bytes, data lost at ``loss``."""
+    return predict("tcp", rate_bps, timestamps=True, wire="emulated", rtt_s=rtt_s, loss=loss, loss_reverse=0,
+                   size=size, cc="cubic").goodput_bps
+
+
+def readings_table(doc: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each way to read the document's units, what the model predicts under it, its number, and
+    whether that number can be the prediction's (``fits``).
+
+    * ``tbf rate 100/1000/10000kbps``: kbit/s, or kB/s as tc reads "kbps" (tc(8)). A transfer
+      through a link cannot beat the link's η·C: a figure above it says the data did not cross it.
+    * TCP's "20.36 kbps" at 10, 20 and 30 % loss: kbit/s (the model, with the loss on the data,
+      falls from loss to loss; one number at all three cannot be it), or Mbit/s: the report's
+      own words, close to its speed without loss (18.7 to 25.5 Mbit/s), which TCP keeps when
+      only its ACKs are lost (cumulative ACKs: a later one stands for a lost one).
+    * "latency 50ms" with tbf: a path delay of 50 ms, under which even a lossless 0.1 MB transfer
+      stays in slow start far below 20 Mbit/s; or tbf's queue setting (no path delay).
+    The document's tc commands were typed on the server: its interface sends the server's
+    packets only (ACKs, ACCs, RCVD), so its data crossed neither shaper nor loss, the one
+    reading every row fits."""
+    doc = reference() if doc is None else doc
+    rows = []
+    rate_rows = doc[(doc["experiment"] == "rate") & (doc["protocol"] == "tcp")]
+    for reading, to_bps in (("kbit/s", 1e3), ("kB/s (tc's kbps)", 8e3)):
+        for r in rate_rows.itertuples():
+            rate = r.rate_kbps * to_bps
+            pred = predict("tcp", rate, timestamps=True, wire="emulated").goodput_bps
+            rows.append({"figure": f"tcp at tbf rate {r.rate_kbps:g}kbps", "reading": reading,
+                         "as": f"a link of {rate / 1e6:g} Mbit/s", "document_mbps": r.speed_mbps,
+                         "predicted_mbps": pred / 1e6, "fits": r.speed_mbps <= 1.05 * pred / 1e6,
+                         "why": "a transfer cannot beat η·C of the link it crosses"})
+    loss_rows = doc[(doc["experiment"] == "loss") & (doc["protocol"] == "tcp")]
+    no_loss = doc[(doc["experiment"] == "rate") & (doc["protocol"] == "tcp")]["speed_mbps"]
+    for r in loss_rows.itertuples():
+        size, p = int(r.file_bytes), r.loss_pct / 100
+        pred = _tcp_file(8e6, HOST_RTT_S, size, p) / 1e6       # tbf 1000kbps, the data's way
+        rows.append({"figure": f"tcp at {r.loss_pct:g} % loss, printed 20.36 kbps", "reading": "kbit/s",
+                     "as": f"0.02036 Mbit/s; loss on the data, 8 Mbit/s, RTT {HOST_RTT_S * 1e3:g} ms",
+                     "document_mbps": 0.02036, "predicted_mbps": pred, "fits": abs(0.02036 / pred - 1) <= 0.25,
+                     "why": "the model falls with the loss; one number at three loss rates is none of them"})
+        rows.append({"figure": f"tcp at {r.loss_pct:g} % loss, printed 20.36 kbps", "reading": "Mbit/s",
+                     "as": "20.36 Mbit/s; loss on the server's packets only (its ACKs): TCP as fast as without",
+                     "document_mbps": 20.36, "predicted_mbps": float(no_loss.mean()),
+                     "fits": bool(no_loss.min() * 0.9 <= 20.36 <= no_loss.max() * 1.1),
+                     "why": "predicted: its own speed without loss (18.7 to 25.5 Mbit/s, the machine's)"})
+    first = loss_rows.iloc[0]
+    for reading, rtt in (("a path delay of 50 ms", 0.05 + HOST_RTT_S), ("tbf's queue, no path delay", HOST_RTT_S)):
+        pred = _tcp_file(1e9, rtt, int(first["file_bytes"])) / 1e6       # the data's way: no shaper
+        rows.append({"figure": "tbf latency 50ms", "reading": reading,
+                     "as": f"RTT {rtt * 1e3:g} ms, a 0.1 MB file, no loss", "document_mbps": 20.36,
+                     "predicted_mbps": pred, "fits": 20.36 <= 1.05 * pred,
+                     "why": "at 20.36 Mbit/s the file took 40 ms: less than one round trip of 51 ms"})
+    return pd.DataFrame(rows)
 
 
 #: What the scenario table shows of each run (``elapsed_s``: how long the partner took to notice).
@@ -160,6 +244,9 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
     (1000 B DATA, 1 Mbit/s, 10 % loss, MAX_WAIT 20 s, 100 ms round trips)."""
     rate, loss, data, wait = (link.rate_bps, link.loss, link.data, link.max_wait_s) if link else (1e6, 0.1, 1000, 20.0)
     rtt = 2 * link.delay_s if link else 0.1
+    # notebooks 02 and 05 ask these on a 10 Mbit/s link with 20 ms each way (02: 1 % loss, MAX_WAIT 1 s)
+    rate2, delay2, loss2, wait2, data2 = (link.rate_bps, link.delay_s, link.loss, link.max_wait_s, link.data) \
+        if link else (10e6, 0.02, 0.01, 1.0, 1000)
     return {
         "udpr_loss_doc001": Exercise(
             f"udpr goodput (kbit/s): {data} B per DATA over {rate / 1e6:g} Mbit/s, no delay, {loss * 100:g} % of "
@@ -172,6 +259,26 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
             "lost and no rate limits?",
             lambda: stop_and_wait(data, 1e12, rtt).goodput_bps / 1e3, 0.01,
             f"one DATA per round trip: 8 · {data} bits every {rtt:g} s"),
+        "udpr_lossy_20ms_mbps": Exercise(
+            f"udpr goodput (Mbit/s): {data2} B DATA, a {2 * delay2 * 1e3:g} ms round trip, {loss2 * 100:g} % loss "
+            f"each way, MAX_WAIT {wait2:g} s, {rate2 / 1e6:g} Mbit/s?",
+            lambda: stop_and_wait(data2, rate2, 2 * delay2, loss_forward=loss2, loss_reverse=loss2,
+                                  timeout_s=wait2).goodput_bps / 1e6,
+            0.01, "a cycle succeeds with (1 − p)²; each failed one costs DATA/C + MAX_WAIT"),
+        "udpr_chunk_4000_mbps": Exercise(
+            "udpr goodput (Mbit/s) with 4000 B DATA when a round trip takes 50 µs and no rate limits (loopback)?",
+            lambda: stop_and_wait(4000, 1e12, 50e-6).goodput_bps / 1e6, 0.01,
+            "one DATA per round trip: 8 · 4000 bits every 50 µs"),
+        "udpr_20ms_mbit": Exercise(
+            f"udpr goodput (Mbit/s) at {rate2 / 1e6:g} Mbit/s, {delay2 * 1e3:g} ms one-way delay, no loss, "
+            f"{data2} B DATA (emulated wire)?",
+            lambda: predict("udpr", rate2, rtt_s=2 * delay2, payload=data2, wire="emulated").goodput_bps / 1e6, 0.05,
+            "one DATA per round trip, plus both transmission times"),
+        "tc_kbps_tcp_mbps": Exercise(
+            "The document shaped with `tbf rate 1000kbps`. Through it, what TCP goodput (Mbit/s) does the model "
+            "predict (emulated wire: IP + 14 B a frame; timestamps)?",
+            lambda: predict("tcp", 1000 / TC_KBPS, timestamps=True, wire="emulated").goodput_bps / 1e6, 0.005,
+            "tc's kbps is kilobytes per second: 8 Mbit/s, times η = 1448 / 1514"),
         "udpr_fragments_64000": Exercise(
             f"MTU 1500 and {loss * 100:g} % loss per IP packet: probability (0..1) that one 64000-byte udpr DATA "
             "arrives whole?",

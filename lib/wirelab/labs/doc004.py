@@ -5,6 +5,8 @@ every task, notebook ``03-link-rate-delay-loss`` its link tasks against the mode
     lab = doc004.sweeps(quick=QUICK)       # lab["tasks"]: task/side → Sweep; lab["long"]; lab["where"]
     runs = {key: sweep.run(f"{OUT}/{sweep.name}") for key, sweep in lab["tasks"].items()}
     document_table(runs, doc004.reference())
+    run_length_table(lab["long"].run(...))  # 30 s against 60 s, the document's finding beside ours
+    ping_table(ping(link))                  # its 80.8 ms ping over netem delay 80ms 10ms on one host
 
 ``runs`` maps ``task/side`` (the document's task and where it set the
 parameter) to a sweep's results; ``TASKS`` says which column of those results
@@ -18,8 +20,9 @@ How the document's settings map onto this kit (said again in every ``why``):
 * Windows: iperf 2's ``-w`` at the server sets the receiver's buffer (here
   ``rcvbuf``, the wirelab engine's server), at the client the sender's (``sndbuf``);
   iperf3's ``-w`` sets both ends at once (``window``).
-* Lengths: iperf3 takes ``-l`` from the client for both ends, so the
-  document's server and client rows stand beside the same runs.
+* Lengths: iperf 2's ``-l`` at the server is the length of its reads; here wirelab's
+  receiver reads at most that many bytes per recv (``read``) while its client writes 1 MiB
+  records. At the client, iperf3's ``-l`` (which reads with the same length).
 * Delay: the document's netem delayed one direction by D; this kit delays
   each direction by D/2 (``delay`` column), the same round trip for TCP.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import UsageError
@@ -37,22 +41,27 @@ from ..experiment.stats import summarize
 from ..link import capabilities
 from ..model import predict
 from ..model.fairness import jain_index, max_min_shares
-from ..model.tcp import bdp_bytes, window_limited
+from ..model.tcp import bdp_bytes, mathis, window_limited
 from ..model.window import base_rtt, granted_buffer, slow_start_bytes, tcp_window
 from ..reference import load_reference
+from ..link import LinkSpec
+from ..model.delay import mean_jittered_delay, transmission_delay
 from ..transfer.sockets import congestion_unavailable
-from ..wire.headers import ETHERNET_MTU, tcp_payload
+from ..wire.headers import ETHERNET_MTU, ip_and_udp, tcp_payload
 from .lab import Exercise, Lab, Link, Sweep, values
+from .ping import ECHO_BYTES, ping
 
-__all__ = ["EXERCISES", "exercises", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows", "default_window",
-           "interval_narrowing", "FULL", "QUICK", "LINK", "LINK_QUICK"]
+__all__ = ["EXERCISES", "exercises", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows",
+           "default_window", "interval_narrowing", "run_length_table", "reader_time_s", "ping", "ping_link", "ping_table",
+           "PING_RTT_S", "FULL", "QUICK", "LINK", "LINK_QUICK"]
 
 #: task/side → (our column, factor from the document's unit to ours, what the side means here)
 TASKS = {
     "1.1_window/server": ("rcvbuf_bytes", 1.0, "receiver's SO_RCVBUF (wirelab engine), as iperf 2 -w at the server"),
     "1.1_window/client": ("sndbuf_bytes", 1.0, "sender's SO_SNDBUF (wirelab engine), as iperf 2 -w at the client"),
     "1.1_window/both": ("window_bytes", 1.0, "iperf3 -w: both ends' buffers"),
-    "1.2_length/server": ("packet_bytes", 1024.0, "iperf3 -l (iperf3 reads with the client's length too)"),
+    "1.2_length/server": ("read_bytes", 1024.0, "wirelab's receiver reads at most L per recv (iperf 2 -l at "
+                                                "the server); its client writes 1 MiB records"),
     "1.2_length/client": ("packet_bytes", 1024.0, "iperf3 -l"),
     "2.1_rate/client": ("rate_bps", 1e3, "tbf rate"),
     "2.2_delay/client": ("delay_s", 0.5e-3, "D/2 each way: the document's round trip"),
@@ -81,12 +90,13 @@ FULL = {
     "bdp_windows": [500, 5269, 9000], "bdp_delay": "40ms",   # each way: its 80.8 ms round trip (ping)
     "streams": [1, 2, 3, 4, 5, 10], "beside_udp": [1, 2, 5, 10],               # tasks 3 and 4
     "udp_rate": "1.05mbit", "udp_packet": 1470,                                # iperf 2's default UDP test
-    "long": [30, 60], "long_losses": ["1%", "5%"], "long_repetitions": 3,      # task 2.3: run lengths
+    "long": [30, 60], "long_losses": ["1%", "5%", "50%"], "long_repetitions": 3,   # task 2.3: run lengths
+    "ping_rounds": 20,                        # special task: ping with netem delay 80ms 10ms on one host
 }
 QUICK = {"seconds": 2, "repetitions": 1, "windows": [100, 10000], "lengths": ["1KiB", "128KiB"],
          "rates": ["100kbit", "10mbit"], "delays": ["0.5ms", "25ms"], "losses": ["1%", "5%"],
          "bdp_windows": [500, 9000], "streams": [1, 4], "beside_udp": [1, 2], "long": [1, 2],
-         "long_losses": ["1%"], "long_repetitions": 2}
+         "long_losses": ["1%"], "long_repetitions": 2, "ping_rounds": 10}
 
 #: Notebook 03: task 2's rate, delay and loss with iperf3, every residual explained.
 LINK = {"backend": "auto", "rates": ["0.5mbit", "1mbit", "2mbit", "5mbit", "10mbit"],
@@ -122,6 +132,7 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
         "1.1_window/server": Experiment("08-window-server", rcvbuf=v["windows"], **tcp),
         "1.1_window/client": Experiment("08-window-client", sndbuf=v["windows"], **tcp),
         "1.1_window/both": Experiment("08-window-iperf3", engine="iperf3", window=v["windows"], **tcp),
+        "1.2_length/server": Experiment("08-length-server", packet="1024KiB", read=v["lengths"], **tcp),
         "1.2_length/client": Experiment("08-length", engine="iperf3", packet=v["lengths"], **tcp),
         "2.1_rate/client": Experiment("08-rate", engine="iperf3", **dict(tcp, rate=v["rates"])),
         "2.2_delay/client": Experiment("08-delay", engine="iperf3", delay=v["delays"], jitter=v["jitter"], **tcp),
@@ -208,9 +219,13 @@ def _why(key: str, measured: float, document: float, predicted: float, binding: 
     if key.startswith("1.1") and "client" in key:
         notes.append("the sender's buffer bounds the data in flight only: with a sub-ms RTT even 4.6 kB "
                      "fills 100 Mbit/s")
-    if key.startswith("1.2"):
+    if key == "1.2_length/client":
         notes.append("the model has no cost per write: the document's 2010 laptops paid one per 1 kB write, "
                      "this machine hardly does")
+    if key == "1.2_length/server":
+        notes.append(f"the document's server rows below the plateau are one read every "
+                     f"{reader_time_s() * 1e3:.2f} ms (8·L / bandwidth at 1, 2, 4, 8 KB): a fixed cost per read, "
+                     "whatever its length; this machine's reader pays microseconds, and the model none")
     if key.startswith("2.2"):
         notes.append("netem's jitter reordered the document's packets (duplicate ACKs, retransmissions); "
                      "this kit's link is a FIFO wire, jitter never reorders")
@@ -320,6 +335,68 @@ def interval_narrowing(frame: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["loss", "time_s"]).reset_index(drop=True)
 
 
+def reader_time_s(doc: pd.DataFrame | None = None) -> float:
+    """The document's time per read at the server: its rows below the plateau (1, 2, 4, 8 KB) give
+    8·L / bandwidth = 0.70, 0.70, 0.79, 0.76 ms: the mean, a fixed cost per read."""
+    doc = reference() if doc is None else doc
+    rows = doc[(doc["task"] == "1.2_length") & (doc["side"] == "server") & (doc["value"] <= 8)]
+    return float((8 * rows["value"] * 1024 / rows["bandwidth_bps"]).mean())
+
+
+def run_length_table(frame: pd.DataFrame, doc: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Task 2.3's 30 s against 60 s runs, per loss: the mean goodput of each run length measured
+    (± 95 % CI) and predicted (the model counts the window's way up from slow start, so a shorter
+    run is predicted a little lower, not higher), whether the shortest runs measured higher (the
+    document: "30 sec ... mostly more than 60 sec") and whether their intervals overlap (a difference
+    inside them is not a finding), with the document's one number per loss."""
+    doc = reference() if doc is None else doc
+    summary = summarize(frame, metrics=["goodput_bps", "pred_goodput_bps"], by=["loss", "time_s"])
+    rows = []
+    for loss, part in summary.groupby("loss"):
+        part = part.sort_values("time_s")
+        short, long_ = part.iloc[0], part.iloc[-1]
+        paper = doc[(doc["task"] == "2.3_loss") & np.isclose(doc["value"].astype(float), loss)]
+        gap = abs(short["goodput_bps_mean"] - long_["goodput_bps_mean"])
+        rows.append({"loss": loss, "short_s": short["time_s"], "long_s": long_["time_s"],
+                     "document_bps": float(paper["bandwidth_bps"].iloc[0]) if len(paper) else math.nan,
+                     "measured_short_bps": short["goodput_bps_mean"], "measured_short_ci": short["goodput_bps_ci"],
+                     "measured_long_bps": long_["goodput_bps_mean"], "measured_long_ci": long_["goodput_bps_ci"],
+                     "predicted_short_bps": short["pred_goodput_bps_mean"],
+                     "predicted_long_bps": long_["pred_goodput_bps_mean"], "n": int(part["n"].min()),
+                     "document_short_higher": True,
+                     "measured_short_higher": bool(short["goodput_bps_mean"] > long_["goodput_bps_mean"]),
+                     "difference_within_ci": bool(gap <= np.nansum([short["goodput_bps_ci"], long_["goodput_bps_ci"]]))})
+    return pd.DataFrame(rows)
+
+
+#: Document 004's special task: "Server ping to client ... AVG Rtt = 80.823" (ms), with
+#: `netem delay 80ms 10ms` on the client's interface, one direction only.
+PING_RTT_S = 0.080823
+
+
+def ping_link(rate: str = "100mbit", delay: str = "80ms", jitter: str = "10ms") -> LinkSpec:
+    """The document's link for its ping: ``delay`` ± ``jitter`` on one direction (a → b, the client's
+    interface, as its netem), none on the other."""
+    return LinkSpec.parse(rate=rate, delay=delay, jitter=jitter, delay_reverse=0, jitter_reverse=0)
+
+
+def ping_table(measured: dict, spec: LinkSpec | None = None) -> pd.DataFrame:
+    """The ping beside the document's 80.823 ms and the model: the one-way delay set (netem's mean
+    with uniform jitter, ``model.delay.mean_jittered_delay``) plus both echoes' transmission."""
+    spec = spec or ping_link()
+    wire = ECHO_BYTES + ip_and_udp() + spec.l2_bytes          # an echo's payload, UDP/IP, the frame
+    predicted = (mean_jittered_delay(spec.forward.delay_s, spec.forward.jitter_s)
+                 + mean_jittered_delay(spec.reverse.delay_s, spec.reverse.jitter_s)
+                 + transmission_delay(wire, spec.forward.rate_bps) + transmission_delay(wire, spec.reverse.rate_bps))
+    return pd.DataFrame([{"link": measured.get("link", spec.describe()), "backend": measured.get("backend"),
+                          "document_rtt_ms": PING_RTT_S * 1e3, "measured_rtt_ms": measured["rtt_avg_ms"],
+                          "measured_min_ms": measured["rtt_min_ms"], "measured_max_ms": measured["rtt_max_ms"],
+                          "measured_mdev_ms": measured["rtt_mdev_ms"], "rounds": measured["answered"],
+                          "predicted_rtt_ms": predicted * 1e3,
+                          "measured/document": measured["rtt_avg_ms"] / (PING_RTT_S * 1e3),
+                          "measured/predicted": measured["rtt_avg_ms"] / (predicted * 1e3)}])
+
+
 def _udp_beside_tcp_share(rate: float = 100e6) -> float:
     """TCP's max-min share (Mbit/s) of ``rate`` beside a 1.05 Mbit/s UDP flow (1470 B datagrams)."""
     udp = predict("udp", rate, payload=1470, wire="emulated").efficiency
@@ -333,6 +410,8 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
     trip) where one depends on a link, else on the document's (100 Mbit/s, 80.8 ms)."""
     rate, rtt = (link.rate_bps, 2 * link.delay_s) if link else (100e6, 0.0808)
     mbit = f"{rate / 1e6:g} Mbit/s"
+    knee_rate = link.rate_bps if link else 10e6          # notebook 03's link
+    knee_mbit = f"{knee_rate / 1e6:g} Mbit/s"
     return {
         "bdp_100mbit_80ms_bytes": Exercise(
             f"Bandwidth-delay product (bytes) of {mbit} and a {rtt * 1e3:g} ms RTT"
@@ -352,11 +431,36 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
             f"TCP's total share (Mbit/s) of {mbit} beside a 1.05 Mbit/s UDP flow of 1470 B datagrams?",
             lambda: _udp_beside_tcp_share(rate), 0.005,
             "max-min: UDP keeps its demand (in wire bits: 1.05 Mbit/s / η_UDP), TCP gets the rest × η_TCP"),
+        "mathis_rtt_doc004_ms": Exercise(
+            "Document 004 measured 17.6 Mbit/s at 5 % loss. At what RTT (ms) would Mathis' formula (MSS 1448) "
+            "give exactly that?",
+            lambda: mathis(1448, 1.0, 0.05) / 17.6e6 * 1e3, 0.005,     # G ∝ 1/RTT: the RTT of 1 s, scaled
+            "Mathis: G = (MSS/RTT) · √(3/2) / √p; solve for RTT"),
+        "window_knee_rtt_ms": Exercise(
+            f"A 64 KiB window on a {knee_mbit} link (emulated wire, timestamps): from which RTT (ms) on does the "
+            "window, not the link, limit TCP?",
+            lambda: 8 * 65536 / predict("tcp", knee_rate, timestamps=True, wire="emulated").goodput_bps * 1e3, 0.005,
+            "W / RTT = η · C: RTT = 8 · W / (η · C)"),
+        "read_time_doc004_ms": Exercise(
+            "Document 004's server read 1 KB (1024 B) at a time and got 11.6 Mbit/s. How long (ms) did each read "
+            "take, if the reads were all that limited it?",
+            lambda: reader_time_s(reference()[reference()["value"] == 1]) * 1e3, 0.005,
+            "one read per 8 · 1024 bits: 8 · L / bandwidth"),
         "slow_start_5s_rtt_kbps": Exercise(
             "A 30 s run over a 5 s RTT, IW 10, MSS 1448, never losing: kbit/s (the test starts after the "
             "handshake)?",
             lambda: slow_start_bytes(30, 5, 1448, handshake_rtts=0) * 8 / 30 / 1e3, 0.005,
             "6 round trips, each doubling: 10 + 20 + ... segments"),
+        # notebook 12 (task 2.1 between two PCs): a cable's framing, and the clock line's drift
+        "real_wire_10mbit_kbps": Exercise(
+            "TCP (timestamps) at 10 Mbit/s: how many kbit/s less does the model predict on a real cable "
+            "(38 B a frame) than on an emulated wire (14 B)?",
+            lambda: (predict("tcp", 10e6, timestamps=True, wire="emulated").goodput_bps
+                     - predict("tcp", 10e6, timestamps=True, wire="real").goodput_bps) / 1e3, 0.005,
+            "η = 1448 / (1500 + overhead): C · (η_emulated − η_real)"),
+        "drift_1ms_10s_ppm": Exercise(
+            "How many ppm of clock drift add up to 1 ms over one 10 s run?",
+            lambda: 1e-3 / 10 * 1e6, 0.005, "drift (ppm) × run length (s) / 10⁶ = the error (s)"),
     }
 
 

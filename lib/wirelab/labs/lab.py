@@ -10,12 +10,13 @@ A lab may group sweeps (doc004's ``lab["tasks"]``: task/side → Sweep).
 
 A ``Sweep`` is an ``Experiment`` with what the runner needs to run it besides (the
 engine's options, the lab's own engine where it brings one, whether failed runs are
-tried again): data, like a flent test.
+tried again, socket-buffer caps the kernel must allow while it runs): data, like a flent test.
 Deadlines are never written here: every run's follows the plan's prediction.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -27,12 +28,15 @@ __all__ = ["Sweep", "Lab", "Exercise", "Link", "values"]
 @dataclass(frozen=True)
 class Sweep:
     """One sweep of a lab: its ``Experiment``, the engine's options, the lab's own ``engine`` (a class
-    made with those options; None: the experiment's engine by name), and whether runs that failed
-    before are run again when the sweep resumes (``retry_failed``)."""
+    made with those options; None: the experiment's engine by name), whether runs that failed
+    before are run again when the sweep resumes (``retry_failed``), and ``buffer_caps``: bytes
+    the kernel's socket-buffer caps (rmem_max, wmem_max) are raised to while it runs, as root
+    (``wirelab.link.buffer_caps``; None: left as they are)."""
     experiment: Experiment
     engine_options: dict = field(default_factory=dict)
     retry_failed: bool = False
     engine: type | None = None
+    buffer_caps: int | None = None
 
     @property
     def name(self) -> str:
@@ -40,11 +44,19 @@ class Sweep:
 
     def run(self, out: str | Path, **options):
         """Run (or resume) it into ``out``: ``wirelab.experiment.run``'s table."""
-        if self.engine is not None:
-            return run(self.experiment, out=out, engine=self.engine(**self.engine_options),
+        with self.kernel() as caps:
+            if caps and caps["why_not"]:
+                print(f"{self.name}: {caps['why_not']}")
+            if self.engine is not None:
+                return run(self.experiment, out=out, engine=self.engine(**self.engine_options),
+                           retry_failed=self.retry_failed, **options)
+            return run(self.experiment, out=out, engine_options=self.engine_options or None,
                        retry_failed=self.retry_failed, **options)
-        return run(self.experiment, out=out, engine_options=self.engine_options or None,
-                   retry_failed=self.retry_failed, **options)
+
+    def kernel(self):
+        """What the kernel must allow while the sweep runs: its buffer caps raised (or nothing)."""
+        from ..link.buffer_caps import raised_caps
+        return raised_caps(self.buffer_caps) if self.buffer_caps else nullcontext()
 
     def with_backend(self, backend: str) -> "Sweep":
         """The same sweep on ``backend`` (e.g. the one an earlier sweep ran on, to compare like with like)."""

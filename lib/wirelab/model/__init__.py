@@ -10,7 +10,9 @@ delayed ACKs), ``window_chain`` (a timed run at random loss: the window's
 distribution round by round), ``stopwait`` (UDPR), ``transfer_time`` (a whole
 file: set-up, data, RCVD),
 ``delay``, and ``prediction`` (``predict``) which puts them together for one
-protocol on one link. Every formula names its source.
+protocol on one link; ``load`` (offered load, a burst's delay) and ``partition`` (a
+sweep's data split across boards, document 000) stand beside. Every formula names its
+source.
 """
 from .._exports import lazy
 
@@ -34,6 +36,8 @@ _EXPORTS = {
     # a message's delay along a store-and-forward path (document 003)
     "path_delay": "delay", "hop_delays": "delay", "Hop": "delay", "mean_jittered_delay": "delay",
     "queueing_delay": "delay", "loaded_rtt": "delay",
+    # a radar sweep's data split across processing boards (document 000)
+    "parallel_split": "partition", "round_robin": "partition",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -19,7 +19,7 @@ import math
 
 from ..errors import ModelError
 
-__all__ = ["received_rate", "undelivered_fraction", "packet_delay", "udp_datagrams_buffered",
+__all__ = ["received_rate", "undelivered_fraction", "packet_delay", "burst_delay", "udp_datagrams_buffered",
            "TRUESIZE_PER_PACKET"]
 
 #: Bytes a receive buffer is charged per IP packet of up to 1500 B (2 KB data + sk_buff).
@@ -70,6 +70,23 @@ def packet_delay(wire_bytes: float, rate_bps: float, *, propagation_s: float = 0
     if wire_bytes < 0 or queue_bytes < 0 or propagation_s < 0:
         raise ModelError("sizes and delays must be ≥ 0", "e.g. packet_delay(1538, 1e9)")
     return propagation_s + 8.0 * (wire_bytes + queue_bytes) / rate_bps
+
+
+def burst_delay(packets: int, wire_bytes: float, rate_bps: float, *, backlog_bytes: float = math.inf) -> float:
+    """Mean delay of the ``packets`` of one burst handed to a FIFO of ``rate_bps`` at once (a
+    sender that sends each second's data back to back at a timer tick, document 000): packet i
+    waits for the i before it, i · ``wire_bytes`` / C, then its own transmission (batch arrival
+    at a deterministic server, Kleinrock, Queueing Systems vol. 1, §4; backlog / R, Kurose &
+    Ross §1.4.2). A sender whose socket holds at most ``backlog_bytes`` blocks beyond it, and
+    its packets, stamped before the blocking send, wait at most that backlog:
+    mean of min(i · w, backlog) · 8 / C over i, plus w · 8 / C."""
+    _positive("rate", rate_bps)
+    if packets < 1 or wire_bytes <= 0 or not backlog_bytes >= 0:
+        raise ModelError("a burst needs packets, their size and a backlog ≥ 0", "e.g. burst_delay(714, 1466, 1e9)")
+    full = min(packets, math.floor(backlog_bytes / wire_bytes) + 1) if math.isfinite(backlog_bytes) else packets
+    # the first `full` packets wait i·w (a sum of 0..full-1), the rest the whole backlog
+    waited = wire_bytes * full * (full - 1) / 2 + (packets - full) * min(backlog_bytes, packets * wire_bytes)
+    return 8.0 * (waited / packets + wire_bytes) / rate_bps
 
 
 def udp_datagrams_buffered(rcvbuf_granted: float, ip_packets: int, *,

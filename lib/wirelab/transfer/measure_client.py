@@ -28,7 +28,7 @@ import time
 from ..errors import ProtocolError, TransferError, UsageError
 from . import measure_wire as wire
 from .clock import ClockFit, SkewedClock, echo_sample, fit_offset_drift
-from .pacing import Pacer
+from .pacing import PACINGS, Pacer, TickPacer, pacer as make_pacer
 from .result import Result
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket
 from .tcp import StreamReader
@@ -45,7 +45,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             rcvbuf: int | None = None, congestion: str | None = None, gso: bool = False,
             offset_rounds: int = 16, same_clock: bool | None = None, echo_interval_s: float = 0.0,
             clock_offset_s: float = 0.0, clock_drift_ppm: float = 0.0, size_bytes: int | None = None,
-            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S, progress=None) -> Result:
+            end_markers: int = 0, end_marker_gap_s: float = wire.END_MARKER_GAP_S,
+            pacing: str = "even", read_bytes: int | None = None, progress=None) -> Result:
     """Run one measurement against a wirelab server (tcp or udp); return the joined Result.
 
     ``same_clock``: both ends read one clock (default: when ``host`` is loopback).
@@ -56,6 +57,10 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     ``clock_drift_ppm``: this end's clock is made that wrong on purpose (a lab's known skew).
     ``size_bytes`` (load mode over udp): send exactly this many bytes at ``rate_bps``, however
     long that takes, instead of ``time_s`` of records. ``end_markers``: see the module docstring.
+    ``pacing`` (load mode): "even" spaces the records evenly; "tick" sends each second's
+    records back to back at a 1 s timer tick, as document 000's sender (``pacing.TickPacer``).
+    ``read_bytes`` (tcp): the receiver reads at most this many bytes per recv (iperf 2's ``-l``
+    at the server; by default it reads a record at a time).
     ``progress``: a ``progress.Progress`` that reports the records sent (and, over TCP, the
     kernel's view of the connection) every interval, and each echo round as it is answered.
     """
@@ -70,6 +75,10 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                          "ping is udp echo rounds on a timer: give echo_interval_s > 0, e.g. 0.02")
     if mode == "load" and not rate_bps:
         raise UsageError("offered load needs a rate", "e.g. --rate 5MB/s")
+    if read_bytes is not None and (proto != "tcp" or not 1 <= read_bytes <= 1 << 24):
+        raise UsageError(f"a reader's length of {read_bytes} B over {proto}", "read_bytes is for tcp: 1 B..16 MiB")
+    if pacing not in PACINGS or (pacing != "even" and mode != "load"):
+        raise UsageError(f"pacing {pacing!r} in {mode} mode", "pacing is 'even' or 'tick', for load mode only")
     if not wire.MIN_PACKET <= packet <= (65507 if proto == "udp" else 1 << 24):
         raise UsageError(f"packet size {packet} B", f"use {wire.MIN_PACKET}..65507 B for udp")
     if gso and (proto != "udp" or mode != "bulk"):
@@ -104,6 +113,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 progress.start()
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress)
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
+                   **({"read": int(read_bytes)} if read_bytes else {}),
                    **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
         if mode == "ping":
             end.ping(count, echo_interval_s)
@@ -113,7 +123,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             end.echo(offset_rounds, echo_interval_s)
             result.packets_sent, result.lost = 0, None
         if mode not in ("echo", "ping"):
-            pacer = Pacer(rate_bps, packet) if mode == "load" else None
+            pacer = make_pacer(pacing, rate_bps, packet) if mode == "load" else None
             sizes = record_sizes(packet, size_bytes, time_s, pacer)
             result.first_data_time_s = time.time()
             end.records(time_s, pacer, gso, sizes, whole=size_bytes is not None)
@@ -124,6 +134,9 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             result.bytes_offered = sum(sizes) if sizes else result.bytes_sent
             if pacer:
                 result.metadata["late_packets"] = pacer.late
+                result.metadata["pacing"] = pacer.kind
+                if isinstance(pacer, TickPacer):      # a tick cut short at 1 s: never sent
+                    result.metadata["skipped_packets"] = pacer.skipped
             if not same_clock:      # a second batch after the data: the line spans the run
                 lost, sent = result.lost, result.packets_sent
                 end.echo(offset_rounds, echo_interval_s)
@@ -153,14 +166,15 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     return result
 
 
-def record_sizes(packet: int, size_bytes: int | None, time_s: float, pacer: Pacer | None) -> list[int] | None:
+def record_sizes(packet: int, size_bytes: int | None, time_s: float,
+                 pacer: Pacer | TickPacer | None) -> list[int] | None:
     """The sizes of the records a paced sender plans: one per slot of ``time_s``, or as many as
     ``size_bytes`` takes, the last carrying what is left (every record holds at least
     ``MIN_PACKET``: a short rest borrows from the one before it). None: not paced."""
     if pacer is None:
         return None
     if size_bytes is None:
-        return [packet] * max(math.ceil(time_s / pacer.interval_s - 1e-9), 1)
+        return [packet] * pacer.slots(time_s)
     full, rest = divmod(size_bytes, packet)
     sizes = [packet] * full + ([rest] if rest else [])
     if 0 < rest < wire.MIN_PACKET and full:
@@ -344,7 +358,7 @@ class _Session:
                     return fields
         return None
 
-    def records(self, time_s: float, pacer: Pacer | None, gso: bool, sizes: list[int] | None = None,
+    def records(self, time_s: float, pacer: Pacer | TickPacer | None, gso: bool, sizes: list[int] | None = None,
                 *, whole: bool = False) -> None:
         """Send RECORDs for ``time_s`` back to back; or, paced, the records ``sizes`` plans,
         each when ``pacer`` says, for ``time_s`` at most (``whole``: all of them, a file's)."""
@@ -368,7 +382,8 @@ class _Session:
         if pacer is not None:                        # offered load: one record per slot
             view, sent_bytes = memoryview(buf), 0
             while seq < len(sizes) and (whole or clock() < end):
-                pacer.wait()
+                if pacer.wait() >= end and not whole:     # a tick due at the end belongs to no run
+                    break
                 pack_into(buf, 1, seq, now_ns())
                 send(view[:sizes[seq]])
                 sent_bytes += sizes[seq]

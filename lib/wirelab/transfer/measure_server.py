@@ -118,10 +118,12 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
         progress.count = lambda: tally.bytes
     try:
         hello, packet = check_hello(read_json(reader, MAGIC, limit=65536), 1 << 24)
+        most = hello.get("read")                            # the reader's length: bytes per recv
+        most = most if isinstance(most, int) and 0 < most <= 1 << 24 else None
         raw = bytearray(packet)
         view = memoryview(raw)
         while True:
-            reader.read_into(view)
+            reader.read_into(view, most)
             kind = raw[0]
             if kind == RECORD:
                 _, seq, send_ns = REC.unpack_from(raw)

@@ -44,14 +44,15 @@ class StreamReader:
         del self.buf[:n]
         return out
 
-    def read_into(self, view: memoryview) -> None:
-        """Fill ``view`` exactly, receiving straight into it (no extra copy: the fast path)."""
+    def read_into(self, view: memoryview, most: int | None = None) -> None:
+        """Fill ``view`` exactly, receiving straight into it (no extra copy: the fast path), at
+        most ``most`` bytes per recv (a reader's length, as iperf 2's ``-l`` at the server)."""
         have = min(len(self.buf), len(view))
         if have:
             view[:have] = self.buf[:have]
             del self.buf[:have]
         while have < len(view):
-            have += self._receive(self.sock.recv_into, view[have:])
+            have += self._receive(self.sock.recv_into, view[have:have + most] if most else view[have:])
 
     def _receive(self, receive, arg):
         """One recv/recv_into; a timeout, an error or an empty read become TransferError."""

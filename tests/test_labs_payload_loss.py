@@ -40,7 +40,7 @@ def test_a_recorded_sweep_shows_both_boundaries_and_their_causes():
 
 @pytest.mark.root
 @pytest.mark.slow
-def test_a_quick_sweep_here_steps_at_each_fragment_and_loses_short_datagrams(tmp_path):
+def test_a_quick_sweep_here_steps_at_each_fragment_and_says_who_lost_short_datagrams(tmp_path):
     df = run(payload_sweep(sizes=QUICK_SIZES, time="2s", backend="namespaces"), out=tmp_path / "p", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()
     table = where_data_is_lost(df).set_index("packet_bytes")
@@ -49,9 +49,13 @@ def test_a_quick_sweep_here_steps_at_each_fragment_and_loses_short_datagrams(tmp
         # 8 000 datagrams or more: (1 − p)^k within 1 % is 5 standard deviations
         assert table.loc[size, "delivered"] == pytest.approx(table.loc[size, "pred_delivered"], abs=0.01)
     assert table.loc[1473, "delivered"] < table.loc[1472, "delivered"]
-    # 96 000 datagrams a second at 64 B: more than these hosts carry end to end. Which host part
-    # gives way depends on the machine's load: a busy one's Python receiver falls behind (seen at
-    # 24-38k a second at load 14); on a quiet one it keeps pace and the sender outruns the queue
+    # 96 000 datagrams a second at 64 B: whether these hosts carry that end to end depends on the
+    # machine and its load (at load 14 a Python receiver took 24-38k a second; a quiet CI machine
+    # kept pace). Either way the table must say what happened: a host's loss with its cause, or
+    # only the link's share
     short = table.loc[64]
-    assert short["excess_loss"] > EXCESS, "64 B datagrams lost only the link's share"
-    assert short["cause"] in {"receiver", "queue"}
+    if short["excess_loss"] > EXCESS:
+        assert short["cause"] in {"receiver", "queue"}
+    else:
+        assert short["cause"] == "link loss"
+        assert short["delivered"] == pytest.approx(short["pred_delivered"], abs=EXCESS)

@@ -216,5 +216,9 @@ def test_a_window_limit_is_named_as_such_under_loss():
 @settings(max_examples=100, deadline=None)
 @given(CCS, st.integers(1_000, 3_000_000), st.floats(1e-4, 0.2), maybe(1e-6, 0.05), st.floats(3_000, 200_000))
 def test_goodput_falls_with_a_smaller_window(cc, size, rtt, loss, window):
+    # not strictly: under loss a smaller window makes a smaller last flight, and a loss in the last
+    # flight costs a round (a tail loss, which more segments in that flight make likelier); a
+    # search of 3000 random settings found 8 where half the window gave more, by at most 0.17 %
     wide = tcp(size, rtt, loss, cc, window_bytes=window * 2).goodput_bps
-    assert tcp(size, rtt, loss, cc, window_bytes=window).goodput_bps <= wide * (1 + 1e-9)
+    narrow = tcp(size, rtt, loss, cc, window_bytes=window).goodput_bps
+    assert narrow <= wide * (1 + (0.005 if loss else 1e-9))

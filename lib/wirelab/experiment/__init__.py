@@ -15,7 +15,6 @@ a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parq
 ``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
 repetitions where an interval is too wide), ``residuals`` (measured ÷ predicted with the
 named reason for what is left), ``series`` and ``dataset`` (reading runs back),
-``ppcb_capture`` (``exchange``: what two PPCB peers sent, read from a run's capture),
 ``cluster`` with ``hostpairs`` and ``clockrounds`` (the same sweep across real machines,
 Dask workers: ``Experiment(hosts=..., cluster=...)``).
 
@@ -36,7 +35,6 @@ _EXPORTS = {
     "load_series": "series", "capture_series": "series", "read_sysctls": "meta", "results_dataset": "dataset",
     "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
     "Flow": "flowspec", "fairness": "flows",
-    "exchange": "ppcb_capture", "collapse": "ppcb_capture",
     "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",
 }

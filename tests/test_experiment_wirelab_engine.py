@@ -4,7 +4,7 @@ import pytest
 
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run
-from wirelab.experiment.client import client_argv
+from wirelab.transfer.client import client_argv
 from wirelab.experiment.wirelab_engine import WirelabEngine, plan
 
 
@@ -25,7 +25,7 @@ def test_plan_says_what_each_workload_runs():
     assert plan(one(workload="echo", echo=5))["count"] == 5
     with pytest.raises(UsageError, match="udpr"):
         plan(one(proto="udpr", workload="time", time="1s"))
-    assert client_argv({"call": "measure"})[1:3] == ["-m", "wirelab.experiment.client"]
+    assert client_argv({"call": "measure"})[1:3] == ["-m", "wirelab.transfer.client"]
 
 
 def test_loopback_runs_every_protocol_and_refuses_what_it_cannot_emulate(tmp_path):

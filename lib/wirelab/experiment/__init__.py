@@ -15,7 +15,7 @@ a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parq
 ``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
 repetitions where an interval is too wide), ``residuals`` (measured ÷ predicted with the
 named reason for what is left), ``series`` and ``dataset`` (reading runs back),
-``cluster`` with ``hostpairs`` and ``clockrounds`` (the same sweep across real machines,
+``cluster`` with ``hostpairs`` (the same sweep across real machines,
 Dask workers: ``Experiment(hosts=..., cluster=...)``).
 
     from wirelab.experiment import Experiment, run, summarize

@@ -45,7 +45,7 @@ from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
 from ..wire.headers import ETHERNET_MTU, udp_payload
-from .client import run_client
+from ..transfer.client import run_client
 
 from .iperf3_live import installed_version, parse_server_output, read_intervals, server_reporting
 

@@ -43,7 +43,7 @@ from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
 from ..wire.headers import ETHERNET_MTU, tcp_payload, udp_payload
 from ..wire.ppcb import DATA_HEADER
-from .client import WarmClient, client_argv, run_client
+from ..transfer.client import WarmClient, client_argv, run_client
 from .series import goodput_series
 
 __all__ = ["WirelabEngine", "DEFAULT_CHUNK"]

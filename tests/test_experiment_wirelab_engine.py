@@ -5,7 +5,7 @@ import pytest
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run
 from wirelab.transfer.client import client_argv
-from wirelab.experiment.wirelab_engine import WirelabEngine, plan
+from wirelab.engines.wirelab import WirelabEngine, plan
 
 
 def one(**kw):

@@ -12,27 +12,12 @@ the pcapng a run kept (``capture=True``): what the wire carried, Wireshark-style
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["goodput_series", "load_series", "capture_series"]
+__all__ = ["load_series", "stream_series", "capture_series"]
 
-
-def goodput_series(times_s, bytes_per_packet: float, *, bins: int = 20,
-                   min_bin_s: float = 0.02) -> list[dict]:
-    """Per-packet delivery times → goodput in equal intervals (about ``bins`` of them)."""
-    times = sorted(t for t in times_s if t is not None and math.isfinite(t))
-    if len(times) < 2:
-        return []
-    start, span = times[0], times[-1] - times[0]
-    width = max(span / bins, min_bin_s)
-    count = max(int(math.ceil(span / width)), 1)
-    totals = [0.0] * count
-    for t in times:
-        totals[min(int((t - start) / width), count - 1)] += bytes_per_packet
-    return [{"t_s": (i + 1) * width, "bps": 8.0 * b / width} for i, b in enumerate(totals)]
 
 
 def load_series(folder: str | Path, runs: pd.DataFrame | None = None) -> pd.DataFrame:

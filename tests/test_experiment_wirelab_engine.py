@@ -84,7 +84,7 @@ def test_capture_is_kept_beside_the_results_and_opens(tmp_path):
     data = frames[frames["payload_len"] > 0]
     assert data["payload_len"].sum() >= 300_000          # every byte of the file crossed the link
     assert row["capture_packets"] >= len(frames) * 0.9 and row["capture_dropped"] == 0
-    from wirelab.experiment import capture_series
+    from wirelab.analysis import capture_series
     series = capture_series(tmp_path / "cap", df)
     assert len(series) > 3 and (series["run_id"] == row["run_id"]).all()
     # what the wire carried, per 50 ms: never much above the 10 Mbit/s link (tbf's burst aside)

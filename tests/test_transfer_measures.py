@@ -4,7 +4,7 @@ import json
 import pytest
 
 from wirelab.experiment import Experiment, run
-from wirelab.experiment.residuals import CLOCK_RESOLUTION_S as measures_clock_s
+from wirelab.analysis.residuals import CLOCK_RESOLUTION_S as measures_clock_s
 from wirelab.transfer import Result, measures, run_pair
 
 

@@ -32,10 +32,9 @@ _EXPORTS = {
     "run": "runner", "run_one": "runner", "default_folder": "runner", "ResultStore": "store",
     "load": "store", "summarize": "stats", "pretty": "stats", "confidence_interval": "stats",
     "t_quantile": "stats", "predict_columns": "prediction",
-    "load_series": "series", "capture_series": "series", "read_sysctls": "meta", "results_dataset": "dataset",
+    "read_sysctls": "meta",
     "iperf3_run": "engines",
     "Flow": "flowspec", "fairness": "flows",
-    "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
     "host_round_trip": "calibration",
 }
 __all__ = list(_EXPORTS)

@@ -1,4 +1,4 @@
-"""Goodput over time within one run: from per-packet receive times, or from a tool's intervals.
+"""Goodput over time within each run of a saved sweep, read back for plotting.
 
 A run's series lives in its event stream (``events``): a list of ``{"t_s": end of
 interval since the first packet, "bps": goodput in it}`` in the receiver's ``series``
@@ -16,14 +16,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..experiment.events import read_events
+from ..experiment.store import load
+
 __all__ = ["load_series", "stream_series", "capture_series"]
 
 
 
 def load_series(folder: str | Path, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (run, interval): run_id, t_s, bps, plus the run's parameter columns."""
-    from .store import load
-
     folder = Path(folder)
     runs = load(folder) if runs is None else runs
     rows = []
@@ -53,7 +54,6 @@ def stream_series(path, *, flow=None, stream=None) -> list[dict] | None:
     """The receiver's goodput over time from a run's event stream (see the module docstring):
     its ``series`` event, else its interval records (time from the first one that counted
     a byte); those of one ``flow`` and ``stream`` when given. None: the stream has neither."""
-    from .events import read_events
 
     def mine(event):
         return event.get("source") == "receiver" and (not isinstance(flow, str) or (
@@ -77,8 +77,6 @@ def capture_series(folder: str | Path, runs: pd.DataFrame | None = None, *,
     """Goodput over time read from each run's pcapng (payload bytes per ``interval``,
     data direction only: frames that carry payload), in the same long format."""
     from ..capture import io_graph, read_capture
-    from .store import load
-
     folder = Path(folder)
     runs = load(folder) if runs is None else runs
     parts = []

@@ -21,8 +21,10 @@ How to add a lab (a new source document, say 005):
    values CI and ``make demo`` run); ``sweeps(*, quick=False, **given) -> Lab`` building
    one ``Sweep`` per ``Experiment`` from ``lab.values(FULL, QUICK, quick, given)``; the
    tables that join its runs with the document (``reference()``) and the model, its
-   figures, its exercises. Never a deadline or a timeout: each run's deadline follows the
-   plan's prediction (``wirelab.experiment.plan``). Where no engine of ``wirelab.engines``
+   figures, its exercises (a part that grows long goes into a module of its own named for
+   what it is, and the lab's module hands its names on: document 004's table, ``iperf_tasks``).
+   Never a deadline or a timeout: each run's deadline follows the plan's prediction
+   (``wirelab.experiment.plan``). Where no engine of ``wirelab.engines``
    (wirelab, iperf3; several flows of them: ``wirelab.experiment.flows``) runs what the
    document did, the lab brings its own (an object with ``run``: ``wirelab.experiment.engine``),
    in a module beside it, and its ``Sweep`` names it: ``broker`` (document 003's five nodes)

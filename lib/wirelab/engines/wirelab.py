@@ -27,7 +27,7 @@ interval: the receiver (bytes delivered) from its thread here, the sender (bytes
 sent; over TCP the kernel's cwnd, RTT, retransmissions and pacing rate) from its
 process through the stream's socket, a probe (``echo``) each round trip as it comes.
 At the end the receiver's goodput over time, binned from its per-packet delivery
-times, joins the stream too (a ``series`` event: what ``load_series`` plots).
+times, joins the stream too (a ``series`` event: what ``analysis.load_series`` plots).
 """
 from __future__ import annotations
 

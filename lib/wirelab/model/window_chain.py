@@ -50,7 +50,7 @@ import numpy as np
 from ..errors import ModelError
 from .ackclock import LINUX_DELACK_MIN_S, aligned_round, delayed_ack_round
 
-__all__ = ["TimedRun", "timed_run", "chain_alpha", "ssthresh_after_loss", "CHAIN_LOSS_LIMIT"]
+__all__ = ["TimedRun", "timed_run", "long_run", "chain_alpha", "ssthresh_after_loss", "CHAIN_LOSS_LIMIT"]
 
 #: Above this loss a retransmission is lost often enough (probability p) that timeouts, which
 #: the chain leaves out, shape the run: ``predict`` does not use the chain there, and says so.
@@ -61,6 +61,9 @@ CHAIN_LOSS_LIMIT = 0.10
 _FINE = 1.0 / 16.0
 #: Past this many rounds a run is taken to have settled once its distribution stops changing.
 _SETTLE_TOL = 1e-10
+#: Base rounds a long run is followed for at most (it stops once settled): at 0.01 % loss and a
+#: 300 ms round a loss-bound chain settles in about 2200.
+_LONG_RUN_ROUNDS = 4000
 
 
 @dataclass(frozen=True)
@@ -128,11 +131,12 @@ def _scatter(split, mass: np.ndarray, n: int) -> np.ndarray:
 def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_s: float, until_s: float,
               iw: float = 10.0, pipe: float | None = None, queue: float | None = None,
               cap: float | None = None, delayed_acks: bool = True,
-              delack_s: float = LINUX_DELACK_MIN_S) -> TimedRun:
+              delack_s: float = LINUX_DELACK_MIN_S, from_window: float | None = None) -> TimedRun:
     """The chain (module docstring) from the first data byte to ``until_s``. ``segment_s`` is S/R,
     ``base_s`` R0 = S/R + RTT + ACK/R; ``pipe`` new segments per R0 at most (default R0·R/S·(1 − p));
     ``queue`` segments the bottleneck holds beyond it (None: no overflow); ``cap`` the largest
-    window (a socket buffer); ``alpha`` growth per round in congestion avoidance."""
+    window (a socket buffer); ``alpha`` growth per round in congestion avoidance; ``from_window``:
+    start in congestion avoidance at that window, not in slow start from IW (a long run forgets its start)."""
     if not 0 < loss < 1 or not 0 < beta < 1 or not alpha > 0 or not 0 < segment_s < base_s or until_s < 0:
         raise ModelError("loss in (0, 1), 0 < β < 1, α > 0, 0 < S/R < R0 and a time ≥ 0 please",
                          "e.g. p = 0.02, β = 0.7, α = 0.53, S/R = 1.2 ms, R0 = 41.3 ms")
@@ -157,7 +161,9 @@ def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_
     zero = np.zeros_like(grid)
     mass = {ph: zero for ph in rounds}
     n = len(grid)
-    mass["ss"] = _scatter(_split(grid, np.array([float(iw)])), np.array([1.0]), n)
+    first = "ss" if from_window is None else "ca"
+    mass[first] = _scatter(_split(grid, np.array([float(iw if from_window is None else from_window)])),
+                           np.array([1.0]), n)
     steps = max(1, math.ceil(until_s / base_s))
     delivered, mean_round, settled = np.zeros(steps), np.zeros(steps), None
     grown = {"ss": np.minimum(grid + sent["ss"] * (1 - loss), top),
@@ -202,3 +208,19 @@ def chain_alpha(target: float, loss: float, beta: float) -> float:
         if high / low < 1 + 1e-12:
             break
     return math.sqrt(low * high)
+
+
+def long_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_s: float, iw: float = 10.0,
+             queue: float | None = None, cap: float | None = None) -> float:
+    """Segments delivered per base round R0 once the chain has settled: the steady state of a
+    loss-bound Linux sender (``predict`` takes it as the steady state, so that a long transfer,
+    a long timed run and the steady state are one number). It is RFC 9438's response (eq. 5, or
+    the Reno-friendly AIMD of §4.3; Mathis / PFTK for Reno) carried through what those leave out
+    and Linux does (module docstring): a window that jumps at random instead of a periodic
+    sawtooth, whole segments, delayed ACKs, the recovery round, a rate capped at the link with the
+    round stretched by the queue. Arguments as ``timed_run``."""
+    pipe = base_s / segment_s * (1 - loss)
+    run = timed_run(loss=loss, beta=beta, alpha=alpha, segment_s=segment_s, base_s=base_s,
+                    until_s=_LONG_RUN_ROUNDS * base_s, iw=iw, queue=queue, cap=cap,
+                    from_window=pipe if cap is None else min(pipe, cap))
+    return float(run.delivered[-1])

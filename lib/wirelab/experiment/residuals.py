@@ -35,6 +35,9 @@ The reasons (each a function of one summary row → expected effect, or None):
                     timeouts (``pred_time_timeouts_s``), a rare cost where loss is
                     small and the file short: the runs' own resends (each a MAX_WAIT
                     and a cycle) against it, −/+ what their count moves the time.
+                    TCP's counts the expected RTO of a lost retransmission
+                    (``pred_expected_rto_s``): where the runs more likely than not
+                    saw none, a band up to the mean without it.
 * ``clock``         time.time()'s resolution, ±2 µs on the two instants.
 * ``BBR ProbeRTT``  BBR v1 drains to 4 packets for 200 ms every 10 s (Cardwell
                     et al., ACM Queue 2016): −2 % of a transfer longer than 10 s.
@@ -148,6 +151,8 @@ def _host_round_trip(row, *_) -> Reason | None:
 
 
 def _rare_timeouts(row, *_) -> Reason | None:
+    if row.get("proto") == "tcp":
+        return _rare_rto(row)
     if row.get("proto") != "udpr":
         return None
     expected, seconds = _number(row, "pred_time_timeouts_s"), _number(row, "pred_data_time_s")
@@ -162,6 +167,23 @@ def _rare_timeouts(row, *_) -> Reason | None:
     return Reason.sized("rare timeouts", f"the runs resent {resent:.1f} DATA a run ({own * 1e3:.1f} ms of MAX_WAIT) "
                                    f"where the prediction counts {expected * 1e3:.1f} ms of timeouts: {effect:+.1%}",
                         effect)
+
+
+def _rare_rto(row) -> Reason | None:
+    """TCP's predicted mean counts the expected RTO (the first loss's retransmission lost too,
+    ``pred_expected_rto_s``), a long wait in few runs (``pred_rto_run_probability``): when the
+    runs more likely than not saw none, the mean without it is what they show, up to that much."""
+    expected, share = _number(row, "pred_expected_rto_s"), _number(row, "pred_rto_run_probability")
+    seconds, n = _number(row, "pred_data_time_s"), _number(row, "n", 0)
+    if not all(math.isfinite(v) for v in (expected, share, seconds)) or not seconds > expected > 1e-3 * seconds:
+        return None
+    unseen = (1.0 - share) ** n
+    if unseen < 0.5:
+        return None
+    effect = seconds / (seconds - expected) - 1
+    return Reason("rare timeouts", f"the prediction counts {expected * 1e3:.1f} ms of RTO (a lost retransmission, "
+                                   f"{share:.1%} of runs); {n:.0f} runs see none with probability {unseen:.0%}: "
+                                   f"up to {effect:+.1%}", 0.0, effect)
 
 
 def _clock(row, *_) -> Reason | None:

@@ -8,10 +8,10 @@ Mathis, PFTK), Reno's, without the retransmissions' share of the link.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..errors import ModelError
-from .congestion import CONGESTION_CONTROLS, SteadyState, aimd_window, steady_state
+from .congestion import CONGESTION_CONTROLS, SteadyState, steady_state
 from ..wire.headers import TCP_TIMESTAMPS
 from .packetization import Packetization, max_payload, packetize
 from .headers import HeaderStack
@@ -269,8 +269,9 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
         cited = steady = steady_state(cc, rate_bps, eta, mss, rtt_s=round_s, loss=loss, window_bytes=window_bytes,
                                       rto_s=rto_s)
         if steady.covered and cc in BETA and 0 < loss <= _chain_loss_limit():
-            steady = _long_run(cited, _chain_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
-                                                     window_bytes, queue_bytes), mss, initial_window)
+            from .window_chain import chain_setting, settled_state
+            steady = settled_state(cited, chain_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
+                                                        window_bytes, queue_bytes), mss, initial_window)
         limits, binding, goodput = dict(steady.limits), steady.binding, steady.goodput_bps
         notes.extend(steady.notes)
     transfer = None
@@ -290,8 +291,8 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                 notes.append(f"transfer time not predicted: {err}")
     elif window_s is not None and timeable and 0 < loss <= _chain_loss_limit() and cc in BETA:
         return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady,
-                            setting=_chain_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
-                                                   window_bytes, queue_bytes),
+                            setting=_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
+                                             window_bytes, queue_bytes),
                             mss=mss, window_s=window_s, iw=initial_window)
     elif window_s is not None and timeable:
         start, duration = window_s
@@ -317,52 +318,9 @@ def _chain_loss_limit() -> float:
     return CHAIN_LOSS_LIMIT
 
 
-#: A loss response this many times the pipe (or the window cap) keeps the window above it even
-#: after the cuts random loss brings: the chain's long run is then the link (or window) limit
-#: within 0.1 % (measured on the chain: 0.9994 of the link at 4.2 times, 0.997 at 2.4).
-_SURELY_ABOVE = 3.0
-#: The cited loss responses the chain carries (``congestion``).
-_RESPONSES = ("cubic", "mathis", "padhye")
-
-
-def _chain_setting(cited: SteadyState, rate_bps, eta, mss, header, rtt_s, loss, window_bytes,
-                   queue_bytes) -> dict:
-    """``window_chain.timed_run``'s arguments for a cited steady state (``congestion``): S/R, R0 =
-    S/R + RTT + ACK/R, β, α, the queue and the cap in segments. CUBIC's α is the one whose sawtooth
-    averages RFC 9438's response (eq. 5 where it is above the Reno-friendly α = 3(1 − β)/(1 + β),
-    ``chain_alpha``); Reno's is RFC 5681's 1 segment a round: PFTK's timeouts are those RACK-TLP
-    (RFC 8985) avoids at random loss (``congestion``). The chain caps the rate at the link and the
-    window at ``window_bytes`` itself."""
-    from .window_chain import chain_alpha
-    segment = 8.0 * mss / (eta * rate_bps)
-    base = rtt_s + segment + 8.0 * header / rate_bps
-    beta = BETA[cited.cc]
-    alpha = ALPHA["reno"] if cited.cc == "reno" else chain_alpha(cited.limits["cubic"] * base / (8.0 * mss),
-                                                                 loss, beta)
-    return dict(loss=loss, beta=beta, alpha=alpha, segment_s=segment, base_s=base,
-                queue=None if queue_bytes is None else queue_bytes * eta / mss,            # wire bytes mss/η each
-                cap=None if window_bytes is None else max(window_bytes / mss, 2.0))
-
-
-def _long_run(cited: SteadyState, setting: dict, mss: int, iw: int) -> SteadyState:
-    """The steady state of a loss-based cc at random loss: the window chain's long run
-    (``window_chain.long_run``), the limit "chain" in place of the cited responses it carries
-    (named in the notes); where it is within 0.1 % of the link or window limit, that one binds."""
-    from .window_chain import long_run
-    pipe = setting["base_s"] / setting["segment_s"] * (1 - setting["loss"])
-    sawtooth = aimd_window(setting["loss"], setting["alpha"], setting["beta"])      # segments a round, no cap
-    if sawtooth >= _SURELY_ABOVE * min(pipe, setting["cap"] or pipe):
-        return cited
-    chain = 8.0 * mss * long_run(iw=iw, **setting) / setting["base_s"]
-    responses = {k: v for k, v in cited.limits.items() if k in _RESPONSES}
-    limits = {k: v for k, v in cited.limits.items() if k not in _RESPONSES}
-    others = min(limits.values())
-    limits["chain"] = chain
-    binding = "chain" if chain < others * (1 - 1e-3) else min(limits, key=limits.__getitem__)
-    cited_text = ", ".join(f"{k} {v / 1e6:.3f}" for k, v in responses.items())
-    notes = cited.notes + (f"steady state: the cited response ({cited_text} Mbit/s) as Linux runs it at random loss "
-                           f"(window_chain's long run): {chain / 1e6:.3f} Mbit/s",)
-    return replace(cited, limits=limits, binding=binding, goodput_bps=min(chain, others), notes=notes)
+def _setting(*args):
+    from .window_chain import chain_setting         # numpy: only when a timed run at loss is predicted
+    return chain_setting(*args)
 
 
 def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, setting, mss, window_s,

@@ -32,8 +32,8 @@ SOURCES = {
     "stop_and_wait": "Bertsekas & Gallager §2.4; Kurose & Ross §3.4",
     "cubic": "RFC 9438 §5 eq. 5; Reno-friendly AIMD, no growth in recovery (RFC 5681 §3.2)",
     "bbr": "η·C·(1 − p), Cardwell et al., ACM Queue 2016",
-    "chain": "the cubic/padhye response as Linux runs it: window_chain's long run (random loss, whole "
-             "segments, delayed ACKs, the recovery round, the link's cap)",
+    "chain": "RFC 9438 (CUBIC) / RFC 5681 (Reno) at random loss as Linux runs it: window_chain's long run "
+             "(whole segments, delayed ACKs, the recovery round, the link's cap)",
 }
 #: Where each term of a transfer time comes from.
 TERM_SOURCES = {

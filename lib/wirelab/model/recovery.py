@@ -181,19 +181,28 @@ def first_loss_transfer(segments: float, *, segment_s: float, round_s: float, lo
     structure (slow start until the first loss, eqs. 5-16), the expectation taken over where
     that loss falls instead of at E[d_ss] (inside a run of windows held at ``cap``, at its
     expected place). Keys: ``send`` (every segment's own time), ``slow_start`` and ``window``
-    (idle), ``loss_recovery``, ``excess`` (the epochs' time beyond their segments' own)."""
+    (idle), ``loss_recovery``, ``excess`` (the epochs' time beyond their segments' own), and
+    ``variance`` (s²) of the time over where the first loss falls: the spread of one run."""
     survive = math.log1p(-loss)
     out = {"send": segments * segment_s, "slow_start": 0.0, "window": 0.0, "loss_recovery": 0.0, "excess": 0.0}
     idle = {"slow_start": 0.0, "window": 0.0}          # idle before the window at hand
+    moments = [0.0, 0.0]                               # Σ P·T and Σ P·T² of the time beyond ``send``
+
+    def branch(probability: float, seconds: float) -> None:
+        moments[0] += probability * seconds
+        moments[1] += probability * seconds * seconds
 
     def lost_in(probability: float, window: float, left: float, idle_now: dict) -> None:
         if probability <= 0:
             return
         rounds = loss_epochs(left, beta * window, loss, beta=beta, alpha=alpha, pipe=pipe)
-        out["loss_recovery"] += probability * rack_tlp_cost(loss, round_s, rto_s, window)
-        out["excess"] += probability * max(rounds * round_s - left * segment_s, 0.0)
+        recovery = rack_tlp_cost(loss, round_s, rto_s, window)
+        excess = max(rounds * round_s - left * segment_s, 0.0)
+        out["loss_recovery"] += probability * recovery
+        out["excess"] += probability * excess
         for name, seconds in idle_now.items():
             out[name] += probability * seconds
+        branch(probability, recovery + excess + sum(idle_now.values()))
 
     for w, before, count in _slow_start_windows(segments, iw, cap):
         gap = max(0.0, round_s - w * segment_s)           # round_s = S/R + RTT + ACK/R
@@ -215,4 +224,6 @@ def first_loss_transfer(segments: float, *, segment_s: float, round_s: float, lo
     tail = math.exp(segments * survive)                    # no loss at all
     for name, seconds in idle.items():
         out[name] += tail * seconds
+    branch(tail, sum(idle.values()))
+    out["variance"] = max(moments[1] - moments[0] ** 2, 0.0)
     return out

@@ -8,7 +8,6 @@ is named; ``wirelab grade --cluster`` grades the example class as expected.
 One room for the module (4-15 s to start); 68-85 s in all measured on two cores at a load average of 2-8
 (the grading 28 s of it), 215 s with other gradings running on the machine (load near 20)."""
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from wirelab.experiment.status import LOST
 from wirelab.grade import find_submissions, load_catalogue
 from wirelab.link.netns import namespace_pids
 from wirelab.link.room import Room
+from polling import wait_until
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -38,16 +38,6 @@ def room():
 
 def _cli(*argv, timeout=180):
     return subprocess.run([sys.executable, "-m", "wirelab", *argv], capture_output=True, text=True, timeout=timeout)
-
-
-def _until(check, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"not within {timeout:g} s: {what}")
 
 
 def _unshaped(room, host: str) -> bool:
@@ -117,7 +107,7 @@ def test_two_pairs_side_by_side_a_lost_worker_costs_its_run_and_resume_makes_it(
         # before it: pairs take runs as they free up, so a2 may be between two runs just then
         if not killed:
             try:
-                _until(lambda: _program_on(room, "a2") and not _unshaped(room, "a2"), 10, "a run in flight on a2")
+                wait_until(lambda: _program_on(room, "a2") and not _unshaped(room, "a2"), 10, "a run in flight on a2")
             except AssertionError:
                 return
             room.kill("a2")
@@ -130,8 +120,8 @@ def test_two_pairs_side_by_side_a_lost_worker_costs_its_run_and_resume_makes_it(
     assert (first.drop(lost.index)["status"] == "ok").all()                # the rest: all made, on both pairs
     assert set(first["link_host_a"].dropna()) == {"a1", "a2"}
     # the lost host's guard removed its tc as its worker died; its partner was told to let go
-    _until(lambda: _unshaped(room, "a2") and _unshaped(room, "b2"), 15, "no tc left on a2 and b2")
-    _until(lambda: not _program_on(room, "a2"), 15, "the lost run's client gone from a2")
+    wait_until(lambda: _unshaped(room, "a2") and _unshaped(room, "b2"), 15, "no tc left on a2 and b2")
+    wait_until(lambda: not _program_on(room, "a2"), 15, "the lost run's client gone from a2")
 
     room.start_worker("a2")
     room.wait_for(["a2"])
@@ -149,7 +139,7 @@ def test_ctrl_c_removes_the_tc_it_put_on_both_hosts(room, tmp_path):
                               "--out", str(tmp_path), "--no-progress"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        _until(lambda: not _unshaped(room, "a1") and not _unshaped(room, "b1") and _program_on(room, "a1"), 60,
+        wait_until(lambda: not _unshaped(room, "a1") and not _unshaped(room, "b1") and _program_on(room, "a1"), 60,
                "the run shaped both hosts and started its client")
         sweep.send_signal(signal.SIGINT)
         _, err = sweep.communicate(timeout=60)
@@ -158,8 +148,8 @@ def test_ctrl_c_removes_the_tc_it_put_on_both_hosts(room, tmp_path):
             sweep.kill()
     assert sweep.returncode == 130, err[-2000:]
     assert "interrupted" in err
-    _until(lambda: _unshaped(room, "a1") and _unshaped(room, "b1"), 10, "no tc left on a1 and b1")
-    _until(lambda: not _program_on(room, "a1"), 10, "the client gone from a1")
+    wait_until(lambda: _unshaped(room, "a1") and _unshaped(room, "b1"), 10, "no tc left on a1 and b1")
+    wait_until(lambda: not _program_on(room, "a1"), 10, "the client gone from a1")
 
 
 def test_a_host_that_is_not_root_runs_unshaped_and_a_missing_one_is_named(room, tmp_path):

@@ -3,7 +3,6 @@ hosts of an experiment; no root needed (the guard is tested with harmless comman
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -15,6 +14,7 @@ from wirelab.experiment.store import ResultStore
 from wirelab.link import LinkSpec
 from wirelab.link.hostguard import Guard
 from wirelab.link.hostshaping import Side, host_commands, refusal
+from polling import wait_until
 
 A = Side("pc07", "10.0.0.7", "eth0", netem=True)
 B = Side("pc08", "10.0.0.8", "enp3s0", netem=True)
@@ -94,10 +94,7 @@ def test_the_guard_undoes_when_released_and_when_its_owner_dies(tmp_path):
     assert json.loads(owner.stdout.readline()) is None and mark.exists()
     owner.kill()
     owner.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    while mark.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not mark.exists()
+    wait_until(lambda: not mark.exists(), 10, "the guard's undo run after its owner died", every=0.02)
 
 
 def test_hosts_are_pairs_of_workers_and_need_a_cluster():

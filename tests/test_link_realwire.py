@@ -7,13 +7,13 @@ goodput, the document's figures and the model's. The ratios are printed by
 wire is 1.6 %, so 1 % tells them apart, and the issue asks for it.
 """
 import json
-import time
 
 import pytest
 
 from wirelab.experiment import Experiment, run
 from wirelab.link import LinkSpec
 from wirelab.link.netns import run as run_argv
+from polling import wait_until
 
 TCP_002, UDP_002 = 9.41e6, 9.57e6      # document 002, receiver's goodput at 10 Mbit/s
 REAL = LinkSpec.parse(rate="10mbit", wire="real")
@@ -21,14 +21,10 @@ REAL = LinkSpec.parse(rate="10mbit", wire="real")
 
 def _tbf(ns: str, dev: str, *, timeout: float = 2.0) -> dict:
     """The tbf on ``dev`` as ``tc -j -s -d qdisc show`` reports it, polled until it shows."""
-    deadline = time.monotonic() + timeout
-    while True:
-        shown = json.loads(run_argv(["tc", "-n", ns, "-j", "-s", "-d", "qdisc", "show", "dev", dev]).stdout)
-        found = [q for q in shown if q["kind"] == "tbf"]
-        if found or time.monotonic() > deadline:
-            assert found, f"no tbf on {dev} in {ns} after {timeout} s: {shown}"
-            return found[0]
-        time.sleep(0.02)
+    def shown():
+        qdiscs = json.loads(run_argv(["tc", "-n", ns, "-j", "-s", "-d", "qdisc", "show", "dev", dev]).stdout)
+        return [q for q in qdiscs if q["kind"] == "tbf"]
+    return wait_until(shown, timeout, f"a tbf on {dev} in {ns}", every=0.02)[0]
 
 
 def _gso_max_segs(ns: str, dev: str) -> int:

@@ -6,12 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
 
 from wirelab.experiment.events import read_events
+from polling import wait_until
 from wirelab.viz.live import LivePlot, live_png
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,9 +40,7 @@ def test_frames_come_from_the_drawer_and_the_last_is_the_saved_streams_redraw():
     try:
         for event in first:
             plot(event)
-        deadline = time.monotonic() + 60               # the drawer starts (imports matplotlib), then draws
-        while plot.draws == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)                            # polling a counter, bounded by the deadline
+        plot.drawn.wait(60)                             # the drawer starts (imports matplotlib), then draws
         assert plot.draws >= 1 and shown[-1] == live_png(first)    # the drawer's frame: the same function
         for event in second:                            # a new run: the plot starts over
             plot(event)
@@ -72,13 +69,15 @@ def test_ctrl_c_in_a_watched_run_stops_it_and_keeps_its_stream(tmp_path):
                             stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
     try:
         runs = tmp_path / "out" / "runs"
-        deadline, intervals, drawers = time.monotonic() + 60, 0, set()
-        # both: ten intervals measured, and the drawer started (it may start after the tenth)
-        while not (intervals >= 10 and drawers) and time.monotonic() < deadline and proc.poll() is None:
+        intervals, drawers = 0, set()
+
+        def measuring_and_drawing():      # both: ten intervals in the stream on disk, and the drawer started
+            nonlocal intervals
             streams = list(runs.glob("*.events.jsonl")) if runs.is_dir() else []
             intervals = sum(e["event"] == "interval" for e in read_events(streams[0])) if streams else 0
-            drawers |= _children(proc.pid, "wirelab.viz.live")
-            time.sleep(0.1)                              # polling the stream on disk, bounded by the deadline
+            drawers.update(_children(proc.pid, "wirelab.viz.live"))
+            return (intervals >= 10 and drawers) or proc.poll() is not None
+        wait_until(measuring_and_drawing, 60, "ten intervals and a drawer", every=0.1)
         assert intervals >= 10 and drawers, proc.stderr.read() if proc.poll() is not None else "no intervals or no drawer"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

@@ -135,6 +135,7 @@ class LivePlot:
         self.events: list[dict] = []      # the current run's (a new ``start`` begins a new run)
         self.runs = 0
         self.draws = 0
+        self.drawn = threading.Event()     # set at each frame shown: wait on it rather than poll ``draws``
         self.png: bytes | None = None
         self._lock = threading.Lock()
         self._version = self._drawn = 0
@@ -153,6 +154,7 @@ class LivePlot:
 
     def _shown(self, png: bytes, version: int) -> bytes:
         self.png, self._drawn, self.draws = png, version, self.draws + 1
+        self.drawn.set()
         if self.show is not None:
             self.show(png)
         return png

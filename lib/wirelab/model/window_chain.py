@@ -164,7 +164,8 @@ def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_
     zero = np.zeros_like(grid)
     mass = {ph: zero for ph in rounds}
     n = len(grid)
-    first = "ss" if from_window is None else "ca"
+    slow = from_window is None                                  # started in congestion avoidance: never in slow start
+    first = "ss" if slow else "ca"
     mass[first] = _scatter(_split(grid, np.array([float(iw if from_window is None else from_window)])),
                            np.array([1.0]), n)
     steps = max(1, math.ceil(until_s / base_s))
@@ -175,7 +176,8 @@ def timed_run(*, loss: float, beta: float, alpha: float, segment_s: float, base_
     for k in range(steps):
         delivered[k] = sum(float(m @ sent[ph]) for ph, m in mass.items()) * (1 - loss)
         mean_round[k] = sum(float(m @ rounds[ph]) for ph, m in mass.items())
-        move = lambda ph, to, share: _scatter(to, mass[ph] * share, n)   # noqa: E731
+        move = lambda ph, to, share: _scatter(to, mass[ph] * share, n) if slow or ph not in ("ss", "dss") \
+            else zero                                                    # noqa: E731
         nxt = {"ss": move("ss", to_ss, 1 - cut_p["ss"]),
                "ca": move("ca", to_ca, 1 - cut_p["ca"]) + mass["rec"] * (1 - cut_p["rec"]),
                # a loss is seen a round later (RFC 8985 §6: a later segment's SACK); the window

@@ -183,11 +183,11 @@ class Resume:
         by_reason: dict[str, list[str]] = {}
         for name in regraded:
             by_reason.setdefault(self.why[name], []).append(name)
-        parts = [f"kept {len(self.kept)} graded before (same source, catalogue, kit and policy)"]
-        if regraded:
-            parts.append(f"grading {len(regraded)}: " + "; ".join(
-                f"{why} ({_some(names)})" for why, names in by_reason.items()))
-        return "; ".join(parts)
+        reasons = "; ".join(f"{why} ({_some(names)})" for why, names in by_reason.items())
+        if not self.kept:
+            return f"grading all {len(regraded)} again: {reasons}"
+        kept = f"kept {len(self.kept)} graded before (same source, catalogue, kit and policy)"
+        return f"{kept}; grading {len(regraded)}: {reasons}" if regraded else kept
 
 
 def resume(submissions: list[tuple[str, Path]], catalogue: Catalogue, policy: Policy, report_dir: str | Path, *,

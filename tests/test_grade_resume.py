@@ -294,3 +294,16 @@ def test_on_a_cluster_a_grading_resumes_the_same_way(project_root, tmp_path):
         third = _graded_at(out)
         assert third["correct-python"] == first["correct-python"]
         assert third["never-retransmits"] != first["never-retransmits"]
+
+
+def test_a_grading_again_leaves_only_its_own_captures(class_dir, tmp_path):
+    cat, out = load_catalogue().select(["build-*"]), tmp_path / "reports"
+    plan = resume([("alice", class_dir / "alice")], cat, Policy(), out)
+    captures = out / "alice" / "captures"
+    captures.mkdir(parents=True)
+    for name in ("old.pcapng", "new.pcapng"):
+        (captures / name).write_bytes(b"pcapng")
+    failed = Outcome("server-udpr-1B", "fail", "no ACC", 0.0, 1.0, capture="captures/new.pcapng")
+    plan.record(Graded("alice", [failed], source="alice"))
+    assert sorted(p.name for p in captures.iterdir()) == ["new.pcapng"]
+    assert (out / "results.json").stat().st_mode & 0o777 == 0o644

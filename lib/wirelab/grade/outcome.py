@@ -120,8 +120,11 @@ def json_summary(graded: list[Graded]) -> dict:
 
 def save_graded(graded: list[Graded], path: str | Path) -> Path:
     """Every outcome of a grading run, to reload later (``load_graded``)."""
+    from ..experiment.store import atomic_write    # deferred: keeps start-up fast (the store imports pandas)
     path = Path(path)
-    path.write_text(json.dumps([g.to_dict() for g in graded], indent=1, default=str))
+    # whole or not at all: a grading saves after every submission, and a kill must not leave half a file
+    atomic_write(path, json.dumps([g.to_dict() for g in graded], indent=1, default=str).encode())
+    path.chmod(0o644)                              # a report, for reading (the temporary file was 0600)
     return path
 
 

@@ -156,8 +156,19 @@ class Resume:
         graded.key = {} if lost else self.keys[graded.name]
         graded.graded_at = datetime.now(timezone.utc).isoformat()
         self.new[graded.name] = graded
+        self._prune(graded)
         self.save()
         return graded
+
+    def _prune(self, graded: Graded) -> None:
+        """A grading's captures are its own: an earlier grading's that it did not make again go."""
+        folder = self.report_dir / graded.name / "captures"
+        if not folder.is_dir():
+            return
+        own = {(self.report_dir / graded.name / t.capture).resolve() for t in graded.tests if t.capture}
+        for path in folder.iterdir():
+            if path.is_file() and path.resolve() not in own:
+                path.unlink(missing_ok=True)
 
     def results(self) -> list[Graded]:
         """Every submission kept or graded now, in the order given."""

@@ -222,10 +222,11 @@ def _verdicts(out) -> dict:
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_ctrl_c_mid_class_then_again_grades_the_rest_as_a_fresh_grading_would(project_root, tmp_path):
     class_dir = _example_slice(project_root, tmp_path / "class")
     reference = tmp_path / "fresh"
-    done = subprocess.run(_cli(class_dir, reference, "--jobs", "2"), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(_cli(class_dir, reference), capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr[-2000:]          # never-retransmits fails a test
     out = tmp_path / "reports"
     grading = subprocess.Popen(_cli(class_dir, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -252,6 +253,7 @@ def test_ctrl_c_mid_class_then_again_grades_the_rest_as_a_fresh_grading_would(pr
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_with_jobs_a_changed_file_grades_again_its_submission_and_the_patches_over_it(project_root, tmp_path):
     class_dir = _example_slice(project_root, tmp_path / "class")
     out = tmp_path / "reports"
@@ -269,12 +271,13 @@ def test_with_jobs_a_changed_file_grades_again_its_submission_and_the_patches_ov
     second = _graded_at(out)
     assert second["correct-c"] == first["correct-c"]
     assert all(second[n] != first[n] for n in ("correct-python", "never-retransmits"))
-    done = subprocess.run(_cli(class_dir, out, "--jobs", "2", "--fresh"), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(_cli(class_dir, out, "--fresh"), capture_output=True, text=True, timeout=300)
     assert "--fresh: grading all 3 again" in done.stderr
     assert all(_graded_at(out)[n] != second[n] for n in second)
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_on_a_cluster_a_grading_resumes_the_same_way(project_root, tmp_path):
     distributed = pytest.importorskip("distributed")
     from wirelab.grade.spread import grade_across

@@ -231,6 +231,26 @@ def test_rare_timeouts_count_the_runs_own_resends_against_the_predicted_timeouts
     assert not [r for r in reasons({**udpr, "proto": "tcp"}) if r.name == "rare timeouts"]
 
 
+def test_tcps_rare_timeout_is_a_band_while_the_runs_likely_saw_none():
+    # Reno, 20 kB at 5 %: 6 ms of the 24 ms predicted is an RTO that 2.6 % of runs have
+    tcp = {"proto": "tcp", "pred_expected_rto_s": 0.006, "pred_rto_run_probability": 0.026,
+           "pred_data_time_s": 0.024, "n": 3}
+    (rare,) = [r for r in reasons(tcp) if r.name == "rare timeouts"]
+    assert rare.low == 0 and rare.high == pytest.approx(0.024 / 0.018 - 1) and "92%" in rare.text          # 0.974³
+    # a hundred runs would likely have seen one (0.974^100 = 7 %): no excuse left
+    assert not [r for r in reasons({**tcp, "n": 100}) if r.name == "rare timeouts"]
+
+
+def test_a_heavy_tail_the_runs_missed_is_the_models_own_spread():
+    # three runs alike (±5 %) of a setting whose single run the model says varies by 50 %
+    row = {"proto": "tcp", "n": 3, "relative_ci": 0.05, "pred_transfer_std_s": 0.5, "pred_data_time_s": 1.0}
+    (spread,) = [r for r in reasons(row) if r.name == "spread"]
+    assert spread.high == pytest.approx(t_quantile(0.975, 2) * 0.5 / math.sqrt(3)) and "model's own" in spread.text
+    # where the runs' own interval is the wider, it is what the row says
+    (own,) = [r for r in reasons({**row, "relative_ci": 1.5}) if r.name == "spread"]
+    assert own.high == 1.5 and "model's own" not in own.text
+
+
 def test_round_trip_reason_compares_with_the_round_the_prediction_already_assumed():
     row = {"proto": "tcp", "pred_steady_binding": "cubic", "rtt_mean_s_mean": 0.045, "pred_rtt_s": 0.04,
            "rate_bps": 1e7, "pred_wire_bytes": 1514}

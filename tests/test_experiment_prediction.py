@@ -31,7 +31,7 @@ def test_a_file_gets_its_transfer_time_and_every_term():
     clean = predict_columns(TCP, stream_header=21, default_cc="cubic")
     assert clean["pred_goodput_bps"] < clean["pred_steady_goodput_bps"] and clean["pred_binding"] == "slow_start"
     assert row["pred_note"].startswith("21 B of application framing")
-    assert row["pred_binding"] in ("cubic", "slow_start", "loss_recovery") and row["pred_steady_binding"] == "cubic"
+    assert row["pred_binding"] in ("cubic", "slow_start", "loss_recovery") and row["pred_steady_binding"] == "chain"
 
 
 def test_without_a_size_the_columns_are_the_steady_state():

@@ -22,7 +22,10 @@ The reasons (each a function of one summary row → expected effect, or None):
 * ``spread``        too few runs for the tolerance: the 95 % interval of the
                     ratio reaches within the tolerance of 1 (random loss, timeouts,
                     slow-start exits vary from run to run), with the runs it
-                    would take (``adaptive.precision_note``).
+                    would take (``adaptive.precision_note``); or the interval the
+                    model's own spread of one run gives that many runs
+                    (``pred_transfer_std_s``), where it is the wider: three runs
+                    of a heavy tail often show none of it.
 * ``tbf burst``     tbf's bucket starts full: its first ``burst`` bytes leave at
                     the veth's speed, not the rate (where the link says its rate
                     starts with a burst: ``wirelab.link.burst_at_start``): the
@@ -35,6 +38,9 @@ The reasons (each a function of one summary row → expected effect, or None):
                     timeouts (``pred_time_timeouts_s``), a rare cost where loss is
                     small and the file short: the runs' own resends (each a MAX_WAIT
                     and a cycle) against it, −/+ what their count moves the time.
+                    TCP's counts the expected RTO of a lost retransmission
+                    (``pred_expected_rto_s``): where the runs more likely than not
+                    saw none, a band up to the mean without it.
 * ``clock``         time.time()'s resolution, ±2 µs on the two instants.
 * ``BBR ProbeRTT``  BBR v1 drains to 4 packets for 200 ms every 10 s (Cardwell
                     et al., ACM Queue 2016): −2 % of a transfer longer than 10 s.
@@ -63,8 +69,8 @@ import pandas as pd
 from ..errors import ExperimentError, WirelabError
 from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES
-from ..experiment.adaptive import precision_note
-from ..experiment.stats import BASIS_TIME, summarize
+from ..experiment.adaptive import precision_note, runs_needed
+from ..experiment.stats import BASIS_TIME, summarize, t_quantile
 
 __all__ = ["Reason", "reasons", "residual_table", "check", "ResidualError", "TOLERANCE"]
 
@@ -104,12 +110,29 @@ def _number(row, name, default=math.nan) -> float:
 
 
 def _spread(row, tolerance, precision, max_reps) -> Reason | None:
-    relative = _number(row, "relative_ci")
+    relative, runs = _number(row, "relative_ci"), int(_number(row, "n", 0))
+    model = _model_spread(row, runs)
+    if model > max(relative if math.isfinite(relative) else 0.0, tolerance):
+        one = _number(row, "pred_transfer_std_s") / _number(row, "pred_data_time_s")
+        return Reason("spread", f"the model's own spread: one run varies by {one:.0%} (where the first loss "
+                                f"falls, a lost retransmission), so {runs} runs give ±{model:.0%} (the runs' own "
+                                f"interval ±{relative:.0%}); about {runs_needed(one, tolerance)} runs would do",
+                      -model, model)
     if not math.isfinite(relative) or relative <= tolerance:
         return None
-    note = precision_note(relative, int(_number(row, "n", 0)), precision or tolerance, max_reps,
+    note = precision_note(relative, runs, precision or tolerance, max_reps,
                           adaptive=precision is not None, failed=int(_number(row, "n_failed", 0)))
     return Reason("spread", note or f"interval ±{relative:.0%}", -relative, relative)
+
+
+def _model_spread(row, runs: int) -> float:
+    """Half-width ÷ mean of the 95 % interval ``runs`` runs would give at the spread the model
+    itself predicts for one (``pred_transfer_std_s``): a few runs can miss a rare slow one and
+    show a narrow interval of their own. NaN where the model gives none."""
+    std, seconds = _number(row, "pred_transfer_std_s"), _number(row, "pred_data_time_s")
+    if runs < 2 or not (math.isfinite(std) and math.isfinite(seconds) and seconds > 0):
+        return math.nan
+    return t_quantile(0.975, runs - 1) * std / seconds / math.sqrt(runs)
 
 
 def _tbf_burst(row, *_) -> Reason | None:
@@ -148,6 +171,8 @@ def _host_round_trip(row, *_) -> Reason | None:
 
 
 def _rare_timeouts(row, *_) -> Reason | None:
+    if row.get("proto") == "tcp":
+        return _rare_rto(row)
     if row.get("proto") != "udpr":
         return None
     expected, seconds = _number(row, "pred_time_timeouts_s"), _number(row, "pred_data_time_s")
@@ -162,6 +187,23 @@ def _rare_timeouts(row, *_) -> Reason | None:
     return Reason.sized("rare timeouts", f"the runs resent {resent:.1f} DATA a run ({own * 1e3:.1f} ms of MAX_WAIT) "
                                    f"where the prediction counts {expected * 1e3:.1f} ms of timeouts: {effect:+.1%}",
                         effect)
+
+
+def _rare_rto(row) -> Reason | None:
+    """TCP's predicted mean counts the expected RTO (the first loss's retransmission lost too,
+    ``pred_expected_rto_s``), a long wait in few runs (``pred_rto_run_probability``): when the
+    runs more likely than not saw none, the mean without it is what they show, up to that much."""
+    expected, share = _number(row, "pred_expected_rto_s"), _number(row, "pred_rto_run_probability")
+    seconds, n = _number(row, "pred_data_time_s"), _number(row, "n", 0)
+    if not all(math.isfinite(v) for v in (expected, share, seconds)) or not seconds > expected > 1e-3 * seconds:
+        return None
+    unseen = (1.0 - share) ** n
+    if unseen < 0.5:
+        return None
+    effect = seconds / (seconds - expected) - 1
+    return Reason("rare timeouts", f"the prediction counts {expected * 1e3:.1f} ms of RTO (a lost retransmission, "
+                                   f"{share:.1%} of runs); {n:.0f} runs see none with probability {unseen:.0%}: "
+                                   f"up to {effect:+.1%}", 0.0, effect)
 
 
 def _clock(row, *_) -> Reason | None:

@@ -24,6 +24,9 @@ for the class index.html, class.csv and class.parquet. --json prints
 --format writes course platforms' files beside them (grade/formats/): per submission
 gradescope.json (Gradescope's results.json) and prairielearn.json (PrairieLearn's), for the class
 gradebook-canvas.csv and gradebook-moodle.csv, and leaderboard.csv (goodput ÷ model).
+Running the same command again resumes, as `wirelab run` does: a submission graded into --out
+before is kept when its files, the catalogue, the wirelab version and the sandbox and links are
+the same (grade/resume.py), graded again otherwise (it says which and why); --fresh grades all again.
 Exit status: 0 when every test passed, 1 when some did not, 2 on bad usage.
 """
 from __future__ import annotations
@@ -51,7 +54,11 @@ def add_parser(subparsers):
                    help="add the tests of FILE (hidden tests; repeatable)")
     p.add_argument("--catalogue", metavar="FILE", help="use FILE instead of the bundled catalogue")
     p.add_argument("--only", metavar="ID[,ID...]", help="only tests whose id matches (globs: 'server-udpr-*')")
-    p.add_argument("--out", default="grade-reports", help="reports folder (default ./grade-reports)")
+    p.add_argument("--out", default="grade-reports", help="reports folder (default ./grade-reports); grading into "
+                   "it again keeps the submissions graded there with the same files, catalogue, wirelab and "
+                   "sandbox/links, and grades the rest")
+    p.add_argument("--fresh", action="store_true", help="grade every submission again, even those --out holds "
+                   "graded with the same files, catalogue, wirelab and sandbox/links")
     p.add_argument("--no-capture", action="store_true", help="keep no pcapng of failed tests (faster)")
     p.add_argument("--expect", metavar="FILE", help="check the failures against FILE (like "
                    "data/example-class/expected.toml); exit 1 on any difference")
@@ -181,7 +188,8 @@ def run(args) -> int:
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
     places = Places()                         # the world-writable folders, found while the grading runs
     try:
-        options = dict(capture=not args.no_capture, progress=not args.no_progress and not args.json, policy=policy)
+        options = dict(capture=not args.no_capture, progress=not args.no_progress and not args.json, policy=policy,
+                       fresh=args.fresh)
         if args.cluster:
             from ..grade.spread import grade_across
             graded = grade_across(submissions, cat, out, cluster=args.cluster, **options)

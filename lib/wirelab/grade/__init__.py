@@ -7,7 +7,8 @@ and ``disk`` (one bounded tmpfs), ``submission`` (find, copy, build), ``context`
 the stage a misbehaving peer's play runs on, and how the student's programs' endings are judged),
 ``transfers`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client`` (what the tests do: the
 misbehaving peers are ``wirelab.peers``' plays, which the lab runs too), ``runner`` (one submission: testbed,
-capture, deadline per test), ``classroom`` (many, in parallel),
+capture, deadline per test), ``classroom`` (many, in parallel) with ``resume`` (what a
+grading into the same report folder keeps from the last one),
 ``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
 (JSON, HTML, CSV/parquet), ``expected`` (what a class should fail) and
 ``leftovers`` (after a grading: nothing of a grading uid left anywhere).

@@ -4,23 +4,31 @@ With ``jobs=1`` submissions are graded one after another in this process
 (a progress bar counts tests). With more, each submission is graded in a
 worker process of its own (spawned, so it starts clean; its testbeds, uid
 and captures are its own; at nice -5, above the programs it tests), and the
-bar counts submissions. Ctrl-C stops the workers, whose testbeds come down
-with them, and keeps what was graded: the submissions already done are saved
-in ``report_dir/results.json`` (``load_graded``; ``wirelab grade --from`` makes
-the platforms' files of them), as a sweep keeps its finished runs. On a Dask
-cluster's workers: ``spread.py``.
+bar counts submissions. On a Dask cluster's workers: ``spread.py``.
+
+A grading resumes as a sweep does (resume.py, for every path alike): each
+submission graded is saved at once in ``report_dir/results.json``; run the
+same command again and a submission graded there before is kept when its key
+(a digest of its files as laid out, a digest of the catalogue as loaded, the
+wirelab version, the sandbox and the links) is the same, and graded again
+otherwise, or with ``fresh``. Ctrl-C stops the workers, whose testbeds come
+down with them, and keeps what was graded (``wirelab grade --from`` makes the
+platforms' files of it).
 
 Shared with the sweeps' runner (``experiment``): the progress bar, the words
 for a failure of the grader's own (``status.failure``), the links
-(``wirelab.link.open``, runner.py), and the misbehaving peers (``wirelab.peers``).
-Apart, on purpose: a grading is not a sweep of the one runner. Its verdicts
-(pass, fail, timeout, error, skipped; outcome.py) judge a student's program
-against the specification and carry points, where a sweep's statuses say
-whether a measurement was made; each test gets a fresh testbed (nothing of a
-student's program outlives its test) with a deadline the instructor wrote in
-the catalogue, where a sweep keeps its link and derives deadlines from the
-model; and a class is graded whole, not resumed (a resumed grading could mix
-two builds of one submission).
+(``wirelab.link.open``, runner.py), the misbehaving peers (``wirelab.peers``),
+and resuming. Apart, on purpose: a grading is not a sweep of the one runner.
+Its verdicts (pass, fail, timeout, error, skipped; outcome.py) judge a
+student's program against the specification and carry points, where a
+sweep's statuses say whether a measurement was made; each test gets a fresh
+testbed (nothing of a student's program outlives its test) with a deadline
+the instructor wrote in the catalogue, where a sweep keeps its link and
+derives deadlines from the model; and a submission is the unit kept or
+graded again, whole: its tests are never mixed from two gradings, and a
+changed file, catalogue, kit or policy means a new grading of all of them
+(the keys answer the fear that a resumed grading could mix two builds of one
+submission).
 """
 from __future__ import annotations
 
@@ -39,7 +47,8 @@ from ..experiment.status import failure
 from ..link.cleanup import interrupt_once
 from .catalogue import Catalogue
 from .jail import Policy, require_sandbox
-from .outcome import Graded, Outcome, save_graded
+from .outcome import Graded, Outcome
+from .resume import Resume, resume
 from .runner import grade_submission
 
 __all__ = ["grade_class", "lost_submission", "confined", "keep_graded"]
@@ -76,9 +85,11 @@ def confined(policy: Policy, submissions: list[tuple[str, Path]], report_dir: Pa
 
 
 def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
-                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy()) -> list[Graded]:
+                jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy(),
+                fresh: bool = False) -> list[Graded]:
     """Grade every (name, folder), each confined as ``policy`` says (jail.py); per-submission artefacts go
-    to ``report_dir/<name>/``. Returns the results in the order given."""
+    to ``report_dir/<name>/``. Submissions graded there before with the same key are kept (resume.py;
+    ``fresh``: none is). Returns the results, kept and new, in the order given."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
     if jobs > 1 and policy.links == "loopback":        # every server would listen on the same 127.0.0.1 port
@@ -86,39 +97,38 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                          "so two cannot be graded at once", "grade them one after another: --jobs 1")
     require_sandbox(policy)
     report_dir = Path(report_dir)
+    plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh)
     policy = confined(policy, submissions, report_dir)
     if jobs == 1:
-        results = []
-        bar = progress_bar(len(submissions) * len(catalogue.tests), unit="test", enabled=progress)
+        bar = progress_bar(len(plan.todo) * len(catalogue.tests), unit="test", enabled=progress)
         try:
-            for name, source in submissions:
+            for name, source in plan.todo:
                 bar.set_description(name)
-                results.append(grade_submission(name, source, catalogue, report_dir / name, capture=capture,
-                                                on_test=lambda _: bar.update(), policy=policy))
+                plan.record(grade_submission(name, source, catalogue, report_dir / name, capture=capture,
+                                             on_test=lambda _: bar.update(), policy=policy))
         except KeyboardInterrupt:
-            keep_graded(results, report_dir)
+            keep_graded(plan)
             raise
         finally:
             bar.close()
-        return results
-    found: dict[str, Graded] = {}
+        return plan.results()
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker) as pool:
         futures = {pool.submit(_grade_in_worker, name, str(source), catalogue, str(report_dir / name), capture,
                                policy):
-                   (name, source) for name, source in submissions}
+                   (name, source) for name, source in plan.todo}
         bar = progress_bar(len(futures), unit="submission", enabled=progress)
         try:
             for future in as_completed(futures):
                 name, source = futures[future]
                 try:
-                    found[name] = Graded.from_dict(future.result())
+                    plan.record(Graded.from_dict(future.result()))
                 except BrokenProcessPool as err:
-                    found[name] = lost_submission(name, source, catalogue, f"{err}")
+                    plan.record(lost_submission(name, source, catalogue, f"{err}"), lost=True)
                 except KeyboardInterrupt:
                     raise
                 except Exception as err:     # noqa: BLE001 - one submission's disaster is not the class's
-                    found[name] = lost_submission(name, source, catalogue, failure(err))
+                    plan.record(lost_submission(name, source, catalogue, failure(err)), lost=True)
                 bar.update()
         except KeyboardInterrupt:            # workers clean up their testbeds and uids, then stop
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -127,17 +137,17 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                 except ProcessLookupError:
                     pass
             pool.shutdown(wait=True, cancel_futures=True)
-            keep_graded([found[name] for name, _ in submissions if name in found], report_dir)
+            keep_graded(plan)
             raise
         finally:
             bar.close()
-    return [found[name] for name, _ in submissions]
+    return plan.results()
 
 
-def keep_graded(graded: list[Graded], report_dir: Path) -> None:
-    """On Ctrl-C: the submissions graded so far, saved where the class's results go."""
+def keep_graded(plan: Resume) -> None:
+    """On Ctrl-C: the submissions graded so far (and kept), saved where the class's results go."""
+    graded = plan.results()
     if graded:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        path = save_graded(graded, report_dir / "results.json")
-        print(f"wirelab: interrupted; the {len(graded)} submission(s) graded so far are in {path}",
-              file=sys.stderr)
+        path = plan.save()
+        print(f"wirelab: interrupted; the {len(graded)} submission(s) graded so far ({len(plan.kept)} kept from "
+              f"before) are in {path}; the same command again grades only the rest", file=sys.stderr)

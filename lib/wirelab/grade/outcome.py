@@ -65,6 +65,8 @@ class Graded:
     constants: dict = field(default_factory=dict)   # MAX_WAIT/MAX_RETRANSMITS used, and how (constants.py)
     warnings: list = field(default_factory=list)    # the compiler's warnings
     confinement: str = ""              # how its programs ran: sandbox, memory bound, disk (jail.describe)
+    key: dict = field(default_factory=dict)   # what decided its grade (resume.py); {} when unknown
+    graded_at: str = ""                # when its grading ended (UTC, ISO 8601)
 
     @property
     def points(self) -> float:
@@ -97,14 +99,15 @@ class Graded:
                 "language": self.language, "build_error": self.build_error, "build_log": self.build_log,
                 "duration_s": self.duration_s, "source": self.source, "constants": self.constants,
                 "warnings": self.warnings, "confinement": self.confinement, "counts": self.counts(),
-                "tests": [t.to_dict() for t in self.tests]}
+                "key": self.key, "graded_at": self.graded_at, "tests": [t.to_dict() for t in self.tests]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Graded":
         tests = [Outcome(**t) for t in data["tests"]]
         return cls(data["name"], tests, data.get("language", "?"), data.get("build_error"),
                    data.get("build_log", ""), data.get("duration_s", 0.0), data.get("source", ""),
-                   data.get("constants", {}), data.get("warnings", []), data.get("confinement", ""))
+                   data.get("constants", {}), data.get("warnings", []), data.get("confinement", ""),
+                   data.get("key", {}), data.get("graded_at", ""))
 
 
 def json_summary(graded: list[Graded]) -> dict:
@@ -117,13 +120,17 @@ def json_summary(graded: list[Graded]) -> dict:
 
 def save_graded(graded: list[Graded], path: str | Path) -> Path:
     """Every outcome of a grading run, to reload later (``load_graded``)."""
+    from ..experiment.store import atomic_write    # deferred: keeps start-up fast (the store imports pandas)
     path = Path(path)
-    path.write_text(json.dumps([g.to_dict() for g in graded], indent=1, default=str))
+    # whole or not at all: a grading saves after every submission, and a kill must not leave half a file
+    atomic_write(path, json.dumps([g.to_dict() for g in graded], indent=1, default=str).encode())
+    path.chmod(0o644)                              # a report, for reading (the temporary file was 0600)
     return path
 
 
 def load_graded(path: str | Path) -> list[Graded]:
-    """A grading run saved by ``save_graded`` (``results.json`` in every report folder)."""
+    """A grading run saved by ``save_graded`` (``results.json`` in every report folder); one saved before
+    records kept their ``key`` loads too (its keys are empty)."""
     from ..errors import UsageError
     path = Path(path)
     if not path.is_file():

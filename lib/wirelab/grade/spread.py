@@ -6,7 +6,9 @@ A submission travels as bytes (its folder, archive, or patch with the folder it 
 to), is graded on a worker by ``grade_submission`` in a process of its own, exactly as
 ``--jobs`` grades it on one machine (its own namespaces, uid and captures, at nice -5, a
 Ctrl-C reaching it), and comes back as its ``Graded`` record and its report folder; after
-a Ctrl-C the submissions already graded are kept, as on one machine (``keep_graded``). Dask
+a Ctrl-C the submissions already graded are kept, as on one machine (``keep_graded``), and a
+grading resumes as there: only the submissions not graded before with the same key travel
+(``resume.py``, the one decision for every path). Dask
 places each submission on a free worker thread (a worker's ``--nthreads`` is how many it
 grades at once) and moves a lost worker's submissions to another; one that cannot be graded
 anywhere becomes an error row, as a crashed worker does on one machine. Only workers that
@@ -120,17 +122,23 @@ def _interrupt_here(token: str) -> int:
 
 
 def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
-                 cluster: str, capture: bool = True, progress: bool = True, policy: Policy = Policy()) -> list[Graded]:
+                 cluster: str, capture: bool = True, progress: bool = True, policy: Policy = Policy(),
+                 fresh: bool = False) -> list[Graded]:
     """Grade every (name, source) on the cluster's workers (see the module docstring); reports to
-    ``report_dir/<name>/`` as on one machine. Returns the results in the order given."""
+    ``report_dir/<name>/`` as on one machine, and what was graded there before with the same key is
+    kept (``fresh``: nothing is). Returns the results, kept and new, in the order given."""
     from distributed import as_completed
 
     from ..experiment.progress import progress_bar
     from ..experiment.status import failure
     from ..link import workers
     from .classroom import confined, keep_graded, lost_submission
+    from .resume import resume
 
     report_dir = Path(report_dir)
+    plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh)
+    if not plan.todo:                         # every submission kept: no worker is needed
+        return plan.results()
     policy = confined(policy, submissions, report_dir)
     client = workers.connect(cluster)
     token = uuid.uuid4().hex[:12]
@@ -144,8 +152,7 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
             raise UsageError(f"no worker of {cluster} can grade", "start the workers as root: sudo dask worker ...")
         futures = {client.submit(_grade_remote, name, Path(source).resolve().name, _shipment(source), catalogue,
                                  capture, policy, token, workers=ready, pure=False,
-                                 key=f"wirelab-grade-{name}-{token}"): (name, source) for name, source in submissions}
-        found: dict[str, Graded] = {}
+                                 key=f"wirelab-grade-{name}-{token}"): (name, source) for name, source in plan.todo}
         bar = progress_bar(len(futures), unit="submission", enabled=progress)
         try:
             for future in as_completed(futures, loop=client.loop):
@@ -153,18 +160,18 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
                 try:
                     got = future.result()
                     unpack(got["reports"], report_dir)
-                    found[name] = Graded.from_dict(got["graded"])
+                    plan.record(Graded.from_dict(got["graded"]))
                 except Exception as err:      # noqa: BLE001 - one submission's disaster is not the class's
-                    found[name] = lost_submission(name, source, catalogue, failure(err))
+                    plan.record(lost_submission(name, source, catalogue, failure(err)), lost=True)
                 bar.update()
         except KeyboardInterrupt:             # the grading processes clean up their testbeds and uids
             client.run(_interrupt_here, token, workers=ready)
             client.cancel(list(futures))
-            keep_graded([found[name] for name, _ in submissions if name in found], report_dir)
+            keep_graded(plan)
             raise
         finally:
             bar.close()
-        return [found[name] for name, _ in submissions]
+        return plan.results()
     finally:
         client.close()
 

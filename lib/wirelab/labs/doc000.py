@@ -70,8 +70,8 @@ FULL = {
     "clock_offset": 0.0037, "clock_drift": 45,     # s and ppm: host a's clock is ahead and runs fast
     "echo_rounds": 400, "echo_interval": 0.01,     # s between echo rounds: the fit needs time to see a drift
 }
-QUICK = {"offered": ["1MB/s", "10MB/s", "500MB/s"], "tick_packets": [65000], "tick_offered": ["10MB/s", "500MB/s"],
-         "seconds": 1, "repetitions": 1, "sndbufs": [1500, 163840],
+QUICK = {"packets": [1400, 65000], "offered": ["1MB/s", "10MB/s", "500MB/s"], "tick_packets": [65000], "tick_offered": ["10MB/s", "500MB/s"],
+         "seconds": 1, "repetitions": 1, "buffer_packets": [64000], "sndbufs": [1500, 163840],
          "burst": {1400: [2240, 10000000]}, "delay_rates": ["10mbit"], "delay_packets": [1400, 65000],
          "echo_rounds": 250}
 

@@ -73,13 +73,13 @@ FULL = {
     "scenario_max_wait": 0.5,            # seconds: the scenarios' bounds scale with it
     "scenario_rate": "2mbit",
 }
-#: MAX_WAIT 1 s: still hundreds of the loss runs' round trips, so every loss costs a timeout (the lesson),
+#: MAX_WAIT 0.5 s: still hundreds of the loss runs' round trips, so every loss costs a timeout (the lesson),
 #: and the model is told; 3 s for the rate sweep: at 8 Mbit/s TCP needs no more (nor less: its floor,
 #: transfer.tcp), and a udp datagram the tbf queue drops is waited for that long before the run ends.
 QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
          "rates": ["8mbit", "80mbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],
          "file_sizes": ["20KB", "200KB", "2MB"],
-         "delays": ["100ms"], "max_wait": "1s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",
+         "delays": ["100ms"], "max_wait": "0.5s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",
          "max_retransmits": 3,
          "scenarios": [["client_dies", "udpr"], ["silent_client", "udp"], ["foreign_data", "udpr"]]}
 
@@ -87,9 +87,10 @@ QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet
 GRID = {"protocols": ["tcp", "udp", "udpr"], "rates": ["10mbit", "20mbit"], "delays": ["0", "20ms"],
         "losses": ["0", "1%"], "size": "300KB", "reps": 3, "precision": 0.10, "max_reps": 10, "budget_s": 900,
         "max_wait": "0.2s", "engine": "wirelab", "backend": "auto", "bulk_time": "2s", "bulk_reps": 3}
-#: A short MAX_WAIT keeps a timeout's cost (and so the spread between runs) small.
-GRID_QUICK = {"rates": ["10mbit"], "delays": ["0", "10ms"], "bulk_time": "1s", "bulk_reps": 1,
-              "max_wait": "0.02s", "max_reps": 15, "budget_s": 180}
+#: A short MAX_WAIT keeps a timeout's cost (and so the spread between runs) small; 100 kB: udpr's
+#: stop-and-wait over 10 ms each way takes 2 s a run (300 kB: 6 s).
+GRID_QUICK = {"rates": ["10mbit"], "delays": ["0", "10ms"], "size": "100KB", "bulk_time": "1s", "bulk_reps": 1,
+              "max_wait": "0.02s", "max_reps": 8, "budget_s": 60}
 
 
 def sweeps(*, quick: bool = False, **given) -> Lab:

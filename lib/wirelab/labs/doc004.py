@@ -50,7 +50,7 @@ FULL = {
     "long": [30, 60], "long_losses": ["1%", "5%", "50%"], "long_repetitions": 3,   # task 2.3: run lengths
     "ping_rounds": 20,                        # special task: ping with netem delay 80ms 10ms on one host
 }
-QUICK = {"seconds": 2, "repetitions": 1, "windows": [100, 10000], "lengths": ["1KiB", "128KiB"],
+QUICK = {"seconds": 1, "repetitions": 1, "windows": [100, 10000], "lengths": ["1KiB", "128KiB"],
          "rates": ["100kbit", "10mbit"], "delays": ["0.5ms", "25ms"], "losses": ["1%", "5%"],
          "bdp_windows": [500, 9000], "streams": [1, 4], "beside_udp": [1, 2], "long": [1, 2],
          "long_losses": ["1%"], "long_repetitions": 2, "ping_rounds": 10}

@@ -32,6 +32,8 @@ SOURCES = {
     "stop_and_wait": "Bertsekas & Gallager §2.4; Kurose & Ross §3.4",
     "cubic": "RFC 9438 §5 eq. 5; Reno-friendly AIMD, no growth in recovery (RFC 5681 §3.2)",
     "bbr": "η·C·(1 − p), Cardwell et al., ACM Queue 2016",
+    "chain": "RFC 9438 (CUBIC) / RFC 5681 (Reno) at random loss as Linux runs it: window_chain's long run "
+             "(whole segments, delayed ACKs, the recovery round, the link's cap)",
 }
 #: Where each term of a transfer time comes from.
 TERM_SOURCES = {
@@ -264,8 +266,12 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
         if rtt_s is None:
             notes.append("no RTT given: the propagation delay is taken as 0")
         round_s = (rtt_s or 0.0) + 8.0 * (mss / eta + header) / rate_bps
-        steady = steady_state(cc, rate_bps, eta, mss, rtt_s=round_s, loss=loss, window_bytes=window_bytes,
-                              rto_s=rto_s)
+        cited = steady = steady_state(cc, rate_bps, eta, mss, rtt_s=round_s, loss=loss, window_bytes=window_bytes,
+                                      rto_s=rto_s)
+        if steady.covered and cc in BETA and 0 < loss <= _chain_loss_limit():
+            from .window_chain import chain_setting, settled_state
+            steady = settled_state(cited, chain_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
+                                                        window_bytes, queue_bytes), mss, initial_window)
         limits, binding, goodput = dict(steady.limits), steady.binding, steady.goodput_bps
         notes.extend(steady.notes)
     transfer = None
@@ -284,9 +290,10 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
             except ModelError as err:
                 notes.append(f"transfer time not predicted: {err}")
     elif window_s is not None and timeable and 0 < loss <= _chain_loss_limit() and cc in BETA:
-        return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady, mss=mss,
-                            header=header, window_s=window_s, window_bytes=window_bytes, iw=initial_window,
-                            queue_bytes=queue_bytes)
+        return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady,
+                            setting=_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
+                                             window_bytes, queue_bytes),
+                            mss=mss, window_s=window_s, iw=initial_window)
     elif window_s is not None and timeable:
         start, duration = window_s
         if loss > _chain_loss_limit() and cc in BETA:
@@ -311,21 +318,19 @@ def _chain_loss_limit() -> float:
     return CHAIN_LOSS_LIMIT
 
 
-def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, mss, header, window_s,
-                 window_bytes, iw, queue_bytes) -> Prediction:
+def _setting(*args):
+    from .window_chain import chain_setting         # numpy: only when a timed run at loss is predicted
+    return chain_setting(*args)
+
+
+def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, setting, mss, window_s,
+                 iw) -> Prediction:
     """A timed run at random loss: the expected goodput of the window's Markov chain
     (``window_chain``) from ``start`` to ``start + duration`` after the first byte."""
-    from .window_chain import chain_alpha, timed_run
-    loss, rtt_s, eta = common["loss"], common["rtt_s"] or 0.0, packets.efficiency
-    segment = 8.0 * mss / (eta * rate_bps)
-    base = rtt_s + segment + 8.0 * header / rate_bps                  # R0: S/R + RTT + ACK/R
-    beta = BETA[steady.cc]
-    target = steady.goodput_bps * base / (8.0 * mss)
-    alpha = ALPHA[steady.cc] if steady.binding in ("link", "window") else chain_alpha(target, loss, beta)
+    from .window_chain import timed_run
     start, duration = window_s
-    queue = None if queue_bytes is None else queue_bytes * eta / mss        # segments (wire bytes each mss/η)
-    run = timed_run(loss=loss, beta=beta, alpha=alpha, segment_s=segment, base_s=base, until_s=start + duration,
-                    iw=iw, queue=queue, cap=None if window_bytes is None else max(window_bytes / mss, 2.0))
+    base = setting["base_s"]
+    run = timed_run(until_s=start + duration, iw=iw, **setting)
     goodput = 8.0 * mss * run.segments(start, duration) / duration
     round_s = run.round_s(start, duration)
     notes.append(f"a timed run from {start:g} s to {start + duration:g} s: the window's distribution carried "

@@ -39,7 +39,7 @@ from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
                         retransmission_delay, slow_start_send)
-from .recovery import epoch_alpha, first_loss_transfer
+from .recovery import epoch_alpha, expected_rto, first_loss_transfer
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
@@ -164,6 +164,8 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
     d = math.ceil(n - 1e-9)
     cap = None if window_bytes is None else max(1.0, window_bytes / mss_bytes)
     data: dict[str, float] = {}
+    extras: dict[str, float] = {}
+    std_s = None                                           # one run's spread, where derived
     notes = list(steady.notes)
     resent = loss if steady.retransmissions_on_link else 0.0   # the link's share spent on resending
     if loss <= 0 or steady.cc == "bbr":
@@ -198,6 +200,16 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
         notes.append("RACK-TLP (RFC 8985) repairs independent losses; the window comes down from "
                      "slow start's by epochs of 1/p segments (derived, model.recovery); a loss in the "
                      "last flight costs a round")
+        # the rare, long part of the mean: the first loss's retransmission lost too, an RTO (p a loss)
+        lossy = -math.expm1(d * math.log1p(-loss))
+        extras = {"expected_rto_s": lossy * expected_rto(loss, rto), "rto_run_probability": lossy * loss}
+        # one run's spread: where the first loss falls, a round for a loss in the last flight, the
+        # RTO (each a two-way chance, taken as independent; later losses' own spread left out)
+        last = -math.expm1(flight * math.log1p(-loss))
+        rto_run = extras["rto_run_probability"]
+        rto_cost = extras["expected_rto_s"] / rto_run if rto_run > 0 else 0.0
+        std_s = math.sqrt(parts["variance"] + last * (1 - last) * round_s ** 2
+                          + rto_run * (1 - rto_run) * rto_cost ** 2)
     else:
         d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
         start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
@@ -220,8 +232,8 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
         _add(data, loss_model if ramped or steady.binding == "link" else steady.binding, excess)
         notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
     _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
-    return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes),
-                        extras={"segments": d, "initial_window": iw, "rto_s": rto})
+    return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes), std_s=std_s,
+                        extras={"segments": d, "initial_window": iw, "rto_s": rto, **extras})
 
 
 def udp_transfer(size_bytes: int, rate_bps: float, *, datagram_payload: int, datagram_wire_bytes: int,

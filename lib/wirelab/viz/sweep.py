@@ -64,7 +64,7 @@ def _label(column: str, value) -> str:
 
 #: What each ``pred_limit_<name>_bps`` column is, in a legend.
 LIMIT_LABELS = {"link": "η·C (link)", "window": "W/RTT (window)", "mathis": "Mathis", "padhye": "PFTK",
-                "cubic": "CUBIC (RFC 9438)",
+                "cubic": "CUBIC (RFC 9438)", "chain": "CUBIC/Reno at random loss (window chain)",
                 "bbr": "BBR: η·C·(1 − p)",
                 "stop_and_wait": "stop-and-wait", "offered": "offered load"}
 _DENSE = ("rate_bps", "delay_s", "loss", "mtu", "packet_bytes", "offered_bps", "max_wait_s", "window_bytes")

@@ -303,3 +303,14 @@ def test_tcp_at_loss_is_checked_against_the_models_spread_of_one_run_over_the_ru
     # a model sure of itself (1 % a run) and runs apart from it: the intervals do not meet, and it is said
     (apart,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, 0.02)).to_dict("records")
     assert apart["overlap"] is False and "intervals apart" in apart["reasons"]
+
+
+def test_with_no_interval_of_its_own_the_prediction_is_a_point_the_measurements_interval_contains_or_not():
+    nan = float("nan")
+    # three runs far apart (a heavy tail): their interval contains the prediction, and the row says so
+    (wide,) = residual_table(_tcp_rows([1.0, 1.2, 4.5], 2.0, nan)).to_dict("records")
+    assert wide["overlap"] and "the measurement's interval contains the prediction" in wide["reasons"]
+    assert "a point: the model gives no interval here" in wide["reasons"]
+    # three alike runs at 0.8 of the predicted time: their interval misses it
+    (narrow,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, nan)).to_dict("records")
+    assert narrow["overlap"] is False and "misses the prediction" in narrow["reasons"]

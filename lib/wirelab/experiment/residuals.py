@@ -296,7 +296,8 @@ def _predicted_interval(row) -> tuple[float, float, list[str]]:
     """The prediction's interval for this setting's mean and what it comes from: the host round
     trip's probe range (UDPR: ``pred_goodput_low_bps`` … ``_high_bps``) and the model's own spread
     of one run over the setting's ``n`` runs (TCP at loss: ``pred_transfer_std_s``, a time, so the
-    goodput interval is pred ÷ (1 ± m)); where both exist, the span of the two. NaNs: neither."""
+    goodput interval is pred ÷ (1 ± m)); where both exist, the span of the two; where neither, the
+    prediction itself (a point: the measurement's interval contains it or not). NaNs: no prediction."""
     lows, highs, sources = [], [], []
     low, high = _number(row, "pred_goodput_low_bps"), _number(row, "pred_goodput_high_bps")
     if math.isfinite(low) and math.isfinite(high):
@@ -309,6 +310,8 @@ def _predicted_interval(row) -> tuple[float, float, list[str]]:
     if math.isfinite(model) and math.isfinite(pred):
         sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
         lows.append(pred / (1 + model)), highs.append(pred / (1 - model) if model < 1 else math.inf)
+    if not sources and math.isfinite(pred):
+        return pred, pred, ["a point: the model gives no interval here"]
     if not sources:
         return math.nan, math.nan, []
     return min(lows), max(highs), sources
@@ -320,12 +323,19 @@ def _overlap(row) -> tuple[bool | None, str]:
     low, high, sources = _predicted_interval(row)
     basis = "goodput_of_mean_time" if row.get("measured_basis") == BASIS_TIME else "goodput_bps"
     m_low, m_high = _number(row, f"{basis}_low"), _number(row, f"{basis}_high")
+    if row.get(f"{basis}_high") == math.inf:          # a time interval reaching 0 s: no upper goodput
+        m_high = math.inf
     if not sources or not math.isfinite(m_low) or math.isnan(m_high):
         return None, ""
     overlap = m_low <= high and low <= m_high
     upper = f"{high / 1e6:.3f}" if math.isfinite(high) else "∞"
+    measured = f"measured {m_low / 1e6:.3f}–{m_high / 1e6:.3f}" if math.isfinite(m_high) else \
+        f"measured from {m_low / 1e6:.3f}"
+    if low == high:
+        return overlap, (f"the measurement's interval {'contains' if overlap else 'misses'} the prediction: "
+                         f"predicted {low / 1e6:.3f} Mbit/s ({sources[0]}), {measured}")
     return overlap, (f"intervals {'overlap' if overlap else 'apart'}: predicted {low / 1e6:.3f}–{upper} "
-                     f"Mbit/s ({'; '.join(sources)}), measured {m_low / 1e6:.3f}–{m_high / 1e6:.3f}")
+                     f"Mbit/s ({'; '.join(sources)}), {measured}")
 
 
 def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precision: float | None = None,

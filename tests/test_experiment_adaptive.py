@@ -280,3 +280,37 @@ def test_a_prediction_with_an_interval_is_checked_by_overlap_not_by_ten_percent(
     # the same runs against a narrow interval that misses them: named, and not explained
     (apart,) = residual_table(_udpr_rows([0.1176, 0.1177, 0.1178], 7.8e6, 8.2e6)).to_dict("records")
     assert apart["overlap"] is False and not apart["explained"] and "intervals apart" in apart["reasons"]
+
+
+def _tcp_rows(seconds, pred_seconds, pred_std_s):
+    """TCP runs of 1 MB at loss taking ``seconds`` each; the model: ``pred_seconds`` ± ``pred_std_s`` a run."""
+    return pd.DataFrame([{"setting_id": "0", "proto": "tcp", "cc": "cubic", "rate_bps": 1e7, "delay_s": 0.04,
+                          "loss": 0.01, "size_bytes": 1e6, "workload": "file", "status": "ok", "rep": rep,
+                          "transfer_s": s, "bytes_delivered": 1e6, "goodput_bps": 8e6 / s,
+                          "pred_goodput_bps": 8e6 / pred_seconds, "pred_data_time_s": pred_seconds,
+                          "pred_transfer_std_s": pred_std_s, "error": None, "backend": "userspace"}
+                         for rep, s in enumerate(seconds)])
+
+
+def test_tcp_at_loss_is_checked_against_the_models_spread_of_one_run_over_the_runs_made():
+    # 1.25 of the prediction in three alike runs; one run varies by 20 % (model): ±50 % for three runs' mean
+    (row,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, 0.4)).to_dict("records")
+    assert not row["within"] and row["overlap"] and row["explained"]
+    assert "the model's spread of one run over 3 runs" in row["reasons"]
+    t = 4.302652729911275                        # Student's t, 2 degrees of freedom, 97.5 %
+    m = t * 0.4 / 2.0 / 3 ** 0.5                 # the mean of three runs' time: ±50 %
+    assert f"predicted {8e6 / 2.0 / (1 + m) / 1e6:.3f}–{8e6 / 2.0 / (1 - m) / 1e6:.3f} Mbit/s" in row["reasons"]
+    # a model sure of itself (1 % a run) and runs apart from it: the intervals do not meet, and it is said
+    (apart,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, 0.02)).to_dict("records")
+    assert apart["overlap"] is False and "intervals apart" in apart["reasons"]
+
+
+def test_with_no_interval_of_its_own_the_prediction_is_a_point_the_measurements_interval_contains_or_not():
+    nan = float("nan")
+    # three runs far apart (a heavy tail): their interval contains the prediction, and the row says so
+    (wide,) = residual_table(_tcp_rows([1.0, 1.2, 4.5], 2.0, nan)).to_dict("records")
+    assert wide["overlap"] and "the measurement's interval contains the prediction" in wide["reasons"]
+    assert "a point: the model gives no interval here" in wide["reasons"]
+    # three alike runs at 0.8 of the predicted time: their interval misses it
+    (narrow,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, nan)).to_dict("records")
+    assert narrow["overlap"] is False and "misses the prediction" in narrow["reasons"]

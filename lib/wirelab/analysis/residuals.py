@@ -13,8 +13,9 @@ they span together. Whatever is left beyond the tolerance is **unexplained**, an
 in one of them.
 
 Where the prediction comes with an interval of its own (``pred_goodput_low_bps`` …
-``_high_bps``: UDPR at the ends of the host round trip's probe range, ``calibration``),
-the test is whether that interval and the measurement's 95 % interval overlap
+``_high_bps``: UDPR at the ends of the host round trip's probe range, ``calibration``;
+TCP at loss: the model's spread of one run, ``pred_transfer_std_s``, over the setting's
+runs), the test is whether that interval and the measurement's 95 % interval overlap
 (``overlap``), not a fixed ±10 %: the row says so, with both intervals.
 
 The reasons (each a function of one summary row → expected effect, or None):
@@ -291,20 +292,50 @@ def _label(row) -> str:
     return " ".join(parts)
 
 
+def _predicted_interval(row) -> tuple[float, float, list[str]]:
+    """The prediction's interval for this setting's mean and what it comes from: the host round
+    trip's probe range (UDPR: ``pred_goodput_low_bps`` … ``_high_bps``) and the model's own spread
+    of one run over the setting's ``n`` runs (TCP at loss: ``pred_transfer_std_s``, a time, so the
+    goodput interval is pred ÷ (1 ± m)); where both exist, the span of the two; where neither, the
+    prediction itself (a point: the measurement's interval contains it or not). NaNs: no prediction."""
+    lows, highs, sources = [], [], []
+    low, high = _number(row, "pred_goodput_low_bps"), _number(row, "pred_goodput_high_bps")
+    if math.isfinite(low) and math.isfinite(high):
+        host = (_number(row, "pred_host_rtt_low_s"), _number(row, "pred_host_rtt_high_s"))
+        sources.append(f"host round trip {host[0] * 1e3:.3f}–{host[1] * 1e3:.3f} ms, the probes' range"
+                       if all(math.isfinite(h) for h in host) else "the prediction's inputs' range")
+        lows.append(low), highs.append(high)
+    runs, pred = int(_number(row, "n", 0)), _number(row, "pred_goodput_bps")
+    model = _model_spread(row, runs)
+    if math.isfinite(model) and math.isfinite(pred):
+        sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
+        lows.append(pred / (1 + model)), highs.append(pred / (1 - model) if model < 1 else math.inf)
+    if not sources and math.isfinite(pred):
+        return pred, pred, ["a point: the model gives no interval here"]
+    if not sources:
+        return math.nan, math.nan, []
+    return min(lows), max(highs), sources
+
+
 def _overlap(row) -> tuple[bool | None, str]:
     """Whether the prediction's interval and the measurement's overlap (None: either has none),
     and the sentence that says so with both."""
-    low, high = _number(row, "pred_goodput_low_bps"), _number(row, "pred_goodput_high_bps")
+    low, high, sources = _predicted_interval(row)
     basis = "goodput_of_mean_time" if row.get("measured_basis") == BASIS_TIME else "goodput_bps"
     m_low, m_high = _number(row, f"{basis}_low"), _number(row, f"{basis}_high")
-    if not all(math.isfinite(v) for v in (low, high, m_low)) or math.isnan(m_high):
+    if row.get(f"{basis}_high") == math.inf:          # a time interval reaching 0 s: no upper goodput
+        m_high = math.inf
+    if not sources or not math.isfinite(m_low) or math.isnan(m_high):
         return None, ""
     overlap = m_low <= high and low <= m_high
-    host = (_number(row, "pred_host_rtt_low_s"), _number(row, "pred_host_rtt_high_s"))
-    why = f" (host round trip {host[0] * 1e3:.3f}–{host[1] * 1e3:.3f} ms, the probes' range)" \
-        if all(math.isfinite(h) for h in host) else ""
-    return overlap, (f"intervals {'overlap' if overlap else 'apart'}: predicted {low / 1e6:.3f}–{high / 1e6:.3f} "
-                     f"Mbit/s{why}, measured {m_low / 1e6:.3f}–{m_high / 1e6:.3f}")
+    upper = f"{high / 1e6:.3f}" if math.isfinite(high) else "∞"
+    measured = f"measured {m_low / 1e6:.3f}–{m_high / 1e6:.3f}" if math.isfinite(m_high) else \
+        f"measured from {m_low / 1e6:.3f}"
+    if low == high:
+        return overlap, (f"the measurement's interval {'contains' if overlap else 'misses'} the prediction: "
+                         f"predicted {low / 1e6:.3f} Mbit/s ({sources[0]}), {measured}")
+    return overlap, (f"intervals {'overlap' if overlap else 'apart'}: predicted {low / 1e6:.3f}–{upper} "
+                     f"Mbit/s ({'; '.join(sources)}), {measured}")
 
 
 def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precision: float | None = None,

@@ -44,7 +44,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from wirelab.experiment import Experiment, residual_table, run
+from wirelab.analysis import residual_table
+from wirelab.experiment import Experiment, run
 from wirelab.model import predict
 
 #: A receiver's goodput may exceed η·C by the clock's resolution on its two instants, no more.

@@ -27,8 +27,8 @@ from pathlib import Path
 from wirelab import link as links
 from wirelab.experiment import Experiment, run
 from wirelab.experiment.events import EventStream
-from wirelab.experiment.latency import loaded_latency
-from wirelab.experiment.wirelab_engine import WirelabEngine
+from wirelab.analysis.latency import loaded_latency
+from wirelab.engines.wirelab import WirelabEngine
 
 LOADS = [("udp above the rate", "namespaces", 0, "udp rate=15mbit window=2MB start=0.5s time=2.5s", 3.0, 0.5),
          ("4 cubic flows", "namespaces", 0, "tcp streams=4 cc=cubic start=1s time=4s", 5.0, 1.0),

@@ -39,7 +39,7 @@ import wirelab
 from wirelab import link as links
 from wirelab.experiment import Experiment, run
 from wirelab.experiment import calibration, plan
-from wirelab.experiment.client import WarmClient
+from wirelab.transfer.client import WarmClient
 from wirelab.experiment.engines import get_engine
 from wirelab.experiment.store import ResultStore
 

@@ -44,7 +44,7 @@ def _unshaped(room, host: str) -> bool:
     return [q["kind"] for q in room.qdisc(host)] == ["noqueue"]       # a veth's own: nothing of ours left
 
 
-def _program_on(room, host: str, mark: str = "wirelab.experiment.client") -> bool:
+def _program_on(room, host: str, mark: str = "wirelab.transfer.client") -> bool:
     for pid in namespace_pids(room.namespace(host)):
         try:
             if mark in open(f"/proc/{pid}/cmdline").read().replace("\0", " "):

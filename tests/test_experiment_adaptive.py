@@ -11,7 +11,7 @@ from wirelab.experiment import Experiment, calibration
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.adaptive import more_runs, precision_note, precision_of, runs_needed
 from wirelab.experiment.calibration import PROBE_MAX_WAIT_S, host_round_trip, needs_probe
-from wirelab.experiment.residuals import ResidualError, check, reasons, residual_table
+from wirelab.analysis.residuals import ResidualError, check, reasons, residual_table
 from wirelab.experiment.stats import t_quantile
 from wirelab.model.stopwait import ACC_WIRE_BYTES
 

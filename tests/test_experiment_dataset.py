@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from wirelab import ExperimentError
-from wirelab.experiment.dataset import results_dataset
+from wirelab.analysis.dataset import results_dataset
 
 
 def _folder(path, rows: list[dict], sessions: list[dict] | None, experiment: str = "sweep"):

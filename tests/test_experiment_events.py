@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from wirelab.experiment import Experiment, load, load_series
+from wirelab.analysis import load_series
+from wirelab.experiment import Experiment, load
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.events import EventStream, events_path, read_events
 

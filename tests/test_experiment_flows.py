@@ -9,7 +9,7 @@ import pytest
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run, summarize
 from wirelab.experiment.flows import Flow, canonical, fairness, flow_setting, flows_of
-from wirelab.experiment.iperf3 import client_argv, parse
+from wirelab.engines.iperf3 import client_argv, parse
 
 from fake_links import FakeLink, FakeLinks
 

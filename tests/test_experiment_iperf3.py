@@ -7,7 +7,7 @@ import pytest
 
 from wirelab.errors import TransferError, UsageError
 from wirelab.experiment import Experiment, run, summarize
-from wirelab.experiment.iperf3 import Iperf3Engine, client_argv, parse, server_argv
+from wirelab.engines.iperf3 import Iperf3Engine, client_argv, parse, server_argv
 
 DATA = Path(__file__).parent / "data"
 needs_iperf3 = pytest.mark.skipif(not shutil.which("iperf3"), reason="iperf3 not installed: apt-get install iperf3")
@@ -120,7 +120,7 @@ def test_iperf3_across_a_testbed_sees_the_link(tmp_path):
 
 
 def test_iperf3s_interval_lines_as_312_flushes_them():
-    from wirelab.experiment.iperf3_live import parse_server_output, parse_text_line
+    from wirelab.engines.iperf3_live import parse_server_output, parse_text_line
     text = (DATA / "iperf3_3.12_server_forceflush.txt").read_text()
     intervals = parse_server_output(text)
     assert len(intervals) == 11 and intervals[0]["end_s"] == 0.1 and intervals[-1]["end_s"] == 1.03
@@ -135,7 +135,7 @@ def test_iperf3s_interval_lines_as_312_flushes_them():
 def test_iperf3s_json_stream_lines():
     """--json-stream (3.13+) writes each -J interval object as {"event": "interval", "data": ...}: the
     lines here carry a recorded 3.12 run's own interval objects."""
-    from wirelab.experiment.iperf3_live import parse_server_output, parse_stream_line, server_reporting, streams_json
+    from wirelab.engines.iperf3_live import parse_server_output, parse_stream_line, server_reporting, streams_json
     text = (DATA / "iperf3_json_stream_from_3.12_intervals.jsonl").read_text()
     intervals = parse_server_output(text)
     assert [i["bytes"] for i in intervals] == [487976, 415576, 325800]
@@ -149,7 +149,7 @@ def test_iperf3_reports_each_interval_while_it_runs(tmp_path):
     """The installed iperf3 (its version asked) streams the server's intervals into the run's stream."""
     from wirelab.experiment import Experiment, run
     from wirelab.experiment.events import read_events
-    from wirelab.experiment.iperf3_live import installed_version
+    from wirelab.engines.iperf3_live import installed_version
     if installed_version() is None:
         pytest.skip("iperf3 is not installed")
     exp = Experiment("i", proto="tcp", workload="time", time="2s", rate=None, reps=1, backend="loopback",

@@ -14,7 +14,7 @@ from wirelab.errors import LinkError, TransferError
 from wirelab.experiment import Experiment
 from wirelab.experiment import run as run_sweep
 from wirelab.experiment.calibration import PROBES
-from wirelab.experiment.client import WarmClient
+from wirelab.transfer.client import WarmClient
 from wirelab.experiment.reuse import KeptLinks
 from wirelab.link import LinkSpec
 from wirelab.link.netns import list_namespaces
@@ -160,7 +160,7 @@ def _ours() -> list[str]:
             parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError):
             continue
-        if b"wirelab.experiment.client --warm" in line and parent == os.getpid():
+        if b"wirelab.transfer.client --warm" in line and parent == os.getpid():
             left.append(f"warm client {pid}")
     return left
 

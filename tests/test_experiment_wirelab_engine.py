@@ -4,8 +4,8 @@ import pytest
 
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run
-from wirelab.experiment.client import client_argv
-from wirelab.experiment.wirelab_engine import WirelabEngine, plan
+from wirelab.transfer.client import client_argv
+from wirelab.engines.wirelab import WirelabEngine, plan
 
 
 def one(**kw):
@@ -25,7 +25,7 @@ def test_plan_says_what_each_workload_runs():
     assert plan(one(workload="echo", echo=5))["count"] == 5
     with pytest.raises(UsageError, match="udpr"):
         plan(one(proto="udpr", workload="time", time="1s"))
-    assert client_argv({"call": "measure"})[1:3] == ["-m", "wirelab.experiment.client"]
+    assert client_argv({"call": "measure"})[1:3] == ["-m", "wirelab.transfer.client"]
 
 
 def test_loopback_runs_every_protocol_and_refuses_what_it_cannot_emulate(tmp_path):
@@ -84,7 +84,7 @@ def test_capture_is_kept_beside_the_results_and_opens(tmp_path):
     data = frames[frames["payload_len"] > 0]
     assert data["payload_len"].sum() >= 300_000          # every byte of the file crossed the link
     assert row["capture_packets"] >= len(frames) * 0.9 and row["capture_dropped"] == 0
-    from wirelab.experiment import capture_series
+    from wirelab.analysis import capture_series
     series = capture_series(tmp_path / "cap", df)
     assert len(series) > 3 and (series["run_id"] == row["run_id"]).all()
     # what the wire carried, per 50 ms: never much above the 10 Mbit/s link (tbf's burst aside)

@@ -8,7 +8,7 @@ import pytest
 from wirelab.errors import UsageError
 from wirelab.experiment import Experiment, run
 from wirelab.labs.peers import PLAYS, SCENARIOS, PeersEngine
-from wirelab.experiment.ppcb_capture import collapse, exchange
+from wirelab.capture.ppcb_exchange import collapse, exchange
 from wirelab.labs import doc001
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from wirelab.experiment import Experiment, run
 from wirelab.experiment.events import read_events
-from wirelab.experiment.latency import loaded_latency
+from wirelab.analysis.latency import loaded_latency
 from wirelab.model.delay import loaded_rtt
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from wirelab.experiment import Experiment, run
-from wirelab.experiment.residuals import CLOCK_RESOLUTION_S as measures_clock_s
+from wirelab.analysis.residuals import CLOCK_RESOLUTION_S as measures_clock_s
 from wirelab.transfer import Result, measures, run_pair
 
 
@@ -70,7 +70,7 @@ def test_the_engines_and_the_store_read_the_one_glossary():
 def test_goodput_is_the_same_figure_whichever_engine_measured_it(project_root):
     """bytes delivered × 8 ÷ transfer_s: wirelab's programs on one clock; iperf3 on its receiver's
     own span (no common clock), which is what its ``sum_received`` rate is."""
-    from wirelab.experiment.iperf3 import parse
+    from wirelab.engines.iperf3 import parse
     for proto in ("tcp", "udpr"):
         row = run_pair(proto, data=50_000, chunk=1000, max_wait=2.0).to_dict(samples=False)
         assert row["goodput_bps"] == pytest.approx(8 * row["bytes_delivered"] / row["transfer_s"]), proto

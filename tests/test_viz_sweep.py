@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from wirelab.errors import TransferError  # noqa: E402
-from wirelab.experiment.series import goodput_series  # noqa: E402
+from wirelab.engines.wirelab import goodput_series  # noqa: E402
 
 
 def runs(reps=3):

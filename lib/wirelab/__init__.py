@@ -9,7 +9,11 @@ Layers (an import points only to an earlier layer)::
       │                        or loopback relays
       └── capture              dumpcap, the fast loader, Wireshark's analysis
     (transfer, link and capture sit side by side: none imports another)
+    peers                      document 001 §5's misbehaving peers, once
+    engines                    the programs a sweep runs (the kit's own, iperf3) → the same columns
     experiment                 sweeps: Setting → engine → link.open → Result rows + pred_* columns
+    analysis                   a sweep read back: residuals, goodput over time, latency, datasets
+    labs                       one module per source document: its sweeps, tables, figures
     grade                      a course's PPCB submissions against the kit, isolated
     viz                        figures and widget panels
     cli                        the `wirelab` command

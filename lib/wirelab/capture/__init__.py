@@ -16,7 +16,8 @@ capture as parquet, queried with DuckDB: ``sql_flows``, ``sql_tcp``,
 ``sql_io_graph``, ``sql_overhead``; or with Dask), ``live`` (dumpcap), ``wireshark``
 (tshark for the details), ``pyshark_jupyter`` (pyshark, file and live, safe inside
 Jupyter), ``ppcb_reader`` (PPCB packets of a capture, read by the kit, with
-``tcp_stream`` putting a TCP direction back together),
+``tcp_stream`` putting a TCP direction back together), ``ppcb_exchange`` (``exchange``: what
+two PPCB peers sent each other in a run's capture, with TCP's and ICMP's part),
 ``ppcb_dissector`` (PPCB in Wireshark: the kit's Lua dissector ``ppcb.lua``),
 ``ppcb_scapy`` (PPCB as a scapy layer, to build packets), ``scapy_layout`` (a
 frame's fields, byte by byte, beside the model's header count).
@@ -32,7 +33,8 @@ _EXPORTS = {
     "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "packets_json": "wireshark",
     "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
     "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
-    "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader",
+    "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader", "exchange": "ppcb_exchange",
+    "collapse": "ppcb_exchange",
     "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout",
     "compare_with_stack": "scapy_layout",
     "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",

@@ -1,23 +1,23 @@
 """Experiments: a grid of settings × repetitions → one tidy DataFrame, saved and resumable.
 
-The sweep machinery only; each source document's sweeps, tables and figures are a lab
-(``wirelab.labs``). Read in this order: ``spec`` (describe the sweep; each setting carries
-its ``LinkSpec``; ``flowspec``: several flows written as text), ``plan`` (what a sweep
-decides once: settings, backend, machine, each setting's predictions and deadline),
-``runner`` (one road per run: open the link with ``wirelab.link.open``, let the engine run
-across it, decide its status by ``status``'s one rule, record; failures recorded,
-resume), ``engine`` (the seam to the programs; ``engines`` by name: ``wirelab_engine``
-with ``client``, ``iperf3``; ``flows``: several at once on one link, one row per
-stream; a lab may bring its own, e.g. ``labs.broker``, ``labs.peers``), ``deadline`` (each run's deadline from its prediction), ``prediction`` (the
-model's ``pred_*`` columns), ``calibration`` (the host's own round trip, measured before
-a UDPR sweep), ``reuse`` (one link for consecutive runs), ``store`` (atomic parquet + csv
-+ meta.json in ``data/<experiment>/``), ``meta`` (the machine a run was made on),
-``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
-repetitions where an interval is too wide), ``residuals`` (measured ÷ predicted with the
-named reason for what is left), ``series`` and ``dataset`` (reading runs back),
-``ppcb_capture`` (``exchange``: what two PPCB peers sent, read from a run's capture),
-``cluster`` with ``hostpairs`` and ``clockrounds`` (the same sweep across real machines,
-Dask workers: ``Experiment(hosts=..., cluster=...)``).
+The sweep machinery only; the programs it runs are engines (``wirelab.engines``), what is
+read back from a sweep's folder is an analysis (``wirelab.analysis``), and each source
+document's sweeps, tables and figures are a lab (``wirelab.labs``). Read in this order:
+``spec`` (describe the sweep; each setting carries its ``LinkSpec``; ``flowspec``: several
+flows written as text), ``plan`` (what a sweep decides once: settings, backend, machine,
+each setting's predictions and deadline), ``runner`` (one road per run: open the link with
+``wirelab.link.open``, let the engine run across it, decide its status by ``status``'s one
+rule, record; failures recorded, resume), ``engine`` (the seam to the programs; ``engines``
+by name: ``wirelab``, ``iperf3``; ``flows``: several at once on one link, one row per
+stream; a lab may bring its own, e.g. ``labs.broker``, ``labs.peers``), ``deadline`` (each
+run's deadline from its prediction), ``prediction`` (the model's ``pred_*`` columns),
+``calibration`` (the host's own round trip, measured before a UDPR sweep), ``reuse`` (one
+link for consecutive runs), ``events`` (each run's event stream), ``progress`` (one
+progress bar), ``store`` (atomic parquet + csv + meta.json in ``data/<experiment>/``),
+``meta`` (the machine a run was made on), ``rfc6349`` (RFC 6349's metrics of each TCP
+run's row), ``stats`` (mean, std, 95 % Student-t interval per setting), ``adaptive`` (more
+repetitions where an interval is too wide), ``cluster`` with ``hostpairs`` (the same sweep
+across real machines, Dask workers: ``Experiment(hosts=..., cluster=...)``).
 
     from wirelab.experiment import Experiment, run, summarize
     exp = Experiment("rate-sweep", proto=["tcp", "udp"], size="1MB",
@@ -30,15 +30,10 @@ from .._exports import lazy
 _EXPORTS = {
     "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec", "link_spec": "spec",
     "Plan": "plan", "Engine": "engine", "MEASURED": "engine", "ENGINES": "engines", "get_engine": "engines",
-    "run": "runner", "run_one": "runner", "default_folder": "runner", "ResultStore": "store",
-    "load": "store", "summarize": "stats", "pretty": "stats", "confidence_interval": "stats",
-    "t_quantile": "stats", "predict_columns": "prediction", "goodput_series": "series",
-    "load_series": "series", "capture_series": "series", "read_sysctls": "meta", "results_dataset": "dataset",
-    "WirelabEngine": "wirelab_engine", "Iperf3Engine": "iperf3", "iperf3_run": "iperf3",
-    "Flow": "flowspec", "fairness": "flows",
-    "exchange": "ppcb_capture", "collapse": "ppcb_capture",
-    "residual_table": "residuals", "check_residuals": "residuals:check", "ResidualError": "residuals",
-    "host_round_trip": "calibration",
+    "iperf3_run": "engines", "run": "runner", "run_one": "runner", "default_folder": "runner",
+    "ResultStore": "store", "load": "store", "summarize": "stats", "pretty": "stats",
+    "confidence_interval": "stats", "t_quantile": "stats", "predict_columns": "prediction",
+    "read_sysctls": "meta", "Flow": "flowspec", "fairness": "flows", "host_round_trip": "calibration",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -123,7 +123,7 @@ class HostsLayer:
                              "run topologies (the five-node network) in namespaces on one machine")
         from distributed import get_client
         from ..link.hosts import HostsLink
-        from .clockrounds import ClockRounds
+        from ..transfer.clockrounds import ClockRounds
         pair = self.pair
         return HostsLink(spec, a=pair.side("a"), b=pair.side("b"), peer=workers.Peer(get_client(), pair.a, self.token),
                          token=self.token, root=pair.root, clock=ClockRounds())

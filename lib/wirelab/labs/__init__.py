@@ -21,11 +21,13 @@ How to add a lab (a new source document, say 005):
    values CI and ``make demo`` run); ``sweeps(*, quick=False, **given) -> Lab`` building
    one ``Sweep`` per ``Experiment`` from ``lab.values(FULL, QUICK, quick, given)``; the
    tables that join its runs with the document (``reference()``) and the model, its
-   figures, its exercises. Never a deadline or a timeout: each run's deadline follows the
-   plan's prediction (``wirelab.experiment.plan``). Where no engine of
-   ``wirelab.experiment.engines`` (wirelab, iperf3, several flows) runs what the document
-   did, the lab brings its own (an object with ``run``: ``wirelab.experiment.engine``), in
-   a module beside it, and its ``Sweep`` names it: ``broker`` (document 003's five nodes)
+   figures, its exercises (a part that grows long goes into a module of its own named for
+   what it is, and the lab's module hands its names on: document 004's table, ``iperf_tasks``).
+   Never a deadline or a timeout: each run's deadline follows the plan's prediction
+   (``wirelab.experiment.plan``). Where no engine of ``wirelab.engines``
+   (wirelab, iperf3; several flows of them: ``wirelab.experiment.flows``) runs what the
+   document did, the lab brings its own (an object with ``run``: ``wirelab.experiment.engine``),
+   in a module beside it, and its ``Sweep`` names it: ``broker`` (document 003's five nodes)
    and ``peers`` (document 001 §5's misbehaving peers, the plays of ``wirelab.peers`` that the
    grader uses too, on the lab's stage ``labs.stage``) are two.
 3. ``notebooks/NN-<topic>.ipynb``: narrative; a ``parameters`` cell of literals (``QUICK``,
@@ -34,8 +36,8 @@ How to add a lab (a new source document, say 005):
    the lab's tables and figures; exercises. Add it to ``tests/test_notebooks*.py``'s
    smaller values if a full quick run is long, and to the README's table.
 
-Each module imports ``wirelab.experiment`` (the one runner) and the layers below it, never
-``viz`` or ``grade``, and no other lab.
+Each module imports ``wirelab.experiment`` (the one runner), ``wirelab.analysis`` (what is read
+back from a sweep) and the layers below them, never ``viz`` or ``grade``, and no other lab.
 """
 from .._exports import lazy
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..experiment import Experiment
-from ..experiment.latency import SETTLE_S, loaded_latency, one_way_under_load
+from ..analysis.latency import SETTLE_S, loaded_latency, one_way_under_load
 from ..model.delay import loaded_rtt, queueing_delay
 from ..model.rfc6349 import buffer_delay
 from .lab import Exercise, Lab, Link, Sweep, values
@@ -96,7 +96,7 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
 
 
 def latency_table(frame: pd.DataFrame, folder) -> pd.DataFrame:
-    """One row per run of ``bloat`` or ``qdiscs`` (``experiment.latency.loaded_latency``), with the
+    """One row per run of ``bloat`` or ``qdiscs`` (``analysis.latency.loaded_latency``), with the
     queue in packets, the discipline, and RFC 6349's buffer delay % of the probe's median. The
     rounds count as loaded from 1 s after the bulk flows start (half their time in a short run)."""
     loaded_s = float(frame["time_s"].max()) - 1.0                # the bulk flows start at 1 s
@@ -113,7 +113,7 @@ def latency_table(frame: pd.DataFrame, folder) -> pd.DataFrame:
 
 def overload_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per ``overload`` run: the one-way delay of records waiting in a full queue beside
-    the link's delay plus 8·Q / C (``experiment.latency.one_way_under_load``)."""
+    the link's delay plus 8·Q / C (``analysis.latency.one_way_under_load``)."""
     table = one_way_under_load(frame[frame["status"] == "ok"]) if not frame.empty else pd.DataFrame()
     if not table.empty:
         first = frame.drop_duplicates("run_id").set_index("run_id")

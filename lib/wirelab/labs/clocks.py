@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiment.clockrounds import echo_exchange
+from ..transfer.clockrounds import echo_exchange
 from ..transfer.clock import fit_offset_drift
 
 __all__ = ["two_clocks"]

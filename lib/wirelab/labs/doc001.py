@@ -229,7 +229,7 @@ def scenario_table(frame: pd.DataFrame) -> pd.DataFrame:
 def scenario_packets(frame: pd.DataFrame, folder: str | Path) -> dict[str, pd.DataFrame | None]:
     """``"scenario/proto"`` → the PPCB packets its capture holds (on the server's port), or None
     when the run was not captured (capturing needs root or capture rights)."""
-    from ..experiment.ppcb_capture import exchange
+    from ..capture.ppcb_exchange import exchange
 
     out = {}
     for row in frame.to_dict("records"):

@@ -18,7 +18,7 @@ import threading
 import time
 
 from ..errors import UsageError
-from ..experiment.client import client_argv
+from ..transfer.client import client_argv
 from ..peers import Failed
 from ..peers.stage import next_client_served
 from ..transfer import make_data

@@ -17,7 +17,7 @@ import math
 import statistics
 
 from ..errors import TransferError
-from ..experiment.clockrounds import echo_exchange
+from ..transfer.clockrounds import echo_exchange
 from ..experiment.deadline import MARGIN_S, SLACK
 
 __all__ = ["ping", "ECHO_BYTES"]

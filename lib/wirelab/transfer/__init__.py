@@ -4,9 +4,12 @@ Read in this order: ``ppcb`` (the wire format, one table), ``tcp`` (server and
 client), ``udp_server`` and ``udp_client`` (udp and udpr), ``result`` (the one
 record every run returns), ``pacing``, ``measure_wire`` (the measurement
 modes' format, one table) and ``measure_server``/``measure_client`` (bulk,
-offered load, echo), ``run`` (both ends on loopback in one call), and
-``broker`` (document 003's five nodes: 32-byte messages stored and forwarded).
-Each program runs alone: ``python -m wirelab.transfer.tcp serve 5000``.
+offered load, echo), ``run`` (both ends on loopback in one call),
+``broker`` (document 003's five nodes: 32-byte messages stored and forwarded),
+``client`` (one client call in a process of its own, as a sweep's runs start
+their senders) and ``clockrounds`` (echo rounds before and after a run: two
+clocks, one line through them). Each program runs alone:
+``python -m wirelab.transfer.tcp serve 5000``.
 Standard library only.
 """
 from .._exports import lazy

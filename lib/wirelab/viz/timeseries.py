@@ -1,7 +1,7 @@
 """Goodput over time inside runs: does a transfer settle at the predicted rate?
 
 Slow start, a queue filling, a retransmission timeout: they show here and
-vanish in a mean. Takes the long table of ``wirelab.experiment.load_series``
+vanish in a mean. Takes the long table of ``wirelab.analysis.load_series``
 (one row per run and interval) or any table with ``t_s`` and ``bps`` columns.
 """
 from __future__ import annotations

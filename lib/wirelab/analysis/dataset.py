@@ -28,8 +28,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ExperimentError
-from .prediction import PRED_COLUMNS
-from .stats import PARAMETER_COLUMNS
+from ..experiment.prediction import PRED_COLUMNS
+from ..experiment.stats import PARAMETER_COLUMNS
 
 __all__ = ["results_dataset", "ResultsDataset", "SESSION_COLUMNS"]
 

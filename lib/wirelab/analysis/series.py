@@ -1,4 +1,4 @@
-"""Goodput over time within one run: from per-packet receive times, or from a tool's intervals.
+"""Goodput over time within each run of a saved sweep, read back for plotting.
 
 A run's series lives in its event stream (``events``): a list of ``{"t_s": end of
 interval since the first packet, "bps": goodput in it}`` in the receiver's ``series``
@@ -12,33 +12,19 @@ the pcapng a run kept (``capture=True``): what the wire carried, Wireshark-style
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["goodput_series", "load_series", "capture_series"]
+from ..experiment.events import read_events
+from ..experiment.store import load
 
+__all__ = ["load_series", "stream_series", "capture_series"]
 
-def goodput_series(times_s, bytes_per_packet: float, *, bins: int = 20,
-                   min_bin_s: float = 0.02) -> list[dict]:
-    """Per-packet delivery times → goodput in equal intervals (about ``bins`` of them)."""
-    times = sorted(t for t in times_s if t is not None and math.isfinite(t))
-    if len(times) < 2:
-        return []
-    start, span = times[0], times[-1] - times[0]
-    width = max(span / bins, min_bin_s)
-    count = max(int(math.ceil(span / width)), 1)
-    totals = [0.0] * count
-    for t in times:
-        totals[min(int((t - start) / width), count - 1)] += bytes_per_packet
-    return [{"t_s": (i + 1) * width, "bps": 8.0 * b / width} for i, b in enumerate(totals)]
 
 
 def load_series(folder: str | Path, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (run, interval): run_id, t_s, bps, plus the run's parameter columns."""
-    from .store import load
-
     folder = Path(folder)
     runs = load(folder) if runs is None else runs
     rows = []
@@ -68,7 +54,6 @@ def stream_series(path, *, flow=None, stream=None) -> list[dict] | None:
     """The receiver's goodput over time from a run's event stream (see the module docstring):
     its ``series`` event, else its interval records (time from the first one that counted
     a byte); those of one ``flow`` and ``stream`` when given. None: the stream has neither."""
-    from .events import read_events
 
     def mine(event):
         return event.get("source") == "receiver" and (not isinstance(flow, str) or (
@@ -92,8 +77,6 @@ def capture_series(folder: str | Path, runs: pd.DataFrame | None = None, *,
     """Goodput over time read from each run's pcapng (payload bytes per ``interval``,
     data direction only: frames that carry payload), in the same long format."""
     from ..capture import io_graph, read_capture
-    from .store import load
-
     folder = Path(folder)
     runs = load(folder) if runs is None else runs
     parts = []

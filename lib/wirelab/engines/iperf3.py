@@ -4,7 +4,7 @@ iperf3 runs as a one-off server (``iperf3 -s -1``) on host ``b`` of a link and
 a client with ``-J --get-server-output`` on host ``a``; its JSON is parsed
 into the same Result columns the wirelab programs fill (``goodput_bps``,
 ``retransmissions``, ``congestion_control``, ...), so both appear side by
-side. ``iperf3_run(link, ...)`` runs one test across any open link.
+side. ``wirelab.experiment.iperf3_run(link, ...)`` runs one test across any open link.
 
 Payload-rate semantics (what iperf3's numbers mean):
   * ``bits_per_second`` counts **application payload** (no TCP/UDP/IP/Ethernet
@@ -45,12 +45,12 @@ from ..link.cleanup import end_process
 from ..model.fairness import jain_index
 from ..transfer.sockets import congestion_unavailable
 from ..wire.headers import ETHERNET_MTU, udp_payload
-from .client import run_client
+from ..transfer.client import run_client
 
 from .iperf3_live import installed_version, parse_server_output, read_intervals, server_reporting
 
 __all__ = ["Iperf3Engine", "client_argv", "server_argv", "parse", "listening", "wait_listening",
-           "iperf3_run", "connect_timeout", "SEMANTICS"]
+           "connect_timeout", "SEMANTICS"]
 
 SEMANTICS = ("iperf3 counts application payload bits (no headers); goodput is the receiver's "
              "end.sum_received; with -n the test stops when the sender has written the last byte, "
@@ -313,19 +313,6 @@ class Iperf3Engine:
             if reports is not None:               # the one-off server ends with its test: its last lines
                 reports.join(timeout=2.0)
             end_process(server)
-
-
-def iperf3_run(link, *, timeout: float = 60.0, **experiment) -> dict:
-    """One iperf3 test across an open ``link`` (``wirelab.link.open``), described with
-    ``Experiment`` keywords (default: TCP for 3 s, 1 s omitted), e.g.
-    ``iperf3_run(link, proto="udp", time="2s", offered="5mbit")``; returns ``parse``'s columns."""
-    from .spec import Experiment
-    experiment = {"workload": "time", "time": 3, "omit": 1, "rate": None, **experiment}
-    setting = Experiment("iperf3", engine="iperf3", reps=1, **experiment).settings()[0]
-    reason = Iperf3Engine().unsupported(setting)
-    if reason:
-        raise UsageError(reason, "see wirelab.experiment.iperf3")
-    return Iperf3Engine().run(setting, link, deadline=time.monotonic() + timeout)
 
 
 def _capture(path, link, port: int):

@@ -1,6 +1,6 @@
 """Run one wirelab client in its own process and print its Result as JSON.
 
-    python -m wirelab.experiment.client '{"call": "send_tcp", "host": "10.77.0.2", "port": 5000, ...}'
+    python -m wirelab.transfer.client '{"call": "send_tcp", "host": "10.77.0.2", "port": 5000, ...}'
 
 Why a process: the receiver runs as a thread of the experiment; a sender in
 another thread of the same process would share its interpreter lock, and a
@@ -18,7 +18,7 @@ done every interval while it runs (``transfer.progress``) to the run's event str
 A new Python process costs 0.1-0.2 s before the client's first packet
 (interpreter, imports), more than a short transfer takes. On a link kept
 for many runs (``reuse``) a ``WarmClient`` starts once
-(``python -m wirelab.experiment.client --warm`` on host ``a``), imports
+(``python -m wirelab.transfer.client --warm`` on host ``a``), imports
 everything, and for each run forks a fresh process that runs the client call
 exactly as above: still a process of its own per run, on the same host, with
 nothing running beside it (the warm parent waits), only without the start-up.
@@ -43,7 +43,7 @@ READY_TIMEOUT_S = 15.0
 
 def client_argv(config: dict) -> list[str]:
     """The argv that runs ``config`` in a new Python process."""
-    return [sys.executable, "-m", "wirelab.experiment.client", json.dumps(config)]
+    return [sys.executable, "-m", "wirelab.transfer.client", json.dumps(config)]
 
 
 def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
@@ -53,22 +53,22 @@ def run_client(link, argv: list[str], deadline: float, *, what: str, fix: str):
 
 def warm_argv() -> list[str]:
     """The argv of a warm client (``WarmClient``)."""
-    return [sys.executable, "-m", "wirelab.experiment.client", "--warm"]
+    return [sys.executable, "-m", "wirelab.transfer.client", "--warm"]
 
 
 def _programs():
     """What the calls need (imported here: the first thing a client process does)."""
-    from ..transfer import Result
-    from ..transfer.measure_client import measure
-    from ..transfer.run import make_data
-    from ..transfer.tcp import send_tcp
-    from ..transfer.udp_client import send_udp
+    from .result import Result
+    from .measure_client import measure
+    from .run import make_data
+    from .tcp import send_tcp
+    from .udp_client import send_udp
     return Result, measure, make_data, send_tcp, send_udp
 
 
 def _call(config: dict) -> str:
     """Run one client call; its Result as JSON (a failure is a Result with ``error``)."""
-    from ..transfer.progress import Progress, datagram_sink
+    from .progress import Progress, datagram_sink
     Result, measure, make_data, send_tcp, send_udp = _programs()
     config = dict(config)
     call = config.pop("call")

@@ -17,7 +17,7 @@ import json
 import time
 
 from ..errors import TransferError
-from ..transfer.clock import fit_offset_drift
+from .clock import fit_offset_drift
 from .client import client_argv, run_client
 
 __all__ = ["echo_exchange", "ClockRounds", "ROUNDS", "INTERVAL_S"]
@@ -35,7 +35,7 @@ def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S,
     a's clock is skewed on purpose by ``clock_offset_s`` and ``clock_drift_ppm``). ``same_clock``:
     both ends read one clock (ping's case: round trips only); ``max_wait``: the client's wait for an
     answer (a round trip longer than 2 s needs more)."""
-    from ..transfer import start_server
+    from .run import start_server
 
     deadline = time.monotonic() + timeout
     with link.inside("b"):
@@ -66,7 +66,7 @@ def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S,
 
 def _echo_client(config: dict) -> dict:
     """The echo client of ``config`` run here (on host a's worker), its Result as a dict."""
-    from ..transfer.measure_client import measure
+    from .measure_client import measure
     config = dict(config)
     config.pop("call")
     return measure(config.pop("proto"), config.pop("host"), config.pop("port"), **config).to_dict()

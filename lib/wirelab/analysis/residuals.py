@@ -70,8 +70,8 @@ import pandas as pd
 from ..errors import ExperimentError, WirelabError
 from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES
-from .adaptive import precision_note, runs_needed
-from .stats import BASIS_TIME, summarize, t_quantile
+from ..experiment.adaptive import precision_note, runs_needed
+from ..experiment.stats import BASIS_TIME, summarize, t_quantile
 
 __all__ = ["Reason", "reasons", "residual_table", "check", "ResidualError", "TOLERANCE"]
 
@@ -379,5 +379,5 @@ def check(table: pd.DataFrame) -> pd.DataFrame:
         lines = "; ".join(f"{r['setting']}: measured/predicted {r['measured/predicted']:.3f}" for _, r in bad.iterrows())
         raise ResidualError(f"{len(bad)} residual(s) beyond the tolerance with no known reason: {lines}",
                             "find the cause: fix the model (with a source) or the measurement, or name the "
-                            "reason in wirelab.experiment.residuals with its size")
+                            "reason in wirelab.analysis.residuals with its size")
     return table

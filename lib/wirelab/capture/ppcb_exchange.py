@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..capture import read_capture
-from ..capture.ppcb_reader import ppcb_packets as read_ppcb
+from .loader import read_capture
+from .ppcb_reader import ppcb_packets as read_ppcb
 from ..wire.headers import ETHERNET_HEADER
 
 __all__ = ["exchange", "collapse"]

@@ -15,7 +15,7 @@ What each (workload, protocol) runs:
 
 The server runs on host ``b`` of the link the runner opened and the client
 on host ``a``: the receiver is a thread of this process whose socket lives
-on ``b`` (``link.inside("b")``), the sender a process on ``a`` (``client.py``,
+on ``b`` (``link.inside("b")``), the sender a process on ``a`` (``transfer.client``,
 so it cannot starve the receiver; on a link a sweep keeps for many runs, forked
 by a warm client instead of started anew), sending to ``link.reach(port)``. Both
 read one clock (namespaces on one host share it), so one-way delay is exact.
@@ -27,12 +27,13 @@ interval: the receiver (bytes delivered) from its thread here, the sender (bytes
 sent; over TCP the kernel's cwnd, RTT, retransmissions and pacing rate) from its
 process through the stream's socket, a probe (``echo``) each round trip as it comes.
 At the end the receiver's goodput over time, binned from its per-packet delivery
-times, joins the stream too (a ``series`` event: what ``load_series`` plots).
+times, joins the stream too (a ``series`` event: what ``analysis.load_series`` plots).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import weakref
 from contextlib import nullcontext
@@ -43,10 +44,9 @@ from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
 from ..wire.headers import ETHERNET_MTU, tcp_payload, udp_payload
 from ..wire.ppcb import DATA_HEADER
-from .client import WarmClient, client_argv, run_client
-from .series import goodput_series
+from ..transfer.client import WarmClient, client_argv, run_client
 
-__all__ = ["WirelabEngine", "DEFAULT_CHUNK"]
+__all__ = ["WirelabEngine", "DEFAULT_CHUNK", "goodput_series"]
 
 #: Bytes of file data per DATA packet when ``packet`` is not set (document 001).
 DEFAULT_CHUNK = 1000
@@ -54,6 +54,20 @@ DEFAULT_CHUNK = 1000
 #: of many fragments can lose one to the link's loss, and a short PPCB MAX_WAIT (0.05 s) made
 #: such a run fail ("nothing for 0.1 s").
 MEASURE_LEAST_WAIT_S = 1.0
+
+def goodput_series(times_s, bytes_per_packet: float, *, bins: int = 20,
+                   min_bin_s: float = 0.02) -> list[dict]:
+    """Per-packet delivery times → goodput in equal intervals (about ``bins`` of them)."""
+    times = sorted(t for t in times_s if t is not None and math.isfinite(t))
+    if len(times) < 2:
+        return []
+    start, span = times[0], times[-1] - times[0]
+    width = max(span / bins, min_bin_s)
+    count = max(int(math.ceil(span / width)), 1)
+    totals = [0.0] * count
+    for t in times:
+        totals[min(int((t - start) / width), count - 1)] += bytes_per_packet
+    return [{"t_s": (i + 1) * width, "bps": 8.0 * b / width} for i, b in enumerate(totals)]
 
 
 def plan(setting, udp_files: str = "load") -> dict:

@@ -27,8 +27,8 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..model.delay import loaded_rtt, queueing_delay
-from .events import read_events
-from .spec import link_spec
+from ..experiment.events import read_events
+from ..experiment.spec import link_spec
 
 __all__ = ["loaded_latency", "one_way_under_load", "SETTLE_S"]
 

@@ -307,7 +307,7 @@ def _predicted_interval(row) -> tuple[float, float, list[str]]:
         lows.append(low), highs.append(high)
     runs, pred = int(_number(row, "n", 0)), _number(row, "pred_goodput_bps")
     model = _model_spread(row, runs)
-    if math.isfinite(model) and math.isfinite(pred):
+    if math.isfinite(model) and model > 0 and math.isfinite(pred):
         sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
         lows.append(pred / (1 + model)), highs.append(pred / (1 - model) if model < 1 else math.inf)
     if not sources and math.isfinite(pred):

@@ -87,9 +87,10 @@ QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet
 GRID = {"protocols": ["tcp", "udp", "udpr"], "rates": ["10mbit", "20mbit"], "delays": ["0", "20ms"],
         "losses": ["0", "1%"], "size": "300KB", "reps": 3, "precision": 0.10, "max_reps": 10, "budget_s": 900,
         "max_wait": "0.2s", "engine": "wirelab", "backend": "auto", "bulk_time": "2s", "bulk_reps": 3}
-#: A short MAX_WAIT keeps a timeout's cost (and so the spread between runs) small; 100 kB: udpr's
-#: stop-and-wait over 10 ms each way takes 2 s a run (300 kB: 6 s).
-GRID_QUICK = {"rates": ["10mbit"], "delays": ["0", "10ms"], "size": "100KB", "bulk_time": "1s", "bulk_reps": 1,
+#: A short MAX_WAIT keeps a timeout's cost (and so the spread between runs) small; 5 ms: udpr's
+#: stop-and-wait of 300 kB takes 3 s a run (6 s at 10 ms); not smaller files: on loopback relays a
+#: busy host's fixed cost is a quarter of a 100 kB TCP run.
+GRID_QUICK = {"rates": ["10mbit"], "delays": ["0", "5ms"], "bulk_time": "1s", "bulk_reps": 1,
               "max_wait": "0.02s", "max_reps": 8, "budget_s": 60}
 
 

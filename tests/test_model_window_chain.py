@@ -53,6 +53,21 @@ def test_chain_alpha_is_rfc9438s_own_alpha_in_the_reno_friendly_region():
     assert chain_alpha(0.5 * aimd_window(0.01, 1.0, 0.5), 0.01, 0.5) < 1.0
 
 
+def _send(w, phase, base, link, top, loss, rng):
+    """One base round of the chain's rules for every run: (⌊w⌋, its ACK-clock round, segments sent,
+    a cut coming: a random loss or the queue overflowing)."""
+    cwnd = np.floor(w + 1e-9)
+    clocked = np.where((phase == 1) | (phase == 3), delayed_ack_round(base, S, cwnd), base + S / 2)
+    sent = np.minimum(cwnd * base / np.maximum(clocked, cwnd * S), link)
+    lost = (rng.random(len(w)) < -np.expm1(sent * math.log1p(-loss))) | (w >= top - 1e-9)
+    return cwnd, clocked, sent, lost
+
+
+def _next_phase(phase, lost):
+    seen = (phase == 2) | (phase == 3)
+    return np.select([seen, phase == 4, lost & (phase == 0), lost], [4, np.where(lost, 3, 1), 2, 3], phase)
+
+
 def _monte_carlo(loss, until, runs=4000, seed=7, queue=None):
     """The chain's rules, run by run (window_chain's module docstring), seeded; all runs at once."""
     rng = np.random.default_rng(seed)
@@ -62,15 +77,12 @@ def _monte_carlo(loss, until, runs=4000, seed=7, queue=None):
     delivered = np.zeros(steps)
     w, phase = np.full(runs, 10.0), np.zeros(runs, dtype=int)       # 0 ss, 1 ca, 2 dss, 3 dca, 4 rec
     for k in range(steps):
-        cwnd = np.floor(w + 1e-9)
-        clocked = np.where((phase == 1) | (phase == 3), delayed_ack_round(R0, S, cwnd), R0 + S / 2)
-        sent = np.minimum(cwnd * R0 / np.maximum(clocked, cwnd * S), link)
-        lost = (rng.random(runs) < -np.expm1(sent * math.log1p(-loss))) | (w >= top - 1e-9)
+        cwnd, _, sent, lost = _send(w, phase, R0, link, top, loss, rng)
         delivered[k] = (sent * (1 - loss)).mean()
         grown = np.minimum(w + np.where(phase == 0, sent * (1 - loss), CUBIC_ALPHA * sent / cwnd), top)
         seen = (phase == 2) | (phase == 3)
         w = np.where(seen, ssthresh_after_loss(cwnd, 0.7), np.where(phase == 4, w, grown))
-        phase = np.select([seen, phase == 4, lost & (phase == 0), lost], [4, np.where(lost, 3, 1), 2, 3], phase)
+        phase = _next_phase(phase, lost)
     return delivered
 
 
@@ -146,10 +158,7 @@ def _cubic_long_run(rtt, loss, seconds=120.0, runs=1000, seed=11, queue=82.0):
     w, phase = np.full(runs, 10.0), np.zeros(runs, dtype=int)       # 0 ss, 1 ca, 2 dss, 3 dca, 4 rec
     last_max, origin, k, est, age = (np.zeros(runs) for _ in range(5))
     for step in range(steps):
-        cwnd = np.floor(w + 1e-9)
-        clocked = np.where((phase == 1) | (phase == 3), delayed_ack_round(base, S, cwnd), base + S / 2)
-        sent = np.minimum(cwnd * base / np.maximum(clocked, cwnd * S), link)
-        lost = (rng.random(runs) < -np.expm1(sent * math.log1p(-loss))) | (w >= top - 1e-9)
+        cwnd, clocked, sent, lost = _send(w, phase, base, link, top, loss, rng)
         delivered[step] = (sent * (1 - loss)).mean()
         share = sent / cwnd                                            # of a round, in this base round
         est = est + CUBIC_ALPHA * share
@@ -164,7 +173,7 @@ def _cubic_long_run(rtt, loss, seconds=120.0, runs=1000, seed=11, queue=82.0):
         k = np.where(start, np.cbrt(np.maximum(last_max - w, 0.0) / c), k)
         origin = np.where(start, np.maximum(last_max, w), origin)
         est, age = np.where(start, w, est), np.where(start, 0.0, age)
-        phase = np.select([seen, phase == 4, lost & (phase == 0), lost], [4, np.where(lost, 3, 1), 2, 3], phase)
+        phase = _next_phase(phase, lost)
     return float(delivered[steps // 2:].mean())
 
 

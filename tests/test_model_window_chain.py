@@ -7,7 +7,7 @@ import pytest
 from wirelab.model import predict
 from wirelab.model.ackclock import LINUX_DELACK_MIN_S, aligned_round, delayed_ack_round, shifted_round
 from wirelab.model.congestion import aimd_window, steady_state
-from wirelab.model.window_chain import chain_alpha, ssthresh_after_loss, timed_run
+from wirelab.model.window_chain import chain_alpha, long_run, ssthresh_after_loss, timed_run
 
 S = 8 * 1514 / 10e6                  # a full frame at 10 Mbit/s
 R0 = 0.040 + S + 8 * 66 / 10e6       # the ACK clock's round without delayed ACKs
@@ -53,6 +53,21 @@ def test_chain_alpha_is_rfc9438s_own_alpha_in_the_reno_friendly_region():
     assert chain_alpha(0.5 * aimd_window(0.01, 1.0, 0.5), 0.01, 0.5) < 1.0
 
 
+def _send(w, phase, base, link, top, loss, rng):
+    """One base round of the chain's rules for every run: (⌊w⌋, its ACK-clock round, segments sent,
+    a cut coming: a random loss or the queue overflowing)."""
+    cwnd = np.floor(w + 1e-9)
+    clocked = np.where((phase == 1) | (phase == 3), delayed_ack_round(base, S, cwnd), base + S / 2)
+    sent = np.minimum(cwnd * base / np.maximum(clocked, cwnd * S), link)
+    lost = (rng.random(len(w)) < -np.expm1(sent * math.log1p(-loss))) | (w >= top - 1e-9)
+    return cwnd, clocked, sent, lost
+
+
+def _next_phase(phase, lost):
+    seen = (phase == 2) | (phase == 3)
+    return np.select([seen, phase == 4, lost & (phase == 0), lost], [4, np.where(lost, 3, 1), 2, 3], phase)
+
+
 def _monte_carlo(loss, until, runs=4000, seed=7, queue=None):
     """The chain's rules, run by run (window_chain's module docstring), seeded; all runs at once."""
     rng = np.random.default_rng(seed)
@@ -62,15 +77,12 @@ def _monte_carlo(loss, until, runs=4000, seed=7, queue=None):
     delivered = np.zeros(steps)
     w, phase = np.full(runs, 10.0), np.zeros(runs, dtype=int)       # 0 ss, 1 ca, 2 dss, 3 dca, 4 rec
     for k in range(steps):
-        cwnd = np.floor(w + 1e-9)
-        clocked = np.where((phase == 1) | (phase == 3), delayed_ack_round(R0, S, cwnd), R0 + S / 2)
-        sent = np.minimum(cwnd * R0 / np.maximum(clocked, cwnd * S), link)
-        lost = (rng.random(runs) < -np.expm1(sent * math.log1p(-loss))) | (w >= top - 1e-9)
+        cwnd, _, sent, lost = _send(w, phase, R0, link, top, loss, rng)
         delivered[k] = (sent * (1 - loss)).mean()
         grown = np.minimum(w + np.where(phase == 0, sent * (1 - loss), CUBIC_ALPHA * sent / cwnd), top)
         seen = (phase == 2) | (phase == 3)
         w = np.where(seen, ssthresh_after_loss(cwnd, 0.7), np.where(phase == 4, w, grown))
-        phase = np.select([seen, phase == 4, lost & (phase == 0), lost], [4, np.where(lost, 3, 1), 2, 3], phase)
+        phase = _next_phase(phase, lost)
     return delivered
 
 
@@ -130,3 +142,45 @@ def test_above_its_loss_limit_the_chain_is_not_used_and_the_row_says_so():
     p = predict("tcp", 10e6, rtt_s=0.04, loss=0.2, loss_reverse=0.0, cc="cubic", wire="emulated",
                 timestamps=True, window_s=(1, 5))
     assert p.round_s is None and "timeouts shape a timed run" in " ".join(p.notes)
+
+
+def _cubic_long_run(rtt, loss, seconds=120.0, runs=1000, seed=11, queue=82.0):
+    """Segments per base round, the last half of ``seconds``, of the chain's rules with CUBIC's own
+    growth in congestion avoidance as tcp_cubic.c runs it (RFC 9438 §4.2 W_cubic = C(t − K)³ + W_max
+    with t one min-RTT ahead, §4.7 fast convergence, §4.3 W_est growing α a round, the larger binds,
+    at most 1.5× a round), in place of the chain's constant α: seeded, all runs at once."""
+    rng = np.random.default_rng(seed)
+    base = rtt + S + 8 * 66 / 10e6
+    link, c = base / S, 0.4
+    top = link + queue
+    steps = math.ceil(seconds / base)
+    delivered = np.zeros(steps)
+    w, phase = np.full(runs, 10.0), np.zeros(runs, dtype=int)       # 0 ss, 1 ca, 2 dss, 3 dca, 4 rec
+    last_max, origin, k, est, age = (np.zeros(runs) for _ in range(5))
+    for step in range(steps):
+        cwnd, clocked, sent, lost = _send(w, phase, base, link, top, loss, rng)
+        delivered[step] = (sent * (1 - loss)).mean()
+        share = sent / cwnd                                            # of a round, in this base round
+        est = est + CUBIC_ALPHA * share
+        target = origin + c * (age + share * clocked + rtt - k) ** 3
+        cubic = w + np.minimum(np.maximum(np.maximum(target, est) - w, 0.0), cwnd / 2) * share
+        grown = np.minimum(np.where(phase == 0, w + sent * (1 - loss), cubic), top)
+        age = age + share * clocked
+        seen = (phase == 2) | (phase == 3)
+        last_max = np.where(seen, np.where(cwnd < last_max, cwnd * 1.7 / 2, cwnd), last_max)
+        w = np.where(seen, ssthresh_after_loss(cwnd, 0.7), np.where(phase == 4, w, grown))
+        start = (phase == 4) & ~lost                                  # an epoch starts after recovery
+        k = np.where(start, np.cbrt(np.maximum(last_max - w, 0.0) / c), k)
+        origin = np.where(start, np.maximum(last_max, w), origin)
+        est, age = np.where(start, w, est), np.where(start, 0.0, age)
+        phase = _next_phase(phase, lost)
+    return float(delivered[steps // 2:].mean())
+
+
+@pytest.mark.parametrize("rtt, loss", [(0.03, 0.005), (0.03, 0.02), (0.08, 0.005), (0.08, 0.02)])
+def test_cubics_own_curve_adds_little_to_the_chains_long_run(rtt, loss):
+    # the chain grows by the Reno-friendly α (RFC 9438 §4.3); CUBIC's concave regrowth towards W_max
+    # after a cut (§4.2) is the larger only briefly at these windows: within 3 % of the long run
+    base = rtt + S + 8 * 66 / 10e6
+    chain = long_run(loss=loss, beta=0.7, alpha=CUBIC_ALPHA, segment_s=S, base_s=base, queue=82.0)
+    assert _cubic_long_run(rtt, loss) == pytest.approx(chain, rel=0.03)

@@ -39,6 +39,14 @@ it by the segments ACKed and SACKed meanwhile (ss -ti, CUBIC, 10 Mbit/s, 15 ms, 
 in the window of 20 cut from 30, ssthresh 21). Taken in (about 1.5·w), it moved 200 kB at
 100 ms from 1.70 to 1.45 of the prediction but 15 ms, 2 % from 0.95 to 0.78: the mean-field
 epochs are optimistic on the way down, and the two errors offset.
+Nor CUBIC's concave regrowth towards W_max after each cut on the way down (RFC 9438 §4.2,
+W_cubic(t) = C(t − K)³ + W_max): ss -ti of 10 MB at 40 ms one-way and 0.5 % (3 runs) grew
+0.7-1.7 segment a round between the first cuts (windows 25-180, as that curve says), α′ is
+0.43 here; the runs delivered 710-1513 segments in their first 2 s (the model 780) and ran at
+the chain's rate after 6 s: in these runs the model's shortfall is all in this start. Run by
+run (tcp_cubic.c's rules against a constant α) it is worth +5 % on 10 MB at 40 ms, 0.5 %,
+and within ±2 % elsewhere at 5-40 ms; carrying the epochs through ``window_chain`` instead of
+this mean field moved 10 MB at 40 ms by 1 % at most but 200 kB at 15 ms by 2-4 %: neither taken in.
 """
 from __future__ import annotations
 

@@ -35,9 +35,18 @@ the chain; 30 s runs 0.95 at 2 % and 0.99 at 5 %.
 Not modelled: retransmission timeouts (a lost retransmission RACK cannot see: 1 in
 16 runs of 5 s at 2 % here; above ``CHAIN_LOSS_LIMIT`` they shape the run and the
 chain is not used), HyStart (it leaves slow start on delay, after random loss has
-ended it here), receive-window autotuning. Windows live on a grid (1/16 segment up
-to 64, then 0.5 % apart); a move between grid points splits its probability so the
-expected window is kept.
+ended it here), receive-window autotuning, and CUBIC's own curve: the chain grows by a
+constant α, where tcp_cubic.c takes the larger of W_cubic(t) = C(t − K)³ + W_max (RFC 9438
+§4.2, t one min-RTT ahead, fast convergence §4.7) and the Reno-friendly W_est (§4.3). Run
+by run with that rule instead (tests), the long run moves by −2 to +0.5 % at 30 and 80 ms
+RTT and 0.5-2 % loss (the Reno-friendly line binds there), but +13 % at 200 ms and 1 %:
+left out. Linux keeps α where §4.3 raises it to 1 above cwnd_prior: ss -ti of 10 MB at 0.5 %
+(3 runs at 15 and at 40 ms one-way) grew 0.50 and 0.49 segment an srtt below cwnd_prior, 0.38
+and 0.39 above. The same runs after their first 6 s (3 s at 15 ms): at 40 ms 15.4 segments per
+R0 against a long run of 15.6, one cut per 210 segments (the rules run by run: 218), ssthresh 0.68
+of cwnd; at 15 ms 12.8 against 15.5, srtt 35.2 ms where ``ackclock`` has 32.5 (40 ms: 85.8, 83.9).
+Windows live on a grid (1/16 segment up to 64, then 0.5 % apart); a move between grid
+points splits its probability so the expected window is kept.
 """
 from __future__ import annotations
 

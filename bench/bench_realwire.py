@@ -32,9 +32,10 @@ PUBLISHED = {"tcp": 9.41e6, "udp": 9.57e6}      # document 002, the receiver's g
 
 def goodput(backend: str, wire: str, protos=("tcp", "udp")) -> None:
     workload = dict(workload="time", time="5s") if backend != "loopback" else dict(size="3MB")
-    # queue: a NIC's 1000 frames, as behind document 002's sender (holds UDP's socket buffer: no loss)
+    # queue: a NIC's 1000 frames, as behind document 002's sender (holds UDP's socket buffer: no loss);
+    # a 2 MB receive buffer, as a receiver on its own machine (tests/test_link_realwire.py says why)
     exp = Experiment(f"bench-{wire}", proto=list(protos), rate="10mbit", wire=wire, reps=1, backend=backend,
-                     queue=1000, **workload)
+                     queue=1000, rcvbuf="2MB", **workload)
     with tempfile.TemporaryDirectory() as folder:
         df = run(exp, out=folder, progress=False)
     for _, row in df.iterrows():

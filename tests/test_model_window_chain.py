@@ -38,6 +38,37 @@ def test_delayed_ack_round_is_the_mean_of_both_and_shrinks_with_the_window():
     assert 1.06 < delayed_ack_round(R0, S, 8) / R0 < 1.08     # 44.2 ms against 41.3 ms
 
 
+def test_the_pairs_queue_is_this_clock_on_a_base_half_a_segment_longer():
+    # ackclock's docstring: the second of each pair released by one ACK waits S/R behind the
+    # first; aligned R0 + S/R, shifted R0·W/(W − 1): the same functions on R0 + S/(2R)
+    queued = R0 + S / 2
+    assert aligned_round(queued, S) == pytest.approx(R0 + S)
+    for w in (4, 8, 16):
+        assert shifted_round(queued, S, w) == pytest.approx(R0 * w / (w - 1))
+        extra = delayed_ack_round(queued, S, w) - delayed_ack_round(R0, S, w)
+        assert extra == pytest.approx(S / 4 * (1 + w / (w - 1)))
+    # W = 8 at 40 ms: 44.8 ms with the queue, 44.2 without; ss -ti read 44-46 ms
+    assert delayed_ack_round(queued, S, 8) == pytest.approx(0.0448, abs=5e-5)
+    assert delayed_ack_round(R0, S, 8) == pytest.approx(0.0442, abs=5e-5)
+
+
+def test_the_round_at_15_ms_is_short_of_the_capture_and_at_5_ms_the_queue_binds():
+    # ackclock's docstring, on the model's own numbers at a flight of 12 (the captures' mean)
+    ack, w = 8 * 66 / 10e6, 12
+    r15 = 0.030 + S + ack
+    model = max(delayed_ack_round(r15, S, w), w * S)
+    assert model - r15 == pytest.approx(1.39e-3, abs=2e-5)
+    pair_queue = delayed_ack_round(r15 + S / 2, S, w) - model
+    assert pair_queue == pytest.approx(0.63e-3, abs=1e-5)
+    held, hosts = 0.0351, 0.62e-3           # captured mean hold and the hosts' own time, 15 ms
+    assert held - model > pair_queue + hosts    # the receiver waited longer than the pairing too
+    # 5 ms: the window is above the pipe (9.3 segments), the standing queue sets the round, and
+    # the pair's queue would change nothing: the 5 ms rows' shortfall is not in the round
+    r5 = 0.010 + S + ack
+    assert r5 / S < w
+    assert max(delayed_ack_round(r5, S, w), w * S) == max(delayed_ack_round(r5 + S / 2, S, w), w * S) == w * S
+
+
 def test_linux_integer_window_after_a_loss():
     # tcp_cubic.c: max(cwnd·717 >> 10, 2); tcp_reno_ssthresh: max(cwnd >> 1, 2)
     for cwnd in (2, 3, 4, 5, 7, 10, 13, 100):

@@ -35,6 +35,7 @@ def pytest_collection_modifyitems(config, items):
     """Tests marked ``root`` are skipped, with the reason, when not root. A notebook that the
     browser test runs in JupyterLab in this session is not also run headless (CI time)."""
     _run_each_notebook_once(items)
+    _plan_labs_without_root(config, items)
     if is_root():
         return
     skip = pytest.mark.skip(reason="needs root (namespaces, qdiscs): run the suite with sudo")
@@ -79,6 +80,39 @@ def _run_each_notebook_once(items) -> None:
         if item.originalname == "test_notebook_runs_in_quick_mode" and hasattr(item, "callspec") \
                 and item.callspec.params["path"].name in in_browser:
             item.add_marker(skip)
+
+
+LABS_WITHOUT_ROOT = pytest.StashKey[dict]()
+
+
+def _plan_labs_without_root(config, items) -> None:
+    """Which notebooks tests/test_notebooks_unprivileged.py runs as nobody, and whether that run
+    goes beside the browser's (tests/nobody_labs.py says why it may)."""
+    def runs(item) -> bool:
+        return not item.get_closest_marker("skip") and not _skipped_if(item)
+    nobody = [item.callspec.params["path"] for item in items
+              if item.originalname == "test_notebook_runs_without_root" and runs(item)]
+    wanted = any(item.path.name == "test_notebooks_unprivileged.py" and runs(item) for item in items)
+    browser = any(item.path.name == "test_browser_lab.py" and runs(item) for item in items)
+    config.stash[LABS_WITHOUT_ROOT] = {"wanted": wanted, "notebooks": nobody, "beside_browser": bool(nobody) and browser}
+
+
+@pytest.fixture(scope="session")
+def labs_without_root(request, tmp_path_factory):
+    """The labs as nobody (tests/nobody_labs.py), one run for the session; None if none is selected.
+    Started here when the browser's labs run in this session too: beside them."""
+    from nobody_labs import LabsWithoutRoot
+    plan = request.config.stash.get(LABS_WITHOUT_ROOT, {"wanted": False})
+    if not plan["wanted"]:
+        yield None
+        return
+    labs = LabsWithoutRoot(tmp_path_factory.mktemp("unprivileged"), plan["notebooks"])
+    if plan["beside_browser"]:
+        labs.start()
+    try:
+        yield labs
+    finally:
+        labs.stop()
 
 
 def _skipped_if(item) -> bool:

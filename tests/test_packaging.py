@@ -280,3 +280,12 @@ def test_the_grader_dockerfile_installs_what_the_project_installs_and_copies_wha
         if line.startswith("COPY "):
             for source in line.split()[1:-1]:
                 assert (ROOT / source).exists(), source
+
+
+def test_the_kernel_is_ipykernel_6():
+    """ipykernel 7's shell channel thread lost a cell's execute_reply here (the kernel idle, papermill
+    waiting out its timeout after notebook 05's widget panel: 3 times in 3 days of CI); pyproject.toml
+    pins ``<7`` and an environment made another way must too."""
+    import ipykernel
+    assert int(ipykernel.__version__.split(".")[0]) == 6, \
+        f"ipykernel {ipykernel.__version__}: install ipykernel>=6.29,<7 (pyproject.toml says why)"

@@ -127,37 +127,6 @@ def test_the_report_process_validates_notebooks_without_the_slow_iri_grammar():
     assert done.stdout.split() == ["False"]           # jsonschema went on without it; the notebook validated
 
 
-def test_a_kernel_message_is_waited_for_in_slices_until_the_cells_timeout(monkeypatch):
-    """A reply that one long wait missed is found by the next short one; the cell's timeout still holds."""
-    import asyncio
-    import time
-    from queue import Empty
-
-    import pytest
-
-    from wirelab import report
-
-    monkeypatch.setattr(report, "POLL_SLICE_S", 0.01)
-    asked = []
-
-    def channel(ready_after: int):
-        async def get_msg(timeout=None):
-            asked.append(timeout)
-            if len(asked) <= ready_after:
-                await asyncio.sleep(timeout)       # a wait that sees nothing (as the missed wake-up)
-                raise Empty
-            return {"msg_type": "execute_reply"}
-        return report._sliced(get_msg)
-
-    assert asyncio.run(channel(5)(timeout=None)) == {"msg_type": "execute_reply"}
-    assert len(asked) == 6 and all(t <= 0.01 for t in asked)          # never one long wait
-    asked.clear()
-    start = time.monotonic()
-    with pytest.raises(Empty):
-        asyncio.run(channel(10 ** 6)(timeout=0.05))
-    assert 0.05 <= time.monotonic() - start < 1 and len(asked) >= 3
-
-
 def test_a_notebook_showing_a_widget_runs_to_its_end(tmp_path):
     from wirelab.report import execute_notebook
     nb = nbformat.v4.new_notebook()

@@ -37,7 +37,7 @@ def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = 
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         papermill.execute_notebook(nb, str(output), cwd=str(cwd or notebook.parent), kernel_name="python3",
-                                   engine_name=_engine(), execution_timeout=timeout_s, progress_bar=False,
+                                   execution_timeout=timeout_s, progress_bar=False,
                                    request_save_on_cell_execute=False)
     except papermill.PapermillExecutionError as err:
         raise WirelabError(f"{notebook.name} failed in cell {err.exec_count}: {err.ename}: {err.evalue}",
@@ -45,59 +45,6 @@ def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = 
     finally:
         _record_input(output, notebook)
     return output
-
-
-#: Seconds of one wait for a kernel's message (see ``_engine``).
-POLL_SLICE_S = 1.0
-
-
-def _engine() -> str:
-    """papermill's nbclient engine, whose kernel client waits for a message in slices of
-    ``POLL_SLICE_S``: one long wait can miss a reply that came (the kernel idle, the client waiting
-    until the cell's timeout: seen here after a cell showing widgets; nbclient issue 312), a fresh
-    wait finds it. Registered as "wirelab"."""
-    from papermill.clientwrap import PapermillNotebookClient
-    from papermill.engines import NBClientEngine, papermill_engines
-    from papermill.log import logger
-
-    class SlicedClient(PapermillNotebookClient):
-        async def async_start_new_kernel_client(self):
-            kc = await super().async_start_new_kernel_client()
-            for channel in (kc.shell_channel, kc.iopub_channel):
-                channel.get_msg = _sliced(channel.get_msg)
-            return kc
-
-    class SlicedEngine(NBClientEngine):
-        @classmethod
-        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
-                                     stderr_file=None, start_timeout=60, execution_timeout=None, **kwargs):
-            kwargs.pop("input_path", None)
-            kwargs.pop("startup_timeout", None)
-            timeout = execution_timeout or kwargs.pop("timeout", None)
-            kwargs.pop("timeout", None)
-            return SlicedClient(nb_man, timeout=timeout, startup_timeout=start_timeout, kernel_name=kernel_name,
-                                log=logger, log_output=log_output, stdout_file=stdout_file, stderr_file=stderr_file,
-                                **kwargs).execute()
-
-    papermill_engines.register("wirelab", SlicedEngine)
-    return "wirelab"
-
-
-def _sliced(get_msg):
-    """``get_msg(timeout)`` as waits of at most ``POLL_SLICE_S`` each, until ``timeout`` (None: forever)."""
-    import time
-    from queue import Empty
-
-    async def get(timeout=None):
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = POLL_SLICE_S if deadline is None else min(POLL_SLICE_S, max(0.0, deadline - time.monotonic()))
-            try:
-                return await get_msg(timeout=left)
-            except Empty:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise
-    return get
 
 
 def _parameterized(notebook: Path, quick: bool, parameters: dict):

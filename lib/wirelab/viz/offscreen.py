@@ -8,7 +8,8 @@ thread. A panel that draws with pyplot in a button callback therefore has
 two threads drawing one figure on one Agg renderer at once, and the PNG it
 shows comes out blank or garbled (seen in a real browser: axes titles only).
 A ``matplotlib.figure.Figure`` made here is unknown to pyplot, so nothing
-else ever draws it; we render it once and display the bytes.
+else ever draws it; we render it once and display the bytes. (The kit installs
+ipykernel 6 now, pyproject.toml says why; a course image with 7 still draws right.)
 """
 from __future__ import annotations
 

@@ -67,11 +67,11 @@ def test_without_bubblewrap_untrusted_code_is_refused_with_the_package_and_the_f
     from wirelab.cli import main
     from wirelab.errors import SetupError
     from wirelab.grade.classroom import grade_class
-    monkeypatch.setattr(jail, "bwrap_version", lambda: None)
+    monkeypatch.setattr(jail, "bwrap_problem", lambda: "bwrap is not installed")
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "Makefile").write_text("all:\n\ttouch ran\n")
-    with pytest.raises(SetupError, match=r"bubblewrap.*make setup.*--trust"):
+    with pytest.raises(SetupError, match=r"bubblewrap.*not installed.*make setup.*--trust"):
         grade_class([("sub", sub)], load_catalogue(), tmp_path / "out", policy=jail.Policy())
     jail.require_sandbox(jail.Policy(trust=True))               # told --trust: it goes on
     if jail.os.geteuid() == 0:                                   # the command says the same, before grading
@@ -345,3 +345,36 @@ def test_a_jvm_starts_in_the_sandbox_under_the_cgroup_and_not_under_rlimit_as(tm
             assert code != 0 and "Server VM" not in out, out
         finally:
             jail.close()
+
+
+def test_a_probe_that_fails_on_a_busy_kernel_is_tried_again_and_a_failure_is_not_remembered(monkeypatch):
+    """Creating a network namespace can wait behind the teardown of earlier ones: one failed probe
+    (seen in CI with two grading workers) must not leave a worker refusing to sandbox for good."""
+    import subprocess
+    import wirelab.grade.jail as jail
+
+    answers = []
+
+    def fake_run(argv, **kwargs):
+        if "--version" in argv:
+            return subprocess.CompletedProcess(argv, 0, "bubblewrap 0.8.0\n", "")
+        answers.append(argv)
+        ok = len(answers) not in failing
+        return subprocess.CompletedProcess(argv, 0 if ok else 1, "", "" if ok else "setting up uid map: busy")
+
+    monkeypatch.setattr(jail.shutil, "which", lambda name: "/usr/bin/bwrap")
+    monkeypatch.setattr(jail.subprocess, "run", fake_run)
+    jail._bwrap_works.cache_clear()
+    try:
+        failing = {1}                                     # the first probe fails, the next works
+        assert jail.bwrap_version() == "bubblewrap 0.8.0" and len(answers) == 2
+        jail._bwrap_works.cache_clear()
+        answers.clear()
+        failing = set(range(1, 10 ** 6))                  # every probe fails until the deadline
+        monkeypatch.setattr(jail, "PROBE_S", 0.0)
+        assert "ended with 1: setting up uid map: busy" in jail.bwrap_problem()
+        assert jail.bwrap_version() is None
+        failing = set()                                   # the kernel is free again: asked afresh
+        assert jail.bwrap_version() == "bubblewrap 0.8.0" and jail.bwrap_problem() is None
+    finally:
+        jail._bwrap_works.cache_clear()                  # the next test probes the real bwrap

@@ -46,6 +46,8 @@ import itertools
 import os
 import shutil
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,26 +77,63 @@ class Policy:
     links: str = "namespaces"
 
 
-@functools.lru_cache(maxsize=1)
+#: How long to keep trying the sandbox's probe: creating network namespaces waits behind the
+#: kernel's teardown of earlier ones, so on a busy machine one probe can take seconds or fail.
+PROBE_S = 30.0
+
+
 def bwrap_version() -> str | None:
-    """'bubblewrap 0.8.0' when bwrap is installed and works here, else None."""
+    """'bubblewrap 0.8.0' when bwrap is installed and works here, else None (``bwrap_problem`` says why)."""
+    try:
+        return _bwrap_works()
+    except _NoSandbox:
+        return None
+
+
+def bwrap_problem() -> str | None:
+    """Why bwrap cannot sandbox here, or None when it can."""
+    try:
+        _bwrap_works()
+    except _NoSandbox as why:
+        return str(why)
+    return None
+
+
+class _NoSandbox(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1)          # a working bwrap is remembered; a failure is tried again next time
+def _bwrap_works() -> str:
     path = shutil.which("bwrap")
     if path is None:
-        return None
-    try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
-        probe = subprocess.run([path, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--ro-bind", "/", "/",
-                                "--proc", "/proc", "--dev", "/dev", "--", "true"], capture_output=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if probe.returncode == 0 else None
+        raise _NoSandbox("bwrap is not installed")
+    probe = [path, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--ro-bind", "/", "/",
+             "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    deadline = time.monotonic() + PROBE_S
+    while True:
+        left = max(1.0, deadline - time.monotonic())
+        try:
+            version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=left)
+            done = subprocess.run(probe, capture_output=True, text=True, timeout=left)
+            if done.returncode == 0:
+                return version.stdout.strip()
+            why = f"its probe ended with {done.returncode}: {done.stderr.strip()[-300:]}"
+        except subprocess.TimeoutExpired:
+            why = f"its probe did not end within {left:.0f} s"
+        except OSError as err:
+            raise _NoSandbox(f"bwrap cannot be started: {err}") from None
+        if time.monotonic() >= deadline:
+            raise _NoSandbox(why)
+        threading.Event().wait(0.5)      # a busy kernel, not a missing feature: try again shortly
 
 
 def require_sandbox(policy: Policy) -> None:
     """Refuse untrusted code where bubblewrap is missing (a clear error, not a silent downgrade)."""
-    if not policy.trust and bwrap_version() is None:
-        raise SetupError("bubblewrap (bwrap) is not installed or cannot run here, so submissions cannot be "
-                         "sandboxed: they could read the class folder, the hidden tests and each other",
+    problem = None if policy.trust else bwrap_problem()
+    if problem is not None:
+        raise SetupError(f"bubblewrap (bwrap) is not installed or cannot run here ({problem}), so submissions "
+                         "cannot be sandboxed: they could read the class folder, the hidden tests and each other",
                          "run `make setup` (or `sudo apt-get install bubblewrap`); or, only for code you "
                          "trust, grade without a sandbox: wirelab grade --trust")
 

@@ -197,11 +197,14 @@ def _table(ratios_and_spreads):
     return pd.DataFrame(rows)
 
 
-def test_residuals_within_the_tolerance_or_too_noisy_are_explained_others_raise():
-    table = residual_table(_table([(1.02, 0.001), (1.3, 0.5), (1.3, 0.001)]))
-    assert table["within"].tolist() == [True, False, False]
-    assert table["explained"].tolist() == [True, True, False]
-    assert "spread" in table["reasons"][1] and "UNEXPLAINED" in table["reasons"][2]
+def test_residuals_within_the_tolerance_or_a_narrow_spread_are_explained_others_raise():
+    # 1.15 with an interval of ±20 %: the spread explains it; 1.3 with ±80 %: an interval that wide
+    # would explain anything, so it explains nothing (issue 32)
+    table = residual_table(_table([(1.02, 0.001), (1.15, 0.08), (1.3, 0.5), (1.3, 0.001)]))
+    assert table["within"].tolist() == [True, False, False, False]
+    assert table["explained"].tolist() == [True, True, False, False]
+    assert "spread" in table["reasons"][1] and "explains nothing" in table["reasons"][2]
+    assert "UNEXPLAINED" in table["reasons"][2] and "UNEXPLAINED" in table["reasons"][3]
     with pytest.raises(ResidualError, match="no known reason"):
         check(table)
     assert check(table.iloc[:2]) is not None
@@ -243,12 +246,17 @@ def test_tcps_rare_timeout_is_a_band_while_the_runs_likely_saw_none():
 
 def test_a_heavy_tail_the_runs_missed_is_the_models_own_spread():
     # three runs alike (±5 %) of a setting whose single run the model says varies by 50 %
-    row = {"proto": "tcp", "n": 3, "relative_ci": 0.05, "pred_transfer_std_s": 0.5, "pred_data_time_s": 1.0}
+    row = {"proto": "tcp", "n": 3, "relative_ci": 0.05, "pred_transfer_std_s": 0.1, "pred_data_time_s": 1.0}
     (spread,) = [r for r in reasons(row) if r.name == "spread"]
-    assert spread.high == pytest.approx(t_quantile(0.975, 2) * 0.5 / math.sqrt(3)) and "model's own" in spread.text
-    # where the runs' own interval is the wider, it is what the row says
-    (own,) = [r for r in reasons({**row, "relative_ci": 1.5}) if r.name == "spread"]
-    assert own.high == 1.5 and "model's own" not in own.text
+    assert spread.high == pytest.approx(t_quantile(0.975, 2) * 0.1 / math.sqrt(3)) and "model's own" in spread.text
+    # 50 % a run: three runs give ±124 %, a band that would explain anything: it explains nothing
+    (wide,) = [r for r in reasons({**row, "pred_transfer_std_s": 0.5}) if r.name == "spread"]
+    assert wide.low == wide.high == 0 and "explains nothing" in wide.text and "model's own" in wide.text
+    # where the runs' own interval is the wider, it is what the row says (and at ±150 %, no band either)
+    (own,) = [r for r in reasons({**row, "relative_ci": 0.25}) if r.name == "spread"]
+    assert own.high == 0.25 and "model's own" not in own.text
+    (noisy,) = [r for r in reasons({**row, "relative_ci": 1.5}) if r.name == "spread"]
+    assert noisy.high == 0 and "explains nothing" in noisy.text
 
 
 def test_round_trip_reason_compares_with_the_round_the_prediction_already_assumed():
@@ -271,15 +279,18 @@ def _udpr_rows(seconds, low_bps, high_bps):
                          for rep, s in enumerate(seconds)])
 
 
-def test_a_prediction_with_an_interval_is_checked_by_overlap_not_by_ten_percent():
-    # 0.85 of the prediction, runs alike: beyond ±10 %, but the probes' range reaches down to it
+def test_a_prediction_with_an_interval_is_checked_by_the_mean_inside_it_not_by_ten_percent():
+    # 0.85 of the prediction, runs alike: beyond ±10 %, but inside the probes' range (−17.5 %, +5 %)
     table = residual_table(_udpr_rows([0.1176, 0.1177, 0.1178], 6.6e6, 8.4e6))
     (row,) = table.to_dict("records")
     assert not row["within"] and row["overlap"] and row["explained"]
-    assert "intervals overlap" in row["reasons"] and "0.300–0.600 ms" in row["reasons"]
+    assert "inside the predicted" in row["reasons"] and "0.300–0.600 ms" in row["reasons"]
     # the same runs against a narrow interval that misses them: named, and not explained
     (apart,) = residual_table(_udpr_rows([0.1176, 0.1177, 0.1178], 7.8e6, 8.2e6)).to_dict("records")
-    assert apart["overlap"] is False and not apart["explained"] and "intervals apart" in apart["reasons"]
+    assert apart["overlap"] is False and not apart["explained"] and "outside the predicted" in apart["reasons"]
+    # an interval wider than ±25 % explains nothing, even with the mean inside it
+    (wide,) = residual_table(_udpr_rows([0.1176, 0.1177, 0.1178], 5.0e6, 9.0e6)).to_dict("records")
+    assert wide["overlap"] is False and not wide["explained"] and "explains nothing" in wide["reasons"]
 
 
 def _tcp_rows(seconds, pred_seconds, pred_std_s):
@@ -293,24 +304,49 @@ def _tcp_rows(seconds, pred_seconds, pred_std_s):
 
 
 def test_tcp_at_loss_is_checked_against_the_models_spread_of_one_run_over_the_runs_made():
-    # 1.25 of the prediction in three alike runs; one run varies by 20 % (model): ±50 % for three runs' mean
-    (row,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, 0.4)).to_dict("records")
+    t = 4.302652729911275                        # Student's t, 2 degrees of freedom, 97.5 %
+    # one run varies by 8 % (model): three runs' mean ±19.9 % in time, −17 %/+25 % in goodput;
+    # three alike runs at 1.7 s of 2.0 predicted (1.18): beyond ±10 %, inside the model's interval
+    (row,) = residual_table(_tcp_rows([1.7, 1.7, 1.71], 2.0, 0.16)).to_dict("records")
     assert not row["within"] and row["overlap"] and row["explained"]
     assert "the model's spread of one run over 3 runs" in row["reasons"]
-    t = 4.302652729911275                        # Student's t, 2 degrees of freedom, 97.5 %
-    m = t * 0.4 / 2.0 / 3 ** 0.5                 # the mean of three runs' time: ±50 %
+    m = t * 0.16 / 2.0 / 3 ** 0.5
     assert f"predicted {8e6 / 2.0 / (1 + m) / 1e6:.3f}–{8e6 / 2.0 / (1 - m) / 1e6:.3f} Mbit/s" in row["reasons"]
-    # a model sure of itself (1 % a run) and runs apart from it: the intervals do not meet, and it is said
+    # one run varies by 20 %: three runs' mean ±50 %, an interval that explains nothing: not explained,
+    # and the row says how many runs would be needed
+    (wide,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, 0.4)).to_dict("records")
+    assert wide["overlap"] is False and not wide["explained"]
+    assert "explains nothing" in wide["reasons"] and "runs would be needed" in wide["reasons"]
+    # a model sure of itself (1 % a run) and runs apart from it: outside, and it is said
     (apart,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, 0.02)).to_dict("records")
-    assert apart["overlap"] is False and "intervals apart" in apart["reasons"]
+    assert apart["overlap"] is False and not apart["explained"] and "outside the predicted" in apart["reasons"]
 
 
-def test_with_no_interval_of_its_own_the_prediction_is_a_point_the_measurements_interval_contains_or_not():
+def test_no_row_is_explained_on_an_interval_with_an_infinite_end():
+    # the model's spread of one run as wide as the run itself (issue 32: "2.369–∞ Mbit/s"): the time
+    # interval stops at the fastest run the model allows, so no end is infinite, and so wide an
+    # interval explains nothing; three runs all above twice the prediction are not explained
+    rows = _tcp_rows([0.9, 0.95, 0.97], 2.0, 2.0)
+    rows["pred_time_link_s"], rows["pred_time_propagation_s"] = 0.8, 0.04
+    (row,) = residual_table(rows).to_dict("records")
+    assert "∞" not in row["reasons"] and not row["explained"]
+    assert "predicted" in row["reasons"] and "–inf" not in row["reasons"]
+    for seconds, std in (([1.0, 1.2, 4.5], 3.0), ([1.0, 1.1, 1.2], 5.0), ([0.9, 0.91, 0.92], 1.0)):
+        table = residual_table(_tcp_rows(seconds, 2.0, std))
+        assert all("∞" not in text for text in table["reasons"])
+        assert not table["explained"].any()
+
+
+def test_with_no_interval_of_its_own_the_prediction_is_a_point_and_spread_runs_do_not_explain_it():
     nan = float("nan")
-    # three runs far apart (a heavy tail): their interval contains the prediction, and the row says so
+    # three runs far apart (a heavy tail): their own interval is wider than ±25 %, so it explains
+    # nothing; the row says how many runs would do
     (wide,) = residual_table(_tcp_rows([1.0, 1.2, 4.5], 2.0, nan)).to_dict("records")
-    assert wide["overlap"] and "the measurement's interval contains the prediction" in wide["reasons"]
-    assert "a point: the model gives no interval here" in wide["reasons"]
-    # three alike runs at 0.8 of the predicted time: their interval misses it
+    assert not wide["explained"] and "the prediction is a point" in wide["reasons"]
+    assert "explains nothing" in wide["reasons"] and "runs would do" in wide["reasons"]
+    # three alike runs at 0.8 of the predicted time: not explained either
     (narrow,) = residual_table(_tcp_rows([1.6, 1.6, 1.61], 2.0, nan)).to_dict("records")
-    assert narrow["overlap"] is False and "misses the prediction" in narrow["reasons"]
+    assert not narrow["explained"] and "UNEXPLAINED" in narrow["reasons"]
+    # within ±10 % needs no interval
+    (near,) = residual_table(_tcp_rows([1.9, 1.95, 2.0], 2.0, nan)).to_dict("records")
+    assert near["within"] and near["explained"]

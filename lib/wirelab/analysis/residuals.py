@@ -77,6 +77,9 @@ __all__ = ["Reason", "reasons", "residual_table", "check", "ResidualError", "TOL
 
 #: The kit's yardstick: a prediction within ±10 % of the measurement agrees.
 TOLERANCE = 0.10
+#: An interval explains a residual only while it is at most this wide either side of the
+#: prediction: a wider one (at worst one reaching infinity) would explain anything.
+WIDEST_INTERVAL = 0.25
 CLOCK_RESOLUTION_S = 2e-6
 #: iperf3's read and write block for TCP (its -l default, 128 KiB).
 IPERF3_BLOCK = 131072
@@ -111,19 +114,26 @@ def _number(row, name, default=math.nan) -> float:
 
 
 def _spread(row, tolerance, precision, max_reps) -> Reason | None:
+    """Too few runs for the tolerance. A band counts as an explanation only while it is at most
+    ``WIDEST_INTERVAL``: a wider one would explain any residual, so it explains none and says how
+    many runs would do instead."""
     relative, runs = _number(row, "relative_ci"), int(_number(row, "n", 0))
     model = _model_spread(row, runs)
     if model > max(relative if math.isfinite(relative) else 0.0, tolerance):
         one = _number(row, "pred_transfer_std_s") / _number(row, "pred_data_time_s")
+        band = model if model <= WIDEST_INTERVAL else 0.0
         return Reason("spread", f"the model's own spread: one run varies by {one:.0%} (where the first loss "
                                 f"falls, a lost retransmission), so {runs} runs give ±{model:.0%} (the runs' own "
-                                f"interval ±{relative:.0%}); about {runs_needed(one, tolerance)} runs would do",
-                      -model, model)
+                                f"interval ±{relative:.0%}); about {runs_needed(one, tolerance)} runs would do"
+                                + ("" if band else f" (wider than ±{WIDEST_INTERVAL:.0%}: it explains nothing)"),
+                      -band, band)
     if not math.isfinite(relative) or relative <= tolerance:
         return None
     note = precision_note(relative, runs, precision or tolerance, max_reps,
                           adaptive=precision is not None, failed=int(_number(row, "n_failed", 0)))
-    return Reason("spread", note or f"interval ±{relative:.0%}", -relative, relative)
+    band = relative if relative <= WIDEST_INTERVAL else 0.0
+    return Reason("spread", (note or f"interval ±{relative:.0%}")
+                  + ("" if band else f" (wider than ±{WIDEST_INTERVAL:.0%}: it explains nothing)"), -band, band)
 
 
 def _model_spread(row, runs: int) -> float:
@@ -240,7 +250,7 @@ def _advertised_window(row, *_) -> Reason | None:
 
 def _round_trip(row, *_) -> Reason | None:
     bound = row.get("pred_steady_binding") or row.get("pred_binding")
-    if row.get("proto") != "tcp" or bound not in ("cubic", "padhye", "mathis", "window"):
+    if row.get("proto") != "tcp" or bound not in ("cubic", "reno", "padhye", "mathis", "window"):
         return None
     measured, rtt = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s")
     rate = _number(row, "rate_bps")
@@ -292,12 +302,24 @@ def _label(row) -> str:
     return " ".join(parts)
 
 
+def _time_floor(row) -> float:
+    """The shortest data time the model allows (``pred_data_time_min_s``, the fastest simulated run;
+    else the file at η·C and the last byte's one-way delay): no interval of time reaches below it,
+    so no goodput interval reaches infinity."""
+    fastest = _number(row, "pred_data_time_min_s")
+    if math.isfinite(fastest) and fastest > 0:
+        return fastest
+    floor = _number(row, "pred_time_link_s", 0.0) + _number(row, "pred_time_propagation_s", 0.0)
+    return floor if floor > 0 else math.nan
+
+
 def _predicted_interval(row) -> tuple[float, float, list[str]]:
-    """The prediction's interval for this setting's mean and what it comes from: the host round
+    """The prediction's 95 % interval for this setting's mean and what it comes from: the host round
     trip's probe range (UDPR: ``pred_goodput_low_bps`` … ``_high_bps``) and the model's own spread
-    of one run over the setting's ``n`` runs (TCP at loss: ``pred_transfer_std_s``, a time, so the
-    goodput interval is pred ÷ (1 ± m)); where both exist, the span of the two; where neither, the
-    prediction itself (a point: the measurement's interval contains it or not). NaNs: no prediction."""
+    of one run over the setting's ``n`` runs (``pred_transfer_std_s``, a time: T ± t·σ/√n, its lower
+    end never below the fastest run the model allows, ``_time_floor``); where both exist, the span of
+    the two; where neither, the prediction itself (a point). Both ends are always finite.
+    NaNs: no prediction."""
     lows, highs, sources = [], [], []
     low, high = _number(row, "pred_goodput_low_bps"), _number(row, "pred_goodput_high_bps")
     if math.isfinite(low) and math.isfinite(high):
@@ -307,9 +329,13 @@ def _predicted_interval(row) -> tuple[float, float, list[str]]:
         lows.append(low), highs.append(high)
     runs, pred = int(_number(row, "n", 0)), _number(row, "pred_goodput_bps")
     model = _model_spread(row, runs)
+    seconds = _number(row, "pred_data_time_s")
     if math.isfinite(model) and model > 0 and math.isfinite(pred):
-        sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
-        lows.append(pred / (1 + model)), highs.append(pred / (1 - model) if model < 1 else math.inf)
+        floor = _time_floor(row)
+        shortest = max(seconds * (1 - model), floor if math.isfinite(floor) else 0.0)
+        if shortest > 0:
+            sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
+            lows.append(pred * seconds / (seconds * (1 + model))), highs.append(pred * seconds / shortest)
     if not sources and math.isfinite(pred):
         return pred, pred, ["a point: the model gives no interval here"]
     if not sources:
@@ -317,25 +343,28 @@ def _predicted_interval(row) -> tuple[float, float, list[str]]:
     return min(lows), max(highs), sources
 
 
-def _overlap(row) -> tuple[bool | None, str]:
-    """Whether the prediction's interval and the measurement's overlap (None: either has none),
-    and the sentence that says so with both."""
+def _overlap(row, ratio: float) -> tuple[bool | None, str]:
+    """Whether the measured mean lies inside the prediction's interval for the setting's runs
+    and that interval is narrow enough to say so (at most ``WIDEST_INTERVAL`` either side; None:
+    no interval), and the sentence that says so with both."""
     low, high, sources = _predicted_interval(row)
-    basis = "goodput_of_mean_time" if row.get("measured_basis") == BASIS_TIME else "goodput_bps"
-    m_low, m_high = _number(row, f"{basis}_low"), _number(row, f"{basis}_high")
-    if row.get(f"{basis}_high") == math.inf:          # a time interval reaching 0 s: no upper goodput
-        m_high = math.inf
-    if not sources or not math.isfinite(m_low) or math.isnan(m_high):
+    pred = _number(row, "pred_goodput_bps")
+    if not sources or not (math.isfinite(pred) and pred > 0 and math.isfinite(ratio)):
         return None, ""
-    overlap = m_low <= high and low <= m_high
-    upper = f"{high / 1e6:.3f}" if math.isfinite(high) else "∞"
-    measured = f"measured {m_low / 1e6:.3f}–{m_high / 1e6:.3f}" if math.isfinite(m_high) else \
-        f"measured from {m_low / 1e6:.3f}"
+    measured = ratio * pred
+    inside = low <= measured <= high
     if low == high:
-        return overlap, (f"the measurement's interval {'contains' if overlap else 'misses'} the prediction: "
-                         f"predicted {low / 1e6:.3f} Mbit/s ({sources[0]}), {measured}")
-    return overlap, (f"intervals {'overlap' if overlap else 'apart'}: predicted {low / 1e6:.3f}–{upper} "
-                     f"Mbit/s ({'; '.join(sources)}), {measured}")
+        return None, f"the prediction is a point ({sources[0]}): within ±10 % or a named reason, or not explained"
+    width = max(1 - low / pred, high / pred - 1)
+    says = (f"measured mean {measured / 1e6:.3f} Mbit/s {'inside' if inside else 'outside'} the predicted "
+            f"{low / 1e6:.3f}–{high / 1e6:.3f} Mbit/s ({'; '.join(sources)})")
+    if width > WIDEST_INTERVAL:
+        one = _number(row, "pred_transfer_std_s") / _number(row, "pred_data_time_s")
+        more = (f"; about {runs_needed(one, WIDEST_INTERVAL * 0.8)} runs would be needed"
+                if math.isfinite(one) and one > 0 else "")
+        return False, (f"{says}, an interval ±{width:.0%} wide explains nothing (at most "
+                       f"±{WIDEST_INTERVAL:.0%}){more}")
+    return inside, says
 
 
 def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precision: float | None = None,
@@ -361,7 +390,7 @@ def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precisio
         high = math.prod(1 + r.high for r in found)
         left = ratio / low - 1 if ratio < low else ratio / high - 1 if ratio > high else 0.0
         within = abs(ratio - 1) <= tolerance
-        overlap, says = _overlap(row)
+        overlap, says = _overlap(row, ratio)
         out.update(within=within, left=left, overlap=overlap,
                    explained=within or bool(overlap) or abs(left) <= tolerance,
                    reasons="; ".join([says] * bool(says) + [f"{r.name}: {r.text}" for r in found]))

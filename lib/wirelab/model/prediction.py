@@ -32,6 +32,7 @@ SOURCES = {
     "stop_and_wait": "Bertsekas & Gallager §2.4; Kurose & Ross §3.4",
     "cubic": "RFC 9438 §5 eq. 5; Reno-friendly AIMD, no growth in recovery (RFC 5681 §3.2)",
     "bbr": "η·C·(1 − p), Cardwell et al., ACM Queue 2016",
+    "reno": "RFC 5681 AIMD at random loss, run by run as Linux runs it (model.window_runs)",
     "chain": "RFC 9438 (CUBIC) / RFC 5681 (Reno) at random loss as Linux runs it: window_chain's long run "
              "(whole segments, delayed ACKs, the recovery round, the link's cap)",
 }
@@ -41,7 +42,10 @@ TERM_SOURCES = {
     "conn": "PPCB CONN/CONACC: one RTT, lost ones per Cardwell eq. 4 / stop-and-wait",
     "link": "η·C, document 002",
     "slow_start": "Kurose & Ross §3.7 from IW (RFC 6928)",
-    "loss_recovery": "Cardwell et al. 2000, eq. 20; with a named cc, RACK-TLP (RFC 8985, model.recovery)",
+    "loss_recovery": "Cardwell et al. 2000, eq. 20; with a named cc, RACK-TLP's probe timeout (RFC 8985) and "
+                     "the expected RTO (model.recovery)",
+    "reno": "Reno's window after slow start, run by run (RFC 5681, RFC 6675, RFC 8985; model.window_runs)",
+    "cubic": "CUBIC's window after slow start, run by run (RFC 9438, HyStart; model.window_runs)",
     "propagation": "one-way delay of the last byte, RTT/2",
     "stop_and_wait": "one RTT per DATA, Kurose & Ross §3.4",
     "timeouts": "MAX_WAIT per lost DATA or ACC (stopwait)",
@@ -279,7 +283,8 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
     def whole(nbytes):
         return tcp_transfer(nbytes, rate_bps, eta=eta, mss_bytes=mss, header_bytes=header, rtt_s=rtt_s or 0.0,
                             steady=steady, loss=loss, loss_reverse=loss_reverse, iw=initial_window,
-                            window_bytes=window_bytes, rto_s=rto_s, recovery="classic" if cc is None else "linux")
+                            window_bytes=window_bytes, rto_s=rto_s, recovery="classic" if cc is None else "linux",
+                            queue_bytes=queue_bytes)
     timeable = steady.covered and not (cc is None and loss > 0 and not rtt_s)
     if size is not None and steady.covered:
         if not timeable:

@@ -18,7 +18,9 @@ The time is split three ways, each by cause (seconds):
              (``cubic``, ``padhye``, ``window`` …: Cardwell eq. 24 with that
              algorithm's rate, see ``congestion``, reached from the window the loss
              left, β·E[W_ss], by α segments per round: derived here) and
-             ``propagation`` (the last byte's one-way delay). BBR: startup runs on
+             ``propagation`` (the last byte's one-way delay). With a named loss-based cc
+             (Reno, CUBIC) at loss: Linux's rules run by run (``window_runs``), the idle
+             after slow start named by the cc (``reno``, ``cubic``). BBR: startup runs on
              through random loss; a loss in the last flight costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
              ``timeouts`` (MAX_WAIT).
   ``final``  last byte delivered → RCVD at the client: ``rcvd``.
@@ -39,13 +41,16 @@ from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
                         retransmission_delay, slow_start_send)
-from .recovery import epoch_alpha, expected_rto, first_loss_transfer
+from .recovery import expected_rto
 from .stopwait import UdprTransfer
 from .tcp import default_rto
 
 __all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_transfer", "timed_goodput",
            "BETA", "ALPHA", "regrowth_rounds"]
 
+#: Segments of a file simulated run by run (``window_runs``); a longer file's rest runs at the
+#: steady state those runs settle at (14.5 MB of 1448 B segments; beyond it the runs have settled).
+LONGEST_SIMULATED = 10_000
 #: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
 BETA = {"reno": 0.5, "cubic": 0.7}
 #: Growth per round in congestion avoidance: Reno 1 segment (RFC 5681 §3.1); CUBIC at
@@ -136,14 +141,15 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
                  rtt_s: float, steady: SteadyState, loss: float = 0.0, loss_reverse: float | None = None,
                  iw: int = LINUX_INITIAL_WINDOW, window_bytes: float | None = None,
                  rto_s: float | None = None, syn_timeout_s: float = LINUX_SYN_RTO,
-                 recovery: str = "classic") -> TransferTime:
+                 recovery: str = "classic", queue_bytes: float | None = None) -> TransferTime:
     """PPCB over TCP: ``size_bytes`` of stream (PPCB framing included) in segments of
     ``mss_bytes``; ``eta`` of a full segment; ``header_bytes`` per frame without
     payload (an ACK); ``rtt_s`` propagation round trip; ``steady`` the congestion
     control's steady state (its ``goodput_bps`` runs the congestion-avoidance phase).
     ``recovery``: after the first loss, ``"classic"`` (Cardwell eq. 20 on PFTK's correlated
-    loss, then the steady state at once) or ``"linux"`` (independent loss repaired by
-    RACK-TLP, the window coming down by epochs: ``recovery``)."""
+    loss, then the steady state at once) or ``"linux"`` (independent loss: for Reno and CUBIC
+    Linux's rules run by run, ``window_runs``, with ``queue_bytes`` the bottleneck's tail-drop
+    queue in wire bytes; the closed forms are the limit those runs reach for long files)."""
     if recovery not in ("classic", "linux"):
         raise ModelError(f"unknown recovery {recovery!r}", "use 'classic' or 'linux'")
     if size_bytes < 0 or not rate_bps > 0 or rtt_s < 0:
@@ -180,36 +186,41 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
             flight = min(d, math.ceil(1 + rtt_s / segment))
             _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
             notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
-    elif recovery == "linux":
-        # Independent loss, RACK-TLP, the window down by epochs, over where the first loss falls
-        beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
-        target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
-        pipe = round_s / segment * (1 - resent)                           # new data per round, at most
-        pipe = pipe if cap is None else min(pipe, cap)
-        growth = epoch_alpha(target, loss, beta, alpha, loss_bound=steady.binding not in ("link", "window"),
-                             pipe=pipe)
-        parts = first_loss_transfer(n, segment_s=segment, round_s=round_s, loss=loss, iw=iw, cap=cap,
-                                    beta=beta, alpha=growth, pipe=pipe, rto_s=rto)
-        flight = min(d, math.ceil(1 + rtt_s / segment))
-        _add(data, "link", n * segment / (1 - resent))
-        _add(data, "slow_start", parts["slow_start"])
-        _add(data, "window", parts["window"])
-        _add(data, "loss_recovery", parts["loss_recovery"] - math.expm1(flight * math.log1p(-loss)) * round_s)
-        _add(data, "cubic" if steady.cc == "cubic" else "padhye",
-             parts["excess"] - n * segment * resent / (1 - resent))
-        notes.append("RACK-TLP (RFC 8985) repairs independent losses; the window comes down from "
-                     "slow start's by epochs of 1/p segments (derived, model.recovery); a loss in the "
-                     "last flight costs a round")
+    elif recovery == "linux" and steady.cc in BETA:
+        # Linux's own rules at independent loss, run by run (window_runs): the mean, the spread and
+        # the quantiles of one run's data time
+        from .window_runs import file_runs           # numpy: only when a transfer at loss is predicted
+        queue = None if queue_bytes is None else queue_bytes * eta / mss_bytes    # wire bytes mss/η each
+        simulated = min(max(d, 1), LONGEST_SIMULATED)
+        runs = file_runs(segments=simulated, loss=loss, cc=steady.cc, segment_s=segment, base_s=round_s,
+                         rtt_s=rtt_s, iw=iw, queue=queue, cap=cap)
+        for name, seconds in runs.terms.items():
+            if name != "propagation":
+                _add(data, name, seconds)
+        if d > simulated:
+            # the rest at the rate those runs settle at: the steady state (window_chain's long run,
+            # the cited closed forms where the link or window binds), its time beyond the link's by name
+            rest = (d - simulated) * 8.0 * mss_bytes / steady.goodput_bps
+            on_link = (d - simulated) * segment / (1 - resent)
+            _add(data, "link", on_link)
+            _add(data, steady.cc if steady.binding not in ("link", "window") else steady.binding,
+                 max(rest - on_link, 0.0))
+            notes.append(f"the first {simulated} segments run by run, the other {d - simulated} at the steady "
+                         f"state ({steady.goodput_bps / 1e6:.3f} Mbit/s)")
         # the rare, long part of the mean: the first loss's retransmission lost too, an RTO (p a loss)
         lossy = -math.expm1(d * math.log1p(-loss))
         extras = {"expected_rto_s": lossy * expected_rto(loss, rto), "rto_run_probability": lossy * loss}
-        # one run's spread: where the first loss falls, a round for a loss in the last flight, the
-        # RTO (each a two-way chance, taken as independent; later losses' own spread left out)
-        last = -math.expm1(flight * math.log1p(-loss))
+        _add(data, "loss_recovery", extras["expected_rto_s"])
         rto_run = extras["rto_run_probability"]
         rto_cost = extras["expected_rto_s"] / rto_run if rto_run > 0 else 0.0
-        std_s = math.sqrt(parts["variance"] + last * (1 - last) * round_s ** 2
-                          + rto_run * (1 - rto_run) * rto_cost ** 2)
+        std_s = math.sqrt(runs.std_s ** 2 + rto_run * (1 - rto_run) * rto_cost ** 2)
+        extras.update(data_time_q05_s=runs.quantile(0.05), data_time_q95_s=runs.quantile(0.95),
+                      data_time_min_s=runs.fastest_s, simulated_runs=len(runs.data_times_s))
+        notes.append(f"Linux's rules run by run ({len(runs.data_times_s)} seeded runs, model.window_runs: "
+                     "IW10 slow start" + (", HyStart" if steady.cc == "cubic" else "")
+                     + ", SACK/RACK-TLP, PRR's recovery round, "
+                     + ("CUBIC's curve and W_est" if steady.cc == "cubic" else "Reno's AIMD")
+                     + f"); one run's data time {runs.quantile(0.05):.3f}–{runs.quantile(0.95):.3f} s (90 %)")
     else:
         d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
         start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)

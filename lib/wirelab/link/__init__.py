@@ -25,7 +25,7 @@ from .._exports import lazy
 _EXPORTS = {
     "LinkSpec": "spec", "Direction": "spec",
     "open": "opened:open_link", "backend_for": "detect", "wire_of": "opened", "carriage": "opened",
-    "burst_at_start": "opened",
+    "burst_at_start": "opened", "meter_bytes": "opened",
     "stands_for": "opened",
     "OpenLink": "opened",
     "capabilities": "detect", "Capabilities": "detect", "choose_backend": "detect",

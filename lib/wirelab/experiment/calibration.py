@@ -13,11 +13,12 @@ runs do it:
     probe  a UDPR transfer with the same engine, hence the same programs and processes
            (server on host b, the client forked as the runs' clients are), of the
            setting's own DATA size and file (at most ``PROBE_ROUNDS`` DATA), across a
-           link with the sweep's backend and rate but no delay and no loss (unshaped where
-           the backend's rate is tbf's, a meter: ``link.meter_bytes``; there a DATA waits
-           for the bucket's refill, not for a wire, and a round trip shorter than its
-           transmission would hide behind that wait);
-    host   the mean of its DATA→ACC round trips − the two packets' transmission;
+           link with the sweep's backend and rate but no delay and no loss;
+    host   the mean of its DATA→ACC round trips − the two packets' transmission (where the
+           rate is tbf's, a meter: ``link.meter_bytes``, − what the DATA exceeds the bucket by,
+           ``model.stopwait.cycle_time``; a round trip shorter than the DATA's transmission
+           hides behind the bucket's refill there, and is taken as that transmission, which
+           predicts the delay-free cycle exactly and one with a delay no faster than it runs);
     set    ``PROBES`` probes in a row: their **median** is the host round trip the
            setting is predicted with, their **range** (lowest, highest) the interval
            of that input: for 5 probes the median of the probes' distribution lies
@@ -71,11 +72,10 @@ def probe_key(setting: Setting) -> tuple:
     return setting["rate_bps"], setting["mtu"], setting["packet_bytes"], setting["size_bytes"]
 
 
-def _probe_setting(setting: Setting, engine_name: str, backend: str, *, rate: bool = True) -> Setting:
+def _probe_setting(setting: Setting, engine_name: str, backend: str) -> Setting:
     data = setting["packet_bytes"] or DEFAULT_DATA_BYTES
     size = min(setting["size_bytes"] or PROBE_ROUNDS * data, PROBE_ROUNDS * data)
-    exp = Experiment("probe", proto="udpr", size=size, packet=setting["packet_bytes"],
-                     rate=setting["rate_bps"] if rate else None,
+    exp = Experiment("probe", proto="udpr", size=size, packet=setting["packet_bytes"], rate=setting["rate_bps"],
                      mtu=setting["mtu"], max_wait=PROBE_MAX_WAIT_S, reps=1, engine=engine_name, backend=backend)
     return exp.settings()[0]
 
@@ -106,18 +106,18 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *
     if not needs_probe(settings) or not getattr(engine, "times_exchanges", False):
         return None
     target = next(s for s in settings if needs_probe([s]))
-    # tbf meters (link.meter_bytes): at the rate, a round trip shorter than the DATA's
-    # transmission hides behind the bucket's refill, so the probe runs unshaped there
-    metered = getattr(link_layer, "meter_bytes", lambda *_: None)(backend, target.link) is not None
-    framed = _probe_setting(target, getattr(engine, "name", "wirelab"), backend)
-    setting = _probe_setting(target, getattr(engine, "name", "wirelab"), backend, rate=not metered)
+    setting = _probe_setting(target, getattr(engine, "name", "wirelab"), backend)
     if hasattr(engine, "unsupported") and engine.unsupported(setting):
         return None
-    framing = dict(engine.framing(framed) or {}) if hasattr(engine, "framing") else {}
-    wire = predict_columns(framed.params, wire=link_layer.wire_of(framed.link), **framing)["pred_wire_bytes"]
+    framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
+    wire = predict_columns(setting.params, wire=link_layer.wire_of(setting.link), **framing)["pred_wire_bytes"]
     if not math.isfinite(wire):
         return {"error": "the model could not frame the probe's DATA"}
-    transmission = 0.0 if metered else 8.0 * (wire + ACC_WIRE_BYTES) / framed["rate_bps"]
+    meter = getattr(link_layer, "meter_bytes", lambda *_: None)(backend, setting.link)
+    # on a wire the cycle holds both packets' transmission; on tbf's meter only what the DATA
+    # exceeds its bucket by (model.stopwait.cycle_time)
+    held = wire + ACC_WIRE_BYTES if meter is None else max(0.0, wire - meter)
+    transmission = 8.0 * held / setting["rate_bps"]
     probes = [_one_probe(engine, link_layer, backend, setting, kept) for _ in range(PROBES)]
     good = [p for p in probes if "error" not in p]
     if not good:
@@ -129,10 +129,9 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *
             "samples": sum(p["count"] for p in good),
             "method": f"median of {len(good)} UDPR probes of {setting['size_bytes']:.0f} B in DATA of "
                       f"{wire:.0f} B on the wire, each the mean of "
-                      f"its DATA→ACC round trips, " + ("unshaped (tbf meters the rate)" if metered else
-                                                         f"at {framed['rate_bps'] / 1e6:g} Mbit/s") +
-                      f", no delay, no loss, on the {backend} backend, less their transmission "
-                      f"({transmission * 1e3:.2f} ms); range "
+                      f"its DATA→ACC round trips, at {setting['rate_bps'] / 1e6:g} Mbit/s, no delay, no loss, on "
+                      f"the {backend} backend, less their transmission ({transmission * 1e3:.2f} ms"
+                      + ("" if meter is None else f": tbf's meter, a bucket of {meter} B") + "); range "
                       f"{hosts[0] * 1e3:.3f}–{hosts[-1] * 1e3:.3f} ms"}
 
 

@@ -167,7 +167,10 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
     frame = lambda ppcb_bytes: stack.frame(stack.l3 + UDP_HEADER + ppcb_bytes)     # noqa: E731
     r = 1.0 - loss_reverse
     tries = max_retransmits + 1
-    conn_cycle = cycle_time(frame(PPCB_HEADER["CONN"]), frame(PPCB_HEADER["CONACC"]), rate_bps, rtt_s, meter_bytes)
+    if meter_bytes is None:
+        conn_cycle = cycle_time(frame(PPCB_HEADER["CONN"]), frame(PPCB_HEADER["CONACC"]), rate_bps, rtt_s)
+    else:                   # the meter's bucket is full at the start: CONN leaves at once
+        conn_cycle = rtt_s + 8.0 * max(0.0, frame(PPCB_HEADER["CONN"]) - meter_bytes) / rate_bps
     handshake, variance = exchange_time(conn_cycle, timeout_s, 1.0 - loss_forward, r)
     arrived = 1.0 - give_up_probability(1.0 - loss_forward, r, tries)
     full, rest = divmod(size_bytes, chunk_bytes)

@@ -43,7 +43,7 @@ from .spec import LinkSpec
 from .testbed import Testbed
 from .topology import Topology, two_hosts
 
-__all__ = ["open_link", "wire_of", "carriage", "burst_at_start", "meter_bytes", "METERED_BACKENDS", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
+__all__ = ["open_link", "wire_of", "carriage", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
            "LOOPBACK"]
 
 LOOPBACK = "127.0.0.1"
@@ -376,29 +376,6 @@ def carriage(backend: str, proto: str) -> str:
     ``"stream"`` (TCP on loopback: the relay terminates each connection and paces the byte
     stream, so the sender sees no slow start across the link, no RTT and no loss)."""
     return "stream" if backend == "loopback" and proto == "tcp" else "packets"
-
-
-#: Backends whose rate is tbf's: a meter, not a wire (``meter_bytes``).
-METERED_BACKENDS = ("namespaces", "hosts")
-
-
-def meter_bytes(backend: str, spec: LinkSpec) -> int | None:
-    """tbf's bucket (charged bytes) where ``backend`` shapes ``spec``'s forward rate with tbf, else
-    None. tbf is a meter (tc-tbf(8)): a packet leaves the moment the bucket holds its length, at
-    the interface's speed, so a busy period's first ``bucket`` bytes take no time on the link and
-    a stop-and-wait DATA that fits the bucket crosses at once after an idle round trip
-    (``model.stopwait``'s metered cycle). The userspace link and the relays serialize each
-    packet like a cable (``emulator``): None."""
-    if backend in METERED_BACKENDS and spec.forward.rate_bps:
-        return spec.burst_for(spec.forward)
-    return None
-
-
-def burst_at_start(backend: str, spec: LinkSpec) -> int:
-    """Bytes a fresh link of ``backend`` lets out at the interface's speed before it shapes
-    ``spec``'s rate: tbf's bucket starts full (namespaces, hosts: ``meter_bytes``); the userspace
-    link and the relays pace from the first byte."""
-    return meter_bytes(backend, spec) or 0
 
 
 def _shapes(spec: LinkSpec) -> bool:

@@ -210,7 +210,7 @@ def test_residuals_within_the_tolerance_or_too_noisy_are_explained_others_raise(
 def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     row = {"backend": "namespaces", "rate_bps": 1e7, "pred_data_time_s": 0.1, "mtu": 1500}
     (burst,) = [r for r in reasons(row) if r.name == "tbf burst"]
-    assert burst.low == burst.high == pytest.approx(0.1 / (0.1 - 8 * 2139 / 1e7) - 1)   # 2139 B at 10 Mbit/s
+    assert burst.low == burst.high == pytest.approx(0.1 / (0.1 - 8 * 2764 / 1e7) - 1)   # 2764 B at 10 Mbit/s
     # the link says whose rate starts with a burst: the userspace link and the relays pace from the first byte
     for backend in ("userspace", "loopback"):
         assert not [r for r in reasons({**row, "backend": backend}) if r.name == "tbf burst"]

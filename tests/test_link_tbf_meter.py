@@ -1,4 +1,4 @@
-"""tbf is a meter, not a wire (tc-tbf(8)): the kit keeps its bucket to one frame and 0.5 ms of the
+"""tbf is a meter, not a wire (tc-tbf(8)): the kit keeps its bucket to one frame and 1 ms of the
 rate (``LinkSpec.burst_for``), so no run gets more than η·C but for that one bucket, and predicts
 UDPR there as tbf meters it (``model.stopwait.cycle_time``). On the namespaces backend: the
 qdisc holds what the spec asks for, read back from the kernel; TCP, UDP and UDPR at 1000 B and
@@ -28,7 +28,7 @@ def test_the_qdisc_holds_one_frame_and_half_a_millisecond_of_the_rate(testbed):
     for host, direction in (("a", spec.forward), ("b", spec.reverse)):
         options = _tbf(link, host)["options"]
         bucket = spec.burst_for(direction)
-        assert bucket == spec.frame_bytes + int(direction.rate_bps * 0.5e-3 / 8)
+        assert bucket == spec.frame_bytes + int(direction.rate_bps * 1e-3 / 8)
         assert options["rate"] * 8 == direction.rate_bps
         assert abs(options["burst"] - bucket) <= 1, options      # tc keeps the bucket as time: ±1 B
     assert f"burst {spec.burst_for(spec.forward)}b" in " ".join(link.describe()["tc_commands"])
@@ -43,9 +43,9 @@ def test_no_run_gets_more_than_the_link_but_for_one_bucket_and_udpr_is_predicted
     spec = exp.settings()[0].link
     bucket = spec.burst_for(spec.forward)
     over = df["goodput_bps"] / df["pred_limit_link_bps"]
-    # the bucket, full at the start, is all a run may get beyond η·C: 2139 B of a 600 kB file
+    # the bucket, full at the start, is all a run may get beyond η·C: 2764 B of a 600 kB file, 0.5 %
     assert (df["goodput_bps"] <= df["pred_limit_link_bps"] + 8 * bucket / df["transfer_s"]).all(), over.tolist()
-    assert (over < 1.005).all(), over.tolist()
+    assert (over < 1.006).all(), over.tolist()
     udpr = df[df["proto"] == "udpr"]
     assert (udpr["pred_meter_bytes"] == bucket).all() and udpr["pred_note"].str.contains("tbf meters").all()
     ratio = udpr["goodput_bps"] / udpr["pred_goodput_bps"]

@@ -161,7 +161,7 @@ def _tbf_stop_and_wait(frames, rate, rtt, bucket, exchanges):
 def test_udpr_on_tbfs_meter_cycles_as_tbf_dequeues(data, rtt):
     """tbf meters, it does not serialize: a DATA leaves once the bucket holds it, so the cycle is
     max(D/C, RTT + what the DATA exceeds the bucket by /C), not D/C + RTT + ACC/C (a wire)."""
-    stack, rate, bucket = HeaderStack("udpr", wire="emulated"), 10e6, 2139
+    stack, rate, bucket = HeaderStack("udpr", wire="emulated"), 10e6, 2764
     packets = packetize(stack, data)
     frames = [stack.frame(ip) for ip in packets.ip_packets]
     simulated = _tbf_stop_and_wait(frames, rate, rtt, bucket, 400) / 400

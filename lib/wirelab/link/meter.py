@@ -6,7 +6,7 @@ its bucket holds the packet's length, at the interface's speed, and refills the 
 to ``burst``: after a pause its first ``burst`` bytes take no time on the link, and a
 stop-and-wait DATA that the bucket holds crosses without its transmission time
 (``model.stopwait.cycle_time``). ``LinkSpec.burst_for`` keeps that bucket to one frame and
-0.5 ms of the rate (``spec.TBF_SLACK_S``); these functions tell the model and the residuals
+1 ms of the rate (``spec.TBF_SLACK_S``); these functions tell the model and the residuals
 where it applies: the namespaces backend, and each sender's interface across hosts
 (``hostshaping``).
 """

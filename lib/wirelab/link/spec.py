@@ -46,13 +46,14 @@ DEFAULT_QUEUE_S = 0.1
 #: tbf's bucket beyond one frame: what the rate earns in this time. tbf is a meter, not a wire
 #: (tc-tbf(8)): a packet leaves the moment the bucket holds its length, so a full bucket lets its
 #: bytes out at the interface's speed. A bucket of exactly one frame would pace like a wire (but
-#: for the first frame of a busy period, which no meter can hold back), yet its timer wakes late
-#: on a loaded machine and every late wake-up loses the tokens that overflow: measured here on
-#: namespaces, TCP and 64000 B UDP reached 0.977 of η·C at 10 Mbit/s and 0.82-0.86 at 100 Mbit/s
-#: (``peakrate`` with a one-frame ``mtu`` the same, 0.977); with 0.5 ms more they reach η·C
-#: (0.999-1.003) at both rates. The old default, 2 frames or rate/250 (4 ms), let 5000 B out at
-#: once at 10 Mbit/s: a 600 kB UDPR transfer measured 9.48 Mbit/s, above η·C = 9.41.
-TBF_SLACK_S = 0.5e-3
+#: for the first frame of a busy period, which no meter can hold back), yet whenever the queue
+#: runs dry a moment (a late timer, a sender slow to refill it) the tokens beyond the bucket are
+#: lost: measured here on namespaces (2 shared cores), TCP and 64000 B UDP reached 0.977 of η·C
+#: at 10 Mbit/s and 0.82-0.86 at 100 Mbit/s (``peakrate`` with a one-frame ``mtu`` the same,
+#: 0.977); 0.5 ms more reached η·C at 10 and 100 Mbit/s (0.999-1.003) but TCP only 0.61-0.74 at
+#: 1 Gbit/s, 1 ms more 0.98-1.005 there. The old default, 2 frames or rate/250 (4 ms), let
+#: 5000 B out at once at 10 Mbit/s: a 600 kB UDPR transfer measured 9.48 Mbit/s, above η·C = 9.41.
+TBF_SLACK_S = 1e-3
 #: What holds the packets waiting for the line: None, tbf's own tail-drop queue of ``queue_bytes``
 #: (the userspace link's and the relays' too); "pfifo", a tail-drop queue of whole packets under
 #: tbf; "fq_codel", flow queueing with CoDel's 5 ms target (RFC 8290, RFC 8289) under tbf, both

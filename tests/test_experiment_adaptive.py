@@ -220,6 +220,9 @@ def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     (host,) = [r for r in reasons(udpr) if r.name == "host round trip"]
     cycle = 0.001 + 8 * (1063 + 59) / 1e7
     assert host.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)
+    # on tbf's meter the predicted cycle is the longer of DATA/C and the round trip (no ACC/C)
+    (metered,) = [r for r in reasons({**udpr, "pred_meter_bytes": 2764}) if r.name == "host round trip"]
+    assert metered.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - max(0.001, 8 * 1063 / 1e7))) - 1)
 
 
 def test_rare_timeouts_count_the_runs_own_resends_against_the_predicted_timeouts():

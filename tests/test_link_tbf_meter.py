@@ -5,12 +5,14 @@ qdisc holds what the spec asks for, read back from the kernel; TCP, UDP and UDPR
 64000 B (UDPR's datagrams fragment: η is of the fragments) stay under η·C + the bucket; UDPR
 is within ±5 % of its prediction. About 10 s."""
 import json
+import socket
 import subprocess
 
 import pytest
 
 from wirelab.experiment import Experiment, run
 from wirelab.link import LinkSpec, meter_bytes
+from polling import wait_until
 
 pytestmark = pytest.mark.root
 
@@ -20,6 +22,12 @@ def _tbf(link, host: str) -> dict:
                           capture_output=True, text=True, check=True, timeout=10)
     (tbf,) = [q for q in json.loads(done.stdout) if q["kind"] == "tbf"]
     return tbf
+
+
+def _counted(link, host: str, packets: int) -> dict | None:
+    """tbf's counters once it has sent ``packets``, else None."""
+    tbf = _tbf(link, host)
+    return tbf if tbf["packets"] >= packets else None
 
 
 def test_the_qdisc_holds_one_frame_and_half_a_millisecond_of_the_rate(testbed):
@@ -33,6 +41,14 @@ def test_the_qdisc_holds_one_frame_and_half_a_millisecond_of_the_rate(testbed):
         assert abs(options["burst"] - bucket) <= 1, options      # tc keeps the bucket as time: ±1 B
     assert f"burst {spec.burst_for(spec.forward)}b" in " ".join(link.describe()["tc_commands"])
     assert meter_bytes("namespaces", spec) == spec.burst_for(spec.forward)
+    # the meter at work (tc -s): 30 datagrams handed over at once, 43 kB against a 2.8 kB bucket,
+    # all sent, none dropped, most held until the bucket had their length (tbf's overlimits)
+    with link.inside("a"):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            for _ in range(30):
+                sock.sendto(b"x" * 1400, (link.address("b"), 9))
+    counters = wait_until(lambda: _counted(link, "a", 30), 5, "30 datagrams through tbf")
+    assert counters["drops"] == 0 and counters["overlimits"] >= 20, counters
 
 
 def test_no_run_gets_more_than_the_link_but_for_one_bucket_and_udpr_is_predicted_as_tbf_meters(tmp_path):

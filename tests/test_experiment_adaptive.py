@@ -213,15 +213,19 @@ def test_residuals_within_the_tolerance_or_a_narrow_spread_are_explained_others_
 def test_tbf_burst_and_host_round_trip_are_quantified_from_the_row():
     row = {"backend": "namespaces", "rate_bps": 1e7, "pred_data_time_s": 0.1, "mtu": 1500}
     (burst,) = [r for r in reasons(row) if r.name == "tbf burst"]
-    assert burst.low == burst.high == pytest.approx(0.1 / (0.1 - 0.004) - 1)          # 5000 B at 10 Mbit/s
+    assert burst.low == burst.high == pytest.approx(0.1 / (0.1 - 8 * 2764 / 1e7) - 1)   # 2764 B at 10 Mbit/s
     # the link says whose rate starts with a burst: the userspace link and the relays pace from the first byte
     for backend in ("userspace", "loopback"):
         assert not [r for r in reasons({**row, "backend": backend}) if r.name == "tbf burst"]
+    assert [r for r in reasons({**row, "backend": "hosts"}) if r.name == "tbf burst"], "tbf on the hosts too"
     udpr = {"proto": "udpr", "rtt_mean_s_mean": 0.003, "pred_rtt_s": 0.001, "pred_datagrams": 100,
             "pred_data_time_s": 0.2, "rate_bps": 1e7, "pred_wire_bytes": 1063, "pred_host_rtt_s": 0.001}
     (host,) = [r for r in reasons(udpr) if r.name == "host round trip"]
     cycle = 0.001 + 8 * (1063 + 59) / 1e7
     assert host.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - cycle)) - 1)
+    # on tbf's meter the predicted cycle is the longer of DATA/C and the round trip (no ACC/C)
+    (metered,) = [r for r in reasons({**udpr, "pred_meter_bytes": 2764}) if r.name == "host round trip"]
+    assert metered.low == pytest.approx(0.2 / (0.2 + 100 * (0.003 - max(0.001, 8 * 1063 / 1e7))) - 1)
 
 
 def test_rare_timeouts_count_the_runs_own_resends_against_the_predicted_timeouts():

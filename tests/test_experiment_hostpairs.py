@@ -42,6 +42,9 @@ def test_a_pair_that_cannot_be_shaped_is_predicted_for_its_real_path():
     predicted = predict_columns(params, wire=wire, timestamps=True)["pred_goodput_bps"]
     assert predicted == pytest.approx(1e9 * 1448 / 1538, rel=1e-3)      # document 002's η on a real wire
     assert HostsLayer([_pair(False)]).path_params(setting) == (setting.params, "emulated")   # no pair: as asked
+    # tbf shapes a pair that can be shaped: a meter with the spec's bucket; the real path is a cable
+    assert shaped.meter_bytes("hosts", setting.link) == setting.link.burst_for(setting.link.forward)
+    assert unshaped.meter_bytes("hosts", setting.link) is None
 
 
 def test_the_layer_runs_on_the_hosts_backend_only_and_opens_on_b():

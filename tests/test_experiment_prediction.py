@@ -88,3 +88,25 @@ def test_an_fttc_line_is_asymmetric_and_old_settings_keep_their_ids():
         k for k, v in same.params.items() if v is not None}
     # document 002's FTTC predictions on its own framing: 1464 B of UDP in 1538 B frames
     assert predict_columns(up.params, wire="real")["pred_goodput_bps"] == pytest.approx(21e6 * 1464 / 1538)
+
+
+def test_udpr_on_tbf_is_predicted_as_tbf_meters_it_and_the_rest_as_a_wire():
+    """The namespaces and hosts backends shape with tbf (link.meter_bytes): UDPR's cycle is the
+    meter's, max(DATA/C, RTT + what exceeds the bucket /C); TCP and UDP keep η·C."""
+    from wirelab.link import LinkSpec, meter_bytes
+    spec = LinkSpec.parse(rate="10mbit")
+    assert meter_bytes("namespaces", spec) == meter_bytes("hosts", spec) == spec.burst_for(spec.forward) == 2764
+    assert meter_bytes("userspace", spec) is None and meter_bytes("loopback", spec) is None
+    assert meter_bytes("namespaces", LinkSpec.parse(delay="1ms")) is None          # no rate: no tbf
+    udpr = {"proto": "udpr", "rate_bps": 10e6, "size_bytes": 600_000}
+    wire = predict_columns(udpr, payload=1000, host_rtt_s=0.2e-3)
+    metered = predict_columns(udpr, payload=1000, host_rtt_s=0.2e-3, meter_bytes=2764)
+    data_s = 8 * 1063 / 10e6                                   # 1000 B + PPCB 21 + UDP/IP 28 + Ethernet 14
+    assert wire["pred_goodput_bps"] == pytest.approx(8000 / (data_s + 0.2e-3 + 8 * 59 / 10e6), rel=2e-3)
+    assert metered["pred_goodput_bps"] == pytest.approx(8000 / data_s, rel=2e-3)
+    assert metered["pred_goodput_bps"] <= metered["pred_limit_link_bps"] * 1.001
+    assert metered["pred_meter_bytes"] == 2764 and math.isnan(wire["pred_meter_bytes"]) and "tbf meters" in metered["pred_note"]
+    assert predict_like(pd.Series({**udpr, **metered}))["pred_goodput_bps"] == metered["pred_goodput_bps"]
+    for proto in ("tcp", "udp"):
+        assert predict_columns({**udpr, "proto": proto}, meter_bytes=2764)["pred_goodput_bps"] == \
+            predict_columns({**udpr, "proto": proto})["pred_goodput_bps"], proto

@@ -60,7 +60,7 @@ def test_a_real_wire_is_tbf_with_a_size_table_mpu_and_one_segment_per_packet():
     cmds = _shape(LinkSpec.parse(rate="10mbit", wire="real"), netem=False)
     assert cmds == ["ip -n A link set dev to-b gso_max_segs 1",
                     "tc -n A qdisc replace dev to-b root stab overhead 24 linklayer ethernet "
-                    "tbf rate 10000000bit burst 5000b limit 125000b mpu 84b"]
+                    "tbf rate 10000000bit burst 2788b limit 125000b mpu 84b"]
     netem = _shape(LinkSpec.parse(rate="10mbit", delay="5ms", wire="real"), netem=True)
     assert "parent 1:1 handle 2: stab overhead 24 linklayer ethernet tbf" in netem[-1]
     pppoe = _shape(LinkSpec.parse(rate="21mbit", wire="real", pppoe=True), netem=False)

@@ -32,6 +32,7 @@ def test_only_the_peers_packets_are_shaped_on_each_senders_interface():
     assert "u32 match ip dst 10.0.0.7/32 flowid 7a1:3" in b[2] and "dev enp3s0" in b[2]
     assert a[3].startswith("tc qdisc replace dev eth0 parent 7a1:3 handle 7a2: netem") and "delay 20000us" in a[3]
     assert a[4].startswith("tc qdisc replace dev eth0 parent 7a2:1 handle 7a3: tbf rate 10000000bit")
+    assert "burst 2764b " in a[4], "tbf meters: a bucket of one frame and 1 ms of the rate, as in a testbed"
     assert _text(made["a"]["undo"]) == ["tc qdisc del dev eth0 root"]
 
 

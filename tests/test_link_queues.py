@@ -108,7 +108,7 @@ def test_a_queue_discipline_goes_under_tbf_where_the_kernel_has_it():
     spec = LinkSpec.parse(rate="10mbit", queue="30280B", qdisc="pfifo")
     assert spec.queue_packets == 20 and "queue pfifo" in spec.describe()
     assert stands_for(spec)[:2] == [
-        "tc -n a qdisc replace dev to-b root handle 2: tbf rate 10000000bit burst 5000b limit 30280b",
+        "tc -n a qdisc replace dev to-b root handle 2: tbf rate 10000000bit burst 2764b limit 30280b",
         "tc -n a qdisc replace dev to-b parent 2:1 pfifo limit 20"]
     with pytest.raises(UsageError):
         LinkSpec.parse(rate="10mbit", qdisc="red")

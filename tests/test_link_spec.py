@@ -42,7 +42,9 @@ def test_defaults_for_queue_and_burst_scale_with_rate():
     slow, fast = LinkSpec.parse(rate="100kbit"), LinkSpec.parse(rate="1gbit")
     assert slow.queue_for(slow.forward) == 4 * 1514          # at least 4 frames
     assert fast.queue_for(fast.forward) == int(1e9 * 0.1 / 8)  # 100 ms of the rate
-    assert fast.burst_for(fast.forward) == int(1e9 / 8 / 250)
+    # tbf's bucket: one frame and 1 ms of the rate (TBF_SLACK_S), a meter's least that still reaches its rate
+    assert fast.burst_for(fast.forward) == 1514 + int(1e9 * 1e-3 / 8)
+    assert slow.burst_for(slow.forward) == 1514 + int(1e5 * 1e-3 / 8)
     assert LinkSpec.parse(rate="1mbit", queue="64KB").queue_for(slow.forward) == 64000
 
 
@@ -81,7 +83,7 @@ def test_a_real_wire_charges_38_bytes_a_frame_and_84_at_least():
     assert LinkSpec.from_dict(real.to_dict()) == real
     assert "real wire (38 B a frame)" in real.describe()
     slow = LinkSpec.parse(rate="100kbit", wire="real")
-    assert slow.queue_for(slow.forward) == 4 * 1538 and slow.burst_for(slow.forward) == 2 * 1538
+    assert slow.queue_for(slow.forward) == 4 * 1538 and slow.burst_for(slow.forward) == 1538 + 12
 
 
 def test_pppoe_adds_8_bytes_and_makes_the_mtu_1492():

@@ -7,7 +7,8 @@ from hypothesis import assume, given, settings, strategies as st
 
 from wirelab.model import predict, udpr_transfer
 from wirelab.model.headers import HeaderStack
-from wirelab.model.stopwait import exchange_time, give_up_probability, stop_and_wait
+from wirelab.model.packetization import packetize
+from wirelab.model.stopwait import cycle_time, exchange_time, give_up_probability, stop_and_wait
 
 EMULATED = dict(wire="emulated", timestamps=True)
 
@@ -151,6 +152,38 @@ def test_udpr_whole_file_by_hand_without_loss():
     assert t.handshake_s == pytest.approx(conn)
     assert t.total_s == pytest.approx(conn + 10 * cycle + 8 * short / 1e6)
     assert stop_and_wait(1000, 1e6, 0.1).cycle_s == pytest.approx(cycle)
+
+
+def _tbf_stop_and_wait(frames, rate, rtt, bucket, exchanges):
+    """Seconds for ``exchanges`` DATA (``frames``: each fragment's bytes) through tbf's dequeue rule
+    (tc-tbf(8): a packet leaves once the bucket, refilled at the rate up to ``bucket``, holds its
+    length), each next DATA sent ``rtt`` after the last one left (its ACC leaves at once)."""
+    tokens, refilled, now = bucket, 0.0, 0.0
+    for _ in range(exchanges):
+        for frame in frames:
+            tokens = min(bucket, tokens + (now - refilled) * rate / 8)
+            refilled = now = now + max(0.0, frame - tokens) * 8 / rate
+            tokens = max(0.0, tokens - frame)
+        now += rtt
+    return now
+
+
+@pytest.mark.parametrize("data, rtt", [(1000, 20e-6), (1000, 3e-3), (64000, 0.3e-3), (64000, 30e-3)])
+def test_udpr_on_tbfs_meter_cycles_as_tbf_dequeues(data, rtt):
+    """tbf meters, it does not serialize: a DATA leaves once the bucket holds it, so the cycle is
+    max(D/C, RTT + what the DATA exceeds the bucket by /C), not D/C + RTT + ACC/C (a wire)."""
+    stack, rate, bucket = HeaderStack("udpr", wire="emulated"), 10e6, 2764
+    packets = packetize(stack, data)
+    frames = [stack.frame(ip) for ip in packets.ip_packets]
+    simulated = _tbf_stop_and_wait(frames, rate, rtt, bucket, 400) / 400
+    metered = stop_and_wait(data, rate, rtt, stack=stack, meter_bytes=bucket).cycle_s
+    assert metered == pytest.approx(cycle_time(packets.wire_bytes, 59, rate, rtt, bucket))
+    assert simulated == pytest.approx(metered, rel=8 * bucket / rate / 400 / metered + 1e-9)   # less the full start
+    wire = stop_and_wait(data, rate, rtt, stack=stack).cycle_s
+    assert metered < wire and wire == pytest.approx(8 * (packets.wire_bytes + 59) / rate + rtt)
+    # a whole file: every term of the metered cycle, and no transmission for CONN, CONACC or RCVD
+    t = udpr_transfer(10 * data, rate, rtt, chunk_bytes=data, stack=stack, meter_bytes=bucket)
+    assert t.total_s == pytest.approx(rtt + 10 * metered)
 
 
 def test_udpr_whole_file_under_loss_against_a_simulation():

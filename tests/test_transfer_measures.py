@@ -92,7 +92,8 @@ def test_no_receiver_goodput_above_the_link_and_the_views_in_the_order_physics_a
     ok = df[df["status"] == "ok"]
     assert len(ok) == len(df), df["error"].tolist()
     assert (ok["goodput_clock"] == "one clock").all()
-    burst = 5000 * 8 / ok["transfer_s"]           # tbf's bucket: 5000 B at 10 Mbit/s (LinkSpec.burst_for)
+    spec = exp.settings()[0].link
+    burst = spec.burst_for(spec.forward) * 8 / ok["transfer_s"]   # tbf's bucket (LinkSpec.burst_for)
     limit = ok["pred_limit_link_bps"] + burst
     assert (ok["goodput_bps"] <= limit * 1.001).all(), (ok["goodput_bps"] / ok["pred_limit_link_bps"]).tolist()
     complete = ok[ok["delivered_fraction"] == 1]

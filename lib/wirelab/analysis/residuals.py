@@ -28,9 +28,11 @@ The reasons (each a function of one summary row → expected effect, or None):
                     (``pred_transfer_std_s``), where it is the wider: three runs
                     of a heavy tail often show none of it.
 * ``tbf burst``     tbf's bucket starts full: its first ``burst`` bytes leave at
-                    the veth's speed, not the rate (where the link says its rate
-                    starts with a burst: ``wirelab.link.burst_at_start``): the
-                    transfer is shorter by burst·8/C (tc-tbf(8)).
+                    the interface's speed, not the rate (where the link says its rate
+                    starts with a burst: ``wirelab.link.burst_at_start``, namespaces and
+                    hosts): the transfer is shorter by up to burst·8/C (tc-tbf(8)). A
+                    bucket of one frame has nothing to say: every shaper lets a busy
+                    period's first frame go.
 * ``host round trip``  stop-and-wait waits one host round trip per packet; the
                     probe before the setting's runs measured it, the runs' own DATA→ACC
                     samples say what it was during them: N·(their mean cycle −
@@ -69,7 +71,7 @@ import pandas as pd
 
 from ..errors import ExperimentError, WirelabError
 from ..link import LinkSpec, burst_at_start
-from ..model.stopwait import ACC_WIRE_BYTES
+from ..model.stopwait import ACC_WIRE_BYTES, cycle_time
 from ..experiment.adaptive import precision_note, runs_needed
 from ..experiment.stats import BASIS_TIME, summarize, t_quantile
 
@@ -155,7 +157,7 @@ def _tbf_burst(row, *_) -> Reason | None:
     except WirelabError:
         return None
     burst = burst_at_start(row.get("backend"), spec)
-    if not burst:
+    if burst <= spec.frame_bytes:
         return None
     saved = min(8.0 * burst / rate, seconds / 2)
     effect = seconds / (seconds - saved) - 1
@@ -170,8 +172,11 @@ def _host_round_trip(row, *_) -> Reason | None:
     packets, seconds = _number(row, "pred_datagrams"), _number(row, "pred_data_time_s")
     if not all(math.isfinite(v) for v in (measured, predicted, packets, seconds)) or seconds <= 0:
         return None
-    # the runs' DATA→ACC samples include both transmissions, as the predicted cycle does
-    cycle = predicted + 8.0 * (_number(row, "pred_wire_bytes", 0) + ACC_WIRE_BYTES) / _number(row, "rate_bps", math.inf)
+    # the runs' DATA→ACC samples include both transmissions, as the predicted cycle does (on tbf's
+    # meter: what the DATA exceeds the bucket by, or the bucket's refill)
+    meter = _number(row, "pred_meter_bytes")
+    cycle = cycle_time(_number(row, "pred_wire_bytes", 0), ACC_WIRE_BYTES, _number(row, "rate_bps", math.inf),
+                       predicted, meter if math.isfinite(meter) else None)
     extra = packets * (measured - cycle)
     if abs(extra) < 1e-4 * seconds:
         return None

@@ -63,7 +63,7 @@ def add_parser(subparsers):
                          "(a cable: + 38 B preamble, header, FCS and gap, at least 84 B)")
     up.add_argument("--pppoe", action="store_true", help="8 B of PPPoE a frame more (an FTTC/DSL line)")
     up.add_argument("--queue", type=types.size, default=None, help="queue limit, e.g. 64KB (default: 100 ms)")
-    up.add_argument("--burst", type=types.size, default=None, help="tbf burst (default: 2 frames or rate/250)")
+    up.add_argument("--burst", type=types.size, default=None, help="tbf burst (default: one frame and 1 ms of the rate)")
     up.add_argument("--backend", choices=BACKENDS, default="auto")
     up.add_argument("--topology", choices=["two_hosts", "broker"], default="two_hosts",
                     help="two_hosts: a–b; broker: document 003's s, b, r1, r2, d (links s-b, b-r1, "

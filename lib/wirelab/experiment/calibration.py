@@ -14,7 +14,11 @@ runs do it:
            (server on host b, the client forked as the runs' clients are), of the
            setting's own DATA size and file (at most ``PROBE_ROUNDS`` DATA), across a
            link with the sweep's backend and rate but no delay and no loss;
-    host   the mean of its DATA→ACC round trips − the two packets' transmission;
+    host   the mean of its DATA→ACC round trips − the two packets' transmission (where the
+           rate is tbf's, a meter: ``link.meter_bytes``, − what the DATA exceeds the bucket by,
+           ``model.stopwait.cycle_time``; a round trip shorter than the DATA's transmission
+           hides behind the bucket's refill there, and is taken as that transmission, which
+           predicts the delay-free cycle exactly and one with a delay no faster than it runs);
     set    ``PROBES`` probes in a row: their **median** is the host round trip the
            setting is predicted with, their **range** (lowest, highest) the interval
            of that input: for 5 probes the median of the probes' distribution lies
@@ -109,7 +113,11 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *
     wire = predict_columns(setting.params, wire=link_layer.wire_of(setting.link), **framing)["pred_wire_bytes"]
     if not math.isfinite(wire):
         return {"error": "the model could not frame the probe's DATA"}
-    transmission = 8.0 * (wire + ACC_WIRE_BYTES) / setting["rate_bps"]
+    meter = getattr(link_layer, "meter_bytes", lambda *_: None)(backend, setting.link)
+    # on a wire the cycle holds both packets' transmission; on tbf's meter only what the DATA
+    # exceeds its bucket by (model.stopwait.cycle_time)
+    held = wire + ACC_WIRE_BYTES if meter is None else max(0.0, wire - meter)
+    transmission = 8.0 * held / setting["rate_bps"]
     probes = [_one_probe(engine, link_layer, backend, setting, kept) for _ in range(PROBES)]
     good = [p for p in probes if "error" not in p]
     if not good:
@@ -122,7 +130,8 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *
             "method": f"median of {len(good)} UDPR probes of {setting['size_bytes']:.0f} B in DATA of "
                       f"{wire:.0f} B on the wire, each the mean of "
                       f"its DATA→ACC round trips, at {setting['rate_bps'] / 1e6:g} Mbit/s, no delay, no loss, on "
-                      f"the {backend} backend, less their transmission ({transmission * 1e3:.2f} ms); range "
+                      f"the {backend} backend, less their transmission ({transmission * 1e3:.2f} ms"
+                      + ("" if meter is None else f": tbf's meter, a bucket of {meter} B") + "); range "
                       f"{hosts[0] * 1e3:.3f}–{hosts[-1] * 1e3:.3f} ms"}
 
 

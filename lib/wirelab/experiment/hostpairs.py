@@ -96,6 +96,13 @@ class HostsLayer:
     def carriage(backend: str, proto: str) -> str:
         return "packets"          # the programs' own packets cross the path
 
+    def meter_bytes(self, backend: str, spec) -> int | None:
+        """tbf's bucket where the pair shapes ``spec`` (root on both hosts: ``hostshaping``),
+        None where it runs unshaped on the real path (``path_params``)."""
+        if self.pair is not None and not all(self.pair.root.values()):
+            return None
+        return links.meter_bytes("hosts", spec)
+
     def facts(self) -> dict:
         return {"pairs": [p.summary() for p in self.pairs]}
 

@@ -72,7 +72,8 @@ class Plan:
     def predictions(self, setting: Setting, *, host_rtt_s: float | tuple | None = None, engine=None) -> dict:
         """The model's ``pred_*`` columns for exactly ``setting``, framed as ``engine`` (default: the
         setting's) frames data, with the machine's congestion control where the setting names
-        none, carried the way the backend carries it, with the host's measured round trip."""
+        none, carried the way the backend carries it (and metered, where its rate is tbf's), with
+        the host's measured round trip."""
         engine = engine if engine is not None else self.engine_for(setting)
         key = (setting.setting_id, id(engine), host_rtt_s)
         if key not in self._predicted:
@@ -85,9 +86,11 @@ class Plan:
                 params, wire = setting.params, self.link_layer.wire_of(setting.link)
                 if hasattr(self.link_layer, "path_params"):   # across hosts that cannot shape: the real path
                     params, wire = self.link_layer.path_params(setting)
+                meter = self.link_layer.meter_bytes(self.backend, setting.link) \
+                    if hasattr(self.link_layer, "meter_bytes") and hasattr(setting.link, "forward") else None
                 made = predict_columns(params, wire=wire,
                                        timestamps=self.timestamps, default_cc=self.default_cc,
-                                       carriage=carriage, host_rtt_s=host_rtt_s, **framing)
+                                       carriage=carriage, host_rtt_s=host_rtt_s, meter_bytes=meter, **framing)
             self._predicted[key] = made
         return dict(self._predicted[key])
 

@@ -23,6 +23,13 @@ column adds 8 B to either) or ``"payload"`` (a relay that paces application byte
 TCP (``wirelab.link.carriage``): ``"packets"`` (the sender's own segments cross the
 link) or ``"stream"`` (a relay terminates TCP and paces its byte stream: the link
 limit and the delay, no slow start or loss; ``model.transfer_time.stream_transfer``).
+``meter_bytes`` is tbf's bucket where the backend's rate is tbf's (``wirelab.link.meter_bytes``:
+namespaces, hosts), None where the link serializes like a cable: tbf lets a packet out the
+moment its bucket holds it, so UDPR's DATA crosses without its transmission time after a
+round trip that refilled the bucket, and its ACC at once (``model.stopwait``: the metered
+cycle is max(DATA/C, RTT + what exceeds the bucket /C), not DATA/C + RTT + ACC/C). TCP and
+UDP keep the wire's η·C: the meter differs only by its full bucket at the start, a few kB,
+which ``analysis.residuals`` names ("tbf burst"). Kept as ``pred_meter_bytes`` (NaN: a wire).
 
 ``host_rtt_s`` is this machine's own round trip between the two programs (their
 processing, the scheduler, the link process or relay), measured by a short
@@ -109,7 +116,7 @@ def _queue_bytes(params: dict) -> float | None:
 def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = True,
                     payload: int | None = None, stream_header: int = 0, udp_header: int = 0,
                     default_cc: str | None = None, carriage: str = "packets",
-                    host_rtt_s: float | tuple | None = None) -> dict:
+                    host_rtt_s: float | tuple | None = None, meter_bytes: float | None = None) -> dict:
     """``pred_*`` columns for one setting's parameters (SI values, results column names).
 
     ``timestamps``: whether TCP segments carry the 12 B timestamp option (Linux
@@ -122,13 +129,13 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     ``default_cc``: the machine's ``net.ipv4.tcp_congestion_control``, used when
     the ``cc`` column is empty.
     ``wire="none"``: nothing shapes the link (loopback), so nothing is predicted.
-    ``carriage`` and ``host_rtt_s`` (seconds, or a probe set's (median, lowest, highest)): see the
-    module docstring.
+    ``carriage``, ``host_rtt_s`` (seconds, or a probe set's (median, lowest, highest)) and
+    ``meter_bytes``: see the module docstring.
     """
     if isinstance(host_rtt_s, (tuple, list)):
         median, low, high = (float(v) for v in host_rtt_s)
         kwargs = dict(wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
-                      udp_header=udp_header, default_cc=default_cc, carriage=carriage)
+                      udp_header=udp_header, default_cc=default_cc, carriage=carriage, meter_bytes=meter_bytes)
         out = predict_columns(params, host_rtt_s=median, **kwargs)
         if _get(params, "proto", "tcp") == "udpr" and math.isfinite(out["pred_goodput_bps"]):
             # a longer host round trip, a lower goodput: the interval's ends swap
@@ -139,9 +146,11 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     out: dict = {c: math.nan for c in PRED_COLUMNS}
     out.update({c: None for c in _TEXT})
     host = None if _missing(host_rtt_s) else float(host_rtt_s)
+    meter = None if _missing(meter_bytes) or wire == "payload" else float(meter_bytes)
     out.update(pred_wire=wire, pred_timestamps=bool(timestamps), pred_payload_arg=payload,
                pred_stream_header_bytes=stream_header, pred_udp_header_bytes=udp_header,
-               pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host)
+               pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host,
+               pred_meter_bytes=math.nan if meter is None else meter)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
@@ -156,6 +165,9 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         rtt = (rtt or 0.0) + host
         notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
                      "(measured by a lossless UDPR probe at this rate just before the setting's runs)")
+    if proto == "udpr" and meter is not None:
+        notes.append(f"tbf meters the rate (a bucket of {meter:.0f} B): a DATA leaves once the bucket holds it, "
+                     "not serialized: cycle = max(DATA/C, RTT + what exceeds the bucket /C)")
     cc = _congestion_control(proto, params, default_cc, notes)
     chunk = payload if payload is not None else _get(params, "packet_bytes")
     file_bytes = _get(params, "size_bytes")
@@ -178,7 +190,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                     max_wait_s=_get(params, "max_wait_s", 5.0),
                     max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
                     carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params),
-                    queue_bytes=_queue_bytes(params) if wire != "payload" else None)
+                    queue_bytes=_queue_bytes(params) if wire != "payload" else None,
+                    meter_bytes=meter if proto == "udpr" else None)
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
@@ -249,6 +262,7 @@ def predict_like(row, **changes) -> dict:
         return default if _missing(v) else v
     payload = value("pred_payload_arg", None)
     host = value("pred_host_rtt_s", None)
+    meter = value("pred_meter_bytes", None)
     if host is not None and value("pred_host_rtt_low_s", None) is not None:
         host = (host, value("pred_host_rtt_low_s", host), value("pred_host_rtt_high_s", host))
     return predict_columns(params, wire=value("pred_wire", "emulated"),
@@ -257,4 +271,4 @@ def predict_like(row, **changes) -> dict:
                            stream_header=int(value("pred_stream_header_bytes", 0)),
                            udp_header=int(value("pred_udp_header_bytes", 0)),
                            default_cc=value("pred_cc", None), carriage=value("pred_carriage", "packets"),
-                           host_rtt_s=host)
+                           host_rtt_s=host, meter_bytes=meter)

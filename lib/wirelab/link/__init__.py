@@ -9,7 +9,8 @@ packet), ``topology`` (hosts and links), ``detect`` (``capabilities()``: what th
 machine can do, and which backend to use), ``opened`` (the one entry), ``testbed``
 (build a topology in namespaces), ``renew`` (a kept testbed made ready for the
 next run) with ``reshape`` (which other shapes it may take in place),
-``userspace`` (the link process used where the kernel has no netem), ``relay``
+``userspace`` (the link process used where the kernel has no netem), ``meter`` (tbf
+lets a packet out when its bucket holds it: where, and by how much), ``relay``
 (loopback, no root), ``cleanup`` (names, state, the reaper), ``inspect`` (read
 kernel state back through netlink), ``keeper`` (holds `wirelab testbed up`'s
 testbeds). Across real machines: ``hosts`` (a link between two Dask workers), with
@@ -25,7 +26,7 @@ from .._exports import lazy
 _EXPORTS = {
     "LinkSpec": "spec", "Direction": "spec",
     "open": "opened:open_link", "backend_for": "detect", "wire_of": "opened", "carriage": "opened",
-    "burst_at_start": "opened",
+    "burst_at_start": "meter", "meter_bytes": "meter", "METERED_BACKENDS": "meter",
     "stands_for": "opened",
     "OpenLink": "opened",
     "capabilities": "detect", "Capabilities": "detect", "choose_backend": "detect",

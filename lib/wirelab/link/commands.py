@@ -3,8 +3,8 @@
 Nothing here runs anything, so every command can be tested (and shown to a
 student) without root. ``shlex.join(argv)`` is exactly what wirelab typed::
 
-    >>> " ".join(tbf("wl-demo-1-a", "to-b", rate_bps=10e6, burst_bytes=3028, limit_bytes=125000))
-    'tc -n wl-demo-1-a qdisc replace dev to-b root tbf rate 10000000bit burst 3028b limit 125000b'
+    >>> " ".join(tbf("wl-demo-1-a", "to-b", rate_bps=10e6, burst_bytes=2764, limit_bytes=125000))
+    'tc -n wl-demo-1-a qdisc replace dev to-b root tbf rate 10000000bit burst 2764b limit 125000b'
 
 Rates are written in bit/s and sizes in bytes ("b" is bytes to tc), so what
 tc reads is what the spec says, with no rounding through "mbit".
@@ -20,9 +20,9 @@ it GSO packets of many segments even with offloads off (they are cut after the
 qdisc), so a real wire also sets ``gso_max_segs 1`` on the sender's interface:
 one segment, one frame, one charge::
 
-    >>> " ".join(tbf("ns", "to-b", rate_bps=10e6, burst_bytes=3076, limit_bytes=125000,
+    >>> " ".join(tbf("ns", "to-b", rate_bps=10e6, burst_bytes=2788, limit_bytes=125000,
     ...              overhead_bytes=24, min_frame_bytes=84))
-    'tc -n ns qdisc replace dev to-b root stab overhead 24 linklayer ethernet tbf rate 10000000bit burst 3076b limit 125000b mpu 84b'
+    'tc -n ns qdisc replace dev to-b root stab overhead 24 linklayer ethernet tbf rate 10000000bit burst 2788b limit 125000b mpu 84b'
 """
 from __future__ import annotations
 
@@ -109,7 +109,10 @@ def tbf(ns: str | None, dev: str, *, rate_bps: float, burst_bytes: int, limit_by
         min_frame_bytes: int = 0) -> list[str]:
     """Token bucket filter: ``rate`` on what the qdisc sees (IP packet + 14 B Ethernet), each
     packet counted ``overhead_bytes`` more (a size table, tc-stab) and at least ``min_frame_bytes``
-    (tbf's ``mpu``); see the module docstring."""
+    (tbf's ``mpu``); see the module docstring. tbf is a meter, not a wire (tc-tbf(8)): a packet
+    leaves the moment the bucket holds it, so ``burst_bytes`` leave at once after a pause;
+    ``LinkSpec.burst_for`` keeps it to one frame and 1 ms of the rate (no ``peakrate``: with a
+    one-frame ``mtu`` it lost 2 % of the rate at 10 Mbit/s here, as a one-frame bucket does)."""
     where = ["parent", parent] if parent else ["root"]
     stab = ["stab", "overhead", str(overhead_bytes), "linklayer", "ethernet"] if overhead_bytes else []
     return ([*_tc(ns), "qdisc", "replace", "dev", dev, *where]

@@ -2,7 +2,8 @@
 
 ``Shaper.admit(nbytes, now)`` answers "when does this packet come out?":
 
-1. **Queue + rate** (a serializer at C bit/s, like tbf): the packet waits
+1. **Queue + rate** (a serializer at C bit/s, like a cable; tbf, the kernel
+   backends' rate, is a meter instead: ``link.meter_bytes``): the packet waits
    until the line is free, then takes ``nbytes·8/C`` to send. ``nbytes`` is
    what the link charges: the IP packet plus a 14 B Ethernet header (the
    model's "emulated" wire). If the bytes still waiting exceed the queue

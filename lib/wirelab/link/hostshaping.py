@@ -9,12 +9,13 @@ other traffic), so only the packets to the peer are shaped. For a → b, on a's 
                                       match ip sport 40211 0xffff flowid 7a1:        (Dask's own: direct)
     tc filter add dev eth0 parent 7a1: protocol ip prio 2 u32 match ip dst 10.0.0.8/32 flowid 7a1:3
     tc qdisc replace dev eth0 parent 7a1:3 handle 7a2: netem limit 1000 delay 20000us   (kernels with netem)
-    tc qdisc replace dev eth0 parent 7a2:1 handle 7a3: tbf rate 10000000bit burst 3028b limit 125000b
+    tc qdisc replace dev eth0 parent 7a2:1 handle 7a3: tbf rate 10000000bit burst 2764b limit 125000b
 
 htb is only the sorter (the classful qdisc every kernel here has; prio is a module some lack):
 with no default class, everything the filters do not send to its one class leaves by htb's
 direct queue, untouched, and that class is far faster than any rate shaped below it. The
-peer's packets meet netem then tbf, as ``commands.shaping_commands`` stacks them in a testbed,
+peer's packets meet netem then tbf (a meter with a bucket of one frame and 1 ms of the rate:
+``LinkSpec.burst_for``), as ``commands.shaping_commands`` stacks them in a testbed,
 except Dask's own: the two workers talk to each other too (a task's result travels from one to
 the other), and a 100 kbit/s link that carried them would starve the run that shapes it. The
 ports of each side's worker (and of the scheduler, where it lives on one of them: ``Side.keep``)

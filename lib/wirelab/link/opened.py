@@ -43,7 +43,7 @@ from .spec import LinkSpec
 from .testbed import Testbed
 from .topology import Topology, two_hosts
 
-__all__ = ["open_link", "wire_of", "carriage", "burst_at_start", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
+__all__ = ["open_link", "wire_of", "carriage", "stands_for", "OpenLink", "TestbedLink", "LoopbackLink",
            "LOOPBACK"]
 
 LOOPBACK = "127.0.0.1"
@@ -376,13 +376,6 @@ def carriage(backend: str, proto: str) -> str:
     ``"stream"`` (TCP on loopback: the relay terminates each connection and paces the byte
     stream, so the sender sees no slow start across the link, no RTT and no loss)."""
     return "stream" if backend == "loopback" and proto == "tcp" else "packets"
-
-
-def burst_at_start(backend: str, spec: LinkSpec) -> int:
-    """Bytes a fresh link of ``backend`` lets out at the interface's speed before it shapes
-    ``spec``'s rate: tbf's bucket starts full on the namespaces backend (tc-tbf(8)); the userspace
-    link and the relays pace from the first byte."""
-    return spec.burst_for(spec.forward) if backend == "namespaces" and spec.forward.rate_bps else 0
 
 
 def _shapes(spec: LinkSpec) -> bool:

@@ -135,7 +135,7 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             cc: str | None = None, size: int | None = None,
             initial_window: int = LINUX_INITIAL_WINDOW, carriage: str = "packets",
             window_s: tuple[float, float] | None = None, queue_bytes: float | None = None,
-            loss_unit: str = "packet") -> Prediction:
+            loss_unit: str = "packet", meter_bytes: float | None = None) -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
     TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
@@ -154,6 +154,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     the steady state stays in ``steady_goodput_bps``. With loss and a loss-based ``cc`` (reno,
     cubic) the window's distribution is carried through the run (``window_chain``), delayed ACKs
     included; ``queue_bytes`` is the bottleneck's tail-drop queue (slow start overflows it).
+    ``meter_bytes``: the rate is a meter with this bucket (tbf), not a wire: UDPR's cycle is the
+    meter's (``stopwait.cycle_time``).
     """
     if not 0 <= loss <= 1:
         raise ModelError(f"loss must be between 0 and 100 %, not {loss * 100:g} %", "e.g. --loss 1%")
@@ -207,14 +209,14 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         notes.append("no --rtt given: stop-and-wait assumes zero propagation delay")
     sw = stop_and_wait(packets.payload_bytes, rate_bps, rtt_s or 0.0, stack=stack,
                        loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
-                       max_retransmits=max_retransmits, loss_unit=loss_unit)
+                       max_retransmits=max_retransmits, loss_unit=loss_unit, meter_bytes=meter_bytes)
     limits = {"link": link, "stop_and_wait": sw.goodput_bps}
     binding, goodput = binding_limit(limits)
     transfer = None
     if size is not None:
         whole = udpr_transfer(size, rate_bps, rtt_s or 0.0, chunk_bytes=packets.payload_bytes, stack=stack,
                               loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
-                              max_retransmits=max_retransmits, loss_unit=loss_unit)
+                              max_retransmits=max_retransmits, loss_unit=loss_unit, meter_bytes=meter_bytes)
         transfer = from_udpr(whole, rtt_s or 0.0)
     return _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common,
                    delivered=sw.success_probability, sw=sw, transfer=transfer)

@@ -15,6 +15,13 @@ What a loss costs in PPCB (shared/ppcb.md), derived here as a two-state chain:
 So failures before success are geometric twice over:
     E[time per packet] = cycle + T₀·((1 − s)/s + (1 − r)/r)
     Var = T₀²·((1 − s)/s² + (1 − r)/r²)
+On a meter (tbf, the namespaces and hosts backends' rate: tc-tbf(8)) a packet is not
+serialized: it leaves at once when the bucket of b bytes holds its length, else when the
+rate has earned what is missing. A DATA of D wire bytes (all its fragments) sent one
+round trip after the last leaves with min(b, C·RTT) in the bucket, and the ACC (far smaller
+than the reverse bucket, refilled within a cycle) leaves at once:
+    cycle = RTT + max(0, D − min(b, C·RTT))/C = max(D/C, RTT + max(0, D − b)/C)
+(derived from tbf's dequeue rule; the full bucket at the start saves at most b/C once).
 CONN/CONACC is the same exchange (k = 1). After the last ACC the server sends RCVD
 at once; a lost RCVD (p_r) makes the client wait T₀, then resend the last DATA
 until DATA and RCVD both get through (each try s·r, T₀ apart).
@@ -30,7 +37,7 @@ from .packetization import packetize
 from ..wire.headers import UDP_HEADER
 from .headers import PPCB_HEADER, HeaderStack
 
-__all__ = ["StopAndWait", "stop_and_wait", "exchange_time", "give_up_probability",
+__all__ = ["StopAndWait", "stop_and_wait", "cycle_time", "exchange_time", "give_up_probability",
            "UdprTransfer", "udpr_transfer", "acc_wire_bytes", "ACC_WIRE_BYTES"]
 
 
@@ -51,7 +58,7 @@ ACC_WIRE_BYTES = acc_wire_bytes(HeaderStack("udpr", wire="emulated"))
 class StopAndWait:
     """The stop-and-wait prediction for one DATA size on one link."""
     data_bytes: int
-    cycle_s: float                  # DATA/C + RTT + ACC/C, no loss
+    cycle_s: float                  # DATA/C + RTT + ACC/C, no loss (``cycle_time``)
     success_probability: float      # q = s·r: DATA and its first ACC both arrive
     expected_transmissions: float   # DATA sends per packet: 1 + (1 − s)/s + (1 − r)/r
     time_per_packet_s: float        # cycle + T₀·((1 − s)/s + (1 − r)/r)
@@ -62,6 +69,15 @@ class StopAndWait:
     @property
     def expected_retransmissions(self) -> float:
         return self.expected_transmissions - 1.0
+
+
+def cycle_time(data_wire_bytes: float, answer_wire_bytes: float, rate_bps: float, rtt_s: float,
+                meter_bytes: float | None = None) -> float:
+    """One request/answer cycle: DATA/C + RTT + ACC/C on a wire (Bertsekas & Gallager §2.4.2);
+    with ``meter_bytes`` (tbf's bucket b) max(D/C, RTT + max(0, D − b)/C) (module docstring)."""
+    if meter_bytes is None:
+        return 8.0 * (data_wire_bytes + answer_wire_bytes) / rate_bps + rtt_s
+    return max(8.0 * data_wire_bytes / rate_bps, rtt_s + 8.0 * max(0.0, data_wire_bytes - meter_bytes) / rate_bps)
 
 
 def _check(rate_bps, rtt_s, timeout_s, max_retransmits, losses) -> None:
@@ -94,12 +110,14 @@ def give_up_probability(arrive: float, answered: float, tries: int) -> float:
 def stop_and_wait(data_bytes: int, rate_bps: float, rtt_s: float = 0.0, *,
                   stack: HeaderStack | None = None, loss_forward: float = 0.0,
                   loss_reverse: float = 0.0, timeout_s: float = 5.0,
-                  max_retransmits: int = 5, loss_unit: str = "packet") -> StopAndWait:
+                  max_retransmits: int = 5, loss_unit: str = "packet",
+                  meter_bytes: float | None = None) -> StopAndWait:
     """Predict UDPR for DATA packets of ``data_bytes`` (see module docstring).
 
     ``rtt_s`` is the round trip without transmission time (propagation and
     processing); ``timeout_s`` is MAX_WAIT; ``loss_unit``: "packet" (each IP
-    fragment lost alone) or "datagram" (a DATA's fragments share one draw).
+    fragment lost alone) or "datagram" (a DATA's fragments share one draw);
+    ``meter_bytes``: the link is a meter with this bucket (tbf), not a wire.
     """
     stack = stack or HeaderStack("udpr")
     if stack.proto != "udpr":
@@ -107,7 +125,7 @@ def stop_and_wait(data_bytes: int, rate_bps: float, rtt_s: float = 0.0, *,
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
     data = packetize(stack, data_bytes)
-    cycle = 8.0 * data.wire_bytes / rate_bps + rtt_s + 8.0 * acc_wire_bytes(stack) / rate_bps
+    cycle = cycle_time(data.wire_bytes, acc_wire_bytes(stack), rate_bps, rtt_s, meter_bytes)
     s, r = data.delivery_probability(loss_forward, loss_unit), 1.0 - loss_reverse
     per_packet, variance = exchange_time(cycle, timeout_s, s, r)
     sends = 1.0 + (1 - s) / s + (1 - r) / r
@@ -136,19 +154,23 @@ class UdprTransfer:
 def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk_bytes: int = 1000,
                   stack: HeaderStack | None = None, loss_forward: float = 0.0,
                   loss_reverse: float = 0.0, timeout_s: float = 5.0,
-                  max_retransmits: int = 5, loss_unit: str = "packet") -> UdprTransfer:
+                  max_retransmits: int = 5, loss_unit: str = "packet",
+                  meter_bytes: float | None = None) -> UdprTransfer:
     """Expected time for ``size_bytes`` in DATA packets of ``chunk_bytes`` (the last may be
     shorter), from sending CONN to receiving RCVD; ``std_s`` lets a deadline be set,
-    e.g. total + 4·std (module docstring for the derivation)."""
+    e.g. total + 4·std (module docstring for the derivation; ``meter_bytes`` there too)."""
     stack = stack or HeaderStack("udpr")
     if size_bytes < 0 or chunk_bytes < 1:
         raise ModelError("size must be ≥ 0 B and chunks ≥ 1 B", "e.g. 1MB in 1000 B chunks")
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
-    bits = lambda ppcb_bytes: 8.0 * stack.frame(stack.l3 + UDP_HEADER + ppcb_bytes) / rate_bps     # noqa: E731
+    frame = lambda ppcb_bytes: stack.frame(stack.l3 + UDP_HEADER + ppcb_bytes)     # noqa: E731
     r = 1.0 - loss_reverse
     tries = max_retransmits + 1
-    conn_cycle = bits(PPCB_HEADER["CONN"]) + rtt_s + bits(PPCB_HEADER["CONACC"])
+    if meter_bytes is None:
+        conn_cycle = cycle_time(frame(PPCB_HEADER["CONN"]), frame(PPCB_HEADER["CONACC"]), rate_bps, rtt_s)
+    else:                   # the meter's bucket is full at the start: CONN leaves at once
+        conn_cycle = rtt_s + 8.0 * max(0.0, frame(PPCB_HEADER["CONN"]) - meter_bytes) / rate_bps
     handshake, variance = exchange_time(conn_cycle, timeout_s, 1.0 - loss_forward, r)
     arrived = 1.0 - give_up_probability(1.0 - loss_forward, r, tries)
     full, rest = divmod(size_bytes, chunk_bytes)
@@ -160,14 +182,14 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
             continue
         sw = stop_and_wait(data_bytes, rate_bps, rtt_s, stack=stack, loss_forward=loss_forward,
                            loss_reverse=loss_reverse, timeout_s=timeout_s, max_retransmits=max_retransmits,
-                           loss_unit=loss_unit)
+                           loss_unit=loss_unit, meter_bytes=meter_bytes)
         link += count * (sw.cycle_s - rtt_s)
         waiting += count * rtt_s
         timeouts += count * (sw.time_per_packet_s - sw.cycle_s)
         variance += count * sw.std_per_packet_s ** 2
         arrived *= (1.0 - sw.failure_probability) ** count
         s_last, last_cycle = sw.success_probability / r, sw.cycle_s
-    rcvd = bits(PPCB_HEADER["RCVD"])
+    rcvd = 0.0 if meter_bytes is not None else 8.0 * frame(PPCB_HEADER["RCVD"]) / rate_bps   # a meter: at once
     if size_bytes and loss_reverse:
         # RCVD lost: wait T₀, then resend the last DATA until DATA and RCVD both arrive.
         retry = timeout_s + timeout_s * (1 / (s_last * r) - 1) + last_cycle

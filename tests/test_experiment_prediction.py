@@ -88,3 +88,18 @@ def test_an_fttc_line_is_asymmetric_and_old_settings_keep_their_ids():
         k for k, v in same.params.items() if v is not None}
     # document 002's FTTC predictions on its own framing: 1464 B of UDP in 1538 B frames
     assert predict_columns(up.params, wire="real")["pred_goodput_bps"] == pytest.approx(21e6 * 1464 / 1538)
+
+
+def test_a_delay_on_one_direction_counts_once_in_the_round_trip_and_old_ids_stay():
+    from wirelab.experiment import Experiment
+    one_way = Experiment("one", workload="time", time="10s", rate="100mbit", delay="80ms", jitter="10ms",
+                         delay_reverse="0", jitter_reverse="0", window=9000).settings()[0]
+    assert (one_way.link.forward.delay_s, one_way.link.reverse.delay_s) == (0.08, 0.0)
+    assert (one_way.link.forward.jitter_s, one_way.link.reverse.jitter_s) == (0.01, 0.0)
+    both = Experiment("two", workload="time", time="10s", rate="100mbit", delay="40ms", window=9000).settings()[0]
+    assert both.link.reverse.delay_s == 0.04 and "delay_reverse_s" not in both.params
+    assert both.setting_id == Experiment("two", workload="time", time="10s", rate="100mbit", delay="40ms",
+                                         window=9000).settings()[0].setting_id
+    # the same 80 ms round trip either way: the window's limit is the same
+    assert predict_columns(one_way.params)["pred_goodput_bps"] == pytest.approx(
+        predict_columns(both.params)["pred_goodput_bps"], rel=1e-9)

@@ -42,16 +42,17 @@ FULL = {
     "windows": [100, 500, 1000, 5000, 10000, 30000, 60000, 100000],            # B, task 1.1
     "lengths": ["1KiB", "2KiB", "4KiB", "8KiB", "16KiB", "32KiB", "128KiB", "1024KiB"],   # task 1.2
     "rates": ["50kbit", "100kbit", "1mbit", "10mbit"],                          # task 2.1 (tbf)
-    "delays": ["0.5ms", "5ms", "25ms", "50ms", "250ms", "500ms", "2500ms"],      # task 2.2, EACH way
+    # task 2.2: netem delay D ± jitter on the client's interface, a → b only (as the document's)
+    "delays": ["1ms", "10ms", "50ms", "100ms", "500ms", "1000ms", "5000ms"],
     "jitter": "10ms", "losses": ["1%", "5%", "50%"],                           # task 2.3 (a → b)
-    "bdp_windows": [500, 5269, 9000], "bdp_delay": "40ms",   # each way: its 80.8 ms round trip (ping)
+    "bdp_windows": [500, 5269, 9000], "bdp_delay": "80ms",   # a → b only, ± jitter: its ping's link (80.8 ms)
     "streams": [1, 2, 3, 4, 5, 10], "beside_udp": [1, 2, 5, 10],               # tasks 3 and 4
     "udp_rate": "1.05mbit", "udp_packet": 1470,                                # iperf 2's default UDP test
     "long": [30, 60], "long_losses": ["1%", "5%", "50%"], "long_repetitions": 3,   # task 2.3: run lengths
     "ping_rounds": 20,                        # special task: ping with netem delay 80ms 10ms on one host
 }
 QUICK = {"seconds": 1, "repetitions": 1, "windows": [100, 10000], "lengths": ["1KiB", "128KiB"],
-         "rates": ["100kbit", "10mbit"], "delays": ["0.5ms", "25ms"], "losses": ["1%", "5%"],
+         "rates": ["100kbit", "10mbit"], "delays": ["1ms", "50ms"], "losses": ["1%", "5%"],
          "bdp_windows": [500, 9000], "streams": [1, 4], "beside_udp": [1, 2], "long": [1, 2],
          "long_losses": ["1%"], "long_repetitions": 2, "ping_rounds": 10}
 
@@ -84,7 +85,9 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
     v["notes"] = notes
     tcp = dict(proto="tcp", workload="time", time=v["seconds"], rate=v["rate"], cc=cc, reps=v["repetitions"],
                backend=v["backend"])
-    bdp = dict(delay=v["bdp_delay"], jitter=v["jitter"])
+    # netem on the client delays one direction: a → b ± jitter, b → a nothing (not D/2 each way)
+    one_way = dict(jitter=v["jitter"], delay_reverse="0", jitter_reverse="0")
+    bdp = dict(delay=v["bdp_delay"], **one_way)
     tasks = {
         "1.1_window/server": Experiment("08-window-server", rcvbuf=v["windows"], **tcp),
         "1.1_window/client": Experiment("08-window-client", sndbuf=v["windows"], **tcp),
@@ -92,7 +95,7 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
         "1.2_length/server": Experiment("08-length-server", packet="1024KiB", read=v["lengths"], **tcp),
         "1.2_length/client": Experiment("08-length", engine="iperf3", packet=v["lengths"], **tcp),
         "2.1_rate/client": Experiment("08-rate", engine="iperf3", **dict(tcp, rate=v["rates"])),
-        "2.2_delay/client": Experiment("08-delay", engine="iperf3", delay=v["delays"], jitter=v["jitter"], **tcp),
+        "2.2_delay/client": Experiment("08-delay", engine="iperf3", delay=v["delays"], **one_way, **tcp),
         "2.3_loss/server": Experiment("08-loss", engine="iperf3", loss=v["losses"], loss_reverse="0", **tcp),
         "special_bdp/server": Experiment("08-bdp-server", rcvbuf=v["bdp_windows"], **bdp, **tcp),
         "special_bdp/client": Experiment("08-bdp-client", sndbuf=v["bdp_windows"], **bdp, **tcp),

@@ -39,7 +39,7 @@ def test_offered_load_table_joins_the_document_at_the_same_setting():
     row = table.iloc[0]
     assert row["offered_MBps"] == 100 and row["n"] == 2
     assert row["received_MBps"] == pytest.approx(97.5) and row["received_MBps_ci"] > 0
-    assert row["doc_received_MBps"] == 100 and row["doc_send_time_ms"] == 1.84 and row["pred_received_MBps"] == 100
+    assert row["doc_received_MBps"] == 100 and row["doc_echo_ms"] == 1.84 and row["pred_received_MBps"] == 100
     assert row["lost_fraction"] == pytest.approx((3 / 1523 + 27 / 1508) / 2)
     assert row["undelivered"] == pytest.approx(1 - 97.5 / 100)
 
@@ -142,3 +142,18 @@ def test_the_partition_table_stands_the_theses_example_beside_the_model():
     assert table.loc[("round robin", 4), "doc_latency_ms"] == 300
     assert math.isnan(table.loc[("parallel", 4), "doc_overlap_MB"])
     assert table.loc[("parallel", 4), "link_s"] == pytest.approx(8 * 12e6 / 960e6)
+
+
+def test_the_documents_crosses_name_the_sides_it_gave_them_never_iperf3s_both():
+    import matplotlib
+    matplotlib.use("Agg")
+    from wirelab.viz import plot_against_document
+    windows = _runs(rcvbuf_bytes=[100.0], rate_bps=[100e6], delay_s=[0.0], loss=[0.0], time_s=[10.0],
+                    goodput_bps=[50e6])
+    both = windows.rename(columns={"rcvbuf_bytes": "window_bytes"})
+    table = document_table({"1.1_window/server": windows, "1.1_window/both": both}, load_reference("seed004_iperf"))
+    ax = plot_against_document(table[table["task"] == "1.1_window"], log_x=True)
+    labels = [line.get_label() for line in ax.get_lines() if line.get_label().startswith("document")]
+    assert labels == ["document, client or server"]
+    crosses = [line for line in ax.get_lines() if line.get_label().startswith("document")][0]
+    assert sorted(crosses.get_xdata()) == [100, 10000, 100000]

@@ -64,3 +64,19 @@ def test_the_documents_rate_above_tbfs_own_says_why():
     row = table[(table["task"] == "2.1_rate") & (table["value"] == 50)].iloc[0]
     assert row["document_bps"] == 51.8e3 and "above tbf's own rate" in row["why"] and "47.8" in row["why"]
     assert "above tbf" not in table[(table["task"] == "2.1_rate") & (table["value"] == 100)].iloc[0]["why"]
+
+
+def test_the_documents_bdp_is_its_ping_times_its_own_rate_at_80_ms():
+    table = doc004.document_table({}, doc004.reference())
+    bdp = doc004.bdp_table(table).set_index("bdp")
+    assert bdp.loc["document 004", "bdp_kbit"] == pytest.approx(5269.6)
+    assert bdp.loc["document 004", "rate_Mbps"] == pytest.approx(65.2, abs=0.05)
+    assert bdp.loc["C × RTT", "bdp_bytes"] == pytest.approx(100e6 * 0.080823 / 8)
+    measured = {"rtt_avg_ms": 81.0, "rtt_min_ms": 71.0, "rtt_max_ms": 90.0, "rtt_mdev_ms": 5.0, "answered": 20}
+    runs = pd.DataFrame({"status": ["ok"], "error": [None], "delay_s": [0.08], "delay_reverse_s": [0.0],
+                         "jitter_s": [0.01], "jitter_reverse_s": [0.0], "rate_bps": [100e6], "loss": [0.0],
+                         "time_s": [10.0], "goodput_bps": [60e6]})
+    here = doc004.bdp_table(doc004.document_table({"2.2_delay/client": runs}, doc004.reference()), measured)
+    here = here.set_index("bdp")
+    assert here.loc["measured here", "bdp_kbit"] == pytest.approx(60e6 * 0.081 / 1e3)
+    assert here.loc["model", "rate_Mbps"] > 0

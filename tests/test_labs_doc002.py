@@ -55,6 +55,9 @@ def test_the_fttc_table_counts_pppoe_and_keeps_the_documents_spread():
     assert (tcp["document_Mbps"], tcp["document_min_Mbps"], tcp["document_max_Mbps"]) == (19.34, 18.83, 19.80)
     assert tcp["predicted_Mbps"] == pytest.approx(21 * 1440 / 1538) and tcp["document_predicted_Mbps"] == 19.76
     assert udp["document_Mbps"] == 51.29 and udp["predicted_Mbps"] == pytest.approx(54 * 1464 / 1538)
+    # the payloads behind the DSLAM (MTU 1492), the document's beside the model's
+    assert (tcp["document_payload_bytes"], tcp["payload_bytes"]) == (1440, 1440)
+    assert (udp["document_payload_bytes"], udp["payload_bytes"]) == (1464, 1464)
 
 
 def test_nttcps_own_short_run_predicts_its_long_runs_sender_figure():

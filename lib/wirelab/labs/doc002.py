@@ -34,10 +34,10 @@ from ..model import predict
 from ..reference import load_reference
 from ..wire.headers import frame_bytes, ip_and_udp
 from .lab import Exercise, Lab, Link, Sweep, values
-from .payload_loss import EXCESS, boundaries, column_value, where_data_is_lost
+from .payload_loss import EXCESS, boundaries, boundary_table, column_value, where_data_is_lost
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost",
-           "boundaries", "EXCESS", "wire_table", "fttc_table", "nttcp_table", "markers_table", "NTTCP", "SIZES",
+           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "markers_table", "NTTCP", "SIZES",
            "QUICK_SIZES"]
 
 
@@ -155,11 +155,16 @@ def wire_table(frame: pd.DataFrame) -> pd.DataFrame:
     return _in_mbps(pd.DataFrame(rows))
 
 
+#: Document 002 behind the DSLAM (MTU 1492): "UDP S = 1464, TCP payload 1440" (timestamps).
+DOC_PPPOE_PAYLOAD = {"udp": 1464, "tcp": 1440}
+
+
 def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None) -> pd.DataFrame:
     """The FTTC line, per direction and protocol: the document's measurement (mean, min, max over
     its runs, over the Internet) and its prediction (η of the LAN, 0.941 and 0.957, times 21 or 54),
     ours on an emulated line of those rates with PPPoE (MTU 1492, 8 B a frame), and the model's
-    for it (TCP 1440 B, UDP 1464 B of 1538 B a frame). A direction without runs (None) keeps the
+    for it (TCP 1440 B, UDP 1464 B of 1538 B a frame), the payloads (the document's and the model's)
+    beside them. A direction without runs (None) keeps the
     document's numbers and the model's for its rate, and no measurement."""
     rows = []
     for direction, frame, scenario in (("up", up, "B_internet_up21"), ("down", down, "B_internet_down54")):
@@ -179,6 +184,9 @@ def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None)
             doc = paper["measured_mbps_mean"] * 1e6
             measured, predicted = row["goodput_bps_mean"], row["pred_goodput_bps_mean"]
             rows.append({"direction": direction, "proto": row["proto"], "rate_bps": row["rate_bps"],
+                         "document_payload_bytes": DOC_PPPOE_PAYLOAD[row["proto"]],
+                         "payload_bytes": predict(row["proto"], row["rate_bps"], pppoe=True,
+                                                  timestamps=row["proto"] == "tcp").payload_bytes,
                          "document_bps": doc, "document_min_bps": paper["measured_mbps_min"] * 1e6,
                          "document_max_bps": paper["measured_mbps_max"] * 1e6,
                          "document_predicted_bps": paper["predicted_mbps"] * 1e6,

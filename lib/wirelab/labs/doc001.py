@@ -1,6 +1,6 @@
 """Document 001 (Polish report): PPCB over tcp, udp and udpr, its grid and its misbehaving peers.
 
-A file-transfer protocol (PPCB, shared/ppcb.md) over three transports; links shaped
+A file-transfer protocol (PPCB, notebooks/ppcb-protocol.md) over three transports; links shaped
 with tc (tbf rate, netem loss and delay); 1000-byte DATA, MAX_WAIT 20 s,
 MAX_RETRANSMITS 5; a table of speeds (``seed001_transfers``) and §5's error
 handling. Notebook ``10-ppcb-assignment`` redoes all of it, and notebook

@@ -49,7 +49,8 @@ TC_KBPS = 1 / 8000
 
 #: Notebook 10: the document's grid (1. rate, 2. loss, 3. delay, 4. DATA size) and §5's scenarios.
 FULL = {
-    "protocols": ["tcp", "udp", "udpr"], "reps": 1, "backend": "auto",
+    "protocols": ["tcp", "udp", "udpr"], "backend": "auto",
+    "reps": 3,                           # its rate table: "the mean of 3"; so each row has an interval
     "rates": ["800kbit", "8mbit", "80mbit"], "rate_file": "10141756B",   # tbf rate 100/1000/10000kbps: kB/s
     "rate_max_wait": "20s",              # TCP through 800 kbit/s may wait out retransmission timeouts
     # tbf rate 1000kbps (8 Mbit/s) latency 50ms (a queue of 50 ms at the rate, no path delay: the server's
@@ -76,7 +77,7 @@ FULL = {
 #: MAX_WAIT 0.5 s: still hundreds of the loss runs' round trips, so every loss costs a timeout (the lesson),
 #: and the model is told; 3 s for the rate sweep: at 8 Mbit/s TCP needs no more (nor less: its floor,
 #: transfer.tcp), and a udp datagram the tbf queue drops is waited for that long before the run ends.
-QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
+QUICK = {"reps": 1, "rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
          "rates": ["8mbit", "80mbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],
          "file_sizes": ["20KB", "200KB", "2MB"],
          "delays": ["100ms"], "max_wait": "0.5s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",

@@ -225,13 +225,16 @@ def document_table(runs: dict, reference: pd.DataFrame) -> pd.DataFrame:
             doc.append({"task": row["task"], "side": side, "value": float(row["value"]),
                         "unit": row["unit"] if isinstance(row["unit"], str) else "",
                         "document_bps": float(row["bandwidth_bps"]),
+                        # where its text gives a range over several settings, not one figure each
+                        "document_min_bps": float(row.get("bandwidth_min_bps", math.nan)),
+                        "document_max_bps": float(row.get("bandwidth_max_bps", math.nan)),
                         "document_note": row["note"] if isinstance(row["note"], str) else ""})
     doc = pd.DataFrame(doc)
     if "1.1_window/both" in runs:          # iperf3 -w stands beside both of the document's rows
         window = doc[(doc["task"] == "1.1_window") & (doc["side"] == "server")]
         doc = pd.concat([doc, window.assign(side="both")], ignore_index=True)
     table = doc.merge(measured, how="outer", on=["task", "side", "value"])
-    for column in ("measured_bps", "predicted_bps", "document_bps"):
+    for column in ("measured_bps", "predicted_bps", "document_bps", "document_min_bps", "document_max_bps"):
         table[column] = pd.to_numeric(table.get(column), errors="coerce")
     table["measured/predicted"] = table["measured_bps"] / table["predicted_bps"]
     table["measured/document"] = table["measured_bps"] / table["document_bps"]
@@ -239,6 +242,11 @@ def document_table(runs: dict, reference: pd.DataFrame) -> pd.DataFrame:
                     for t, s, m, d, p, b, v in zip(table["task"], table["side"], table["measured_bps"],
                                                    table["document_bps"], table["predicted_bps"],
                                                    table.get("binds", [""] * len(table)), table["value"])]
+    ranged = table["document_bps"].isna() & table["document_min_bps"].notna()
+    table.loc[ranged, "why"] = [
+        f"the document's text gives {lo / 1e6:g}-{hi / 1e6:g} Mbit/s over several windows, no figure for this one"
+        + (f"; {w}" if w else "") for lo, hi, w in zip(table.loc[ranged, "document_min_bps"],
+                                                        table.loc[ranged, "document_max_bps"], table.loc[ranged, "why"])]
     errors = table.get("first_error")
     if errors is not None:
         table["why"] = [f"{w}; failed here: {e}" if isinstance(e, str) and e else w

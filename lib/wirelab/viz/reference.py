@@ -38,6 +38,13 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
                     label=f"predicted, {side}")
         ax.errorbar(ran["value"], ran["measured_bps"] * scale, yerr=ran["measured_ci"].fillna(0) * scale,
                     fmt="o", color=color, capsize=3, label=f"measured (mean ± 95 % CI), {side}")
+    # a range the document's text gives over several settings: a black bar at each of them
+    if "document_min_bps" in table:
+        spans = table[table["document_bps"].isna() & table["document_min_bps"].notna()]
+        spans = spans.drop_duplicates(["value", "document_min_bps", "document_max_bps"])
+        if len(spans):
+            ax.vlines(spans["value"], spans["document_min_bps"] * scale, spans["document_max_bps"] * scale,
+                      color="black", linewidth=3, alpha=0.5, label="document, a range in its text")
     # each published number once, in black, labelled with the sides the document gave it for
     # ("both" is iperf3's -w, set beside the document's rows: a side the document never used)
     doc = table[table["document_bps"].notna()]

@@ -115,3 +115,16 @@ def test_a_fixed_send_buffer_predicts_the_long_runs_sender_figure(tmp_path):
         assert receiver["measured_Mbps"] == pytest.approx(receiver["predicted_Mbps"], rel=0.01)
     sender = table.loc[("long", "sender")]
     assert sender["measured_Mbps"] == pytest.approx(sender["predicted_Mbps"], rel=0.01)
+
+
+def test_every_nttcp_run_of_the_document_and_its_rule():
+    table = doc002.nttcp_runs_table().set_index(["scenario", "proto"])
+    cable = table.loc[("A_home_10M", "tcp")]
+    assert cable["runs"] == 3 and cable["receiver_max_Mbps"] == 9.4149       # the third run: -n 2048 -l 5000
+    up = table.loc[("B_internet_up21", "tcp")]
+    # the published mean of 7 (19.34, min 18.83, max 19.80) is the mean of its receiver lines
+    assert up["runs"] == 7 and up["receiver_mean_Mbps"] == pytest.approx(19.34, abs=0.01)
+    assert (up["receiver_min_Mbps"], up["receiver_max_Mbps"]) == (18.8343, 19.8087)
+    flood = table.loc[("B_internet_up21", "udp")]
+    assert flood["sender_mean_Mbps"] == pytest.approx(956.7, abs=0.1) and flood["receiver_mean_Mbps"] < 20.3
+    assert table["network_bound"].all(), "every line: CPU s < Real s, Real-Mbit/s < CPU-Mbit/s"

@@ -37,7 +37,7 @@ from .lab import Exercise, Lab, Link, Sweep, values
 from .payload_loss import EXCESS, boundaries, boundary_table, column_value, where_data_is_lost
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost",
-           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "markers_table", "NTTCP", "SIZES",
+           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "nttcp_runs_table", "markers_table", "NTTCP", "SIZES",
            "QUICK_SIZES"]
 
 
@@ -200,6 +200,28 @@ def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None)
 #: of 5000 B) in 4.21 s; sender's Mbit/s (it times its writes) and receiver's (it times arrivals).
 NTTCP = {"short": {"bytes": 100_000, "sender_bps": 23.8351e6, "receiver_bps": 9.4138e6},
          "long": {"bytes": 5_000_000, "sender_bps": 9.5097e6, "receiver_bps": 9.4149e6}}
+
+
+def nttcp_runs_table(runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every nttcp run the document printed (``seed002_nttcp_runs``), per scenario and test: how many
+    runs, the receiver's Mbit/s (mean, min, max) beside the sender's, and nttcp's own rule, which the
+    document states: "CPU s" below "Real s" (so Real-Mbit/s below CPU-Mbit/s) on every line, or the
+    bottleneck is the application, not the network. Its FTTC UDP sender lines read about 956.7 Mbit/s
+    beside about 20.2 received: the sender's view of a flood into a 21 Mbit/s line."""
+    runs = load_reference("seed002_nttcp_runs") if runs is None else runs
+    rows = []
+    for (scenario, test, proto, direction), part in runs.groupby(["scenario", "test", "protocol", "direction"],
+                                                                 sort=False):
+        rx, tx = part[part["line"] == "receiver"], part[part["line"] == "sender"]
+        rows.append({"scenario": scenario, "test": test, "proto": proto, "direction": direction,
+                     "runs": int(part["run"].nunique()), "receiver_mean_Mbps": rx["real_mbps"].mean(),
+                     "receiver_min_Mbps": rx["real_mbps"].min(), "receiver_max_Mbps": rx["real_mbps"].max(),
+                     "sender_mean_Mbps": tx["real_mbps"].mean(),
+                     "sender/receiver": tx["real_mbps"].mean() / rx["real_mbps"].mean(),
+                     "real_s": f"{part['real_s'].min():g}-{part['real_s'].max():g}",
+                     "network_bound": bool(((part["cpu_s"] < part["real_s"])
+                                            & (part["real_mbps"] < part["cpu_mbps"])).all())})
+    return pd.DataFrame(rows)
 
 
 def _held(sender_bps: float, receiver_bps: float, sent_bytes: float) -> tuple[float, float]:

@@ -52,10 +52,11 @@ from .boards import partition_table
 from ..model.window import granted_buffer
 from ..reference import load_reference
 from .clocks import two_clocks
+from .doc000_findings import early_trials_table, findings_table
 from .lab import Exercise, Lab, Link, Sweep, values
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table",
-           "pacing_table", "maxima_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
+           "pacing_table", "maxima_table", "early_trials_table", "findings_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
            "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
 
 #: The document's values (its Appendix B and figures 22-32), on its 1 Gbit/s LAN.

@@ -128,3 +128,19 @@ def test_every_nttcp_run_of_the_document_and_its_rule():
     flood = table.loc[("B_internet_up21", "udp")]
     assert flood["sender_mean_Mbps"] == pytest.approx(956.7, abs=0.1) and flood["receiver_mean_Mbps"] < 20.3
     assert table["network_bound"].all(), "every line: CPU s < Real s, Real-Mbit/s < CPU-Mbit/s"
+
+
+def test_h2_to_h1_goes_through_a_queue_the_sender_can_outrun_beside_the_nic_queue():
+    lab = doc002.sweeps(quick=True)
+    adapter, cable = lab["adapter"].experiment.settings(), lab["cable"].experiment.settings()
+    assert {s["queue_packets"] for s in adapter} == {20} and {s["queue_packets"] for s in cable} == {1000}
+    assert {s["rate_bps"] for s in adapter} == {10e6} and all(s.link.wire == "real" for s in adapter)
+    g = predict("udp", 10e6, wire="real").goodput_bps
+    short = _runs(proto=["udp"], queue_packets=[20], goodput_bps=[0.8 * g], pred_goodput_bps=[g],
+                  delivered_fraction=[0.8])
+    nic = _runs(proto=["udp"], queue_packets=[1000], goodput_bps=[g], pred_goodput_bps=[g], delivered_fraction=[1.0])
+    table = doc002.adapter_table(short, nic).set_index("direction")
+    assert table.loc["H2 → H1, short queue", "delivered"] == 0.8 and "consistent loss" in table.loc[
+        "H2 → H1, short queue", "document"]
+    assert table.loc["H1 → H2, NIC queue", "measured_Mbps"] == pytest.approx(g / 1e6)
+    assert doc002.ADAPTER["tcp"][:2] == (9.39e6, 9.40e6)

@@ -37,7 +37,7 @@ from .lab import Exercise, Lab, Link, Sweep, values
 from .payload_loss import EXCESS, boundaries, boundary_table, column_value, where_data_is_lost
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost",
-           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "nttcp_runs_table", "markers_table", "NTTCP", "SIZES",
+           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "nttcp_runs_table", "adapter_table", "ADAPTER", "markers_table", "NTTCP", "SIZES",
            "QUICK_SIZES"]
 
 
@@ -75,7 +75,10 @@ FULL = {"sizes": SIZES, "rate": "100mbit", "loss": "1%", "time": "2s", "wire": "
         "backend": "auto", "cable_rate": "10mbit", "cable_time": "5s",
         "fttc": ["21mbit", "54mbit"], "fttc_time": "5s",
         "nttcp_times": ["0.03s", "4.21s"], "nttcp_sndbufs": [None, "64KB"],
-        "markers": 3, "marker_gap": "2s", "marker_time": "1s"}
+        "markers": 3, "marker_gap": "2s", "marker_time": "1s",
+        # H2 → H1: its sender fed a USB adapter at Gb/s, which stored and forwarded at 10 Mbit/s: a queue
+        # the sender can outrun (its buffer is unknown; 20 frames, far less than a socket buffer)
+        "adapter_queue": 20}
 #: Quick mode: one size on each side of each boundary, 1 s runs (2 s on the cable: its 1 % needs no
 #: more), nttcp's runs with the fixed buffer only, markers 0.5 s apart.
 QUICK = {"sizes": QUICK_SIZES, "time": "1s", "cable_time": "2s", "fttc_time": "1s", "nttcp_times": ["0.03s", "1s"],
@@ -108,6 +111,8 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
         "markers": Sweep(Experiment("002-markers", proto="udp", time=v["marker_time"], rate=v["cable_rate"],
                                     capture=root, **cable),
                          {"end_markers": v["markers"], "end_marker_gap_s": units.parse_time(v["marker_gap"])}),
+        "adapter": Sweep(Experiment("002-adapter", proto=protos, time=v["cable_time"], rate=v["cable_rate"],
+                                    **dict(cable, queue=v["adapter_queue"]))),
         "payload": Sweep(payload_sweep(**{k: v[k] for k in ("sizes", "rate", "loss", "time", "wire", "queue", "reps",
                                                             "backend")})),
     }
@@ -222,6 +227,33 @@ def nttcp_runs_table(runs: pd.DataFrame | None = None) -> pd.DataFrame:
                      "network_bound": bool(((part["cpu_s"] < part["real_s"])
                                             & (part["real_mbps"] < part["cpu_mbps"])).all())})
     return pd.DataFrame(rows)
+
+
+#: Document 002, tests 1.b and 2.b (H2 → H1, through its store-and-forward USB adapter): TCP "a very
+#: slight gap (0.01-0.02) from the expected 9.41", UDP "a consistent loss of packets" over 5-10 s runs.
+ADAPTER = {"tcp": (9.41e6 - 0.02e6, 9.41e6 - 0.01e6, "9.41 less 0.01-0.02: retransmissions of frames lost at the "
+                                                     "adapter"),
+           "udp": (math.nan, math.nan, "a consistent loss over 5-10 s runs: the adapter, fed at Gb/s, forwards "
+                                       "at 10 Mbit/s and drops what its queue cannot hold")}
+
+
+def adapter_table(adapter: pd.DataFrame, cable: pd.DataFrame | None = None) -> pd.DataFrame:
+    """H2 → H1 beside H1 → H2: the ``adapter`` sweep (a queue the sender can outrun, as the document's
+    USB adapter) per protocol, its goodput and share delivered beside the document's words and the
+    model, and the ``cable`` sweep (a NIC's 1000-frame queue that holds the sender back) beside it."""
+    rows = []
+    for way, frame in (("H2 → H1, short queue", adapter), ("H1 → H2, NIC queue", cable)):
+        if frame is None or not len(_ok(frame)):
+            continue
+        summary = summarize(_ok(frame), metrics=["goodput_bps", "pred_goodput_bps", "delivered_fraction"],
+                            by=["proto", "queue_packets"])
+        for row in summary.itertuples():
+            low, high, words = ADAPTER[row.proto] if way.startswith("H2") else (math.nan, math.nan, "")
+            rows.append({"direction": way, "proto": row.proto, "queue_frames": row.queue_packets,
+                         "document_min_bps": low, "document_max_bps": high, "document": words,
+                         "measured_bps": row.goodput_bps_mean, "measured_ci_bps": row.goodput_bps_ci, "n": row.n,
+                         "delivered": row.delivered_fraction_mean, "predicted_bps": row.pred_goodput_bps_mean})
+    return _in_mbps(pd.DataFrame(rows))
 
 
 def _held(sender_bps: float, receiver_bps: float, sent_bytes: float) -> tuple[float, float]:

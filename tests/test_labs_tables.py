@@ -87,6 +87,8 @@ def test_document_004_rows_stand_beside_measurement_and_model():
     ten = table[(table["task"] == "1.1_window") & (table["side"] == "server") & (table["value"] == 10000)].iloc[0]
     assert ten["document_bps"] != ten["document_bps"] and (ten["document_min_bps"], ten["document_max_bps"]) == (91.2e6, 94.2e6)
     assert "91.2-94.2 Mbit/s" in ten["why"]
+    beside_udp = table[(table["task"] == "4_with_udp")].set_index("value")["document_udp_loss"]
+    assert beside_udp.loc[[1.0, 2.0, 10.0]].tolist() == [0.0, 0.00075, 0.0021]
     unmeasured = table[table["measured_bps"].isna()]
     assert unmeasured["why"].str.contains("not measured").all()
     with pytest.raises(UsageError):

@@ -228,6 +228,7 @@ def document_table(runs: dict, reference: pd.DataFrame) -> pd.DataFrame:
                         # where its text gives a range over several settings, not one figure each
                         "document_min_bps": float(row.get("bandwidth_min_bps", math.nan)),
                         "document_max_bps": float(row.get("bandwidth_max_bps", math.nan)),
+                        "document_udp_loss": float(row.get("udp_loss", math.nan)),    # task 4's UDP flow
                         "document_note": row["note"] if isinstance(row["note"], str) else ""})
     doc = pd.DataFrame(doc)
     if "1.1_window/both" in runs:          # iperf3 -w stands beside both of the document's rows

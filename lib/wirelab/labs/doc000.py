@@ -52,7 +52,7 @@ from .boards import partition_table
 from ..model.window import granted_buffer
 from ..reference import load_reference
 from .clocks import two_clocks
-from .doc000_findings import early_trials_table, findings_table
+from .thesis_findings import early_trials_table, findings_table
 from .lab import Exercise, Lab, Link, Sweep, values
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table",

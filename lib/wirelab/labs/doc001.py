@@ -62,7 +62,8 @@ FULL = {
     "delay_share": 0.5,                  # its delay acted once per round trip: half each way
     "unlimited_rate": "1gbit",           # it set no rate for 3. and 4.; the model needs one that never binds
     "packets": [1000, 10000, 32000, 64000], "packet_loss": "10%", "packet_file": "200KB",
-    "file_sizes": ["108632485B", "65536615B", "1985958B"],   # §6: tcp and udpr; it gives no rate, loss or delay:
+    # §6: tcp and udpr, and the 3 B edge case it checked; it gives no rate, loss or delay:
+    "file_sizes": ["108632485B", "65536615B", "1985958B", "3B"],
     "file_rate": "80mbit",             # a link that binds (its largest tbf rate, 10000kbps), so the model says something
     "packet_max_wait": "2s",             # shorter than its 20 s, so 4. ends in minutes; the model is told
     "max_wait": "20s", "max_retransmits": 5,
@@ -79,7 +80,7 @@ FULL = {
 #: transfer.tcp), and a udp datagram the tbf queue drops is waited for that long before the run ends.
 QUICK = {"reps": 1, "rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
          "rates": ["8mbit", "80mbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],
-         "file_sizes": ["20KB", "200KB", "2MB"],
+         "file_sizes": ["3B", "20KB", "200KB", "2MB"],
          "delays": ["100ms"], "max_wait": "0.5s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",
          "max_retransmits": 3,
          "scenarios": [["client_dies", "udpr"], ["silent_client", "udp"], ["foreign_data", "udpr"]]}

@@ -137,7 +137,10 @@ def test_a_tick_waits_for_its_burst_and_the_pacing_table_sets_both_side_by_side(
     assert both["received_MBps_even"] == pytest.approx(830 / 8) and both["doc_received_MBps"] == 117.6
     maxima = maxima_table(evenly, ticked).set_index(["proto", "packet_bytes"])
     assert maxima.loc[("udp", 65000), "doc_received_MBps"] == 117.6
-    assert maxima.loc[("tcp", 40000), "doc_received_MBps"] == 118.9 and len(maxima) == 4
+    assert maxima.loc[("tcp", 40000), "doc_received_MBps"] == 118.9 and len(maxima) == 6
+    # 1400 B: the most arrived at 100 MB/s offered, where the CPU, not the link, gave out
+    assert maxima.loc[("tcp", 1400), ["doc_received_MBps", "doc_at_offered_MBps"]].tolist() == [37.92, 100]
+    assert maxima.loc[("udp", 65000), "at_offered_MBps_even"] == 500
     assert maxima.loc[("udp", 65000), "pred_real_wire_MBps"] < maxima.loc[("udp", 65000), "pred_received_MBps"]
 
 

@@ -31,7 +31,7 @@ SMALLER = {
     "07": {"PACKETS": [1400], "OFFERED": ["1MB/s", "1000MB/s"], "BUFFER_PACKETS": [1500], "SNDBUFS": [163840],
            "BURST": {1400: [10000000]}, "DELAY_PACKETS": [1400], "ECHO_ROUNDS": 100, "TICK_PACKETS": [65000],
            "TICK_OFFERED": ["10MB/s"]},
-    "08": {"SECONDS": 1, "WINDOWS": [10000], "LENGTHS": ["128KiB"], "RATES": ["10mbit"], "DELAYS": ["25ms"],
+    "08": {"SECONDS": 1, "WINDOWS": [10000], "LENGTHS": ["128KiB"], "RATES": ["10mbit"], "DELAYS": ["50ms"],
            "BDP_WINDOWS": [9000]},
     "10": {"RATES": ["80mbit"], "RATE_FILE": "10KB", "PACKET_FILE": "10KB", "FILE_SIZES": ["20KB"]},
 }

@@ -1,4 +1,4 @@
-"""PPCB packets built by hand from shared/ppcb.md with struct, independent of
+"""PPCB packets built by hand from notebooks/ppcb-protocol.md with struct, independent of
 wirelab.transfer.ppcb, plus small raw peers for the conformance tests."""
 from __future__ import annotations
 

@@ -110,3 +110,18 @@ def test_udpr_on_tbf_is_predicted_as_tbf_meters_it_and_the_rest_as_a_wire():
     for proto in ("tcp", "udp"):
         assert predict_columns({**udpr, "proto": proto}, meter_bytes=2764)["pred_goodput_bps"] == \
             predict_columns({**udpr, "proto": proto})["pred_goodput_bps"], proto
+
+
+def test_a_delay_on_one_direction_counts_once_in_the_round_trip_and_old_ids_stay():
+    from wirelab.experiment import Experiment
+    one_way = Experiment("one", workload="time", time="10s", rate="100mbit", delay="80ms", jitter="10ms",
+                         delay_reverse="0", jitter_reverse="0", window=9000).settings()[0]
+    assert (one_way.link.forward.delay_s, one_way.link.reverse.delay_s) == (0.08, 0.0)
+    assert (one_way.link.forward.jitter_s, one_way.link.reverse.jitter_s) == (0.01, 0.0)
+    both = Experiment("two", workload="time", time="10s", rate="100mbit", delay="40ms", window=9000).settings()[0]
+    assert both.link.reverse.delay_s == 0.04 and "delay_reverse_s" not in both.params
+    assert both.setting_id == Experiment("two", workload="time", time="10s", rate="100mbit", delay="40ms",
+                                         window=9000).settings()[0].setting_id
+    # the same 80 ms round trip either way: the window's limit is the same
+    assert predict_columns(one_way.params)["pred_goodput_bps"] == pytest.approx(
+        predict_columns(both.params)["pred_goodput_bps"], rel=1e-9)

@@ -115,3 +115,18 @@ def test_a_network_that_cannot_be_built_is_one_failed_row_with_the_prediction(tm
     assert len(frame) == 1 and frame["status"].iloc[0] == "failed" and "namespaces" in frame["error"].iloc[0]
     assert frame["pred_one_way_s"].iloc[0] == pytest.approx(0.04) and frame["config"].iloc[0] == "20 ms"
     assert "not measured" in delay_table(summarize_delays(frame)).columns
+
+
+def test_the_documents_interval_is_z_1_95_and_its_widest_bar_stands_beside_ours():
+    from wirelab.experiment.stats import t_quantile
+    frame = doc003.load_delays(Path(__file__).parent / "data" / "before-one-runner" / "broker")
+    summary = summarize_delays(frame)
+    row = summary[summary["method"] == "rtt_half"].iloc[0]
+    assert row["ci_doc_s"] == pytest.approx(1.95 * row["std_s"] / row["n"] ** 0.5)
+    assert row["ci_s"] / row["ci_doc_s"] == pytest.approx(t_quantile(0.975, row["n"] - 1) / 1.95)
+    table = delay_table(summary, doc003.reference())
+    assert "RTT/2 ± 1.95·s/√n, the document's interval (ms)" in table
+    assert table.set_index("link delay").loc["0 s", "document's error bar"].startswith("widest")
+    widest = doc003.widest_interval(summary, doc003.reference())
+    assert widest["widest here"].sum() == 1 and widest["interval_ms"].is_monotonic_decreasing
+    assert widest.set_index("emulated_delay_ms").loc[0.0, "document"].startswith("widest")

@@ -28,3 +28,16 @@ def test_a_tick_makes_packets_wait_where_an_even_pace_does_not(tmp_path):
     assert (tick["sender_duration_s"] < 0.5).all() and (even["sender_duration_s"] > 0.9).all()
     # TCP's 10 MB queue behind themselves in its send buffer: milliseconds, against a segment's own time
     assert tick.loc["tcp", "one_way_delay_mean_s"] > 3 * even.loc["tcp", "one_way_delay_mean_s"]
+
+
+def test_the_theses_early_trials_and_findings_stand_beside_the_kit():
+    from wirelab.labs import thesis_findings
+    trials = thesis_findings.early_trials_table().set_index(["figure", "offered_bytes"])
+    assert trials.loc[(21, 30000000), "received_udp_bytes"] == 22876500
+    assert trials.loc[(25, 1000000), "received_udp_share"] == 0.54
+    findings = thesis_findings.findings_table(repetitions=3, clock_fit={"fit": {"offset_error_ms": -0.002}})
+    findings = findings.set_index("finding")
+    assert findings.loc["tcp_header", "kit"] == 20 and findings.loc["udp_header", "kit"] == 8
+    assert findings.loc["runs_averaged", ["value", "kit"]].tolist() == ["50", 3]
+    assert findings.loc["one_host_offset", "kit"] == pytest.approx(2000)
+    assert findings["here"].str.len().gt(0).all(), "every finding says where the kit stands"

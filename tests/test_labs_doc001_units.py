@@ -27,5 +27,5 @@ def test_the_sweeps_run_at_tcs_rates_and_lose_the_servers_packets():
         assert link.reverse.rate_bps == 8e6 and link.forward.delay_s == link.reverse.delay_s == 0
     files = lab["file"].experiment.settings()
     assert {s.proto for s in files} == {"tcp", "udpr"}
-    assert {s["size_bytes"] for s in files} == {108632485, 65536615, 1985958}
+    assert {s["size_bytes"] for s in files} == {108632485, 65536615, 1985958, 3}   # and its 3 B edge case
     assert doc001.reference().query("experiment == 'loss' and protocol == 'tcp'")["speed_mbps"].eq(20.36).all()

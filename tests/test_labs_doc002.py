@@ -55,6 +55,9 @@ def test_the_fttc_table_counts_pppoe_and_keeps_the_documents_spread():
     assert (tcp["document_Mbps"], tcp["document_min_Mbps"], tcp["document_max_Mbps"]) == (19.34, 18.83, 19.80)
     assert tcp["predicted_Mbps"] == pytest.approx(21 * 1440 / 1538) and tcp["document_predicted_Mbps"] == 19.76
     assert udp["document_Mbps"] == 51.29 and udp["predicted_Mbps"] == pytest.approx(54 * 1464 / 1538)
+    # the payloads behind the DSLAM (MTU 1492), the document's beside the model's
+    assert (tcp["document_payload_bytes"], tcp["payload_bytes"]) == (1440, 1440)
+    assert (udp["document_payload_bytes"], udp["payload_bytes"]) == (1464, 1464)
 
 
 def test_nttcps_own_short_run_predicts_its_long_runs_sender_figure():
@@ -112,3 +115,32 @@ def test_a_fixed_send_buffer_predicts_the_long_runs_sender_figure(tmp_path):
         assert receiver["measured_Mbps"] == pytest.approx(receiver["predicted_Mbps"], rel=0.01)
     sender = table.loc[("long", "sender")]
     assert sender["measured_Mbps"] == pytest.approx(sender["predicted_Mbps"], rel=0.01)
+
+
+def test_every_nttcp_run_of_the_document_and_its_rule():
+    table = doc002.nttcp_runs_table().set_index(["scenario", "proto"])
+    cable = table.loc[("A_home_10M", "tcp")]
+    assert cable["runs"] == 3 and cable["receiver_max_Mbps"] == 9.4149       # the third run: -n 2048 -l 5000
+    up = table.loc[("B_internet_up21", "tcp")]
+    # the published mean of 7 (19.34, min 18.83, max 19.80) is the mean of its receiver lines
+    assert up["runs"] == 7 and up["receiver_mean_Mbps"] == pytest.approx(19.34, abs=0.01)
+    assert (up["receiver_min_Mbps"], up["receiver_max_Mbps"]) == (18.8343, 19.8087)
+    flood = table.loc[("B_internet_up21", "udp")]
+    assert flood["sender_mean_Mbps"] == pytest.approx(956.7, abs=0.1) and flood["receiver_mean_Mbps"] < 20.3
+    assert table["network_bound"].all(), "every line: CPU s < Real s, Real-Mbit/s < CPU-Mbit/s"
+
+
+def test_h2_to_h1_goes_through_a_queue_the_sender_can_outrun_beside_the_nic_queue():
+    lab = doc002.sweeps(quick=True)
+    adapter, cable = lab["adapter"].experiment.settings(), lab["cable"].experiment.settings()
+    assert {s["queue_packets"] for s in adapter} == {20} and {s["queue_packets"] for s in cable} == {1000}
+    assert {s["rate_bps"] for s in adapter} == {10e6} and all(s.link.wire == "real" for s in adapter)
+    g = predict("udp", 10e6, wire="real").goodput_bps
+    short = _runs(proto=["udp"], queue_packets=[20], goodput_bps=[0.8 * g], pred_goodput_bps=[g],
+                  delivered_fraction=[0.8])
+    nic = _runs(proto=["udp"], queue_packets=[1000], goodput_bps=[g], pred_goodput_bps=[g], delivered_fraction=[1.0])
+    table = doc002.adapter_table(short, nic).set_index("direction")
+    assert table.loc["H2 → H1, short queue", "delivered"] == 0.8 and "consistent loss" in table.loc[
+        "H2 → H1, short queue", "document"]
+    assert table.loc["H1 → H2, NIC queue", "measured_Mbps"] == pytest.approx(g / 1e6)
+    assert doc002.ADAPTER["tcp"][:2] == (9.39e6, 9.40e6)

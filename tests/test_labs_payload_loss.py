@@ -36,6 +36,14 @@ def test_a_recorded_sweep_shows_both_boundaries_and_their_causes():
     assert found["fragmentation_bytes"] == 1472 and found["lower_bytes"] == 800
     # S* = R / (8·P_r) − 66, from the receiver's own rate at 646 B: between the sizes that bracket it
     assert 646 < found["predicted_lower_bytes"] < 800
+    # the document's 646 B at its 10 Mbit/s beside this host's, measured and predicted at both rates
+    from wirelab.labs.doc002 import boundary_table
+    rows = boundary_table(table.reset_index(), rate_bps=100e6).set_index("boundary")
+    assert rows.loc["document 002 (its host)", ["rate_Mbps", "lower_bytes"]].tolist() == [10, 646]
+    assert rows.loc["this host, measured", "lower_bytes"] == 800
+    at_ten = rows.loc["this host, predicted at the document's rate", "lower_bytes"]
+    # S* = R / (8·P_r) − 66: a tenth of the rate, a tenth of the size plus the headers
+    assert at_ten == pytest.approx((found["predicted_lower_bytes"] + 66) / 10 - 66)
 
 
 @pytest.mark.root

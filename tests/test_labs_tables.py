@@ -39,7 +39,7 @@ def test_offered_load_table_joins_the_document_at_the_same_setting():
     row = table.iloc[0]
     assert row["offered_MBps"] == 100 and row["n"] == 2
     assert row["received_MBps"] == pytest.approx(97.5) and row["received_MBps_ci"] > 0
-    assert row["doc_received_MBps"] == 100 and row["doc_send_time_ms"] == 1.84 and row["pred_received_MBps"] == 100
+    assert row["doc_received_MBps"] == 100 and row["doc_echo_ms"] == 1.84 and row["pred_received_MBps"] == 100
     assert row["lost_fraction"] == pytest.approx((3 / 1523 + 27 / 1508) / 2)
     assert row["undelivered"] == pytest.approx(1 - 97.5 / 100)
 
@@ -81,7 +81,14 @@ def test_document_004_rows_stand_beside_measurement_and_model():
     lossy = table[(table["task"] == "2.3_loss") & (table["value"] == 0.05)].iloc[0]
     assert lossy["document_bps"] == 17.6e6 and lossy["binds"] in ("padhye", "mathis") and "PFTK" in lossy["why"]
     # every published row is there, measured or not; what was not run says so
-    assert len(table[table["document_bps"].notna()]) >= len(load_reference("seed004_iperf"))
+    published = table["document_bps"].notna() | table["document_min_bps"].notna() | table["document_note"].str.len().gt(0)
+    assert len(table[published]) >= len(load_reference("seed004_iperf"))
+    # the text's ranges: 20-23.1 Mbit/s for 200-1000 B, 91.2-94.2 from 10 kB; none tied to one window
+    ten = table[(table["task"] == "1.1_window") & (table["side"] == "server") & (table["value"] == 10000)].iloc[0]
+    assert ten["document_bps"] != ten["document_bps"] and (ten["document_min_bps"], ten["document_max_bps"]) == (91.2e6, 94.2e6)
+    assert "91.2-94.2 Mbit/s" in ten["why"]
+    beside_udp = table[(table["task"] == "4_with_udp")].set_index("value")["document_udp_loss"]
+    assert beside_udp.loc[[1.0, 2.0, 10.0]].tolist() == [0.0, 0.00075, 0.0021]
     unmeasured = table[table["measured_bps"].isna()]
     assert unmeasured["why"].str.contains("not measured").all()
     with pytest.raises(UsageError):
@@ -130,7 +137,10 @@ def test_a_tick_waits_for_its_burst_and_the_pacing_table_sets_both_side_by_side(
     assert both["received_MBps_even"] == pytest.approx(830 / 8) and both["doc_received_MBps"] == 117.6
     maxima = maxima_table(evenly, ticked).set_index(["proto", "packet_bytes"])
     assert maxima.loc[("udp", 65000), "doc_received_MBps"] == 117.6
-    assert maxima.loc[("tcp", 40000), "doc_received_MBps"] == 118.9 and len(maxima) == 4
+    assert maxima.loc[("tcp", 40000), "doc_received_MBps"] == 118.9 and len(maxima) == 6
+    # 1400 B: the most arrived at 100 MB/s offered, where the CPU, not the link, gave out
+    assert maxima.loc[("tcp", 1400), ["doc_received_MBps", "doc_at_offered_MBps"]].tolist() == [37.92, 100]
+    assert maxima.loc[("udp", 65000), "at_offered_MBps_even"] == 500
     assert maxima.loc[("udp", 65000), "pred_real_wire_MBps"] < maxima.loc[("udp", 65000), "pred_received_MBps"]
 
 
@@ -142,3 +152,19 @@ def test_the_partition_table_stands_the_theses_example_beside_the_model():
     assert table.loc[("round robin", 4), "doc_latency_ms"] == 300
     assert math.isnan(table.loc[("parallel", 4), "doc_overlap_MB"])
     assert table.loc[("parallel", 4), "link_s"] == pytest.approx(8 * 12e6 / 960e6)
+
+
+def test_the_documents_crosses_name_the_sides_it_gave_them_never_iperf3s_both():
+    import matplotlib
+    matplotlib.use("Agg")
+    from wirelab.viz import plot_against_document
+    windows = _runs(rcvbuf_bytes=[100.0], rate_bps=[100e6], delay_s=[0.0], loss=[0.0], time_s=[10.0],
+                    goodput_bps=[50e6])
+    both = windows.rename(columns={"rcvbuf_bytes": "window_bytes"})
+    table = document_table({"1.1_window/server": windows, "1.1_window/both": both}, load_reference("seed004_iperf"))
+    ax = plot_against_document(table[table["task"] == "1.1_window"], log_x=True)
+    labels = [line.get_label() for line in ax.get_lines() if line.get_label().startswith("document")]
+    assert labels == ["document, client or server"]
+    crosses = [line for line in ax.get_lines() if line.get_label().startswith("document")][0]
+    assert sorted(crosses.get_xdata()) == [100, 100000]       # 10 kB on: a range in its text, drawn as bars
+    assert "document, a range in its text" in [c.get_label() for c in ax.collections]

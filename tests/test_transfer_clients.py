@@ -1,4 +1,4 @@
-"""The tcp, udp and udpr clients against hand-written servers (shared/ppcb.md)."""
+"""The tcp, udp and udpr clients against hand-written servers (notebooks/ppcb-protocol.md)."""
 import socket
 import struct
 import threading

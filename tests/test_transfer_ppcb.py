@@ -1,4 +1,4 @@
-"""The PPCB packet table against bytes made by hand from shared/ppcb.md (every row)."""
+"""The PPCB packet table against bytes made by hand from notebooks/ppcb-protocol.md (every row)."""
 import pytest
 from hypothesis import given, strategies as st
 

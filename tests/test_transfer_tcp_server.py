@@ -1,4 +1,4 @@
-"""The tcp server's transitions (shared/ppcb.md "tcp server"), by hand-made packets."""
+"""The tcp server's transitions (notebooks/ppcb-protocol.md, "What each side does": tcp), by hand-made packets."""
 import socket
 import threading
 

@@ -1,4 +1,4 @@
-"""Every transition of the udp server's state machine (shared/ppcb.md), driven by
+"""Every transition of the udp server's state machine (notebooks/ppcb-protocol.md), driven by
 hand-made datagrams."""
 import pytest
 

@@ -10,8 +10,9 @@ from .errors import UsageError
 
 __all__ = ["reference_dir", "load_reference", "REFERENCE_TABLES"]
 
-REFERENCE_TABLES = ("seed000_offered_load", "seed000_buffers", "seed000_buffers_1s",
-                    "seed001_transfers", "seed002_goodput", "seed003_delay", "seed004_iperf")
+REFERENCE_TABLES = ("seed000_offered_load", "seed000_buffers", "seed000_buffers_1s", "seed000_early_trials",
+                    "seed000_findings",
+                    "seed001_transfers", "seed002_goodput", "seed002_nttcp_runs", "seed003_delay", "seed004_iperf")
 
 
 def reference_dir() -> Path:

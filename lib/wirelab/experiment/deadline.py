@@ -12,7 +12,7 @@ round trips beyond ``-t`` at 0.5 and 1 s round trips, wirelab's measurement 4 to
 
 A file transfer may also end by the protocol's own rule rather than the model's
 expectation: PPCB's programs wait at most MAX_WAIT per try and MAX_RETRANSMITS + 1
-tries before they give up (shared/ppcb.md), e.g. a plain udp client waiting for a
+tries before they give up (notebooks/ppcb-protocol.md), e.g. a plain udp client waiting for a
 RCVD after its receiver stopped at a lost datagram, or TCP through heavy loss. Such
 a run ends as the protocol says, with its result: the deadline leaves room for one
 such wait (``give_up_s``; the programs' defaults where a setting names none).

@@ -158,8 +158,9 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if wire == "none":
         out["pred_note"] = "loopback: no link enforces the rate, so the model has nothing to predict"
         return out
-    delay = _get(params, "delay_s", 0.0)
-    rtt = 2.0 * delay if delay > 0 else None
+    there = _get(params, "delay_s", 0.0)
+    both = there + _get(params, "delay_reverse_s", there)       # there and back: one way may be 0
+    rtt = both if both > 0 else None
     notes: list[str] = []
     if proto == "udpr" and host:
         rtt = (rtt or 0.0) + host
@@ -250,7 +251,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
 def predict_like(row, **changes) -> dict:
     """The prediction of a results row with some parameters changed (e.g. ``delay_s=0.03``):
     the same wire, timestamps, framing and congestion control the row was predicted with."""
-    params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "loss", "loss_reverse", "mtu",
+    params = {k: row[k] for k in ("proto", "rate_bps", "delay_s", "delay_reverse_s", "loss", "loss_reverse", "mtu",
                                   "packet_bytes", "offered_bps", "window_bytes", "max_wait_s",
                                   "max_retransmits", "size_bytes", "cc", "time_s", "omit_s", "queue_packets",
                                   "link_wire", "pppoe")

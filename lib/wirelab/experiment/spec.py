@@ -86,6 +86,8 @@ AXES: dict[str, tuple[str, object]] = {
     "rate_reverse": ("rate_reverse_bps", units.parse_rate),
     "delay": ("delay_s", units.parse_time),
     "jitter": ("jitter_s", units.parse_time),
+    "delay_reverse": ("delay_reverse_s", units.parse_time),      # b → a; default: as delay
+    "jitter_reverse": ("jitter_reverse_s", units.parse_time),    # b → a; default: as jitter
     "loss": ("loss", units.parse_fraction),
     "loss_reverse": ("loss_reverse", units.parse_fraction),
     "mtu": ("mtu", _int),
@@ -112,9 +114,9 @@ AXES: dict[str, tuple[str, object]] = {
 
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
 LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps",
-              "scenario", "read_bytes", "qdisc"}
+              "scenario", "read_bytes", "qdisc", "delay_reverse_s", "jitter_reverse_s"}
 #: Columns only the sweeps that set them have (a table of transfers has no ``scenario``).
-OPTIONAL_AXES = {"scenario", "qdisc"}
+OPTIONAL_AXES = {"scenario", "qdisc", "delay_reverse_s", "jitter_reverse_s"}
 
 
 def column_for(axis: str) -> str:
@@ -145,7 +147,8 @@ def _values(axis: str, value: object) -> tuple:
 
 def link_spec(params: dict) -> LinkSpec:
     """The link a setting's columns describe (parsed once, when the ``Setting`` is made).
-    Delay and jitter apply in both directions as tc would set them; rate and loss too unless
+    Delay and jitter apply in both directions unless ``delay_reverse_s`` / ``jitter_reverse_s``
+    say otherwise (netem on one host delays one direction only); rate and loss too unless
     ``rate_reverse_bps`` or ``loss_reverse`` say otherwise; ``queue_packets`` counts full frames; ``link_wire`` and
     ``pppoe`` say how each frame is charged (``LinkSpec.wire``, ``LinkSpec.pppoe``)."""
     def get(name, default):
@@ -155,6 +158,8 @@ def link_spec(params: dict) -> LinkSpec:
                           rate_reverse=params.get("rate_reverse_bps") or params.get("rate_bps") or None,
                           delay=get("delay_s", 0),
                           jitter=get("jitter_s", 0), loss=get("loss", 0),
+                          delay_reverse=get("delay_reverse_s", get("delay_s", 0)),
+                          jitter_reverse=get("jitter_reverse_s", get("jitter_s", 0)),
                           loss_reverse=get("loss_reverse", get("loss", 0)),
                           mtu=None if params.get("mtu") is None else int(params["mtu"]),
                           wire=get("link_wire", "emulated"), pppoe=bool(params.get("pppoe")),
@@ -248,7 +253,9 @@ class Experiment:
     ``rate`` / ``delay`` / ``jitter`` / ``loss`` / ``mtu`` / ``queue``, socket
     options ``sndbuf`` / ``rcvbuf`` / ``cc``, udpr ``max_wait`` /
     ``max_retransmits``, ``qdisc`` (the queue's discipline under tbf: "pfifo" or "fq_codel",
-    where the kernel has them; unset: tbf's own FIFO), ``loss_reverse`` (b → a loss, default: as ``loss``), ``rate_reverse``
+    where the kernel has them; unset: tbf's own FIFO), ``loss_reverse`` (b → a loss, default: as ``loss``),
+    ``delay_reverse`` / ``jitter_reverse`` (b → a, default: as ``delay`` / ``jitter``: netem on one host
+    delays one direction, ``delay_reverse=0``), ``rate_reverse``
     (b → a rate, the ACKs' way: an FTTC line's other direction; default: as ``rate``), ``window``
     (TCP window: iperf3's ``-w``, and the model's W/RTT limit), ``omit`` (seconds of a
     timed run left out of its goodput: slow start, iperf3's ``-O``), ``wire`` ("real": the
@@ -282,6 +289,8 @@ class Experiment:
     rate_reverse: object = None
     delay: object = 0
     jitter: object = None
+    delay_reverse: object = None
+    jitter_reverse: object = None
     loss: object = 0
     loss_reverse: object = None
     mtu: object = None

@@ -79,7 +79,7 @@ def _scope(row: dict) -> str | None:
       round trip (RFC 5681 §3.1) and so sends about twice the bandwidth-delay product on the
       way: a smaller file ends before the model's rate applies. Its loss limits (Mathis, PFTK)
       need a round-trip time: without one only η·C bounds it.
-    * PPCB udp stops at the first lost datagram (shared/ppcb.md); the model's η·C·(1 − p)^k is
+    * PPCB udp stops at the first lost datagram (notebooks/ppcb-protocol.md); the model's η·C·(1 − p)^k is
       a stream that goes on. And a file shorter than a round trip at the predicted rate is
       timed mostly by the CONN/CONACC exchange, which η·C does not count.
     """

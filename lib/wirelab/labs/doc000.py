@@ -25,7 +25,13 @@ Each takes the results of a sweep (one row per run, ``run``'s table) and
 returns one row per setting: the measured mean with its 95 % interval, the
 model's value for exactly that setting (``pred_*``, from ``wirelab.model``:
 ``load``, ``window``, ``efficiency``), and, where the document measured the same
-setting, its number (``doc_*``). Document 000 worked in MB/s (10⁶ B/s) and ms;
+setting, its number (``doc_*``). The thesis's "Sänd-tid/paket" (send time per packet) is
+*not* a one-way delay: in its final code (Appendix A) the receiver's ``DataHandler`` sent each
+packet's 8-byte stamp back over UDP to port 8888 on the sender, whose ``TimeCalculator``
+subtracted the stamp from its own clock: the packet's way there, the receiver's queue and
+handler thread, and a tiny datagram's way back. These tables call it ``doc_echo_ms`` and set
+it beside the kit's one-way ``delay_ms`` only as the larger quantity it is (one clock, no
+offset: the echo needs none). Document 000 worked in MB/s (10⁶ B/s) and ms;
 so do these tables. The document's link was a 1 Gbit/s LAN between two PCs:
 what a sweep here runs on is in its ``backend`` and ``rate_bps`` columns.
 """
@@ -46,10 +52,11 @@ from .boards import partition_table
 from ..model.window import granted_buffer
 from ..reference import load_reference
 from .clocks import two_clocks
+from .thesis_findings import early_trials_table, findings_table
 from .lab import Exercise, Lab, Link, Sweep, values
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table",
-           "pacing_table", "maxima_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
+           "pacing_table", "maxima_table", "early_trials_table", "findings_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
            "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
 
 #: The document's values (its Appendix B and figures 22-32), on its 1 Gbit/s LAN.
@@ -180,8 +187,8 @@ def _mean_ci(summary: pd.DataFrame, metric: str, factor: float, name: str) -> pd
 def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
                        sndbuf: float = WMEM_DEFAULT, pacing: str = "even") -> pd.DataFrame:
     """Received MB/s, what was not delivered, and each packet's delay against the offered load,
-    per (proto, packet, offered): measured (mean, 95 % CI), the model (for the sender's
-    ``pacing``), document 000 (App. B). Not delivered = not sent (``sent_fraction`` < 1: the
+    per (proto, packet, offered): measured (mean, 95 % CI; ``delay_ms`` one way), the model (for
+    the sender's ``pacing``), document 000 (App. B; ``doc_echo_ms`` its stamp-to-echo round trip). Not delivered = not sent (``sent_fraction`` < 1: the
     sender was held back or could not keep the pace) + lost (``lost_fraction`` of what was sent, UDP)."""
     runs = _ok(frame)
     if pacing == "tick" and "bytes_received" in runs:   # a second's bytes arrive in a burst: count them per
@@ -207,7 +214,7 @@ def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = Non
     out["pred_fragments"] = model["pred_fragments"]
     if reference is not None:
         doc = reference.rename(columns={"protocol": "proto", "received_MBps": "doc_received_MBps",
-                                        "send_time_per_packet_ms": "doc_send_time_ms"})
+                                        "send_time_per_packet_ms": "doc_echo_ms"})
         out = out.merge(doc, how="left", left_on=["proto", "packet_bytes", "offered_MBps"],
                         right_on=["proto", "packet_bytes", "offered_MBps"])
     return out.sort_values(["proto", "packet_bytes", "offered_MBps"]).reset_index(drop=True)
@@ -222,19 +229,24 @@ def pacing_table(even: pd.DataFrame, tick: pd.DataFrame) -> pd.DataFrame:
     evenly paced (``*_even``) against each second's bytes at a 1 s tick (``*_tick``, how the
     thesis sent), with the document's numbers, which were made the tick's way."""
     keys = ["proto", "packet_bytes", "offered_MBps"]
-    doc = [c for c in ("doc_received_MBps", "doc_send_time_ms") if c in even]
+    doc = [c for c in ("doc_received_MBps", "doc_echo_ms") if c in even]
     left = even[keys + ["pred_received_MBps"] + _PACED + doc]
     right = tick[keys + _PACED]
     out = left.merge(right, on=keys, suffixes=("_even", "_tick"))
     return out[keys + ["pred_received_MBps"] + [f"{c}_{side}" for c in _PACED for side in ("even", "tick")] + doc]
 
 
-def maxima_table(even: pd.DataFrame, tick: pd.DataFrame | None = None, *, offered_MBps: float = 500.0) -> pd.DataFrame:
-    """Appendix B's maxima (received MB/s at ``offered_MBps``, 40000 and 65000 B: 118.9, 105.2,
-    119.9, 117.6) beside what arrived here, evenly paced and at a 1 s tick, and the model: η·C
-    on this link (tbf charges IP + 14 B) and on the thesis's real 1 Gbit/s Ethernet (+ 38 B)."""
+def maxima_table(even: pd.DataFrame, tick: pd.DataFrame | None = None, *,
+                 offered_MBps: float | None = None) -> pd.DataFrame:
+    """Appendix B's maxima, per protocol and packet size the most that arrived and at which offered
+    load (1400 B: 37.92 TCP, 24.62 UDP at 100 MB/s; 40000 B: 118.9, 105.2 and 65000 B: 119.9, 117.6
+    at 500 MB/s), beside the most that arrived here, evenly paced and at a 1 s tick, and the model:
+    η·C on this link (tbf charges IP + 14 B) and on the thesis's real 1 Gbit/s Ethernet (+ 38 B).
+    ``offered_MBps``: compare at that one level instead."""
     doc = reference("seed000_offered_load")
-    doc = doc[(doc["offered_MBps"] == offered_MBps) & (doc["packet_bytes"] > 1400)]
+    if offered_MBps is not None:
+        doc = doc[doc["offered_MBps"] == offered_MBps]
+    doc = doc.loc[doc.groupby(["protocol", "packet_bytes"])["received_MBps"].idxmax()]
     rate = float(even["rate_bps"].iloc[0]) if len(even) else 1e9
     rows = []
     for row in doc.itertuples():
@@ -242,14 +254,17 @@ def maxima_table(even: pd.DataFrame, tick: pd.DataFrame | None = None, *, offere
         for side, table in (("even", even), ("tick", tick)):
             if table is None:
                 continue
-            match = table[(table["proto"] == row.protocol) & (table["packet_bytes"] == row.packet_bytes)
-                          & (table["offered_MBps"] == offered_MBps)]
-            found[f"received_MBps_{side}"] = float(match["received_MBps"].iloc[0]) if len(match) else math.nan
+            match = table[(table["proto"] == row.protocol) & (table["packet_bytes"] == row.packet_bytes)]
+            if offered_MBps is not None:
+                match = match[match["offered_MBps"] == offered_MBps]
+            best = match.loc[match["received_MBps"].idxmax()] if match["received_MBps"].notna().any() else None
+            found[f"received_MBps_{side}"] = math.nan if best is None else float(best["received_MBps"])
+            found[f"at_offered_MBps_{side}"] = math.nan if best is None else float(best["offered_MBps"])
         here = predict(row.protocol, rate, payload=int(row.packet_bytes), wire="emulated",
                        timestamps=row.protocol == "tcp").goodput_bps / 8 / MB
         cable = predict(row.protocol, 1e9, payload=int(row.packet_bytes), wire="real",
                         timestamps=row.protocol == "tcp").goodput_bps / 8 / MB
-        rows.append({"proto": row.protocol, "packet_bytes": row.packet_bytes, "offered_MBps": offered_MBps,
+        rows.append({"proto": row.protocol, "packet_bytes": row.packet_bytes, "doc_at_offered_MBps": row.offered_MBps,
                      "doc_received_MBps": row.received_MBps, **found, "pred_received_MBps": here,
                      "pred_real_wire_MBps": cable})
     return pd.DataFrame(rows)
@@ -291,7 +306,8 @@ def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
 def buffers_1s_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """Document 000's figures 27–28: 10 MB offered in one second with the smallest and largest
     buffers. Per (proto, packet, SO_SNDBUF, SO_RCVBUF): MB received of what was offered and each
-    packet's mean delay (measured), beside the document's bytes received and send time."""
+    packet's mean one-way delay (measured), beside the document's bytes received and its "send
+    time" (``doc_echo_ms``: stamp to echo, a round trip; see the module's docstring)."""
     runs = _ok(frame)
     keys = ["proto", "packet_bytes", "sndbuf_bytes", "rcvbuf_bytes"]
     summary = summarize(runs, metrics=["bytes_received", "bytes_offered", "one_way_delay_mean_s",
@@ -307,7 +323,7 @@ def buffers_1s_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None)
             part = reference[keys[1:]].copy()
             part["proto"] = proto
             part["doc_received_MB"] = reference[f"received_bytes_{proto}"] / MB
-            part["doc_send_time_ms"] = reference[f"send_time_ms_{proto}"]
+            part["doc_echo_ms"] = reference[f"send_time_ms_{proto}"]
             rows.append(part)
         out = out.merge(pd.concat(rows), how="left", on=keys)
     return out

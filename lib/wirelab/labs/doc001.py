@@ -1,6 +1,6 @@
 """Document 001 (Polish report): PPCB over tcp, udp and udpr, its grid and its misbehaving peers.
 
-A file-transfer protocol (PPCB, shared/ppcb.md) over three transports; links shaped
+A file-transfer protocol (PPCB, notebooks/ppcb-protocol.md) over three transports; links shaped
 with tc (tbf rate, netem loss and delay); 1000-byte DATA, MAX_WAIT 20 s,
 MAX_RETRANSMITS 5; a table of speeds (``seed001_transfers``) and §5's error
 handling. Notebook ``10-ppcb-assignment`` redoes all of it, and notebook
@@ -49,7 +49,8 @@ TC_KBPS = 1 / 8000
 
 #: Notebook 10: the document's grid (1. rate, 2. loss, 3. delay, 4. DATA size) and §5's scenarios.
 FULL = {
-    "protocols": ["tcp", "udp", "udpr"], "reps": 1, "backend": "auto",
+    "protocols": ["tcp", "udp", "udpr"], "backend": "auto",
+    "reps": 3,                           # its rate table: "the mean of 3"; so each row has an interval
     "rates": ["800kbit", "8mbit", "80mbit"], "rate_file": "10141756B",   # tbf rate 100/1000/10000kbps: kB/s
     "rate_max_wait": "20s",              # TCP through 800 kbit/s may wait out retransmission timeouts
     # tbf rate 1000kbps (8 Mbit/s) latency 50ms (a queue of 50 ms at the rate, no path delay: the server's
@@ -61,7 +62,8 @@ FULL = {
     "delay_share": 0.5,                  # its delay acted once per round trip: half each way
     "unlimited_rate": "1gbit",           # it set no rate for 3. and 4.; the model needs one that never binds
     "packets": [1000, 10000, 32000, 64000], "packet_loss": "10%", "packet_file": "200KB",
-    "file_sizes": ["108632485B", "65536615B", "1985958B"],   # §6: tcp and udpr; it gives no rate, loss or delay:
+    # §6: tcp and udpr, and the 3 B edge case it checked; it gives no rate, loss or delay:
+    "file_sizes": ["108632485B", "65536615B", "1985958B", "3B"],
     "file_rate": "80mbit",             # a link that binds (its largest tbf rate, 10000kbps), so the model says something
     "packet_max_wait": "2s",             # shorter than its 20 s, so 4. ends in minutes; the model is told
     "max_wait": "20s", "max_retransmits": 5,
@@ -76,9 +78,9 @@ FULL = {
 #: MAX_WAIT 0.5 s: still hundreds of the loss runs' round trips, so every loss costs a timeout (the lesson),
 #: and the model is told; 3 s for the rate sweep: at 8 Mbit/s TCP needs no more (nor less: its floor,
 #: transfer.tcp), and a udp datagram the tbf queue drops is waited for that long before the run ends.
-QUICK = {"rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
+QUICK = {"reps": 1, "rate_file": "30KB", "loss_file": "10KB", "delay_file": "10KB", "packet_file": "32KB",
          "rates": ["8mbit", "80mbit"], "losses": ["10%", "30%"], "packets": [1000, 32000],
-         "file_sizes": ["20KB", "200KB", "2MB"],
+         "file_sizes": ["3B", "20KB", "200KB", "2MB"],
          "delays": ["100ms"], "max_wait": "0.5s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",
          "max_retransmits": 3,
          "scenarios": [["client_dies", "udpr"], ["silent_client", "udp"], ["foreign_data", "udpr"]]}

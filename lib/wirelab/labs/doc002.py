@@ -34,10 +34,10 @@ from ..model import predict
 from ..reference import load_reference
 from ..wire.headers import frame_bytes, ip_and_udp
 from .lab import Exercise, Lab, Link, Sweep, values
-from .payload_loss import EXCESS, boundaries, column_value, where_data_is_lost
+from .payload_loss import EXCESS, boundaries, boundary_table, column_value, where_data_is_lost
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost",
-           "boundaries", "EXCESS", "wire_table", "fttc_table", "nttcp_table", "markers_table", "NTTCP", "SIZES",
+           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "nttcp_runs_table", "adapter_table", "ADAPTER", "markers_table", "NTTCP", "SIZES",
            "QUICK_SIZES"]
 
 
@@ -75,7 +75,10 @@ FULL = {"sizes": SIZES, "rate": "100mbit", "loss": "1%", "time": "2s", "wire": "
         "backend": "auto", "cable_rate": "10mbit", "cable_time": "5s",
         "fttc": ["21mbit", "54mbit"], "fttc_time": "5s",
         "nttcp_times": ["0.03s", "4.21s"], "nttcp_sndbufs": [None, "64KB"],
-        "markers": 3, "marker_gap": "2s", "marker_time": "1s"}
+        "markers": 3, "marker_gap": "2s", "marker_time": "1s",
+        # H2 → H1: its sender fed a USB adapter at Gb/s, which stored and forwarded at 10 Mbit/s: a queue
+        # the sender can outrun (its buffer is unknown; 20 frames, far less than a socket buffer)
+        "adapter_queue": 20}
 #: Quick mode: one size on each side of each boundary, 1 s runs (2 s on the cable: its 1 % needs no
 #: more), nttcp's runs with the fixed buffer only, markers 0.5 s apart.
 QUICK = {"sizes": QUICK_SIZES, "time": "1s", "cable_time": "2s", "fttc_time": "1s", "nttcp_times": ["0.03s", "1s"],
@@ -108,6 +111,8 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
         "markers": Sweep(Experiment("002-markers", proto="udp", time=v["marker_time"], rate=v["cable_rate"],
                                     capture=root, **cable),
                          {"end_markers": v["markers"], "end_marker_gap_s": units.parse_time(v["marker_gap"])}),
+        "adapter": Sweep(Experiment("002-adapter", proto=protos, time=v["cable_time"], rate=v["cable_rate"],
+                                    **dict(cable, queue=v["adapter_queue"]))),
         "payload": Sweep(payload_sweep(**{k: v[k] for k in ("sizes", "rate", "loss", "time", "wire", "queue", "reps",
                                                             "backend")})),
     }
@@ -155,11 +160,16 @@ def wire_table(frame: pd.DataFrame) -> pd.DataFrame:
     return _in_mbps(pd.DataFrame(rows))
 
 
+#: Document 002 behind the DSLAM (MTU 1492): "UDP S = 1464, TCP payload 1440" (timestamps).
+DOC_PPPOE_PAYLOAD = {"udp": 1464, "tcp": 1440}
+
+
 def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None) -> pd.DataFrame:
     """The FTTC line, per direction and protocol: the document's measurement (mean, min, max over
     its runs, over the Internet) and its prediction (η of the LAN, 0.941 and 0.957, times 21 or 54),
     ours on an emulated line of those rates with PPPoE (MTU 1492, 8 B a frame), and the model's
-    for it (TCP 1440 B, UDP 1464 B of 1538 B a frame). A direction without runs (None) keeps the
+    for it (TCP 1440 B, UDP 1464 B of 1538 B a frame), the payloads (the document's and the model's)
+    beside them. A direction without runs (None) keeps the
     document's numbers and the model's for its rate, and no measurement."""
     rows = []
     for direction, frame, scenario in (("up", up, "B_internet_up21"), ("down", down, "B_internet_down54")):
@@ -179,6 +189,9 @@ def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None)
             doc = paper["measured_mbps_mean"] * 1e6
             measured, predicted = row["goodput_bps_mean"], row["pred_goodput_bps_mean"]
             rows.append({"direction": direction, "proto": row["proto"], "rate_bps": row["rate_bps"],
+                         "document_payload_bytes": DOC_PPPOE_PAYLOAD[row["proto"]],
+                         "payload_bytes": predict(row["proto"], row["rate_bps"], pppoe=True,
+                                                  timestamps=row["proto"] == "tcp").payload_bytes,
                          "document_bps": doc, "document_min_bps": paper["measured_mbps_min"] * 1e6,
                          "document_max_bps": paper["measured_mbps_max"] * 1e6,
                          "document_predicted_bps": paper["predicted_mbps"] * 1e6,
@@ -192,6 +205,55 @@ def fttc_table(up: pd.DataFrame | None = None, down: pd.DataFrame | None = None)
 #: of 5000 B) in 4.21 s; sender's Mbit/s (it times its writes) and receiver's (it times arrivals).
 NTTCP = {"short": {"bytes": 100_000, "sender_bps": 23.8351e6, "receiver_bps": 9.4138e6},
          "long": {"bytes": 5_000_000, "sender_bps": 9.5097e6, "receiver_bps": 9.4149e6}}
+
+
+def nttcp_runs_table(runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every nttcp run the document printed (``seed002_nttcp_runs``), per scenario and test: how many
+    runs, the receiver's Mbit/s (mean, min, max) beside the sender's, and nttcp's own rule, which the
+    document states: "CPU s" below "Real s" (so Real-Mbit/s below CPU-Mbit/s) on every line, or the
+    bottleneck is the application, not the network. Its FTTC UDP sender lines read about 956.7 Mbit/s
+    beside about 20.2 received: the sender's view of a flood into a 21 Mbit/s line."""
+    runs = load_reference("seed002_nttcp_runs") if runs is None else runs
+    rows = []
+    for (scenario, test, proto, direction), part in runs.groupby(["scenario", "test", "protocol", "direction"],
+                                                                 sort=False):
+        rx, tx = part[part["line"] == "receiver"], part[part["line"] == "sender"]
+        rows.append({"scenario": scenario, "test": test, "proto": proto, "direction": direction,
+                     "runs": int(part["run"].nunique()), "receiver_mean_Mbps": rx["real_mbps"].mean(),
+                     "receiver_min_Mbps": rx["real_mbps"].min(), "receiver_max_Mbps": rx["real_mbps"].max(),
+                     "sender_mean_Mbps": tx["real_mbps"].mean(),
+                     "sender/receiver": tx["real_mbps"].mean() / rx["real_mbps"].mean(),
+                     "real_s": f"{part['real_s'].min():g}-{part['real_s'].max():g}",
+                     "network_bound": bool(((part["cpu_s"] < part["real_s"])
+                                            & (part["real_mbps"] < part["cpu_mbps"])).all())})
+    return pd.DataFrame(rows)
+
+
+#: Document 002, tests 1.b and 2.b (H2 → H1, through its store-and-forward USB adapter): TCP "a very
+#: slight gap (0.01-0.02) from the expected 9.41", UDP "a consistent loss of packets" over 5-10 s runs.
+ADAPTER = {"tcp": (9.41e6 - 0.02e6, 9.41e6 - 0.01e6, "9.41 less 0.01-0.02: retransmissions of frames lost at the "
+                                                     "adapter"),
+           "udp": (math.nan, math.nan, "a consistent loss over 5-10 s runs: the adapter, fed at Gb/s, forwards "
+                                       "at 10 Mbit/s and drops what its queue cannot hold")}
+
+
+def adapter_table(adapter: pd.DataFrame, cable: pd.DataFrame | None = None) -> pd.DataFrame:
+    """H2 → H1 beside H1 → H2: the ``adapter`` sweep (a queue the sender can outrun, as the document's
+    USB adapter) per protocol, its goodput and share delivered beside the document's words and the
+    model, and the ``cable`` sweep (a NIC's 1000-frame queue that holds the sender back) beside it."""
+    rows = []
+    for way, frame in (("H2 → H1, short queue", adapter), ("H1 → H2, NIC queue", cable)):
+        if frame is None or not len(_ok(frame)):
+            continue
+        summary = summarize(_ok(frame), metrics=["goodput_bps", "pred_goodput_bps", "delivered_fraction"],
+                            by=["proto", "queue_packets"])
+        for row in summary.itertuples():
+            low, high, words = ADAPTER[row.proto] if way.startswith("H2") else (math.nan, math.nan, "")
+            rows.append({"direction": way, "proto": row.proto, "queue_frames": row.queue_packets,
+                         "document_min_bps": low, "document_max_bps": high, "document": words,
+                         "measured_bps": row.goodput_bps_mean, "measured_ci_bps": row.goodput_bps_ci, "n": row.n,
+                         "delivered": row.delivered_fraction_mean, "predicted_bps": row.pred_goodput_bps_mean})
+    return _in_mbps(pd.DataFrame(rows))
 
 
 def _held(sender_bps: float, receiver_bps: float, sent_bytes: float) -> tuple[float, float]:

@@ -30,7 +30,7 @@ from .ping import ECHO_BYTES, ping
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "link_sweeps", "reference", "TASKS", "document_table", "task_rows",
            "default_window", "interval_narrowing", "run_length_table", "reader_time_s", "ping", "ping_link", "ping_table",
-           "PING_RTT_S", "FULL", "QUICK", "LINK", "LINK_QUICK"]
+           "PING_RTT_S", "DOC_BDP_BITS", "bdp_table", "FULL", "QUICK", "LINK", "LINK_QUICK"]
 
 
 #: Notebook 08: every task of the document, on its 100 Mbit/s link.
@@ -42,16 +42,18 @@ FULL = {
     "windows": [100, 500, 1000, 5000, 10000, 30000, 60000, 100000],            # B, task 1.1
     "lengths": ["1KiB", "2KiB", "4KiB", "8KiB", "16KiB", "32KiB", "128KiB", "1024KiB"],   # task 1.2
     "rates": ["50kbit", "100kbit", "1mbit", "10mbit"],                          # task 2.1 (tbf)
-    "delays": ["0.5ms", "5ms", "25ms", "50ms", "250ms", "500ms", "2500ms"],      # task 2.2, EACH way
+    # task 2.2: netem delay D ± jitter on the client's interface, a → b only (as the document's)
+    # 80 ms: the document's "max data rate with delay 80ms", the rate of its BDP (bdp_table)
+    "delays": ["1ms", "10ms", "50ms", "80ms", "100ms", "500ms", "1000ms", "5000ms"],
     "jitter": "10ms", "losses": ["1%", "5%", "50%"],                           # task 2.3 (a → b)
-    "bdp_windows": [500, 5269, 9000], "bdp_delay": "40ms",   # each way: its 80.8 ms round trip (ping)
+    "bdp_windows": [500, 5269, 9000], "bdp_delay": "80ms",   # a → b only, ± jitter: its ping's link (80.8 ms)
     "streams": [1, 2, 3, 4, 5, 10], "beside_udp": [1, 2, 5, 10],               # tasks 3 and 4
     "udp_rate": "1.05mbit", "udp_packet": 1470,                                # iperf 2's default UDP test
     "long": [30, 60], "long_losses": ["1%", "5%", "50%"], "long_repetitions": 3,   # task 2.3: run lengths
     "ping_rounds": 20,                        # special task: ping with netem delay 80ms 10ms on one host
 }
 QUICK = {"seconds": 1, "repetitions": 1, "windows": [100, 10000], "lengths": ["1KiB", "128KiB"],
-         "rates": ["100kbit", "10mbit"], "delays": ["0.5ms", "25ms"], "losses": ["1%", "5%"],
+         "rates": ["100kbit", "10mbit"], "delays": ["1ms", "50ms", "80ms"], "losses": ["1%", "5%"],
          "bdp_windows": [500, 9000], "streams": [1, 4], "beside_udp": [1, 2], "long": [1, 2],
          "long_losses": ["1%"], "long_repetitions": 2, "ping_rounds": 10}
 
@@ -84,7 +86,9 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
     v["notes"] = notes
     tcp = dict(proto="tcp", workload="time", time=v["seconds"], rate=v["rate"], cc=cc, reps=v["repetitions"],
                backend=v["backend"])
-    bdp = dict(delay=v["bdp_delay"], jitter=v["jitter"])
+    # netem on the client delays one direction: a → b ± jitter, b → a nothing (not D/2 each way)
+    one_way = dict(jitter=v["jitter"], delay_reverse="0", jitter_reverse="0")
+    bdp = dict(delay=v["bdp_delay"], **one_way)
     tasks = {
         "1.1_window/server": Experiment("08-window-server", rcvbuf=v["windows"], **tcp),
         "1.1_window/client": Experiment("08-window-client", sndbuf=v["windows"], **tcp),
@@ -92,7 +96,7 @@ def sweeps(*, quick: bool = False, **given) -> Lab:
         "1.2_length/server": Experiment("08-length-server", packet="1024KiB", read=v["lengths"], **tcp),
         "1.2_length/client": Experiment("08-length", engine="iperf3", packet=v["lengths"], **tcp),
         "2.1_rate/client": Experiment("08-rate", engine="iperf3", **dict(tcp, rate=v["rates"])),
-        "2.2_delay/client": Experiment("08-delay", engine="iperf3", delay=v["delays"], jitter=v["jitter"], **tcp),
+        "2.2_delay/client": Experiment("08-delay", engine="iperf3", delay=v["delays"], **one_way, **tcp),
         "2.3_loss/server": Experiment("08-loss", engine="iperf3", loss=v["losses"], loss_reverse="0", **tcp),
         "special_bdp/server": Experiment("08-bdp-server", rcvbuf=v["bdp_windows"], **bdp, **tcp),
         "special_bdp/client": Experiment("08-bdp-client", sndbuf=v["bdp_windows"], **bdp, **tcp),
@@ -151,6 +155,9 @@ def link_sweeps(*, quick: bool = False, **given) -> Lab:
 #: Document 004's special task: "Server ping to client ... AVG Rtt = 80.823" (ms), with
 #: `netem delay 80ms 10ms` on the client's interface, one direction only.
 PING_RTT_S = 0.080823
+#: "Bandwidth Delay Product of server side is about 5269.6 Kbits. It comes from average round
+#: trip time (ms) * Max data rate with delay 80ms (Mbits/sec)": its rate is then 65.2 Mbit/s.
+DOC_BDP_BITS = 5269.6e3
 
 
 def ping_link(rate: str = "100mbit", delay: str = "80ms", jitter: str = "10ms") -> LinkSpec:
@@ -176,6 +183,28 @@ def ping_table(measured: dict, spec: LinkSpec | None = None) -> pd.DataFrame:
                           "measured/predicted": measured["rtt_avg_ms"] / (predicted * 1e3)}])
 
 
+def bdp_table(table: pd.DataFrame, measured: dict | None = None, spec: LinkSpec | None = None) -> pd.DataFrame:
+    """The special task's BDP three ways: the document's own (its ping's RTT × its "max data rate
+    with delay 80ms", 5269.6 kbit: 65.2 Mbit/s, a rate its table does not list), ours the same way
+    (``measured``: ``ping``'s answer; the rate: task 2.2's row at 80 ms in ``table``, a
+    ``document_table``) and the model's, and the textbook's C × RTT (RFC 1323 §1.1)."""
+    spec = spec or ping_link()
+    row = table[(table["task"] == "2.2_delay") & (table["value"] == 80)] if len(table) else table
+    rate = float(row["measured_bps"].iloc[0]) if len(row) else float("nan")
+    predicted_rate = float(row["predicted_bps"].iloc[0]) if len(row) else float("nan")
+    ping_row = ping_table(measured, spec).iloc[0] if measured else None
+    rows = [("document 004", PING_RTT_S, DOC_BDP_BITS / PING_RTT_S,
+             "its ping's RTT × its max data rate at 80 ms (the rate implied: not in its table)"),
+            ("measured here", ping_row["measured_rtt_ms"] / 1e3 if ping_row is not None else float("nan"), rate,
+             "the ping above × task 2.2's goodput at 80 ms"),
+            ("model", ping_row["predicted_rtt_ms"] / 1e3 if ping_row is not None else PING_RTT_S, predicted_rate,
+             "the ping's model × task 2.2's prediction at 80 ms"),
+            ("C × RTT", PING_RTT_S, spec.forward.rate_bps, "the link's rate × the document's RTT: the window that "
+                                                            "fills the pipe")]
+    return pd.DataFrame([{"bdp": name, "rtt_ms": rtt * 1e3, "rate_Mbps": r / 1e6, "bdp_kbit": r * rtt / 1e3,
+                          "bdp_bytes": r * rtt / 8, "how": how} for name, rtt, r, how in rows])
+
+
 def _udp_beside_tcp_share(rate: float = 100e6) -> float:
     """TCP's max-min share (Mbit/s) of ``rate`` beside a 1.05 Mbit/s UDP flow (1470 B datagrams)."""
     udp = predict("udp", rate, payload=1470, wire="emulated").efficiency
@@ -193,8 +222,9 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
     knee_mbit = f"{knee_rate / 1e6:g} Mbit/s"
     return {
         "bdp_100mbit_80ms_bytes": Exercise(
-            f"Bandwidth-delay product (bytes) of {mbit} and a {rtt * 1e3:g} ms RTT"
-            + ("" if link else " (document 004)") + "?",
+            f"Bandwidth-delay product C × RTT (bytes) of {mbit} and a {rtt * 1e3:g} ms RTT"
+            + ("" if link else " (document 004's link; the document itself multiplied its RTT by its measured "
+                               "65.2 Mbit/s, not by C)") + "?",
             lambda: bdp_bytes(rate, rtt), 0.002, "C × RTT / 8"),
         "window_5269_kbps": Exercise(
             f"Goodput limit (kbit/s) of a 5269 B window over a {rtt * 1e3:g} ms RTT?",

@@ -32,7 +32,8 @@ from ..link.spec import LinkSpec
 from ..model import HeaderStack, packetize
 from ..wire.headers import ip_and_udp, udp_payload
 
-__all__ = ["where_data_is_lost", "boundaries", "column_value", "EXCESS", "LINK_FULL"]
+__all__ = ["where_data_is_lost", "boundaries", "boundary_table", "column_value", "EXCESS", "LINK_FULL",
+           "DOC_LOWER_BYTES", "DOC_RATE_BPS"]
 
 
 #: Excess loss (beyond the model's (1 − p)^k) that counts as data lost by the hosts.
@@ -103,6 +104,31 @@ def boundaries(table: pd.DataFrame, *, rate_bps: float, wire: str = "real", mtu:
     predicted = rate_bps / (8 * ceiling) - per_datagram if ceiling == ceiling else math.nan
     return {"fragmentation_bytes": udp_payload(mtu), "lower_bytes": lower, "receiver_pps": ceiling,
             "predicted_lower_bytes": predicted}
+
+
+#: Document 002: "UDP loses packets ... when S < 646 B on that host", on its 10 Mbit/s cable.
+DOC_LOWER_BYTES, DOC_RATE_BPS = 646, 10e6
+
+
+def boundary_table(table: pd.DataFrame, *, rate_bps: float, wire: str = "real", mtu: int = 1500) -> pd.DataFrame:
+    """The lower boundary three ways, with the rate each holds at: the document's 646 B (its host,
+    10 Mbit/s), this host's measured at the sweep's ``rate_bps``, and this host's predicted
+    S* = R / (8·P_r) − L both at ``rate_bps`` and at the document's 10 Mbit/s (the receiver's
+    packet-rate ceiling P_r measured here; ≤ 0: it keeps up with the link at every size)."""
+    found = boundaries(table, rate_bps=rate_bps, wire=wire, mtu=mtu)
+    ceiling = found["receiver_pps"]
+    per_datagram = HeaderStack("udp", mtu, wire=wire).l2 + ip_and_udp()
+    at_doc = DOC_RATE_BPS / (8 * ceiling) - per_datagram if ceiling == ceiling else math.nan
+    measured = found["lower_bytes"]
+    rows = [("document 002 (its host)", DOC_RATE_BPS, DOC_LOWER_BYTES, "measured by nttcp on its cable"),
+            ("this host, measured", rate_bps, math.nan if measured is None else measured,
+             "smallest size from which no size loses more than the link"),
+            ("this host, predicted", rate_bps, found["predicted_lower_bytes"], "R / (8·P_r) − L"),
+            ("this host, predicted at the document's rate", DOC_RATE_BPS, at_doc,
+             "R / (8·P_r) − L with R = 10 Mbit/s" + (": below 0, no lower boundary" if at_doc <= 0 else ""))]
+    return pd.DataFrame([{"boundary": name, "rate_Mbps": rate / 1e6, "lower_bytes": value,
+                          "receiver_pps": math.nan if name.startswith("document") else ceiling, "how": how}
+                         for name, rate, value, how in rows])
 
 
 def column_value(row, name: str, default=None):

@@ -177,7 +177,7 @@ def _waits(setting) -> tuple[float, int]:
 
 
 def _bound(proto, max_wait, retransmits) -> float:
-    """How long the protocol may take to notice a dead or silent peer (shared/ppcb.md)."""
+    """How long the protocol may take to notice a dead or silent peer (notebooks/ppcb-protocol.md)."""
     return give_up_s(max_wait, retransmits) if proto == "udpr" else max_wait
 
 

@@ -2,7 +2,7 @@
 
 The sizes are the wire's (``wirelab.wire.headers``, with their sources: IEEE 802.3,
 802.1Q, RFC 2516, 791, 8200, 9293, 7323, 768; ``wirelab.wire.ppcb`` for PPCB's
-packets, shared/ppcb.md).
+packets, notebooks/ppcb-protocol.md).
 
 Two ways to count the link layer (``wire``):
   * ``"real"``: every byte the medium carries: 8 + 14 + 4 + 12 = 38 B/frame, and
@@ -22,7 +22,7 @@ from ..wire.ppcb import HEADER_BYTES
 __all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead", "min_frame",
            "ip_header", "transport_header"]
 
-#: PPCB packet sizes without data (../shared/ppcb.md, "Packets").
+#: PPCB packet sizes without data (notebooks/ppcb-protocol.md, "Packets").
 PPCB_HEADER = HEADER_BYTES
 
 PROTOCOLS = ("tcp", "udp", "udpr")

@@ -4,7 +4,7 @@ Source: Bertsekas & Gallager, *Data Networks* (2nd ed.) §2.4.2, and Kurose &
 Ross, *Computer Networking* §3.4.2 (rdt3.0): one packet per cycle
 DATA/C + RTT + ACK/C, a lost packet costs a timeout T₀ (PPCB's MAX_WAIT).
 
-What a loss costs in PPCB (shared/ppcb.md), derived here as a two-state chain:
+What a loss costs in PPCB (notebooks/ppcb-protocol.md), derived here as a two-state chain:
   * DATA lost (probability 1 − s, s = (1 − p_f)^k for k IP fragments): the client
     resends it T₀ after sending it; the server's own timeout meanwhile resends the
     previous ACC, which the client ignores. Each try costs T₀.
@@ -43,7 +43,7 @@ __all__ = ["StopAndWait", "stop_and_wait", "cycle_time", "exchange_time", "give_
 
 def acc_wire_bytes(stack: HeaderStack | None = None) -> int:
     """Bytes one ACC puts on the wire of ``stack`` (default: udpr on a real Ethernet): the link
-    layer's, IP's and UDP's headers and PPCB's 17 B ACC (shared/ppcb.md: type, session_id,
+    layer's, IP's and UDP's headers and PPCB's 17 B ACC (notebooks/ppcb-protocol.md: type, session_id,
     packet_no u64), never fragmented."""
     stack = stack or HeaderStack("udpr")
     return stack.frame(stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"])

@@ -1,6 +1,6 @@
 """How long a whole file takes: set-up, data, and the final RCVD, for TCP, UDP and UDPR.
 
-A PPCB file transfer (shared/ppcb.md) runs, as the client sees it:
+A PPCB file transfer (notebooks/ppcb-protocol.md) runs, as the client sees it:
 
     TCP   SYN → SYN-ACK (connect returns) · CONN → CONACC · DATA … · wait RCVD
     UDP                                     CONN → CONACC · DATA … · wait RCVD

@@ -1,4 +1,4 @@
-"""PPCB, the wire format behind tcp / udp / udpr (see shared/ppcb.md): packing and unpacking.
+"""PPCB, the wire format behind tcp / udp / udpr (see notebooks/ppcb-protocol.md): packing and unpacking.
 
 The format itself is one table, ``wirelab.wire.ppcb.TABLE`` (re-exported here):
 name, type code, struct layout and the field names of every packet. Every

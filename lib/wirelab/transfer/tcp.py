@@ -1,4 +1,4 @@
-"""PPCB over TCP: the server and the client (shared/ppcb.md, "tcp client/server").
+"""PPCB over TCP: the server and the client (notebooks/ppcb-protocol.md, "What each side does").
 
 Client: connect → CONN(protocol 1) → wait CONACC → send every DATA without
 waiting → wait RCVD. Server: one connection at a time (others wait in the

@@ -1,4 +1,4 @@
-"""PPCB over UDP: the udp and udpr clients (shared/ppcb.md).
+"""PPCB over UDP: the udp and udpr clients (notebooks/ppcb-protocol.md).
 
 udp:  CONN(2) → wait CONACC → send every DATA at once → wait RCVD.
       No retransmission: a lost datagram makes the server answer RJT.

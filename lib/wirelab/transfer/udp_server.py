@@ -1,4 +1,4 @@
-"""PPCB over UDP: one server for udp and udpr (shared/ppcb.md, "udp server").
+"""PPCB over UDP: one server for udp and udpr (notebooks/ppcb-protocol.md, "What each side does").
 
 The server is a small state machine on one socket:
 

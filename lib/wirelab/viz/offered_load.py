@@ -15,9 +15,12 @@ from ..labs.doc000 import MB, load_prediction
 
 __all__ = ["plot_offered_load", "plot_transmission"]
 
-_PANELS = (("received_MBps", "pred_received_MBps", "doc_received_MBps", "received (MB/s)", 1.0),
-           ("undelivered", "pred_undelivered", None, "not delivered (share of offered)", 1.0),
-           ("delay_ms", "pred_delay_ms", "doc_send_time_ms", "delay per packet (ms)", 1.0))
+#: (measured, model, document, y label, factor, what the document's number is)
+_PANELS = (("received_MBps", "pred_received_MBps", "doc_received_MBps", "received (MB/s)", 1.0, ""),
+           ("undelivered", "pred_undelivered", None, "not delivered (share of offered)", 1.0, ""),
+           # the thesis's "Sänd-tid/paket" ran from the stamp to its echo back at the sender (App. A)
+           ("delay_ms", "pred_delay_ms", "doc_echo_ms", "delay per packet (ms)", 1.0,
+            " (stamp to echo: a round trip)"))
 
 
 def _dense(proto: str, packet: int, rate: float, low: float, high: float) -> pd.DataFrame:
@@ -50,7 +53,7 @@ def plot_offered_load(table: pd.DataFrame, axes=None):
             color, label = colors[i % len(colors)], f"{size:g} B"
             dense = _dense(proto, int(size), float(data["rate_bps"].iloc[0]),
                            data["offered_MBps"].min(), data["offered_MBps"].max())
-            for ax, (measured, model, doc, ylabel, f) in zip(row, _PANELS):
+            for ax, (measured, model, doc, ylabel, f, what) in zip(row, _PANELS):
                 ax.plot(dense["offered_MBps"], dense[model] * f, "-", color=color, alpha=0.7,
                         label=f"model, {label}")
                 if measured == "received_MBps" and proto == "udp" and (dense["pred_fragments"] > 1).any():
@@ -62,7 +65,7 @@ def plot_offered_load(table: pd.DataFrame, axes=None):
                             label=f"measured (mean ± 95 % CI), {label}")
                 if doc and doc in data and data[doc].notna().any():
                     ax.plot(data["offered_MBps"], data[doc], "x", color=color, markersize=9, mew=2,
-                            label=f"document 000, {label}")
+                            label=f"document 000{what}, {label}")
                 ax.set(xscale="log", xlabel="offered load (MB/s)", ylabel=ylabel, title=f"{proto.upper()}: {ylabel}")
                 ax.grid(True, alpha=0.3)
         row[2].set_yscale("log")

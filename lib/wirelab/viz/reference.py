@@ -30,7 +30,6 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
 
     ax = _ax(ax)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    seen: set = set()            # a published number drawn once, in the colour of its first side
     for i, (side, part) in enumerate(table.groupby("side", sort=True)):
         part, color = part.sort_values("value"), colors[i % len(colors)]
         ran = part[part["measured_bps"].notna()]
@@ -39,12 +38,24 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
                     label=f"predicted, {side}")
         ax.errorbar(ran["value"], ran["measured_bps"] * scale, yerr=ran["measured_ci"].fillna(0) * scale,
                     fmt="o", color=color, capsize=3, label=f"measured (mean ± 95 % CI), {side}")
-        doc = part[part["document_bps"].notna()]
-        doc = doc.loc[[(v, d) not in seen for v, d in zip(doc["value"], doc["document_bps"])]] if len(doc) else doc
-        seen |= set(zip(doc["value"], doc["document_bps"]))
-        if len(doc):
-            ax.plot(doc["value"], doc["document_bps"] * scale, "x", color=color, markersize=10, mew=2,
-                    label=f"document, {side}")
+    # a range the document's text gives over several settings: a black bar at each of them
+    if "document_min_bps" in table:
+        spans = table[table["document_bps"].isna() & table["document_min_bps"].notna()]
+        spans = spans.drop_duplicates(["value", "document_min_bps", "document_max_bps"])
+        if len(spans):
+            ax.vlines(spans["value"], spans["document_min_bps"] * scale, spans["document_max_bps"] * scale,
+                      color="black", linewidth=3, alpha=0.5, label="document, a range in its text")
+    # each published number once, in black, labelled with the sides the document gave it for
+    # ("both" is iperf3's -w, set beside the document's rows: a side the document never used)
+    doc = table[table["document_bps"].notna()]
+    own = doc[doc["side"] != "both"]
+    doc = own if len(own) else doc
+    if len(doc):
+        sides = doc.groupby(["value", "document_bps"])["side"].agg(lambda s: " or ".join(sorted(set(s))))
+        for (label, points), marker in zip(sides.groupby(sides), ("x", "+", "1", "2")):
+            values, bps = zip(*points.index)
+            ax.plot(values, [b * scale for b in bps], marker, color="black", markersize=10, mew=2,
+                    label=f"document, {label}")
     if log_x:
         ax.set_xscale("log")
     if log_y:

@@ -1,4 +1,4 @@
-"""PPCB's packet table (shared/ppcb.md, "Packets"): type codes, sizes and field offsets, once.
+"""PPCB's packet table (notebooks/ppcb-protocol.md, "Packets"): type codes, sizes and field offsets, once.
 
 Every packet starts with a type byte and an 8-byte session id; integers are
 big-endian, no padding. One row per packet: its type code, the ``struct``

@@ -29,6 +29,7 @@ from ..peers.stage import kit_client
 from ..transfer import HashSink, make_data, start_server
 from ..transfer.measures import goodput
 from .context import Failed, TestContext, stderr_of
+from .diagnose import diagnose
 
 __all__ = ["run_transfer"]
 
@@ -41,8 +42,21 @@ def run_transfer(ctx: TestContext) -> None:
     {"client": _student_client, "server": _student_server, "pair": _pair}[test.role](ctx, data, data_path)
 
 
+class _KeptSink(HashSink):
+    """wirelab's server's output, kept (at most the 10 MB of the grader's biggest test): a failed test says
+    how it differs from the input (diagnose.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.kept = bytearray()
+
+    def write(self, data) -> int:
+        self.kept += data
+        return super().write(data)
+
+
 def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
-    sink = HashSink()
+    sink = _KeptSink()
     host, port = ctx.server_address
     with ctx.tb.inside("b"):
         _, stop, thread, results = start_server(ctx.test.proto, host=host, port=port, out=sink,
@@ -64,8 +78,11 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
     if served is None:
         raise Failed("ppcbc exited 0, but wirelab's server never completed a session (no CONN, or no RCVD sent)")
     if not served.ok or sink.bytes != len(data) or sink.hexdigest() != hashlib.sha256(data).hexdigest():
+        chunk = round(served.bytes_received / served.packets_received) if served.packets_received else None
+        finding = diagnose(data, bytes(sink.kept), chunk, side="client")
         raise Failed(f"ppcbc exited 0, but wirelab's server delivered {served.bytes_delivered} of {len(data)} B"
-                     + (f" ({served.receiver_error})" if served.receiver_error else " (different bytes)"))
+                     + (f" ({served.receiver_error})" if served.receiver_error else "")
+                     + (f"; {finding}" if finding else ""))
     packets = served.packets_received or 1
     ctx.measured.update(goodput_bps=goodput(served.bytes_delivered, served.receiver_end_time_s
                                             - served.receiver_start_time_s),

@@ -1,0 +1,42 @@
+"""A failed test's reason names the student's bug, found by the grader on a real submission (issue 34):
+a C client that reads stdin up to EOF-as-a-delimiter stops at the input's first 0xFF."""
+import re
+import shutil
+import zlib
+
+import pytest
+
+from wirelab.grade import grade_submission, load_catalogue
+from wirelab.transfer import make_data
+
+pytestmark = pytest.mark.root
+
+#: The failure of a public implementation: ``getdelim`` with EOF (-1, so 0xFF as a char) as the delimiter.
+GETDELIM = """static uint8_t *read_all(size_t *n) {
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t r = getdelim(&buf, &cap, EOF, stdin);
+    *n = r < 0 ? 0 : (size_t)r;
+    return (uint8_t *)buf;
+}
+"""
+
+
+def test_a_client_reading_stdin_up_to_eof_as_a_delimiter_is_told_about_0xff(project_root, tmp_path):
+    sub = tmp_path / "getdelim-c"
+    shutil.copytree(project_root / "data" / "example-class" / "correct-c", sub)
+    source = (sub / "ppcbc.c").read_text()
+    start = source.index("static uint8_t *read_all(size_t *n) {")
+    end = source.index("\n}\n", start) + 3
+    (sub / "ppcbc.c").write_text(source[:start] + GETDELIM + source[end:])
+    graded = grade_submission("getdelim-c", sub, load_catalogue().select(["client-tcp-100KB"]), tmp_path / "out",
+                              capture=False)
+    assert graded.build_error is None, graded.build_log
+    outcome, = graded.tests
+    data = make_data(100_000, X
+    first = data.index(0xFF)
+    assert outcome.status == "fail", outcome.reason
+    assert f"delivered {first + 1} of 100000 B" in outcome.reason
+    assert f"the first {first + 1} of the 100000 B input exactly" in outcome.reason
+    assert re.search(rf"input byte {first}, is the input's first 0xFF", outcome.reason)
+    assert "getdelim" in outcome.reason and "flush" not in outcome.reason

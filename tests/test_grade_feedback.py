@@ -33,10 +33,34 @@ def test_a_client_reading_stdin_up_to_eof_as_a_delimiter_is_told_about_0xff(proj
                               capture=False)
     assert graded.build_error is None, graded.build_log
     outcome, = graded.tests
-    data = make_data(100_000, X
+    data = make_data(100_000, seed=zlib.crc32(b"client-tcp-100KB"))         # the test's input
     first = data.index(0xFF)
     assert outcome.status == "fail", outcome.reason
     assert f"delivered {first + 1} of 100000 B" in outcome.reason
     assert f"the first {first + 1} of the 100000 B input exactly" in outcome.reason
     assert re.search(rf"input byte {first}, is the input's first 0xFF", outcome.reason)
     assert "getdelim" in outcome.reason and "flush" not in outcome.reason
+
+
+#: correct-python with one typical bug in its udp server: (the change, a test it fails, what its reason says)
+SERVER_BUGS = {
+    "debug-on-stdout": (("        out.write(body)\n", "        out.write(body)\n        out.write(f'got {no}\\n'.encode())\n"),
+                        "server-udp-20KB", ["B that are not the input's at byte 1000 ('got 0\\n')", "stderr"]),
+    "writes-duplicates": (("            continue                                    # a duplicate: ignore\n",
+                           "            out.write(body)\n            continue\n"),
+                          "server-udpr-duplicate-data", ["twice", "duplicate DATA"]),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(SERVER_BUGS))
+def test_a_server_writing_more_than_the_data_is_told_what_it_added(project_root, tmp_path, bug):
+    (old, new), test_id, words = SERVER_BUGS[bug]
+    sub = tmp_path / bug
+    shutil.copytree(project_root / "data" / "example-class" / "correct-python", sub)
+    source = (sub / "ppcb_impl.py").read_text()
+    assert source.count(old) == 1
+    (sub / "ppcb_impl.py").write_text(source.replace(old, new))
+    graded = grade_submission(bug, sub, load_catalogue().select([test_id]), tmp_path / "out", capture=False)
+    outcome, = graded.tests
+    assert outcome.status == "fail" and all(w in outcome.reason for w in words), outcome.reason
+    assert "flush" not in outcome.reason

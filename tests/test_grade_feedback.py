@@ -44,7 +44,8 @@ def test_a_client_reading_stdin_up_to_eof_as_a_delimiter_is_told_about_0xff(proj
 
 #: correct-python with one typical bug in its udp server: (the change, a test it fails, what its reason says)
 SERVER_BUGS = {
-    "debug-on-stdout": (("        out.write(body)\n", "        out.write(body)\n        out.write(f'got {no}\\n'.encode())\n"),
+    "debug-on-stdout": (("        out.write(body)\n",
+                         "        out.write(body)\n        out.write(f'got {no}\\n'.encode())\n"),
                         "server-udp-20KB", ["B that are not the input's at byte 1000 ('got 0\\n')", "stderr"]),
     "writes-duplicates": (("            continue                                    # a duplicate: ignore\n",
                            "            out.write(body)\n            continue\n"),

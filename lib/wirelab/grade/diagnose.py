@@ -247,8 +247,9 @@ def diagnose(expected: bytes, got: bytes, chunk: int | None = None, *, side: str
             what = f"{chunk} B DATA" if chunk and (b - a) == chunk else "part"
             return Finding("chunk_twice", f"{holds} input bytes {a} to {b - 1} twice (a {what}, again at "
                                           f"output byte {at + a - start})",
-                           "a duplicate DATA (a resend of a packet already received) must be acknowledged "
-                           "again but not written again: write a DATA only when its number is the one expected"
+                           "a duplicate DATA (a resend of a packet already received: a number lower than "
+                           "the one expected) is ignored, never written again: write a DATA only when its number "
+                           "is the one expected"
                            if side != "client" else "ppcbc sent these bytes twice: does it send each DATA "
                                                      "once (resend only after MAX_WAIT without ACC)?",
                            {"from": a, "to": b, "again_at": at + a - start})

@@ -47,6 +47,7 @@ from .readings import describe
 from .sandbox import UidLease, kill_uid
 from .scenarios import run_scenario
 from .submission import Submission, prepare
+from .wire_feedback import WireJudge, judge_capture
 
 __all__ = ["grade_submission", "run_test"]
 
@@ -92,6 +93,7 @@ class Stage:
 
     def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool, where: str = "namespaces"):
         self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
+        self.judge: WireJudge | None = None      # set by its test: what judging its capture needs
         self.loopback = where == "loopback"
         self._thread = threading.Thread(target=self._up, args=(name, capture), daemon=True)
         self._thread.start()
@@ -168,8 +170,12 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
             err = caught
         finally:
             watchdog.cancel()
+            ended_wall, exited = _ended(ctx)
             ctx.stop_programs()
             kill_uid(uid)
+        if stage.cap is not None:
+            stage.judge = WireJudge(test.role, test.proto, assignment.port, assignment.max_wait_s,
+                                    assignment.max_retransmits, ended_wall, exited)
         outcome.status, outcome.reason = _classify(ctx, err)
         outcome.points = test.points if outcome.status == "pass" else 0.0
         outcome.details = dict(ctx.measured)
@@ -194,6 +200,15 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
     if stage.cap is not None and outcome.status != "pass" and stage.pcap.exists():
         outcome.capture = str(stage.pcap.relative_to(report_dir))
     return outcome
+
+
+def _ended(ctx: TestContext) -> tuple[float, bool]:
+    """When the student's programs could send no more (wall clock) and whether its client ended on its
+    own (it gave up or finished): the wire's judge tells silence from a capture cut short by it."""
+    clients = [p for p in list(ctx.programs) if p.name == "ppcbc"]
+    exited = bool(clients) and not ctx.expired.is_set() and all(p.poll() is not None for p in clients)
+    wall, now = time.time(), time.monotonic()
+    return wall - (now - max(p.ended for p in clients)) if exited else wall, exited
 
 
 def _expire(ctx: TestContext) -> None:
@@ -255,7 +270,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                     n += 1
                     upcoming = stage(n)
                     outcome = run_test(test, sub, jail, catalogue, report_dir, current)
-                    closing.append(_close_later(current, keep=outcome.capture is not None))
+                    closing.append(_close_later(current, outcome, keep=outcome.capture is not None))
                     current = upcoming
                 outcomes.append(outcome)
                 if on_test is not None:
@@ -275,12 +290,16 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                   warnings=list(sub.warnings), confinement=confinement)
 
 
-def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:
+def _close_later(stage: Stage, outcome: Outcome, *, keep: bool) -> threading.Thread:
+    """Take the stage down in a thread; then its stopped capture is judged (wire_feedback.py), and kept
+    only if ``keep``."""
     def close():
         try:
             stage.close()
         except Exception:                        # noqa: BLE001 - a leftover is reaped by the next testbed
             pass
+        if stage.judge is not None and stage.judge.due(outcome) and stage.pcap.exists():
+            judge_capture(stage.pcap, outcome, stage.judge)
         if not keep:
             stage.pcap.unlink(missing_ok=True)
         elif stage.pcap.exists():

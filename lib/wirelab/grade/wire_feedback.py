@@ -1,0 +1,58 @@
+"""A test's capture read for the student once the test is over: the PPCB exchange judged for its timing
+(timing.py), the findings put in the outcome.
+
+The runner calls ``judge_capture`` after the test's capture has stopped (in the thread that takes the
+test's stage down), for every test that did not pass and for every udpr test (its resends are where the
+timing rules bite). Each finding goes to ``details["wire"]``; for a test that did not pass it ends its
+reason too ("on the wire: ..."), so every platform shows it. A capture that cannot be read costs the
+student nothing: the reason stays as it was, and ``details["wire_error"]`` says why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .outcome import Outcome
+from .timing import judge_timing
+
+__all__ = ["WireJudge", "judge_capture"]
+
+_SIDES = {"client": {"client"}, "server": {"server"}, "pair": {"client", "server"}}
+
+
+@dataclass(frozen=True)
+class WireJudge:
+    """What a test's end leaves for judging its capture: whose packets are the student's, the protocol, the
+    constants the programs used, and when the student's programs could send no more (``ended_wall``, the
+    wall clock; ``exited``: its client ended on its own)."""
+    role: str
+    proto: str
+    port: int
+    max_wait_s: float
+    max_retransmits: int
+    ended_wall: float
+    exited: bool
+
+    def due(self, outcome: Outcome) -> bool:
+        return self.role in _SIDES and (outcome.status != "pass" or self.proto == "udpr")
+
+
+def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
+    """Judge the capture at ``pcap`` (stopped) and record the findings in ``outcome``."""
+    from ..capture import exchange, read_capture   # deferred: the capture reader imports pandas
+    try:
+        packets = exchange(pcap, port=judge.port)
+        if packets.empty:
+            return
+        first = float(read_capture(pcap)["time"].min())
+        findings = judge_timing(packets, proto=judge.proto, max_wait_s=judge.max_wait_s,
+                                max_retransmits=judge.max_retransmits, sides=_SIDES[judge.role],
+                                ended_s=judge.ended_wall - first, exited=judge.exited)
+    except Exception as err:                        # noqa: BLE001 - feedback, never a grade: say why, go on
+        outcome.details["wire_error"] = f"the capture could not be judged: {type(err).__name__}: {err}"
+        return
+    if not findings:
+        return
+    outcome.details["wire"] = [f.to_dict() for f in findings]
+    if outcome.status != "pass":
+        outcome.reason += "; on the wire: " + "; ".join(map(str, findings))

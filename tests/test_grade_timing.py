@@ -1,6 +1,7 @@
 """Judged from the wire (grade/timing.py): the protocol's timing checked on canned exchanges, each finding
 naming the frames that show it (issue 34, part 3)."""
 import pandas as pd
+import pytest
 
 from wirelab.grade.timing import judge_timing
 
@@ -121,3 +122,33 @@ def test_only_the_sides_asked_for_are_judged_and_other_rows_are_ignored():
     packets = packets.sort_values("time_s")
     assert judge(packets, SERVER) == {} and set(judge(packets, CLIENT)) == {"early"}
     assert judge(packets, CLIENT, proto="udp") == {}                         # no resends to judge over udp
+
+
+def test_a_passed_tests_wire_findings_are_shown_beside_it_and_a_failed_tests_in_its_reason(tmp_path):
+    from wirelab.grade import Graded, Outcome, load_catalogue, write_reports
+    from wirelab.grade.formats.feedback import test_feedback
+    finding = judge(table((0.0, "CONN"), (0.1, "CONN"), (0.101, "CONACC")), CLIENT)["early"]
+    passed = Outcome("client-udpr-1B", "pass", "ok", 1, 1, details={"wire": [finding.to_dict()]})
+    failed = Outcome("client-udpr-1MB", "fail", f"it broke; on the wire: {finding}", 0, 1,
+                     details={"wire": [finding.to_dict()]})
+    assert f"on the wire (no points lost): {finding}" in test_feedback(passed)
+    assert "no points lost" not in test_feedback(failed) and str(finding) in test_feedback(failed)
+    write_reports([Graded("someone", [passed, failed])], tmp_path, load_catalogue())
+    page = (tmp_path / "someone" / "report.html").read_text()
+    assert "on the wire (no points lost): ppcbc resent CONN 0.100 s" in page and "(frames 1, 2)" in page
+
+
+def test_a_link_that_duplicates_makes_copies_that_are_not_resends_and_jitter_widens_the_bounds():
+    packets = table((0.0, "CONN"), (0.001, "CONACC"), (0.0012, "CONACC"), (0.002, "DATA", 0), (0.003, "ACC", 0),
+                    (0.011, "ACC", 0), (0.012, "DATA", 1), (0.013, "ACC", 1), (0.014, "RCVD"))
+    assert set(judge(packets, SERVER, ended_s=2.0)) == {"early"}
+    assert judge(packets, SERVER, ended_s=2.0, copies_s=0.03) == {}
+    jittered = table((0.0, "CONN"), (0.42, "CONN"), (0.5, "CONACC"))
+    assert "early" in judge(jittered, CLIENT) and judge(jittered, CLIENT, jitter_s=0.02) == {}
+
+
+def test_the_links_noise_comes_from_its_spec():
+    from wirelab.grade.wire_feedback import link_noise
+    from wirelab.link import LinkSpec
+    assert link_noise(LinkSpec.parse(rate="10mbit", delay="5ms", duplicate="20%")) == pytest.approx((0.03, 0.0))
+    assert link_noise(LinkSpec.parse(rate="10mbit", delay="5ms", loss="10%")) == (0.0, 0.0)

@@ -47,7 +47,7 @@ from .readings import describe
 from .sandbox import UidLease, kill_uid
 from .scenarios import run_scenario
 from .submission import Submission, prepare
-from .wire_feedback import WireJudge, judge_capture
+from .wire_feedback import WireJudge, judge_capture, link_noise
 
 __all__ = ["grade_submission", "run_test"]
 
@@ -175,7 +175,8 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
             kill_uid(uid)
         if stage.cap is not None:
             stage.judge = WireJudge(test.role, test.proto, assignment.port, assignment.max_wait_s,
-                                    assignment.max_retransmits, ended_wall, exited)
+                                    assignment.max_retransmits, ended_wall, exited,
+                                    *link_noise(LinkSpec.parse(**test.link)))
         outcome.status, outcome.reason = _classify(ctx, err)
         outcome.points = test.points if outcome.status == "pass" else 0.0
         outcome.details = dict(ctx.measured)

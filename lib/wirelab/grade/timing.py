@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["WireFinding", "judge_timing", "RULES"]
+__all__ = ["WireFinding", "judge_timing", "wire_lines", "RULES"]
 
 RULES = ("early", "late", "too_many", "gave_up_early", "after_reject")
 _CLIENT = {"CONN", "DATA"}
@@ -97,11 +97,19 @@ def _rows(packets) -> list[dict]:
 
 def judge_timing(packets, *, proto: str, max_wait_s: float, max_retransmits: int,
                  sides: set[str] | frozenset[str] = frozenset({"client", "server"}),
-                 ended_s: float | None = None, exited: bool = False) -> list[WireFinding]:
-    """What the capture shows against ppcb.md's timing (module doc), for the ``sides`` judged."""
+                 ended_s: float | None = None, exited: bool = False, copies_s: float = 0.0,
+                 jitter_s: float = 0.0) -> list[WireFinding]:
+    """What the capture shows against ppcb.md's timing (module doc), for the ``sides`` judged. Where the
+    link duplicates packets, ``copies_s``: a packet seen again this soon is the link's copy (dropped
+    before judging); ``jitter_s``: how far the link may move a packet in time (the bounds widen by twice)."""
     found = _Found()
     sessions: dict[str, list[dict]] = {}
+    seen: dict[tuple, float] = {}
     for row in _rows(packets):
+        copy = (row["session"], row["key"])
+        if copies_s and row["t"] - seen.get(copy, float("-inf")) < copies_s:
+            continue                             # the link's copy of a packet just seen
+        seen[copy] = row["t"]
         sessions.setdefault(row["session"], []).append(row)
     for rows in sessions.values():
         if "client" in sides:
@@ -109,18 +117,19 @@ def judge_timing(packets, *, proto: str, max_wait_s: float, max_retransmits: int
         if proto != "udpr":
             continue
         if "client" in sides:
-            _client_resends(rows, max_wait_s, max_retransmits, ended_s, exited, found)
+            _client_resends(rows, max_wait_s, jitter_s, max_retransmits, ended_s, exited, found)
         if "server" in sides:
-            _server_resends(rows, max_wait_s, max_retransmits, ended_s, found)
+            _server_resends(rows, max_wait_s, jitter_s, max_retransmits, ended_s, found)
     return found.findings()
 
 
-def _late(gap: float, since_peer: float, wait: float) -> bool:
-    bound = LATE * wait + LATE_S
+def _late(gap: float, since_peer: float, wait: float, jitter: float) -> bool:
+    bound = LATE * wait + LATE_S + 2 * jitter
     return gap > bound and since_peer > bound
 
 
-def _client_resends(rows: list[dict], wait: float, most: int, ended_s, exited: bool, found: _Found) -> None:
+def _client_resends(rows: list[dict], wait: float, jitter: float, most: int, ended_s, exited: bool,
+                    found: _Found) -> None:
     sends: dict[tuple, list[dict]] = {}
     heard = float("-inf")                       # the server's last packet of this session
     for row in rows:
@@ -131,11 +140,11 @@ def _client_resends(rows: list[dict], wait: float, most: int, ended_s, exited: b
         if before:
             gap, what = row["t"] - before[-1]["t"], _name(row["key"])
             frames = (before[-1]["frame"], row["frame"])
-            if gap < EARLY * wait:
+            if gap < EARLY * wait - 2 * jitter:
                 found.add("early", "client", f"ppcbc resent {what} {gap:.3f} s after it last sent it: a udpr "
                                              f"client resends only after MAX_WAIT ({wait:g} s) without an "
                                              "answer (an older ACC or a repeated CONACC is ignored)", frames)
-            elif _late(gap, row["t"] - heard, wait):
+            elif _late(gap, row["t"] - heard, wait, jitter):
                 found.add("late", "client", f"ppcbc resent {what} {gap:.3f} s after it last sent it, with "
                                             f"nothing from the server for {row['t'] - heard:.3f} s: a udpr "
                                             f"client waits MAX_WAIT ({wait:g} s), then resends", frames)
@@ -152,7 +161,7 @@ def _client_resends(rows: list[dict], wait: float, most: int, ended_s, exited: b
     sent = sends[last["key"]]
     answered = any(r["kind"] in _SERVER and r["t"] > sent[0]["t"] and _answers(r, last["key"]) for r in rows)
     waited = ended_s - sent[-1]["t"]
-    if not answered and len(sent) < most and (exited or waited >= LATE * wait + LATE_S):
+    if not answered and len(sent) < most and (exited or waited >= LATE * wait + LATE_S + 2 * jitter):
         times = "once" if len(sent) == 1 else f"{len(sent)} times"
         then = f"ended {max(waited, 0):.2f} s later" if exited else \
             f"sent nothing more in the {waited:.1f} s that followed"
@@ -170,7 +179,7 @@ def _answers(row: dict, key: tuple) -> bool:
     return row["kind"] in ("RJT", "RCVD") or row["key"] == ("ACC", key[1])
 
 
-def _server_resends(rows: list[dict], wait: float, most: int, ended_s, found: _Found) -> None:
+def _server_resends(rows: list[dict], wait: float, jitter: float, most: int, ended_s, found: _Found) -> None:
     last_sent: dict[tuple, dict] = {}
     timed: dict[tuple, list[dict]] = {}        # the timer's resends of each packet (replies not counted)
     heard = float("-inf")                       # the client's last packet of this session
@@ -185,11 +194,11 @@ def _server_resends(rows: list[dict], wait: float, most: int, ended_s, found: _F
         timed.setdefault(row["key"], [before]).append(row)
         gap, what = row["t"] - before["t"], _name(row["key"])
         frames = (before["frame"], row["frame"])
-        if gap < EARLY * wait:
+        if gap < EARLY * wait - 2 * jitter:
             found.add("early", "server", f"ppcbs resent {what} {gap:.3f} s after it last sent it, with nothing "
                                          f"from the client since: a udpr server resends its last CONACC or ACC "
                                          f"after MAX_WAIT ({wait:g} s) of silence", frames)
-        elif _late(gap, gap, wait):
+        elif _late(gap, gap, wait, jitter):
             found.add("late", "server", f"ppcbs resent {what} {gap:.3f} s after it last sent it: a udpr server "
                                         f"resends after MAX_WAIT ({wait:g} s) of silence", frames)
     for key, sent in timed.items():
@@ -203,7 +212,7 @@ def _server_resends(rows: list[dict], wait: float, most: int, ended_s, found: _F
         return
     last = server_rows[-1]
     silent = ended_s - max(last["t"], heard)
-    if last["key"] not in timed and heard < last["t"] and silent >= LATE * wait + LATE_S:
+    if last["key"] not in timed and heard < last["t"] and silent >= LATE * wait + LATE_S + 2 * jitter:
         found.add("gave_up_early", "server",
                   f"ppcbs sent {_name(last['key'])}, the client fell silent, and ppcbs sent nothing more in the "
                   f"{silent:.1f} s that followed: a udpr server resends its last CONACC or ACC after MAX_WAIT "
@@ -224,3 +233,9 @@ def _after_reject(rows: list[dict], proto: str, found: _Found) -> None:
                       f"{rejected['kind']}: after {rejected['kind']} a client prints ERROR and ends",
                       (rejected["frame"], row["frame"]))
             return
+
+
+def wire_lines(outcome) -> list[str]:
+    """An outcome's wire findings (``details["wire"]``, as ``to_dict`` saved them), one line each."""
+    return [str(WireFinding(f["rule"], f["side"], f["sentence"], tuple(f["frames"]), f.get("count", 1)))
+            for f in (outcome.details or {}).get("wire", [])]

@@ -15,7 +15,7 @@ from pathlib import Path
 from .outcome import Outcome
 from .timing import judge_timing
 
-__all__ = ["WireJudge", "judge_capture"]
+__all__ = ["WireJudge", "judge_capture", "link_noise"]
 
 _SIDES = {"client": {"client"}, "server": {"server"}, "pair": {"client", "server"}}
 
@@ -32,9 +32,21 @@ class WireJudge:
     max_retransmits: int
     ended_wall: float
     exited: bool
+    copies_s: float = 0.0          # the link duplicates: a packet seen again this soon is its copy
+    jitter_s: float = 0.0
 
     def due(self, outcome: Outcome) -> bool:
         return self.role in _SIDES and (outcome.status != "pass" or self.proto == "udpr")
+
+
+def link_noise(spec) -> tuple[float, float]:
+    """(copies_s, jitter_s) for a test's link (a ``LinkSpec``): a link that duplicates sends a copy at
+    most its delay and jitter behind (held back to reorder), so copies come within twice those and 20 ms;
+    jitter moves any packet by up to its own amount."""
+    ways = (spec.forward, spec.reverse)
+    jitter = max(d.jitter_s for d in ways)
+    copies = 2 * (max(d.delay_s for d in ways) + jitter) + 0.02 if any(d.duplicate for d in ways) else 0.0
+    return copies, jitter
 
 
 def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
@@ -47,7 +59,8 @@ def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
         first = float(read_capture(pcap)["time"].min())
         findings = judge_timing(packets, proto=judge.proto, max_wait_s=judge.max_wait_s,
                                 max_retransmits=judge.max_retransmits, sides=_SIDES[judge.role],
-                                ended_s=judge.ended_wall - first, exited=judge.exited)
+                                ended_s=judge.ended_wall - first, exited=judge.exited, copies_s=judge.copies_s,
+                                jitter_s=judge.jitter_s)
     except Exception as err:                        # noqa: BLE001 - feedback, never a grade: say why, go on
         outcome.details["wire_error"] = f"the capture could not be judged: {type(err).__name__}: {err}"
         return

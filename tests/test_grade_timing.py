@@ -152,3 +152,11 @@ def test_the_links_noise_comes_from_its_spec():
     from wirelab.link import LinkSpec
     assert link_noise(LinkSpec.parse(rate="10mbit", delay="5ms", duplicate="20%")) == pytest.approx((0.03, 0.0))
     assert link_noise(LinkSpec.parse(rate="10mbit", delay="5ms", loss="10%")) == (0.0, 0.0)
+
+
+def test_a_client_that_ends_on_another_sessions_packet_did_not_give_up_early():
+    """The reading 'a foreign ACC ends the client' (readings.py): it ended on a packet, not a timeout."""
+    packets = pd.concat([table((0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0)),
+                         table((0.003, "ACC", 0), session="0badcafe").assign(frame=4)], ignore_index=True)
+    assert judge(packets, CLIENT, ended_s=0.25, exited=True) == {}
+    assert "gave_up_early" in judge(packets.iloc[:3], CLIENT, ended_s=0.25, exited=True)

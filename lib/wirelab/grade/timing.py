@@ -111,13 +111,14 @@ def judge_timing(packets, *, proto: str, max_wait_s: float, max_retransmits: int
             continue                             # the link's copy of a packet just seen
         seen[copy] = row["t"]
         sessions.setdefault(row["session"], []).append(row)
+    heard = max((r["t"] for rows in sessions.values() for r in rows if r["kind"] in _SERVER), default=None)
     for rows in sessions.values():
         if "client" in sides:
             _after_reject(rows, proto, found)
         if proto != "udpr":
             continue
         if "client" in sides:
-            _client_resends(rows, max_wait_s, jitter_s, max_retransmits, ended_s, exited, found)
+            _client_resends(rows, max_wait_s, jitter_s, max_retransmits, ended_s, exited, heard, found)
         if "server" in sides:
             _server_resends(rows, max_wait_s, jitter_s, max_retransmits, ended_s, found)
     return found.findings()
@@ -129,7 +130,7 @@ def _late(gap: float, since_peer: float, wait: float, jitter: float) -> bool:
 
 
 def _client_resends(rows: list[dict], wait: float, jitter: float, most: int, ended_s, exited: bool,
-                    found: _Found) -> None:
+                    heard_last: float | None, found: _Found) -> None:
     sends: dict[tuple, list[dict]] = {}
     heard = float("-inf")                       # the server's last packet of this session
     for row in rows:
@@ -159,6 +160,8 @@ def _client_resends(rows: list[dict], wait: float, jitter: float, most: int, end
         return
     last = client_rows[-1]
     sent = sends[last["key"]]
+    if exited and heard_last is not None and heard_last > sent[-1]["t"]:
+        return                  # it ended on a packet (of any session: a foreign ACC may end it), not a timeout
     answered = any(r["kind"] in _SERVER and r["t"] > sent[0]["t"] and _answers(r, last["key"]) for r in rows)
     waited = ended_s - sent[-1]["t"]
     if not answered and len(sent) < most and (exited or waited >= LATE * wait + LATE_S + 2 * jitter):

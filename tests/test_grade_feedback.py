@@ -29,10 +29,10 @@ def test_a_client_reading_stdin_up_to_eof_as_a_delimiter_is_told_about_0xff(proj
     start = source.index("static uint8_t *read_all(size_t *n) {")
     end = source.index("\n}\n", start) + 3
     (sub / "ppcbc.c").write_text(source[:start] + GETDELIM + source[end:])
-    graded = grade_submission("getdelim-c", sub, load_catalogue().select(["client-tcp-100KB"]), tmp_path / "out",
-                              capture=False)
+    graded = grade_submission("getdelim-c", sub, load_catalogue().select(["client-tcp-100KB", "pair-udp-10KB"]),
+                              tmp_path / "out", capture=False)
     assert graded.build_error is None, graded.build_log
-    outcome, = graded.tests
+    outcome, pair = graded.tests
     data = make_data(100_000, seed=zlib.crc32(b"client-tcp-100KB"))         # the test's input
     first = data.index(0xFF)
     assert outcome.status == "fail", outcome.reason
@@ -40,6 +40,10 @@ def test_a_client_reading_stdin_up_to_eof_as_a_delimiter_is_told_about_0xff(proj
     assert f"the first {first + 1} of the 100000 B input exactly" in outcome.reason
     assert re.search(rf"input byte {first}, is the input's first 0xFF", outcome.reason)
     assert "getdelim" in outcome.reason and "flush" not in outcome.reason
+    data = make_data(10_000, seed=zlib.crc32(b"pair-udp-10KB"))                # its own server, the same cut
+    first = data.index(0xFF)
+    assert pair.status == "fail" and f"ppcbs wrote to stdout the first {first + 1} of the 10000 B" in pair.reason
+    assert "getdelim" in pair.reason and "flush" not in pair.reason
 
 
 #: correct-python with one typical bug in its udp server: (the change, a test it fails, what its reason says)

@@ -95,3 +95,9 @@ def test_a_client_resending_too_early_or_for_ever_is_judged_from_the_wire_with_i
     assert set(found) == rules and all(f["side"] == "client" and f["frames"] for f in found.values())
     assert "on the wire: ppcbc sent CONN" in outcome.reason or "on the wire: ppcbc resent CONN" in outcome.reason
     assert re.search(r"\(frames? \d+", outcome.reason)
+    ladder = outcome.details["ladder"]                      # the exchange drawn, the finding's frame marked
+    assert ladder[0].split()[:4] == ["time", "(s)", "frame", "client"] and len(ladder) <= 41
+    last = found[next(iter(rules))]["frames"][-1]
+    assert any(line.split()[1] == str(last) and "<<" in line for line in ladder[1:] if len(line.split()) > 1)
+    from wirelab.grade.formats.feedback import test_feedback
+    assert "\n".join(ladder) in test_feedback(outcome)        # what Gradescope and PrairieLearn show

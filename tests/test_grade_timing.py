@@ -80,7 +80,7 @@ def test_a_client_that_never_resends_gave_up_early_once_its_silence_or_its_exit_
     silent = judge(packets, CLIENT, ended_s=2.0)["gave_up_early"]
     assert silent.frames == (5,) and "DATA 1 once, got no answer" in silent.sentence
     exited = judge(packets, CLIENT, ended_s=0.504, exited=True)["gave_up_early"]
-    assert "ended 0.50 s later" in exited.sentence
+    assert "ended without sending it again" in exited.sentence
 
 
 def test_a_server_resending_its_ack_to_a_silent_client_on_time_is_no_finding():
@@ -160,3 +160,17 @@ def test_a_client_that_ends_on_another_sessions_packet_did_not_give_up_early():
                          table((0.003, "ACC", 0), session="0badcafe").assign(frame=4)], ignore_index=True)
     assert judge(packets, CLIENT, ended_s=0.25, exited=True) == {}
     assert "gave_up_early" in judge(packets.iloc[:3], CLIENT, ended_s=0.25, exited=True)
+
+
+def test_an_older_ack_of_its_own_session_does_not_excuse_a_client_that_never_resent():
+    """The kit's server resends ACC 3 while the client waits for ACC 4: the client ended on its timer."""
+    packets = table((0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0), (0.003, "ACC", 0), (0.004, "DATA", 1),
+                    (0.503, "ACC", 0))
+    assert "gave_up_early" in judge(packets, CLIENT, ended_s=0.51, exited=True)
+
+
+def test_a_server_silent_after_a_duplicate_data_gave_up_and_one_resending_after_it_did_not():
+    """server-udpr-resends-acc: the client resends DATA 0 (ignored: a duplicate), then waits for ACC 0 again."""
+    base = [(0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0), (0.003, "ACC", 0), (0.1, "DATA", 0)]
+    assert set(judge(table(*base), SERVER, ended_s=1.6)) == {"gave_up_early"}
+    assert judge(table(*base, (0.6, "ACC", 0), (1.1, "ACC", 0)), SERVER, ended_s=1.6) == {}

@@ -55,6 +55,10 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
             measured += f"<br>completion {t.completion_s:.3g} s<br><small>{html.escape(t.completion_at or '')}</small>"
         predicted = _rate(t.pred_goodput_bps)
         reading = f"<br><small>reading taken: {html.escape(t.reading)}</small>" if t.reading else ""
+        ladder = (t.details or {}).get("ladder")
+        if ladder and t.status != "pass":
+            reading += ("<details><summary>what crossed the wire</summary><pre class=ladder>"
+                        + html.escape("\n".join(ladder)) + "</pre></details>")
         if t.status == "pass":              # (a test that did not pass has them in its reason)
             reading += "".join(f"<br><small>on the wire (no points lost): {html.escape(line)}</small>"
                                for line in wire_lines(t))

@@ -111,8 +111,10 @@ def judge_timing(packets, *, proto: str, max_wait_s: float, max_retransmits: int
             continue                             # the link's copy of a packet just seen
         seen[copy] = row["t"]
         sessions.setdefault(row["session"], []).append(row)
-    heard = max((r["t"] for rows in sessions.values() for r in rows if r["kind"] in _SERVER), default=None)
-    for rows in sessions.values():
+    for session, rows in sessions.items():
+        # a packet of another session may end a client (a reading: a foreign ACC), one of its own may not
+        heard = max((r["t"] for other, them in sessions.items() if other != session for r in them
+                     if r["kind"] in _SERVER), default=None)
         if "client" in sides:
             _after_reject(rows, proto, found)
         if proto != "udpr":
@@ -161,12 +163,13 @@ def _client_resends(rows: list[dict], wait: float, jitter: float, most: int, end
     last = client_rows[-1]
     sent = sends[last["key"]]
     if exited and heard_last is not None and heard_last > sent[-1]["t"]:
-        return                  # it ended on a packet (of any session: a foreign ACC may end it), not a timeout
+        return                  # it ended on another session's packet (a reading allows it), not a timeout
     answered = any(r["kind"] in _SERVER and r["t"] > sent[0]["t"] and _answers(r, last["key"]) for r in rows)
     waited = ended_s - sent[-1]["t"]
     if not answered and len(sent) < most and (exited or waited >= LATE * wait + LATE_S + 2 * jitter):
         times = "once" if len(sent) == 1 else f"{len(sent)} times"
-        then = f"ended {max(waited, 0):.2f} s later" if exited else \
+        # (when it ended is known only to the poll that saw it: no figure for it)
+        then = "ended without sending it again" if exited else \
             f"sent nothing more in the {waited:.1f} s that followed"
         found.add("gave_up_early", "client",
                   f"ppcbc sent {_name(last['key'])} {times}, got no answer, and {then}: a udpr client resends it "
@@ -215,11 +218,13 @@ def _server_resends(rows: list[dict], wait: float, jitter: float, most: int, end
         return
     last = server_rows[-1]
     silent = ended_s - max(last["t"], heard)
-    if last["key"] not in timed and heard < last["t"] and silent >= LATE * wait + LATE_S + 2 * jitter:
+    # after the client's last packet: at most an answer at once, then (if ppcbs keeps to ppcb.md) resends
+    resent = [r for r in server_rows if r["key"] == last["key"] and r["t"] - heard >= EARLY * wait - 2 * jitter]
+    if not resent and silent >= LATE * wait + LATE_S + 2 * jitter:
         found.add("gave_up_early", "server",
-                  f"ppcbs sent {_name(last['key'])}, the client fell silent, and ppcbs sent nothing more in the "
-                  f"{silent:.1f} s that followed: a udpr server resends its last CONACC or ACC after MAX_WAIT "
-                  f"({wait:g} s) of silence, up to MAX_RETRANSMITS ({most}) times", (last["frame"],))
+                  f"ppcbs sent {_name(last['key'])}, the client fell silent, and ppcbs did not send it again in "
+                  f"the {silent:.1f} s of silence that followed: a udpr server resends its last CONACC or ACC "
+                  f"after MAX_WAIT ({wait:g} s) of silence, up to MAX_RETRANSMITS ({most}) times", (last["frame"],))
 
 
 def _after_reject(rows: list[dict], proto: str, found: _Found) -> None:

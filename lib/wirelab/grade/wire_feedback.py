@@ -4,7 +4,9 @@
 The runner calls ``judge_capture`` after the test's capture has stopped (in the thread that takes the
 test's stage down), for every test that did not pass and for every udpr test (its resends are where the
 timing rules bite). Each finding goes to ``details["wire"]``; for a test that did not pass it ends its
-reason too ("on the wire: ..."), so every platform shows it. A capture that cannot be read costs the
+reason too ("on the wire: ..."), so every platform shows it; such a test also gets its exchange drawn as a
+text ladder (``details["ladder"]``, ``wirelab.capture.ladder``) with the findings' frames marked. A
+capture that cannot be read costs the
 student nothing: the reason stays as it was, and ``details["wire_error"]`` says why.
 """
 from __future__ import annotations
@@ -18,6 +20,12 @@ from .timing import judge_timing
 __all__ = ["WireJudge", "judge_capture", "link_noise"]
 
 _SIDES = {"client": {"client"}, "server": {"server"}, "pair": {"client", "server"}}
+#: A failed test's ladder, at most (about 4 KB of text: a course platform's message has room for many)
+LADDER_LINES = 40
+#: What a finding's frames say on the ladder
+_MARKS = {"early": "<< resent before MAX_WAIT", "late": "<< resent long after MAX_WAIT",
+          "too_many": "<< more sends than MAX_RETRANSMITS allows", "gave_up_early": "<< never sent again",
+          "after_reject": "<< the reject, and a DATA after it"}
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ def link_noise(spec) -> tuple[float, float]:
 def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
     """Judge the capture at ``pcap`` (stopped) and record the findings in ``outcome``."""
     from ..capture import exchange, read_capture   # deferred: the capture reader imports pandas
+    from ..capture.ladder import ladder_text
     try:
         packets = exchange(pcap, port=judge.port)
         if packets.empty:
@@ -64,6 +73,9 @@ def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
     except Exception as err:                        # noqa: BLE001 - feedback, never a grade: say why, go on
         outcome.details["wire_error"] = f"the capture could not be judged: {type(err).__name__}: {err}"
         return
+    if outcome.status != "pass":
+        marks = {f.frames[-1]: _MARKS[f.rule] for f in findings}
+        outcome.details["ladder"] = ladder_text(packets, max_lines=LADDER_LINES, marks=marks)
     if not findings:
         return
     outcome.details["wire"] = [f.to_dict() for f in findings]

@@ -33,6 +33,10 @@ def test_feedback(t: Outcome) -> str:
             measured += (f"; the model predicts {_rate(t.pred_goodput_bps)} "
                          f"(measured ÷ model = {t.goodput_bps / t.pred_goodput_bps:.2f})")
         lines.append(measured)
+    ladder = (t.details or {}).get("ladder")
+    if ladder and t.status != "pass":
+        lines += ["", "What crossed the wire (from the test's capture; frame numbers as Wireshark shows them):",
+                  *ladder]
     return "\n".join(lines)
 
 

@@ -1,8 +1,8 @@
-"""The exchange as a text ladder (viz/ladder.py): arrows each way, resends and rejections marked, long
+"""The exchange as a text ladder (capture/ladder.py, shown by viz/ladder.py): arrows each way, resends and rejections marked, long
 exchanges folded to fit a platform's message (issue 34, part 2, text)."""
 import pandas as pd
 
-from wirelab.viz.ladder import ladder_text
+from wirelab.capture.ladder import ladder_text
 
 C, S = "10.77.0.1:40000", "10.77.0.2:5000"
 
@@ -62,3 +62,8 @@ def test_other_clients_and_non_ppcb_rows_are_drawn_too():
     assert lines[4].endswith("CONRJT") and "|<" in lines[4]
     assert "ICMP port unreachable" in lines[5] and "|<" in lines[5]
     assert ladder_text(table())[1] == "(no PPCB packet in the capture)"
+
+
+def test_the_explorer_and_the_grader_draw_with_one_function():
+    from wirelab import viz
+    assert viz.ladder_text is ladder_text

@@ -111,10 +111,11 @@ def judge_timing(packets, *, proto: str, max_wait_s: float, max_retransmits: int
             continue                             # the link's copy of a packet just seen
         seen[copy] = row["t"]
         sessions.setdefault(row["session"], []).append(row)
+    # a packet of another session may end a client (a reading: a foreign ACC), one of its own may not
+    latest = sorted(((max((r["t"] for r in rows if r["kind"] in _SERVER), default=None), s)
+                     for s, rows in sessions.items()), key=lambda pair: pair[0] or float("-inf"), reverse=True)
     for session, rows in sessions.items():
-        # a packet of another session may end a client (a reading: a foreign ACC), one of its own may not
-        heard = max((r["t"] for other, them in sessions.items() if other != session for r in them
-                     if r["kind"] in _SERVER), default=None)
+        heard = next((t for t, other in latest if other != session), None)
         if "client" in sides:
             _after_reject(rows, proto, found)
         if proto != "udpr":

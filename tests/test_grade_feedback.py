@@ -71,29 +71,36 @@ def test_a_server_writing_more_than_the_data_is_told_what_it_added(project_root,
     assert "flush" not in outcome.reason
 
 
-#: correct-python with one typical timing bug in its udpr client: (the change, the wire's findings on a silent server)
-CLIENT_TIMING_BUGS = {
+#: correct-python with one typical timing bug in udpr: (the change, the test, whose packets, the wire's findings)
+TIMING_BUGS = {
     "resends-too-early": (("wait_packet(sock, sid, time.monotonic() + MAX_WAIT, accept)",
-                           "wait_packet(sock, sid, time.monotonic() + MAX_WAIT / 5, accept)"), {"early"}),
+                           "wait_packet(sock, sid, time.monotonic() + MAX_WAIT / 5, accept)"),
+                          "client-udpr-silent-server", "client", {"early"}),
     "never-gives-up": (("    for _ in range(1 + (MAX_RETRANSMITS if reliable else 0)):",
-                        "    for _ in range(10 ** 9):"), {"too_many"}),
+                        "    for _ in range(10 ** 9):"), "client-udpr-silent-server", "client", {"too_many"}),
+    "never-resends": (("    for _ in range(1 + (MAX_RETRANSMITS if reliable else 0)):", "    for _ in range(1):"),
+                      "client-udpr-silent-server", "client", {"gave_up_early"}),
+    "server-never-resends": (("                sock.sendto(s.last, s.addr)\n", ""),
+                             "server-udpr-silent-client", "server", {"gave_up_early"}),
 }
 
 
-@pytest.mark.parametrize("bug", sorted(CLIENT_TIMING_BUGS))
-def test_a_client_resending_too_early_or_for_ever_is_judged_from_the_wire_with_its_frames(project_root, tmp_path, bug):
-    (old, new), rules = CLIENT_TIMING_BUGS[bug]
+@pytest.mark.parametrize("bug", sorted(TIMING_BUGS))
+def test_a_program_resending_too_early_for_ever_or_never_is_judged_from_the_wire_with_its_frames(
+        project_root, tmp_path, bug):
+    (old, new), test_id, side, rules = TIMING_BUGS[bug]
     sub = tmp_path / bug
     shutil.copytree(project_root / "data" / "example-class" / "correct-python", sub)
     source = (sub / "ppcb_impl.py").read_text()
     assert source.count(old) == 1
     (sub / "ppcb_impl.py").write_text(source.replace(old, new))
-    graded = grade_submission(bug, sub, load_catalogue().select(["client-udpr-silent-server"]), tmp_path / "out")
+    graded = grade_submission(bug, sub, load_catalogue().select([test_id]), tmp_path / "out")
     outcome, = graded.tests
     assert outcome.status != "pass"
     found = {f["rule"]: f for f in outcome.details["wire"]}
-    assert set(found) == rules and all(f["side"] == "client" and f["frames"] for f in found.values())
-    assert "on the wire: ppcbc sent CONN" in outcome.reason or "on the wire: ppcbc resent CONN" in outcome.reason
+    assert set(found) == rules and all(f["side"] == side and f["frames"] for f in found.values())
+    program = {"client": "ppcbc", "server": "ppcbs"}[side]
+    assert re.search(rf"on the wire: {program} (re)?sent CON", outcome.reason), outcome.reason
     assert re.search(r"\(frames? \d+", outcome.reason)
     ladder = outcome.details["ladder"]                      # the exchange drawn, the finding's frame marked
     assert ladder[0].split()[:4] == ["time", "(s)", "frame", "client"] and len(ladder) <= 41

@@ -43,20 +43,21 @@ def run_transfer(ctx: TestContext) -> None:
 
 
 class _KeptSink(HashSink):
-    """wirelab's server's output, kept (at most the 10 MB of the grader's biggest test): a failed test says
-    how it differs from the input (diagnose.py)."""
+    """wirelab's server's output, its first ``limit`` bytes kept: a failed test says how it differs from the
+    input (diagnose.py); a client sending far more than its input cannot fill the grader's memory."""
 
-    def __init__(self):
+    def __init__(self, limit: int):
         super().__init__()
-        self.kept = bytearray()
+        self.kept, self.limit = bytearray(), limit
 
     def write(self, data) -> int:
-        self.kept += data
+        if len(self.kept) < self.limit:
+            self.kept += data[:self.limit - len(self.kept)]
         return super().write(data)
 
 
 def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
-    sink = _KeptSink()
+    sink = _KeptSink(2 * len(data) + 1_000_000)        # (what ppcbs's stdout is read to, context.py)
     host, port = ctx.server_address
     with ctx.tb.inside("b"):
         _, stop, thread, results = start_server(ctx.test.proto, host=host, port=port, out=sink,

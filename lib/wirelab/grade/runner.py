@@ -247,6 +247,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         jail: Jail | None = None
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
+        ran: list[tuple[Stage, Outcome]] = []    # each test's stage, its capture judged once all have run
         tests = list(catalogue.tests)
         on_testbed = [i for i, t in enumerate(tests)                        # build tests need none
                       if t.role != "build" and not cannot_run(t, policy.links)]
@@ -271,15 +272,23 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                     n += 1
                     upcoming = stage(n)
                     outcome = run_test(test, sub, jail, catalogue, report_dir, current)
-                    closing.append(_close_later(current, outcome, keep=outcome.capture is not None))
+                    judged = current.judge is not None and current.judge.due(outcome)
+                    closing.append(_close_later(current, keep=outcome.capture is not None, judged=judged))
+                    ran.append((current, outcome))
                     current = upcoming
                 outcomes.append(outcome)
                 if on_test is not None:
                     on_test(outcome)
+            for thread in closing:
+                thread.join()
+            _judge_captures(ran)
         finally:
             kill_uid(lease.uid)
             for thread in closing:
                 thread.join()
+            for made, outcome in ran:           # a passed test's capture goes, judged or not (Ctrl-C)
+                if outcome.capture is None:
+                    made.pcap.unlink(missing_ok=True)
             for made in stages:                  # what Ctrl-C or an error left standing
                 made.close()
             confinement = jail.describe() if jail is not None else ""
@@ -291,19 +300,26 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                   warnings=list(sub.warnings), confinement=confinement)
 
 
-def _close_later(stage: Stage, outcome: Outcome, *, keep: bool) -> threading.Thread:
-    """Take the stage down in a thread; then its stopped capture is judged (wire_feedback.py), and kept
-    only if ``keep``."""
+def _judge_captures(ran: list[tuple[Stage, Outcome]]) -> None:
+    """Every stopped capture due for it judged (wire_feedback.py), once the submission's tests have all run:
+    reading captures beside a running test would take the grader's CPU (and its process's GIL) from the
+    transfers it times."""
+    for stage, outcome in ran:
+        if stage.judge is not None and stage.judge.due(outcome) and stage.pcap.exists():
+            judge_capture(stage.pcap, outcome, stage.judge)
+
+
+def _close_later(stage: Stage, *, keep: bool, judged: bool) -> threading.Thread:
+    """Take the stage down in a thread; its capture stays if ``keep`` (the test did not pass) or until it is
+    ``judged`` (after the last test)."""
     def close():
         try:
             stage.close()
         except Exception:                        # noqa: BLE001 - a leftover is reaped by the next testbed
             pass
-        if stage.judge is not None and stage.judge.due(outcome) and stage.pcap.exists():
-            judge_capture(stage.pcap, outcome, stage.judge)
-        if not keep:
+        if not keep and not judged:
             stage.pcap.unlink(missing_ok=True)
-        elif stage.pcap.exists():
+        elif keep and stage.pcap.exists():
             stage.pcap.chmod(0o644)              # dumpcap writes 0600; the report is for reading
     thread = threading.Thread(target=close, daemon=True)
     thread.start()

@@ -1,9 +1,9 @@
 """A test's capture read for the student once the test is over: the PPCB exchange judged for its timing
 (timing.py), the findings put in the outcome.
 
-The runner calls ``judge_capture`` after the test's capture has stopped (in the thread that takes the
-test's stage down), for every test that did not pass and for every udpr test (its resends are where the
-timing rules bite). Each finding goes to ``details["wire"]``; for a test that did not pass it ends its
+The runner calls ``judge_capture`` once all of a submission's tests have run (their captures stopped;
+reading them beside a running test would slow the transfers it times), for every test that did not
+pass and for every udpr test (its resends are where the timing rules bite). Each finding goes to ``details["wire"]``; for a test that did not pass it ends its
 reason too ("on the wire: ..."), so every platform shows it; such a test also gets its exchange drawn as a
 text ladder (``details["ladder"]``, ``wirelab.capture.ladder``) with the findings' frames marked. A
 capture that cannot be read costs the

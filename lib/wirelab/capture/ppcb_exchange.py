@@ -22,14 +22,15 @@ from ..wire.headers import ETHERNET_HEADER
 __all__ = ["exchange", "collapse"]
 
 _FLAGS = {0x02: "SYN", 0x01: "FIN", 0x04: "RST"}
-COLUMNS = ["time_s", "src", "dst", "transport", "kind", "session", "packet_no", "data_len"]
+COLUMNS = ["time_s", "src", "dst", "transport", "kind", "session", "packet_no", "data_len", "frame"]
 #: ``port=None``: every port is read as PPCB
 _EVERY_PORT = range(1, 65536)
 
 
 def exchange(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
     """Every PPCB packet to or from ``port`` (default: every UDP/TCP packet) in the capture at
-    ``path``, in time order; ``time_s`` counts from the first frame. Bytes that do not parse as
+    ``path``, in time order; ``time_s`` counts from the first frame, ``frame`` is the frame's number as
+    Wireshark shows it (1-based; a packet's last frame, where TCP or IP fragments carry it). Bytes that do not parse as
     PPCB become one row of kind "not PPCB" (a peer sending garbage is worth seeing)."""
     frames = read_capture(path)
     if frames.empty:
@@ -40,7 +41,7 @@ def exchange(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
     rows = []
     for p in read_ppcb(path, udp_ports=ports, tcp_ports=ports).itertuples():
         ends = {"time_s": p.time + first - start, "src": f"{p.src}:{p.sport}", "dst": f"{p.dst}:{p.dport}",
-                "transport": p.transport}
+                "transport": p.transport, "frame": int(p.frame)}
         if p.malformed or p.session_id is None:
             rows.append({**ends, "kind": "not PPCB", "data_len": p.length})
         else:
@@ -54,13 +55,14 @@ def exchange(path: str | Path, *, port: int | None = None) -> pd.DataFrame:
         for bit, name in _FLAGS.items():
             if int(row.tcp_flags) & bit:
                 rows.append({"time_s": row.time - start, "src": f"{row.src}:{row.sport}",
-                             "dst": f"{row.dst}:{row.dport}", "transport": "tcp", "kind": name})
+                             "dst": f"{row.dst}:{row.dport}", "transport": "tcp", "kind": name,
+                             "frame": row.Index + 1})
     raw = Path(path).read_bytes()
     for row in frames[frames["proto"] == "icmp"].itertuples():
         unreachable = _unreachable(raw, row, port)
         if unreachable:
             rows.append({"time_s": row.time - start, "src": str(row.src), "dst": str(row.dst),
-                         "transport": "icmp", "kind": unreachable})
+                         "transport": "icmp", "kind": unreachable, "frame": row.Index + 1})
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values("time_s", kind="stable").reset_index(drop=True)
 

@@ -9,7 +9,9 @@ the stage a misbehaving peer's play runs on, and how the student's programs' end
 misbehaving peers are ``wirelab.peers``' plays, which the lab runs too), ``runner`` (one submission: testbed,
 capture, deadline per test), ``classroom`` (many, in parallel) with ``resume`` (what a
 grading into the same report folder keeps from the last one),
-``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
+``diagnose`` (how a failed transfer's bytes differ from its input: the cause, and advice for it alone),
+``timing`` with ``wire_feedback`` (a test's capture judged against the protocol's clock, each finding
+with its frames), ``prediction`` (the model's goodput), ``outcome`` (the records), ``report``
 (JSON, HTML, CSV/parquet), ``expected`` (what a class should fail) and
 ``leftovers`` (after a grading: nothing of a grading uid left anywhere).
 For course platforms: ``machine`` (which links this machine can build, so

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .catalogue import Catalogue
 from .outcome import Graded, json_summary, save_graded
+from .timing import wire_lines
 
 __all__ = ["class_table", "write_reports", "write_submission_report", "pass_rates"]
 
@@ -54,6 +55,13 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
             measured += f"<br>completion {t.completion_s:.3g} s<br><small>{html.escape(t.completion_at or '')}</small>"
         predicted = _rate(t.pred_goodput_bps)
         reading = f"<br><small>reading taken: {html.escape(t.reading)}</small>" if t.reading else ""
+        ladder = (t.details or {}).get("ladder")
+        if ladder and t.status != "pass":
+            reading += ("<details><summary>what crossed the wire</summary><pre class=ladder>"
+                        + html.escape("\n".join(ladder)) + "</pre></details>")
+        if t.status == "pass":              # (a test that did not pass has them in its reason)
+            reading += "".join(f"<br><small>on the wire (no points lost): {html.escape(line)}</small>"
+                               for line in wire_lines(t))
         rows.append(f"<tr><td><b>{html.escape(t.id)}</b><br><small>{html.escape(checks.get(t.id, ''))}</small></td>"
                     f"<td>{_status(t.status)}</td><td class=num>{t.points:g}/{t.max_points:g}</td>"
                     f"<td>{html.escape(t.reason)}{reading}</td><td>{html.escape(t.link)}</td>"

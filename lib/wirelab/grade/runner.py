@@ -47,6 +47,7 @@ from .readings import describe
 from .sandbox import UidLease, kill_uid
 from .scenarios import run_scenario
 from .submission import Submission, prepare
+from .wire_feedback import WireJudge, judge_capture, link_noise
 
 __all__ = ["grade_submission", "run_test"]
 
@@ -92,6 +93,7 @@ class Stage:
 
     def __init__(self, test: GradeTest, name: str, pcap: Path, capture: bool, where: str = "namespaces"):
         self.test, self.pcap, self.tb, self.cap, self.error = test, pcap, None, None, None
+        self.judge: WireJudge | None = None      # set by its test: what judging its capture needs
         self.loopback = where == "loopback"
         self._thread = threading.Thread(target=self._up, args=(name, capture), daemon=True)
         self._thread.start()
@@ -168,8 +170,13 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
             err = caught
         finally:
             watchdog.cancel()
+            ended_wall, exited = _ended(ctx)
             ctx.stop_programs()
             kill_uid(uid)
+        if stage.cap is not None:
+            stage.judge = WireJudge(test.role, test.proto, assignment.port, assignment.max_wait_s,
+                                    assignment.max_retransmits, ended_wall, exited,
+                                    *link_noise(LinkSpec.parse(**test.link)))
         outcome.status, outcome.reason = _classify(ctx, err)
         outcome.points = test.points if outcome.status == "pass" else 0.0
         outcome.details = dict(ctx.measured)
@@ -194,6 +201,15 @@ def run_test(test: GradeTest, sub: Submission, jail: Jail, catalogue: Catalogue,
     if stage.cap is not None and outcome.status != "pass" and stage.pcap.exists():
         outcome.capture = str(stage.pcap.relative_to(report_dir))
     return outcome
+
+
+def _ended(ctx: TestContext) -> tuple[float, bool]:
+    """When the student's programs could send no more (wall clock) and whether its client ended on its
+    own (it gave up or finished): the wire's judge tells silence from a capture cut short by it."""
+    clients = [p for p in list(ctx.programs) if p.name == "ppcbc"]
+    exited = bool(clients) and not ctx.expired.is_set() and all(p.poll() is not None for p in clients)
+    wall, now = time.time(), time.monotonic()
+    return wall - (now - max(p.ended for p in clients)) if exited else wall, exited
 
 
 def _expire(ctx: TestContext) -> None:
@@ -231,6 +247,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         jail: Jail | None = None
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
+        ran: list[tuple[Stage, Outcome]] = []    # each test's stage, its capture judged once all have run
         tests = list(catalogue.tests)
         on_testbed = [i for i, t in enumerate(tests)                        # build tests need none
                       if t.role != "build" and not cannot_run(t, policy.links)]
@@ -255,15 +272,23 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                     n += 1
                     upcoming = stage(n)
                     outcome = run_test(test, sub, jail, catalogue, report_dir, current)
-                    closing.append(_close_later(current, keep=outcome.capture is not None))
+                    judged = current.judge is not None and current.judge.due(outcome)
+                    closing.append(_close_later(current, keep=outcome.capture is not None, judged=judged))
+                    ran.append((current, outcome))
                     current = upcoming
                 outcomes.append(outcome)
                 if on_test is not None:
                     on_test(outcome)
+            for thread in closing:
+                thread.join()
+            _judge_captures(ran)
         finally:
             kill_uid(lease.uid)
             for thread in closing:
                 thread.join()
+            for made, outcome in ran:           # a passed test's capture goes, judged or not (Ctrl-C)
+                if outcome.capture is None:
+                    made.pcap.unlink(missing_ok=True)
             for made in stages:                  # what Ctrl-C or an error left standing
                 made.close()
             confinement = jail.describe() if jail is not None else ""
@@ -275,15 +300,26 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
                   warnings=list(sub.warnings), confinement=confinement)
 
 
-def _close_later(stage: Stage, *, keep: bool) -> threading.Thread:
+def _judge_captures(ran: list[tuple[Stage, Outcome]]) -> None:
+    """Every stopped capture due for it judged (wire_feedback.py), once the submission's tests have all run:
+    reading captures beside a running test would take the grader's CPU (and its process's GIL) from the
+    transfers it times."""
+    for stage, outcome in ran:
+        if stage.judge is not None and stage.judge.due(outcome) and stage.pcap.exists():
+            judge_capture(stage.pcap, outcome, stage.judge)
+
+
+def _close_later(stage: Stage, *, keep: bool, judged: bool) -> threading.Thread:
+    """Take the stage down in a thread; its capture stays if ``keep`` (the test did not pass) or until it is
+    ``judged`` (after the last test)."""
     def close():
         try:
             stage.close()
         except Exception:                        # noqa: BLE001 - a leftover is reaped by the next testbed
             pass
-        if not keep:
+        if not keep and not judged:
             stage.pcap.unlink(missing_ok=True)
-        elif stage.pcap.exists():
+        elif keep and stage.pcap.exists():
             stage.pcap.chmod(0o644)              # dumpcap writes 0600; the report is for reading
     thread = threading.Thread(target=close, daemon=True)
     thread.start()

@@ -29,6 +29,7 @@ from ..peers.stage import kit_client
 from ..transfer import HashSink, make_data, start_server
 from ..transfer.measures import goodput
 from .context import Failed, TestContext, stderr_of
+from .diagnose import diagnose
 
 __all__ = ["run_transfer"]
 
@@ -41,8 +42,22 @@ def run_transfer(ctx: TestContext) -> None:
     {"client": _student_client, "server": _student_server, "pair": _pair}[test.role](ctx, data, data_path)
 
 
+class _KeptSink(HashSink):
+    """wirelab's server's output, its first ``limit`` bytes kept: a failed test says how it differs from the
+    input (diagnose.py); a client sending far more than its input cannot fill the grader's memory."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.kept, self.limit = bytearray(), limit
+
+    def write(self, data) -> int:
+        if len(self.kept) < self.limit:
+            self.kept += data[:self.limit - len(self.kept)]
+        return super().write(data)
+
+
 def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
-    sink = HashSink()
+    sink = _KeptSink(2 * len(data) + 1_000_000)        # (what ppcbs's stdout is read to, context.py)
     host, port = ctx.server_address
     with ctx.tb.inside("b"):
         _, stop, thread, results = start_server(ctx.test.proto, host=host, port=port, out=sink,
@@ -64,8 +79,11 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
     if served is None:
         raise Failed("ppcbc exited 0, but wirelab's server never completed a session (no CONN, or no RCVD sent)")
     if not served.ok or sink.bytes != len(data) or sink.hexdigest() != hashlib.sha256(data).hexdigest():
+        chunk = round(served.bytes_received / served.packets_received) if served.packets_received else None
+        finding = diagnose(data, bytes(sink.kept), chunk, side="client")
         raise Failed(f"ppcbc exited 0, but wirelab's server delivered {served.bytes_delivered} of {len(data)} B"
-                     + (f" ({served.receiver_error})" if served.receiver_error else " (different bytes)"))
+                     + (f" ({served.receiver_error})" if served.receiver_error else "")
+                     + (f"; {finding}" if finding else ""))
     packets = served.packets_received or 1
     ctx.measured.update(goodput_bps=goodput(served.bytes_delivered, served.receiver_end_time_s
                                             - served.receiver_start_time_s),

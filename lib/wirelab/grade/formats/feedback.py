@@ -3,6 +3,7 @@ measurement beside the model where there is one. The same words the HTML report 
 from __future__ import annotations
 
 from ..outcome import Graded, Outcome
+from ..timing import wire_lines
 
 __all__ = ["test_feedback", "summary", "scaled_score"]
 
@@ -22,6 +23,8 @@ def test_feedback(t: Outcome) -> str:
         lines.append(f"reading taken: {t.reading}")
     if t.link != "clean":
         lines.append(f"link: {t.link}")
+    if t.status == "pass":                  # (a test that did not pass has them in its reason)
+        lines += [f"on the wire (no points lost): {line}" for line in wire_lines(t)]
     if t.goodput_flag:
         lines.append(f"goodput not shown: {t.goodput_flag}")
     elif t.goodput_bps:
@@ -30,6 +33,10 @@ def test_feedback(t: Outcome) -> str:
             measured += (f"; the model predicts {_rate(t.pred_goodput_bps)} "
                          f"(measured ÷ model = {t.goodput_bps / t.pred_goodput_bps:.2f})")
         lines.append(measured)
+    ladder = (t.details or {}).get("ladder")
+    if ladder and t.status != "pass":
+        lines += ["", "What crossed the wire (from the test's capture; frame numbers as Wireshark shows them):",
+                  *ladder]
     return "\n".join(lines)
 
 

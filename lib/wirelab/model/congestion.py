@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from ..errors import ModelError
 from .tcp import link_limited, mathis, padhye, window_limited
 
-__all__ = ["CONGESTION_CONTROLS", "CUBIC_C", "CUBIC_BETA", "BBR_LOSS_LIMIT", "reno_average_window", "aimd_window",
+__all__ = ["CONGESTION_CONTROLS", "CUBIC_C", "CUBIC_BETA", "ALPHA", "BETA", "BBR_LOSS_LIMIT", "reno_average_window", "aimd_window",
            "cubic_average_window", "cubic", "bbr", "SteadyState", "steady_state"]
 
 CONGESTION_CONTROLS = ("reno", "cubic", "bbr")
@@ -55,6 +55,11 @@ CUBIC_C, CUBIC_BETA = 0.4, 0.7
 #: BBR v1 holds its rate while 1.25·(1 − p) ≥ 1 (bbr-dev, 2017); the ACM Queue
 #: article saw it close to the limit up to 15 %.
 BBR_LOSS_LIMIT, BBR_CLOSE_LIMIT = 0.20, 0.15
+#: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
+BETA = {"reno": 0.5, "cubic": CUBIC_BETA}
+#: Growth per round in congestion avoidance: Reno 1 segment (RFC 5681 §3.1); CUBIC at
+#: least its Reno-friendly α = 3(1 − β)/(1 + β) (RFC 9438 §4.3).
+ALPHA = {"reno": 1.0, "cubic": 3 * (1 - CUBIC_BETA) / (1 + CUBIC_BETA)}
 
 
 def _loss(p: float) -> None:

@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import ModelError
-from .congestion import SteadyState
+from .congestion import ALPHA, BETA, SteadyState
 from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
@@ -51,11 +51,6 @@ __all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_
 #: Segments of a file simulated run by run (``window_runs``); a longer file's rest runs at the
 #: steady state those runs settle at (14.5 MB of 1448 B segments; beyond it the runs have settled).
 LONGEST_SIMULATED = 10_000
-#: Window kept after a loss: Reno ½ (RFC 5681 §3.1), CUBIC 0.7 (RFC 9438 §4.6).
-BETA = {"reno": 0.5, "cubic": 0.7}
-#: Growth per round in congestion avoidance: Reno 1 segment (RFC 5681 §3.1); CUBIC at
-#: least its Reno-friendly α = 3(1 − β)/(1 + β) (RFC 9438 §4.3).
-ALPHA = {"reno": 1.0, "cubic": 3 * (1 - 0.7) / (1 + 0.7)}
 
 
 def regrowth_rounds(segments: float, start: float, alpha: float, target: float) -> tuple[float, bool]:

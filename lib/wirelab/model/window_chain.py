@@ -61,8 +61,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .ackclock import LINUX_DELACK_MIN_S, aligned_round, delayed_ack_round
-from .congestion import SteadyState, aimd_window
-from .transfer_time import ALPHA, BETA
+from .congestion import ALPHA, BETA, SteadyState, aimd_window
 
 __all__ = ["TimedRun", "timed_run", "long_run", "chain_alpha", "chain_setting", "settled_state",
            "ssthresh_after_loss", "CHAIN_LOSS_LIMIT"]

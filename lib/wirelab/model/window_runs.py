@@ -50,6 +50,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .ackclock import delayed_ack_round
+from .congestion import ALPHA, BETA, CUBIC_C
 from .recovery import probe_timeout
 from .window_chain import ssthresh_after_loss
 
@@ -66,7 +67,6 @@ HYSTART_ACK_DELTA_S = 0.002
 HYSTART_ACK_DELAY_S = 0.001
 #: tcp_cubic.c: the delay threshold clamp(min RTT/8, 4 ms, 16 ms).
 HYSTART_DELAY_MIN_S, HYSTART_DELAY_MAX_S = 0.004, 0.016
-CUBIC_C = 0.4
 #: Rounds a file may take at most before the model gives up (a stuck setting, not a prediction).
 _MAX_ROUNDS = 200_000
 
@@ -118,7 +118,7 @@ def _cubic_step(w, cwnd, share, clocked, rtt_s, state):
     ``bictcp_update``: the larger of the cubic curve one min RTT ahead and W_est, at most half
     the window a round)."""
     origin, k, est, age = state["origin"], state["k"], state["est"], state["age"]
-    est += 3 * (1 - 0.7) / (1 + 0.7) * share
+    est += ALPHA["cubic"] * share
     target = origin + CUBIC_C * (age + share * clocked + rtt_s - k) ** 3
     state["est"], state["age"] = est, age + share * clocked
     return w + np.minimum(np.maximum(np.maximum(target, est) - w, 0.0), cwnd / 2) * share
@@ -146,7 +146,7 @@ def file_runs(*, segments: int, loss: float, cc: str, segment_s: float, base_s: 
         raise ModelError("loss in [0, 1), at least one segment and 0 < S/R < R0 please",
                          "e.g. 690 segments, p = 0.005, S/R = 0.6 ms, R0 = 60.7 ms")
     rng = np.random.default_rng(seed)
-    beta = 0.7 if cc == "cubic" else 0.5
+    beta = BETA[cc]
     link = base_s / segment_s
     top = link + queue if queue is not None else math.inf
     w = np.full(runs, float(iw))

@@ -25,19 +25,19 @@ frame's fields, byte by byte, beside the model's header count).
 from .._exports import lazy
 
 _EXPORTS = {
-    "conversation_ids": "conversations", "flows": "conversations", "io_graph": "conversations", "LiveCapture": "live",
-    "dumpcap_argv": "live", "capture_info": "loader", "read_capture": "loader",
+    "conversation_ids": "conversations", "flows": "conversations", "io_graph": "conversations", "LiveCapture": "tools.live",
+    "dumpcap_argv": "tools.live", "capture_info": "loader", "read_capture": "loader",
     "CaptureVerdict": "overhead", "WireOverhead": "overhead", "capture_warnings": "overhead",
     "predict_from_capture": "overhead", "read_overhead": "overhead",
     "retransmission_summary": "tcp_sequence", "tcp_analysis": "tcp_sequence",
-    "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "packets_json": "wireshark",
-    "pyshark_packets": "pyshark_jupyter", "tcp_analysis_flags": "wireshark",
-    "tshark_conversations": "wireshark", "tshark_fields": "wireshark", "PysharkLive": "pyshark_jupyter",
+    "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "packets_json": "tools.wireshark",
+    "pyshark_packets": "tools.pyshark_jupyter", "tcp_analysis_flags": "tools.wireshark",
+    "tshark_conversations": "tools.wireshark", "tshark_fields": "tools.wireshark", "PysharkLive": "tools.pyshark_jupyter",
     "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader", "exchange": "ppcb_exchange",
     "collapse": "ppcb_exchange",
-    "PPCB": "ppcb_scapy", "bind_ppcb": "ppcb_scapy", "build_frame": "scapy_layout",
-    "compare_with_stack": "scapy_layout",
-    "layout": "scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
+    "PPCB": "tools.ppcb_scapy", "bind_ppcb": "tools.ppcb_scapy", "build_frame": "tools.scapy_layout",
+    "compare_with_stack": "tools.scapy_layout",
+    "layout": "tools.scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
     "CaptureDataset": "dataset", "FLAGS": "tcp_sequence",
 }
 __all__ = list(_EXPORTS)

@@ -74,7 +74,7 @@ def test_wirelab_analyze_prints_them():
 @pytest.mark.parametrize("name, has_tcp", [("tcp-10mbit.pcapng", True), ("ipv6.pcapng", True),
                                            ("udp-5mbit-loss2.pcapng", True), ("grade-accepts-out-of-order.pcapng", False)])
 def test_a_dataset_gives_the_files_figures_reading_only_its_main_conversation(tmp_path, name, has_tcp):
-    from wirelab.capture.dataset import convert, open_dataset
+    from wirelab.capture.sql.dataset import convert, open_dataset
     cap = CAPTURE.parent / name
     convert(cap, tmp_path / "d", chunk_packets=500, progress=False)
     from_file = rfc6349_from_capture(read_capture(cap), achievable_bps=9.5e6)

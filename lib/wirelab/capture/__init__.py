@@ -37,8 +37,8 @@ _EXPORTS = {
     "collapse": "ppcb_exchange",
     "PPCB": "tools.ppcb_scapy", "bind_ppcb": "tools.ppcb_scapy", "build_frame": "tools.scapy_layout",
     "compare_with_stack": "tools.scapy_layout",
-    "layout": "tools.scapy_layout", "iter_capture": "stream", "convert": "dataset", "open_dataset": "dataset",
-    "CaptureDataset": "dataset", "FLAGS": "tcp_sequence",
+    "layout": "tools.scapy_layout", "iter_capture": "stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
+    "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

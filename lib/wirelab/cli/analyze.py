@@ -56,7 +56,7 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     importing pandas would cost more than all the rest (bench/bench_analyze.py times the
     command beside tshark's conversation table)."""
     if Path(path).is_dir():
-        from ..capture.dataset import INFO
+        from ..capture.sql.dataset import INFO
         if (Path(path) / INFO).is_file():
             return _dataset_report(path, rate_bps, wire, top)
     # numpy only (start-up): the columns, then the analyses on them
@@ -112,8 +112,8 @@ def _end_markers(frames) -> list[dict]:
 
 def _dataset_report(path, rate_bps, wire, top) -> dict:
     """``report`` of a dataset folder: the SQL analyses (``capture.sql_*``)."""
-    from ..capture.dataset import open_dataset
-    from ..capture.sql_tcp import flag_counts
+    from ..capture.sql.dataset import open_dataset
+    from ..capture.sql.tcp import flag_counts
 
     with open_dataset(path) as ds:
         flows = ds.flows().head(top).astype(object).to_dict("records")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 __all__ = ["conversations_sql", "conversations", "flows"]
 

@@ -13,7 +13,7 @@ chunk). ``open_dataset(out_dir)`` gives a ``CaptureDataset``: DuckDB
 view ``packets`` over the parts. Its ``flows``, ``tcp_analysis``,
 ``retransmission_summary``, ``io_graph`` and ``read_overhead`` give the same
 answers as the pandas functions of the same names on ``read_capture``
-(``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead`` hold their SQL). File order is
+(``flows``, ``tcp``, ``io_graph``, ``overhead`` beside it hold their SQL). File order is
 ``file_offset`` order.
 
 When one machine is not enough, the same dataset is a Dask DataFrame
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import CaptureError, UsageError
-from .columns import COLUMNS, INT_COLUMNS
-from .stream import CHUNK_PACKETS, iter_capture
+from ...errors import CaptureError, UsageError
+from ..columns import COLUMNS, INT_COLUMNS
+from ..stream import CHUNK_PACKETS, iter_capture
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
 
@@ -187,29 +187,29 @@ class CaptureDataset:
         df.attrs["capture"] = {k: self.info[k] for k in ("format", "packets", "notes", "interfaces")}
         return df
 
-    # the analyses (SQL in sql_flows, sql_tcp, sql_io_graph, sql_overhead)
+    # the analyses (SQL in flows, tcp, io_graph, overhead beside this module)
     def flows(self, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
-        from .sql_flows import flows
+        from .flows import flows
         return flows(self, min_packets=min_packets, later_fragments=later_fragments)
 
     def io_graph(self, interval: float = 0.1, *, where: str | None = None, marks=()) -> pd.DataFrame:
-        from .sql_io_graph import io_graph
+        from .io_graph import io_graph
         return io_graph(self, interval, where=where, marks=marks)
 
     def tcp_analysis(self) -> pd.DataFrame:
-        from .sql_tcp import tcp_analysis
+        from .tcp import tcp_analysis
         return tcp_analysis(self)
 
     def retransmission_summary(self) -> pd.DataFrame:
-        from .sql_tcp import retransmission_summary
+        from .tcp import retransmission_summary
         return retransmission_summary(self)
 
     def rfc6349(self, *, achievable_bps: float | None = None) -> dict | None:
-        from .rfc6349 import rfc6349_of_dataset
+        from ..rfc6349 import rfc6349_of_dataset
         return rfc6349_of_dataset(self, achievable_bps=achievable_bps)
 
     def read_overhead(self, *, conv: int | None = None):
-        from .sql_overhead import read_overhead
+        from .overhead import read_overhead
         return read_overhead(self, conv=conv)
 
     def close(self) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .sql_flows import conversations
-from .tcp_sequence import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
+from .flows import conversations
+from ..tcp_sequence import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
 
 __all__ = ["flags_sql", "tcp_flags", "tcp_analysis", "retransmission_summary", "flag_counts", "FLAGS"]
 
@@ -26,7 +26,7 @@ def tcp_flags(ds) -> str:
 
 def flags_sql(ids: str) -> str:
     """A query: ``file_offset``, ``conv``, ``a_to_b`` and the six flags of every TCP segment;
-    ``ids``: the conversations (``sql_flows.conversations_sql(later_fragments=False)``)."""
+    ``ids``: the conversations (``flows.conversations_sql(later_fragments=False)``)."""
     rel_seq = _WRAP.format(x="seq - CASE WHEN ab THEN base_ab ELSE base_ba END")
     rel_ack = _WRAP.format(x="ack - CASE WHEN ab THEN base_ba ELSE base_ab END")
     return f"""

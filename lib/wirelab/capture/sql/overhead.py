@@ -8,11 +8,11 @@ flow of any length is read without holding it in memory.
 """
 from __future__ import annotations
 
-from ..errors import CaptureError
-from ..wire.headers import IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER
-from .overhead import WireOverhead, header_sizes
-from .sql_flows import conversations
-from .sql_tcp import tcp_flags
+from ...errors import CaptureError
+from ...wire.headers import IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER
+from ..overhead import WireOverhead, header_sizes
+from .flows import conversations
+from .tcp import tcp_flags
 
 __all__ = ["read_overhead", "capture_warnings"]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wirelab.capture.decode as decode
-import wirelab.capture.jit as jit
+import wirelab.capture.reader.decode as decode
+import wirelab.capture.reader.jit as jit
 from wirelab import CaptureError
 from wirelab.capture import iter_capture, read_capture
 
@@ -229,7 +229,7 @@ def test_damaged_captures_read_the_same_both_ways(monkeypatch, seed):
 PROGRAM = """
 import sys, warnings
 warnings.simplefilter("default")          # a warning would show on stderr
-import wirelab.capture.jit as jit
+import wirelab.capture.reader.jit as jit
 from wirelab.capture import read_capture
 jit.MIN_BYTES = 0
 df = read_capture(sys.argv[1])

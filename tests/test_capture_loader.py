@@ -1,5 +1,5 @@
 """read_capture against tshark on real captures, every file format and link type, and damaged input.
-The tests with ``reader_path`` run on both readers: numpy and compiled (capture.jit)."""
+The tests with ``reader_path`` run on both readers: numpy and compiled (capture.reader.jit)."""
 from __future__ import annotations
 
 import io
@@ -13,7 +13,7 @@ import pytest
 
 from wirelab import CaptureError
 from wirelab.capture import read_capture
-from wirelab.capture.decode import scans
+from wirelab.capture.reader.decode import scans
 
 from capture_paths import reader_path  # noqa: F401  (a fixture: the numpy and the compiled reader)
 
@@ -373,7 +373,7 @@ class _Stream(io.RawIOBase):
 def test_many_windows_read_like_one(monkeypatch, path, reader_path):
     """A file larger than a window: the next window is found while the last one is decoded, and
     the DataFrame is the one a single window gives (a stream is read whole first, the same)."""
-    import wirelab.capture.loader as loader
+    import wirelab.capture.reader.loader as loader
     whole = read_capture(path)
     monkeypatch.setattr(loader, "WHOLE_FILE_WINDOW", 4096)
     assert path.stat().st_size > 4 * loader.WHOLE_FILE_WINDOW

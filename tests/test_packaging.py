@@ -223,7 +223,7 @@ def test_the_circle_finder_sees_through_fronts_and_into_functions(tmp_path):
     fronts = {"wirelab.capture": _exports(modules["wirelab.capture"])}
     probe = tmp_path / "probe.py"                      # read as if it were wirelab/experiment/probe.py
     probe.write_text("def f():\n    from ..capture import read_capture\n")
-    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == [("wirelab.capture.loader", 2)]
+    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == [("wirelab.capture.reader.loader", 2)]
     probe.write_text("def f():\n    # deferred: keeps start-up fast (pandas)\n    from ..capture import read_capture\n")
     assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
     probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..capture import flows\n")

@@ -26,7 +26,7 @@ from .._exports import lazy
 
 _EXPORTS = {
     "conversation_ids": "conversations", "flows": "conversations", "io_graph": "conversations", "LiveCapture": "tools.live",
-    "dumpcap_argv": "tools.live", "capture_info": "loader", "read_capture": "loader",
+    "dumpcap_argv": "tools.live", "capture_info": "reader.loader", "read_capture": "reader.loader",
     "CaptureVerdict": "overhead", "WireOverhead": "overhead", "capture_warnings": "overhead",
     "predict_from_capture": "overhead", "read_overhead": "overhead",
     "retransmission_summary": "tcp_sequence", "tcp_analysis": "tcp_sequence",
@@ -37,7 +37,7 @@ _EXPORTS = {
     "collapse": "ppcb_exchange",
     "PPCB": "tools.ppcb_scapy", "bind_ppcb": "tools.ppcb_scapy", "build_frame": "tools.scapy_layout",
     "compare_with_stack": "tools.scapy_layout",
-    "layout": "tools.scapy_layout", "iter_capture": "stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
+    "layout": "tools.scapy_layout", "iter_capture": "reader.stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
     "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence",
 }
 __all__ = list(_EXPORTS)

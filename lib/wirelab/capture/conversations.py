@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from .frames import Frames
+from .reader.frames import Frames
 
 __all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
            "first_seen_ids"]

@@ -21,8 +21,8 @@ from ..errors import CaptureError
 from ..model.headers import HeaderStack
 from ..wire.headers import IP_HEADER, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, UDP_HEADER
 from .conversations import conversations_of, first_seen_ids
-from .dissect import L3_NAMES
-from .frames import Frames
+from .reader.dissect import L3_NAMES
+from .reader.frames import Frames
 from .tcp_sequence import tcp_flags_of
 
 if TYPE_CHECKING:

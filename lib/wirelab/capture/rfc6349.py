@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import rfc6349 as rfc
-from .frames import Frames
+from .reader.frames import Frames
 from .tcp_sequence import ACK, SYN, tcp_flags_of
 
 __all__ = ["rfc6349_of", "rfc6349_from_capture", "rfc6349_of_dataset", "ack_rtt_samples"]

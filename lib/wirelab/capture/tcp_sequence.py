@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .conversations import conversations_of
-from .frames import Frames
+from .reader.frames import Frames
 
 __all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS"]
 

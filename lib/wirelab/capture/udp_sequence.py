@@ -19,9 +19,9 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..wire import ppcb
-from .fields import FileBytes
+from .reader.fields import FileBytes
 from .conversations import conversation_ids
-from .loader import _buffer
+from .reader.loader import _buffer
 
 __all__ = ["SEQUENCE_FORMATS", "udp_sequence", "udp_loss"]
 

@@ -60,10 +60,10 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
         if (Path(path) / INFO).is_file():
             return _dataset_report(path, rate_bps, wire, top)
     # numpy only (start-up): the columns, then the analyses on them
-    from ..capture import jit
+    from ..capture.reader import jit
     from ..capture.conversations import flow_table
-    from ..capture.frames import Frames
-    from ..capture.loader import _buffer, read_part
+    from ..capture.reader.frames import Frames
+    from ..capture.reader.loader import _buffer, read_part
     from ..capture.overhead import overhead_of
     from ..capture.tcp_sequence import tcp_flags_of
 

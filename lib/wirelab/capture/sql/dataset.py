@@ -37,8 +37,8 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import CaptureError, UsageError
-from ..columns import COLUMNS, INT_COLUMNS
-from ..stream import CHUNK_PACKETS, iter_capture
+from ..reader.columns import COLUMNS, INT_COLUMNS
+from ..reader.stream import CHUNK_PACKETS, iter_capture
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
 

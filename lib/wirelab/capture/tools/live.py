@@ -261,7 +261,7 @@ class LiveCapture:
 
     def read(self):
         """The capture as a DataFrame (``read_capture``)."""
-        from ..loader import read_capture
+        from ..reader.loader import read_capture
         return read_capture(self.path)
 
     def __enter__(self) -> "LiveCapture":

@@ -36,7 +36,7 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
     Raises ``CaptureError`` (before the first chunk) when the input is not a capture.
     """
     if chunk_packets < 1:
-        from ..errors import UsageError
+        from ...errors import UsageError
         raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
     state: dict = {}
     seen = 0

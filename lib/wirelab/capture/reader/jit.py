@@ -27,7 +27,7 @@ to three times as fast. They are used when:
 Whatever happens, nothing is printed but a progress bar while the kernels
 are compiled the first time: a student sees no warning from numba. On any
 failure the numpy path is used; ``status()`` tells what happened and why
-(the benches print it). ``python -m wirelab.capture.jit`` compiles them
+(the benches print it). ``python -m wirelab.capture.reader.jit`` compiles them
 ahead (``make setup`` does).
 """
 from __future__ import annotations
@@ -184,6 +184,6 @@ def _address_space_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-if __name__ == "__main__":               # compile ahead: ``python -m wirelab.capture.jit``
+if __name__ == "__main__":               # compile ahead: ``python -m wirelab.capture.reader.jit``
     kernels(MIN_BYTES)
     print("wirelab capture kernels:", status())

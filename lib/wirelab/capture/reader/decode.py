@@ -28,7 +28,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from . import jit
 from .dissect import dissect
 from .fastpath import decode_fast

@@ -12,7 +12,7 @@ import struct
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from . import jit
 from .fields import FileBytes, Headers
 from .files import MAX_SNAPLEN, Interface, RecordFields, Scan, settle

@@ -7,7 +7,7 @@ https://www.tcpdump.org/linktypes/LINKTYPE_LINUX_SLL.html and _SLL2.html.
 """
 from __future__ import annotations
 
-from ..wire.headers import IP_HEADER, TCP_HEADER, UDP_HEADER, VLAN_TAG
+from ...wire.headers import IP_HEADER, TCP_HEADER, UDP_HEADER, VLAN_TAG
 
 __all__ = ["PCAP_MAGIC", "PCAP_HEADER", "PCAP_RECORD", "PCAPNG", "BLOCK", "EPB", "PB", "SPB",
            "IDB_OPTIONS", "ISB_OPTIONS", "LINKTYPE", "LINK_HEADER", "ETHERTYPE", "AF_FAMILY",

@@ -36,7 +36,7 @@ import stat
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from .decode import capture_info, decode_into, scans
 from .part import Part, allocate, grow, shrink
 

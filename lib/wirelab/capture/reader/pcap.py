@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from . import jit
 from .fields import FileBytes, Headers
 from .files import MAX_FRAME, MAX_SNAPLEN, TEN_YEARS, Interface, RecordFields, Scan, settle

@@ -10,7 +10,7 @@ import pytest
 
 from wirelab.capture import read_capture, tcp_analysis
 from wirelab.capture.rfc6349 import rfc6349_from_capture
-from wirelab.cli.analyze import render, report
+from wirelab.capture.report import render, report
 
 CAPTURE = Path(__file__).resolve().parents[1] / "captures" / "tcp-10mbit-loss2.pcapng"
 

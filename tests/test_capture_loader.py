@@ -13,7 +13,7 @@ import pytest
 
 from wirelab import CaptureError
 from wirelab.capture import read_capture
-from wirelab.capture.reader.decode import scans
+from wirelab.capture.reader.decode import ReadState, scans
 
 from capture_paths import reader_path  # noqa: F401  (a fixture: the numpy and the compiled reader)
 
@@ -239,11 +239,11 @@ def test_fast_walk_equals_the_one_by_one_walk_on_a_large_file(reader_path):
             payload[4:20] = struct.pack("<IIII", 1700000000, 5, 40, 40)
         parts.append(struct.pack("<IIII", 1700000000 + i // 1000, i % 1000000, n, n) + bytes(payload))
     data = b"".join(parts)
-    (fb, base, scan), = scans(data)
+    (fb, base, scan), = scans(ReadState.open(data))
     assert scan.offsets.tolist() == _scalar_offsets(data)
     # the same file through windows of 64 KiB (records cut at every window's end)
-    found = [base + scan.offsets for _, base, scan in scans(io.BufferedReader(io.BytesIO(data)),
-                                                             window_bytes=1 << 16)]
+    found = [base + scan.offsets for _, base, scan in scans(ReadState.open(io.BufferedReader(io.BytesIO(data)),
+                                                                            window_bytes=1 << 16))]
     assert np.concatenate(found).tolist() == _scalar_offsets(data)
 
 
@@ -271,7 +271,7 @@ def test_walk_with_stretches_of_tiny_and_of_full_size_records(reader_path):
             blen = 32 + n + pad
             parts.append(struct.pack("<IIIIIII", 6, blen, 0, 0, i, n, n) + bytes(n + pad) + struct.pack("<I", blen))
     data = b"".join(parts)
-    (fb, base, scan), = scans(data)
+    (fb, base, scan), = scans(ReadState.open(data))
     assert scan.offsets.tolist() == _pcapng_offsets(data)
     df = read_capture(data)
     assert len(df) == 20 * 3000 + 20 * 150
@@ -302,7 +302,7 @@ def test_walk_keeps_the_kind_of_every_block_among_many_packet_blocks(reader_path
         parts.append(head + bytes(n + pad) + struct.pack("<I", blen))
         kinds.append(3 if spb else 6)
     data = b"".join(parts)
-    (fb, base, scan), = scans(data)
+    (fb, base, scan), = scans(ReadState.open(data))
     packets = [k for k in kinds if k in (3, 6)]
     assert scan.kinds.tolist() == packets
     offsets, pos = [], 0

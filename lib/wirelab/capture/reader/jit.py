@@ -81,7 +81,8 @@ def enabled() -> bool:
 
 def kernels(window_bytes: int = MIN_BYTES):
     """The compiled kernels (the ``walk_jit`` and ``decode_jit`` modules) for a window of this
-    many bytes, or None: use numpy."""
+    many bytes, or None: use numpy. The reader asks once per window of the file
+    (``decode.scans``) and reads the whole window, walk and decode, the way it was told."""
     if not enabled():
         return None
     loaded = _state["kernels"]
@@ -107,11 +108,11 @@ def readonly(u8: np.ndarray) -> np.ndarray:
     return u8
 
 
-def walker(fb, fmt: int, big: bool, *, rec_len: int = 16, section: int = -1, sections: bool = False,
+def walker(loaded, fb, fmt: int, big: bool, *, rec_len: int = 16, section: int = -1, sections: bool = False,
            ticks: int = 1_000_000, biggest: int = 0, first_ts: int = 0):
     """``start -> (offsets, kinds)``: the compiled ``walk.walk`` over the window ``fb``
-    (a ``fields.FileBytes``), or None when the kernels are not to be used for it."""
-    loaded = kernels(fb.n)
+    (a ``fields.FileBytes``), or None when the window is read with numpy (``loaded``: what
+    ``kernels`` decided for the window, in ``decode.scans``)."""
     if loaded is None:
         return None
     walk_jit, buf = loaded[0], readonly(fb.u8v)

@@ -18,7 +18,7 @@ from typing import Iterator
 import pandas as pd
 
 from .columns import frame_from_part
-from .decode import capture_info, windows
+from .decode import ReadState, windows
 from .source import WINDOW_BYTES
 
 __all__ = ["iter_capture", "CHUNK_PACKETS"]
@@ -38,8 +38,11 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
     if chunk_packets < 1:
         from ...errors import UsageError
         raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
-    state: dict = {}
+    state = ReadState.open(source, window_bytes)
     seen = 0
-    for part in windows(source, window_bytes=window_bytes, chunk_packets=chunk_packets, state=state):
-        seen += part["time"].size
-        yield frame_from_part(part, capture_info(state, seen))
+    try:
+        for part in windows(state, chunk_packets=chunk_packets):
+            seen += part["time"].size
+            yield frame_from_part(part, state.info(seen))
+    finally:
+        state.close()

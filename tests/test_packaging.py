@@ -69,12 +69,29 @@ def test_imports_only_point_down_the_layers():
         paths = list((lib / layer).rglob("*.py")) if (lib / layer).is_dir() else \
             [p for p in [lib / f"{layer}.py"] if p.exists()]
         for path in paths:
+            package = path.parent.relative_to(lib).parts        # () for a root module, ("capture", "sql"), ...
             for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and node.module and node.level:
-                    target = node.module.split(".")[0] if node.level >= 2 or path.parent == lib else None
-                    if node.level >= 2 or (path.parent == lib and node.level == 1):
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    # resolved against the importing file's own package (subpackages too)
+                    up = len(package) - (node.level - 1)
+                    if up < 0:
+                        continue
+                    parts = list(package[:up]) + (node.module.split(".") if node.module else [])
+                    names = [parts[0]] if parts else [alias.name for alias in node.names]
+                    for target in names:
                         if target in LAYERS:
                             assert LAYERS.index(target) <= layer_index, f"{path} imports {target}"
+
+
+def test_the_capture_package_has_few_rooms_on_its_floor_and_short_modules():
+    """capture/ is read from its top floor: at most 12 modules there (the statistics, the report,
+    the front), the rest in reader/, sql/, tools/; no module of it over 400 lines (style.md)."""
+    capture = ROOT / "lib" / "wirelab" / "capture"
+    top = sorted(p.name for p in capture.glob("*.py"))
+    assert len(top) <= 12, top
+    assert {"reader", "sql", "tools"} <= {p.name for p in capture.iterdir() if (p / "__init__.py").is_file()}
+    for path in capture.rglob("*.py"):
+        assert len(path.read_text().splitlines()) <= 400, path
 
 
 def test_model_does_no_io():

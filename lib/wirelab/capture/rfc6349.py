@@ -103,7 +103,7 @@ def rfc6349_from_capture(df, *, achievable_bps: float | None = None) -> dict | N
 
 
 def rfc6349_of_dataset(ds, *, achievable_bps: float | None = None) -> dict | None:
-    """``rfc6349_of`` for a dataset (``capture.dataset``): SQL finds the direction carrying the
+    """``rfc6349_of`` for a dataset (``capture.sql.dataset``): SQL finds the direction carrying the
     most TCP payload, and only its conversation (both directions) is read into memory, where
     the same code as for a file reads it: a conversation's analysis needs no other packet."""
     import pyarrow.dataset as pds

@@ -115,6 +115,23 @@ def _report(path, info: dict, packets: int, flows: list[dict], counts: dict, ove
     return json.loads(json.dumps(out, default=_clean))
 
 
+def _frame_parts(ov: dict) -> str:
+    """A full segment's frame as the sum of its parts, the link type's own header first."""
+    link, tags = ov["link"], ov["vlan_tags"]
+    size = ov["link_header"] - tags
+    parts = ([f"{link} {size}"] if size else []) + ([f"VLAN {tags}"] if tags else []) + [f"IP {ov['ip_header']}"]
+    if ov["fragmented"]:          # a fragment carries a piece of the datagram, headers and all
+        parts.append(f"fragment {ov['mtu'] - ov['ip_header']} (of a datagram of {ov['proto'].upper()} "
+                     f"{ov['l4_header']} + payload {ov['payload']})")
+    else:
+        parts.append(f"{ov['proto'].upper()} {ov['l4_header']}"
+                     + (f" (options {ov['tcp_options']})" if ov["proto"] == "tcp" else ""))
+        parts.append(f"payload {ov['payload']}")
+    if ov["trailer"]:
+        parts.append(f"trailer {ov['trailer']}")
+    return f"frame {ov['frame_len']} B" + ("" if size else f" ({link}, no link header)") + " = " + " + ".join(parts)
+
+
 def render(r: dict) -> str:
     lines = [f"{r['file']}: {r['format']}, {r['packets']} frames"]
     for i, iface in enumerate(r["interfaces"]):
@@ -162,10 +179,7 @@ def render(r: dict) -> str:
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",
-                  f"  frame {ov['frame_len']} B = Ethernet 14{' + VLAN 4' if ov['vlan'] else ''} + IP {ov['ip_header']}"
-                  f" + {ov['proto'].upper()} {ov['l4_header']}"
-                  + (f" (options {ov['tcp_options']})" if ov["proto"] == "tcp" else "")
-                  + f" + payload {ov['payload']}",
+                  "  " + _frame_parts(ov),
                   f"  MTU in use {ov['mtu']} B, MSS announced {ov['mss'] or 'not captured'}"
                   + (", IP fragments" if ov["fragmented"] else ""),
                   f"  measured goodput {units.format_rate(ov['measured_goodput_bps'] or 0)}"

@@ -149,3 +149,30 @@ def test_io_graph_of_one_direction_from_a_pandas_mask():
     data = (df["src"] == "10.77.1.1") & (df["proto"] == "tcp")
     g = io_graph(df, 0.1, mask=data)
     assert g["packets"].sum() == int(data.sum())
+
+
+def test_udp_loss_as_iperf3_warns_when_the_datagrams_are_not_iperf3s(tmp_path):
+    """mDNS answers (written by scapy) read as iperf3 gave 99.997 % loss without a word
+    (issue 33): their header is no iperf3 clock, so a NotThatFormatWarning says so."""
+    import warnings
+
+    from scapy.layers.dns import DNS, DNSRR
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+    from scapy.utils import wrpcap
+
+    from wirelab.capture.udp_sequence import NotThatFormatWarning
+    answers = []
+    for i in range(30):
+        packet = Ether() / IP(src="10.0.0.5", dst="224.0.0.251") / UDP(sport=5353, dport=5353) / DNS(
+            id=0, qr=1, aa=1, an=DNSRR(rrname=f"host{i}.local", type="A", rdata="10.0.0.5", ttl=120))
+        packet.time = 1_700_000_000 + 0.7 * i                # one every 0.7 s, for 20 s
+        answers.append(packet)
+    path = tmp_path / "mdns.pcap"
+    wrpcap(str(path), answers)
+    with pytest.warns(NotThatFormatWarning, match="not iperf3's"):
+        udp_loss(read_capture(path), path, format="iperf3")
+    iperf3 = CAP / "udp-5mbit-loss2.pcapng"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotThatFormatWarning)         # iperf3's own datagrams: no warning
+        assert len(udp_loss(read_capture(iperf3), iperf3, format="iperf3")) == 1

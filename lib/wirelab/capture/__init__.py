@@ -27,7 +27,7 @@ _EXPORTS = {
     "CaptureVerdict": "overhead", "WireOverhead": "overhead", "capture_warnings": "overhead",
     "predict_from_capture": "overhead", "read_overhead": "overhead",
     "retransmission_summary": "tcp_sequence", "tcp_analysis": "tcp_sequence",
-    "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "packets_json": "tools.wireshark",
+    "SEQUENCE_FORMATS": "udp_sequence", "udp_loss": "udp_sequence", "NotThatFormatWarning": "udp_sequence", "packets_json": "tools.wireshark",
     "pyshark_packets": "tools.pyshark_jupyter", "tcp_analysis_flags": "tools.wireshark",
     "tshark_conversations": "tools.wireshark", "tshark_fields": "tools.wireshark", "PysharkLive": "tools.pyshark_jupyter",
     "ppcb_packets": "ppcb_reader", "ppcb_summary": "ppcb_reader", "exchange": "ppcb_exchange",

@@ -176,3 +176,25 @@ def test_udp_loss_as_iperf3_warns_when_the_datagrams_are_not_iperf3s(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", NotThatFormatWarning)         # iperf3's own datagrams: no warning
         assert len(udp_loss(read_capture(iperf3), iperf3, format="iperf3")) == 1
+
+
+@needs_tshark
+@pytest.mark.parametrize("name", ["udp-5mbit-loss2.pcapng", "ipv6.pcapng", "ppcb.pcapng", "two-interfaces.pcapng"])
+def test_stream_numbers_are_wiresharks_tcp_and_udp_stream_and_conv_joins_frames(name):
+    """With UDP in the capture, ``conv`` counts every conversation; ``stream`` is Wireshark's
+    ``tcp.stream``/``udp.stream`` frame by frame (issue 33: iperf3's UDP flow after its TCP
+    control connection is udp.stream 0, conv 1); ``conv`` is in ``flows()`` to join frames on."""
+    from wirelab.capture import conversation_ids, tshark_fields
+    df = read_capture(CAP / name)
+    ids = conversation_ids(df)
+    theirs = tshark_fields(CAP / name, ["tcp.stream", "udp.stream"],
+                           options=("-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"))
+    later_fragment = (df["frag_offset"].fillna(0) > 0).to_numpy()       # (no ports: tshark names no stream)
+    for proto in ("tcp", "udp"):
+        rows = (df["proto"] == proto).to_numpy() & ~later_fragment
+        assert ids["stream"][rows].tolist() == theirs[f"{proto}.stream"][rows].astype(int).tolist()
+    table = flows(df).set_index("conv")
+    joined = ids[ids["conv"] >= 0].join(table[["stream", "proto"]], on="conv", rsuffix="_of_flow")
+    assert (joined["stream"] == joined["stream_of_flow"]).all()
+    assert (joined["proto"].to_numpy() == df["proto"][ids["conv"] >= 0].astype(str).to_numpy()).all()
+    assert sorted(table.index) == list(range(len(table)))

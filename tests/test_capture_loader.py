@@ -382,3 +382,17 @@ def test_many_windows_read_like_one(monkeypatch, path, reader_path):
         pd.testing.assert_frame_equal(part.drop(columns="file_offset"), whole.drop(columns="file_offset"))
         assert (part["file_offset"] == whole["file_offset"]).all()
         assert part.attrs == whole.attrs
+
+
+@needs_tshark
+@pytest.mark.parametrize("path", [ROOT / "captures" / "two-interfaces.pcapng", ROOT / "captures" / "tcp-10mbit.pcapng",
+                                  ROOT / "tests" / "data" / "tcp-loss-nsec.pcap"], ids=lambda p: p.name)
+def test_frame_numbers_and_relative_time_are_wiresharks_whole_and_in_chunks(path):
+    """Rows had only epoch seconds (1.367526e+09 on every row) and no frame number (issue 33):
+    ``frame`` is frame.number, ``time_relative`` frame.time_relative, in any chunk."""
+    from wirelab.capture import iter_capture, tshark_fields
+    theirs = tshark_fields(path, ["frame.number", "frame.time_relative"])
+    for df in (read_capture(path), pd.concat(iter_capture(path, chunk_packets=500), ignore_index=True)):
+        assert df["frame"].tolist() == theirs["frame.number"].astype(int).tolist()
+        assert np.allclose(df["time_relative"], theirs["frame.time_relative"].astype(float), rtol=0, atol=1e-6)
+        assert df["time_relative"].iloc[0] == 0

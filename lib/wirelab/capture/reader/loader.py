@@ -2,7 +2,9 @@
 
 Columns (missing values are <NA>; an unreadable header leaves its fields missing):
 
+    frame         the frame's number, from 1 in file order (Wireshark's frame.number)
     time          seconds since the epoch (float; NaN for pcapng simple packet blocks)
+    time_relative seconds since the file's first frame (Wireshark's frame.time_relative)
     frame_len     bytes on the wire (as the capture saw them: no preamble, no FCS)
     cap_len       bytes the file holds (less than frame_len when the snaplen cut it)
     l3            "ipv4", "ipv6", "arp" or "other"

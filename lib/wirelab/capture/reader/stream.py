@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pandas as pd
 
-from .columns import frame_from_part
+from .columns import first_time, frame_from_part
 from .decode import ReadState, windows
 from .source import WINDOW_BYTES
 
@@ -39,10 +39,11 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
         from ...errors import UsageError
         raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
     state = ReadState.open(source, window_bytes)
-    seen = 0
+    seen, start = 0, None
     try:
         for part in windows(state, chunk_packets=chunk_packets):
-            seen += part["time"].size
-            yield frame_from_part(part, state.info(seen))
+            start = first_time(part) if start is None else start       # (the file's first time)
+            first, seen = seen + 1, seen + part["time"].size
+            yield frame_from_part(part, state.info(seen), first_frame=first, start=start)
     finally:
         state.close()

@@ -47,12 +47,13 @@ SCHEMA_VERSION = 1
 _TEXT = ("l3", "src", "dst", "proto")
 
 
-def arrow_schema():
-    """The parquet schema: one type per column whatever the chunk (text as dictionaries)."""
+def arrow_schema(columns=COLUMNS):
+    """The parquet schema: one type per column whatever the chunk (text as dictionaries);
+    ``columns``: those a dataset holds (one written before ``frame`` was a column lacks it)."""
     import pyarrow as pa
-    types = {"time": pa.float64(), "more_frags": pa.bool_()}
+    types = {"time": pa.float64(), "time_relative": pa.float64(), "more_frags": pa.bool_()}
     types.update({c: pa.dictionary(pa.int32(), pa.string()) for c in _TEXT})
-    return pa.schema([(c, types.get(c, pa.int64())) for c in COLUMNS])
+    return pa.schema([(c, types.get(c, pa.int64())) for c in columns])
 
 
 def _size(source) -> int | None:
@@ -177,7 +178,8 @@ class CaptureDataset:
         """The dataset as ``read_capture`` gives it: all of it (only when it fits in memory), or
         the rows a ``pyarrow.dataset`` expression ``filters`` keeps (one conversation, say)."""
         import pyarrow.parquet as pq
-        df = pq.read_table(self.path, schema=arrow_schema(), filters=filters).to_pandas()
+        held = [c for c in COLUMNS if c in self.info.get("columns", COLUMNS)]
+        df = pq.read_table(self.path, schema=arrow_schema(held), filters=filters).to_pandas()
         df = df.sort_values("file_offset", kind="stable").reset_index(drop=True)
         for c in INT_COLUMNS:
             df[c] = df[c].astype("Int64")

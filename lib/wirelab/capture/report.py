@@ -176,6 +176,8 @@ def render(r: dict) -> str:
             lines.append(f"  buffer delay {rfc['buffer_delay_pct']:.0f} % (average RTT {rfc['average_rtt_s'] * 1e3:.3f} ms, "
                          f"baseline {rfc['baseline_rtt_s'] * 1e3:.3f} ms, {rfc['rtt_samples']} samples, round trips as "
                          "seen at the capture point: at the receiver they are its ACK delay)")
+            if rfc.get("buffer_delay_note"):
+                lines.append(f"  (why this buffer delay may not be the queues': {rfc['buffer_delay_note']})")
     ov = r.get("overhead")
     if ov:
         lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",

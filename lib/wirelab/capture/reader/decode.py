@@ -42,7 +42,7 @@ from .fastpath import decode_fast
 from .fields import FileBytes, Headers
 from .files import Scan
 from .formats import PCAP_MAGIC, PCAPNG
-from .part import ADDRESS6, Part, allocate, grow, shrink
+from .part import ADDRESS6, Part, allocate
 from .pcap import PcapReader
 from .pcapng import PcapngReader
 from .source import WINDOW_BYTES, Windows

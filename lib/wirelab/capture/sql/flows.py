@@ -12,8 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...errors import UsageError
-
 __all__ = ["conversations_sql", "conversations", "flows"]
 
 

@@ -198,3 +198,53 @@ def test_stream_numbers_are_wiresharks_tcp_and_udp_stream_and_conv_joins_frames(
     assert (joined["stream"] == joined["stream_of_flow"]).all()
     assert (joined["proto"].to_numpy() == df["proto"][ids["conv"] >= 0].astype(str).to_numpy()).all()
     assert sorted(table.index) == list(range(len(table)))
+
+
+def _tcp_pcap(path, events) -> None:
+    """A pcap of one TCP conversation, 10.0.0.1:40000 (client) ↔ 10.0.0.2:80: ``events`` are
+    (seconds, from the client?, flags, window, payload bytes, seq offset); sequence and
+    acknowledgement numbers follow what each side has sent (``seq offset``: bytes back from
+    the next one, -1 for a keep-alive)."""
+    sent = {True: 1000, False: 9000}
+    records = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    for i, (t, client, flags, window, size, back) in enumerate(events):
+        ack = sent[not client] if flags & 0x10 else 0
+        tcp = struct.pack("!HHIIBBHHH", 40000 if client else 80, 80 if client else 40000,
+                          (sent[client] + back) % 2 ** 32, ack, 5 << 4, flags, window, 0, 0) + bytes(size)
+        a, b = (bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))[::1 if client else -1]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), i, 0x4000, 64, 6, 0, a, b)
+        frame = bytes(12) + b"\x08\x00" + ip + tcp
+        records.append(struct.pack("<IIII", 1_700_000_000 + int(t), round(t % 1 * 1e6), len(frame), len(frame))
+                       + frame)
+        if back == 0:
+            sent[client] += size + bool(flags & 0x03)        # SYN and FIN count one
+    path.write_bytes(b"".join(records))
+
+
+@needs_tshark
+def test_keep_alives_zero_windows_and_window_updates_are_wiresharks(tmp_path):
+    """Expert information stopped at six TCP flags (issue 33): keep-alive, zero window and
+    window update, frame by frame as tshark marks them on a conversation that has each; the
+    answer to a keep-alive is no duplicate ACK (tshark: a keep-alive ACK)."""
+    from wirelab.capture import tshark_fields
+    from wirelab.capture.tcp_sequence import EXPERT
+    S, SA, A, PA, FA = 0x02, 0x12, 0x10, 0x18, 0x11
+    events = [(0.0, True, S, 64240, 0, 0), (0.01, False, SA, 65160, 0, 0), (0.02, True, A, 502, 0, 0)]
+    for k, window in enumerate([3000, 2000, 1000, 0]):        # the receiver's buffer fills
+        events += [(0.1 + 0.01 * k, True, PA, 502, 1000, 0), (0.105 + 0.01 * k, False, A, window, 0, 0)]
+    events += [(0.5, False, A, 4000, 0, 0),                    # it reads: a window update
+               (2.5, True, A, 502, 0, -1), (2.51, False, A, 4000, 0, 0),     # keep-alive, its ACK
+               (4.5, True, A, 502, 1, -1), (4.51, False, A, 4000, 0, 0),     # a 1-byte keep-alive, its ACK
+               (5.0, True, FA, 502, 0, 0), (5.01, False, FA, 4000, 0, 0), (5.02, True, A, 502, 0, 0)]
+    path = tmp_path / "keepalive.pcap"
+    _tcp_pcap(path, events)
+    ours = tcp_analysis(read_capture(path), expert=True)
+    theirs = tshark_fields(path, [f"tcp.analysis.{name}" for name in EXPERT + ["duplicate_ack"]])
+    for name in EXPERT + ["duplicate_ack"]:
+        marked = theirs[f"tcp.analysis.{name}"].astype(str).str.len().to_numpy() > 0
+        assert ours[name].tolist() == marked.tolist(), name
+    assert ours[EXPERT].sum().tolist() == [2, 1, 1]
+    # the DuckDB twin marks the same six flags on it
+    from wirelab.capture import convert, open_dataset
+    with open_dataset(convert(path, tmp_path / "keepalive.dataset", progress=False)) as ds:
+        assert ds.tcp_analysis()[FLAGS].equals(ours[FLAGS])

@@ -7,7 +7,8 @@ The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
 
 * lost_segment: seq > nextseq ("previous segment not captured"), not RST.
 * duplicate_ack: no data, no SYN/FIN/RST, window ≠ 0 and unchanged, seq =
-  nextseq, ack = the previous ack of this direction.
+  nextseq, ack = the previous ack of this direction; not when the other side's last
+  segment was a keep-alive (then it is the keep-alive's ACK).
 * a segment carrying data with seq < nextseq (not a keep-alive) is, in order:
   fast_retransmission if the other direction has sent ≥ 2 duplicate ACKs for
   exactly this seq, the last under 20 ms ago; out_of_order if it came less
@@ -15,6 +16,16 @@ The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
   set nextseq and does not end at nextseq; spurious_retransmission if the
   other side had already acknowledged all of it; otherwise retransmission.
   Wireshark marks fast and spurious ones as retransmissions too.
+
+Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
+
+* keep_alive: 0 or 1 byte starting one byte before nextseq, not SYN/FIN/RST;
+* zero_window: a window of 0, not SYN/FIN/RST;
+* window_update: no data, a window ≠ 0 and ≠ this direction's previous one, seq =
+  nextseq, ack = the previous ack, not SYN/FIN/RST.
+
+(Wireshark skips these on a zero-window probe, 1 byte at nextseq while the other
+side's window is 0; here they are not skipped.)
 
 Sequence numbers are made relative per direction (32-bit wrap handled for
 flows under 2 GiB per direction). The work is done on numpy columns
@@ -27,13 +38,15 @@ import numpy as np
 from .conversations import conversations_of
 from .reader.frames import Frames
 
-__all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS"]
+__all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS", "EXPERT"]
 
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 FAST_RETRANSMIT_WINDOW = 0.020       # s, Wireshark's 20 ms
 DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
+#: Wireshark's expert notes beyond the six flags (``tcp_analysis(df, expert=True)``)
+EXPERT = ["keep_alive", "zero_window", "window_update"]
 _NONE = np.iinfo(np.int64).min
 
 
@@ -78,16 +91,20 @@ def _direction(rows: np.ndarray, c: dict, base: int, rev_ack_base: int) -> dict:
     run_start = np.maximum.accumulate(np.where(~dup, np.arange(seq.size), 0))
     keepalive = (seglen <= 1) & (seq == nextseq - 1) & ~control
     behind = ~first & ((seglen > 0) | ((flags & (SYN | FIN)) > 0)) & (seq < nextseq) & ~keepalive
+    update = (~first & (seglen == 0) & (win != 0) & (win != _before(win, -1)) & (seq == nextseq)
+              & (prev >= 0) & (ack == prev_ack) & ~control)
     return {"rows": rows, "seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t,
             "nextseq": nextseq, "nexttime": nexttime, "lost_segment": lost, "duplicate_ack": dup,
-            "dupnum": counted - counted[run_start], "behind": behind, "data": data}
+            "dupnum": counted - counted[run_start], "behind": behind, "data": data,
+            "keep_alive": keepalive, "zero_window": (win == 0) & ~control, "window_update": update}
 
 
-def tcp_flags_of(f: Frames) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """Wireshark-style flags for every frame (False for non-TCP frames): ``FLAGS`` → bool
-    arrays, and each frame's conversation and direction (``conversations_of``)."""
+def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Wireshark-style flags for every frame (False for non-TCP frames): ``FLAGS`` (and with
+    ``expert``, ``EXPERT``) → bool arrays, and each frame's conversation and direction
+    (``conversations_of``)."""
     conv, a_to_b = conversations_of(f, later_fragments=False)
-    out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS}
+    out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS + (EXPERT if expert else [])}
     tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
     if not tcp.size:
         return out, conv, a_to_b
@@ -105,15 +122,18 @@ def tcp_flags_of(f: Frames) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarr
         for side, s in state.items():
             for name, values in _classify(s, state.get(not side), rtt).items():
                 out[name][tcp[s["rows"]]] = values
+            for name in EXPERT if expert else ():
+                out[name][tcp[s["rows"]]] = s[name]
     return out, conv, a_to_b
 
 
-def tcp_analysis(df):
+def tcp_analysis(df, *, expert: bool = False):
     """Wireshark-style flags for every frame of a ``read_capture`` DataFrame (False for non-TCP
-    frames), plus ``conv`` (conversation) and ``a_to_b`` (direction); index = df's."""
+    frames; with ``expert`` also keep-alives, zero windows and window updates), plus ``conv``
+    (conversation) and ``a_to_b`` (direction); index = df's."""
     import pandas as pd                                 # (start-up: analyze reads no DataFrame)
 
-    flags, conv, a_to_b = tcp_flags_of(Frames.of(df))
+    flags, conv, a_to_b = tcp_flags_of(Frames.of(df), expert=expert)
     return pd.DataFrame({**flags, "conv": conv, "a_to_b": a_to_b}, index=df.index)
 
 
@@ -147,13 +167,17 @@ def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndar
         seq, t = s["seq"], s["t"]
         fast = behind & ahave & (dupnum >= 2) & (last_ack == seq) & (t - last_ack_t < FAST_RETRANSMIT_WINDOW)
         spurious = behind & ahave & (s["data"] > 0) & (seq + s["data"] <= last_ack)
+    dup = s["duplicate_ack"]
+    if rev is not None and dup.any():             # the answer to a keep-alive is no duplicate ACK
+        last = np.searchsorted(rev["rows"], s["rows"]) - 1
+        dup = dup & ~((last >= 0) & rev["keep_alive"][np.maximum(last, 0)])
     threshold = rtt if rtt else DEFAULT_OOO_THRESHOLD
     since = s["t"] - s["nexttime"]     # Wireshark's t is unsigned: negative = huge
     with np.errstate(invalid="ignore"):
         ooo = behind & ~fast & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
     spurious &= ~fast & ~ooo
     return {"retransmission": behind & ~ooo, "fast_retransmission": fast, "spurious_retransmission": spurious,
-            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": s["duplicate_ack"]}
+            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": dup}
 
 
 def retransmission_summary(df, flags=None):

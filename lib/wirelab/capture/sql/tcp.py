@@ -56,7 +56,8 @@ def flags_sql(ids: str) -> str:
                       AND ack = prev_ack AND flags & 7 = 0, false) AS duplicate_ack,
              coalesce(rn > 1 AND seq > nextseq AND flags & 4 = 0, false) AS lost_segment,
              coalesce(rn > 1 AND (seglen > 0 OR flags & 3 > 0) AND seq < nextseq
-                      AND NOT (seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0), false) AS behind
+                      AND NOT (seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0), false) AS behind,
+             coalesce(seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0, false) AS keepalive
       FROM s1),
     s3 AS (   -- dupnum: duplicate ACKs in a row so far (rows since the last one that was not)
       SELECT *, arg_max(t, k) FILTER (WHERE new) OVER before AS nexttime,
@@ -89,9 +90,15 @@ def flags_sql(ids: str) -> str:
     b2 AS (
       SELECT *, coalesce(NOT fast AND t - nexttime >= 0 AND t - nexttime < threshold
                          AND nextseq <> e, false) AS ooo
-      FROM b1)
+      FROM b1),
+    ka AS (   -- duplicate ACKs answering a keep-alive (the other side's last segment) are none
+      SELECT d.k FROM (SELECT * FROM s3 WHERE duplicate_ack) d
+      ASOF JOIN (SELECT conv, NOT ab AS ab, k AS rk, keepalive FROM s3) rev
+        ON d.conv = rev.conv AND d.ab = rev.ab AND d.k > rev.rk
+      WHERE rev.keepalive)
     SELECT k AS file_offset, conv, ab AS a_to_b, false AS retransmission, false AS fast_retransmission,
-           false AS spurious_retransmission, false AS out_of_order, lost_segment, duplicate_ack
+           false AS spurious_retransmission, false AS out_of_order, lost_segment,
+           duplicate_ack AND k NOT IN (SELECT k FROM ka) AS duplicate_ack
     FROM s3 WHERE NOT behind
     UNION ALL
     SELECT k, conv, ab, NOT ooo, fast, spur AND NOT fast AND NOT ooo, ooo, lost_segment, duplicate_ack

@@ -248,3 +248,15 @@ def test_keep_alives_zero_windows_and_window_updates_are_wiresharks(tmp_path):
     from wirelab.capture import convert, open_dataset
     with open_dataset(convert(path, tmp_path / "keepalive.dataset", progress=False)) as ds:
         assert ds.tcp_analysis()[FLAGS].equals(ours[FLAGS])
+
+
+def test_the_io_graph_of_one_flow_is_on_the_frames_time_relative_axis():
+    """A flow's marks landed seconds off (issue 33) when placed on its own clock: the I/O graph
+    counts from the capture's first frame, as ``time_relative`` does, whatever the mask."""
+    df = read_capture(CAP / "udp-5mbit-loss2.pcapng")
+    udp = (df["proto"] == "udp").to_numpy()
+    graph = io_graph(df, 5e-5, mask=udp)
+    first_udp = df.loc[udp, "time_relative"].min()
+    assert first_udp > 5e-5                        # the UDP flow starts after the TCP control connection
+    first_bin = graph.loc[graph["packets"] > 0, "time"].iloc[0]
+    assert first_bin <= first_udp < first_bin + 5e-5

@@ -190,6 +190,10 @@ def flows(df, *, min_packets: int = 1, later_fragments: bool = True):
 def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict | None = None) -> pd.DataFrame:
     """Packets, bytes, throughput and goodput per ``interval`` seconds (Wireshark's I/O graph).
 
+    ``time`` is each bin's start in seconds since the capture's first frame, whatever ``mask``
+    selects: the axis of the frames' ``time_relative``, so a flow's marks go at their
+    ``time_relative`` (as Wireshark's I/O graph, which counts from the capture's start too).
+
     ``mask`` selects frames (e.g. one direction of one flow); ``marks`` maps a
     column name to a boolean per frame (e.g. retransmissions) to count per bin.
     ``goodput_bps`` counts payload bytes, minus those in frames marked

@@ -260,3 +260,54 @@ def test_the_io_graph_of_one_flow_is_on_the_frames_time_relative_axis():
     assert first_udp > 5e-5                        # the UDP flow starts after the TCP control connection
     first_bin = graph.loc[graph["packets"] > 0, "time"].iloc[0]
     assert first_bin <= first_udp < first_bin + 5e-5
+
+
+def _fragmented_tcp(path) -> None:
+    """A pcap of one TCP transfer whose 2500-byte segments travel in two IP fragments each: the
+    4th segment is not captured (its ACKs repeat), then comes again 0.5 s later, whole."""
+    seq, ack_of_client, records = 1000, 1000, [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+
+    def frame(t, client, ip_id, data, offset=0, more=False):
+        a, b = (bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))[::1 if client else -1]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(data), ip_id, (more << 13) | offset // 8, 64, 6, 0,
+                         a, b) + data
+        f = bytes(12) + b"\x08\x00" + ip
+        records.append(struct.pack("<IIII", 1_700_000_000 + int(t), round(t % 1 * 1e6), len(f), len(f)) + f)
+
+    def tcp(client, flags, seq_no, ack, size=0):
+        return struct.pack("!HHIIBBHHH", 40000 if client else 80, 80 if client else 40000, seq_no, ack, 5 << 4,
+                           flags, 5000, 0, 0) + bytes(size)
+    frame(0.0, True, 1, tcp(True, 0x02, seq - 1, 0))
+    frame(0.01, False, 1, tcp(False, 0x12, 8999, seq))
+    frame(0.02, True, 2, tcp(True, 0x10, seq, 9000))
+    starts = [seq + 2500 * k for k in range(8)]
+    for k, start in enumerate(starts):
+        t = 0.1 + 0.01 * k
+        if k != 3:
+            segment = tcp(True, 0x18, start, 9000, 2500)
+            frame(t, True, 10 + k, segment[:1480], 0, True)
+            frame(t + 0.0001, True, 10 + k, segment[1480:], 1480)
+        ack_of_client = start + 2500 if k < 3 else starts[3]
+        if k != 3:
+            frame(t + 0.005, False, 10 + k, tcp(False, 0x10, 9000, ack_of_client))
+    segment = tcp(True, 0x18, starts[3], 9000, 2500)
+    frame(0.7, True, 30, segment[:1480], 0, True)
+    frame(0.7001, True, 30, segment[1480:], 1480)
+    frame(0.705, False, 31, tcp(False, 0x10, 9000, starts[-1] + 2500))
+    path.write_bytes(b"".join(records))
+
+
+@needs_tshark
+def test_tcp_in_ip_fragments_is_analysed_whole_as_wireshark_does(tmp_path):
+    """A segment in IP fragments counted only its first fragment's payload, so the next segment
+    was "previous segment not captured" (issue 33: 4 of them in a fragments file, tshark none)."""
+    from wirelab.capture import convert, open_dataset, tshark_fields
+    path = tmp_path / "tcp-fragments.pcap"
+    _fragmented_tcp(path)
+    ours = tcp_analysis(read_capture(path))
+    theirs = tshark_fields(path, [f"tcp.analysis.{name}" for name in FLAGS])
+    counts = {name: int((theirs[f"tcp.analysis.{name}"].astype(str).str.len() > 0).sum()) for name in FLAGS}
+    assert ours[FLAGS].sum().to_dict() == counts
+    assert counts["lost_segment"] == 1 and counts["retransmission"] == 1 and counts["duplicate_ack"] >= 3
+    with open_dataset(convert(path, tmp_path / "fragments.dataset", progress=False)) as ds:
+        assert ds.tcp_analysis()[FLAGS].equals(ours[FLAGS])

@@ -27,6 +27,13 @@ Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
 (Wireshark skips these on a zero-window probe, 1 byte at nextseq while the other
 side's window is 0; here they are not skipped.)
 
+A TCP segment carried in IP fragments is analysed whole when its last fragment
+arrives, as Wireshark does after reassembly: its length is all its fragments'
+payload, its time the last fragment's (``_reassembled``); counting only the first
+fragment's part made every next segment "previous segment not captured". Its flags
+are on its first fragment's frame (the one with the TCP header, in its conversation;
+Wireshark shows them on the last).
+
 Sequence numbers are made relative per direction (32-bit wrap handled for
 flows under 2 GiB per direction). The work is done on numpy columns
 (``tcp_flags_of``, on ``frames.Frames``); ``tcp_analysis`` takes a DataFrame.
@@ -35,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conversations import conversations_of
+from .conversations import conversations_of, first_seen_ids
 from .reader.frames import Frames
 
 __all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS", "EXPERT"]
@@ -108,11 +115,14 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
     tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
     if not tcp.size:
         return out, conv, a_to_b
-    c = {"seq": f.tcp_seq[tcp], "ack": np.maximum(f.tcp_ack[tcp], 0), "flags": np.maximum(f.tcp_flags[tcp], 0),
-         "win": np.maximum(f.tcp_win[tcp], 0), "len": np.maximum(f.payload_len[tcp], 0), "time": f.time[tcp]}
-    ab_all = a_to_b[tcp]
-    order = np.argsort(conv[tcp], kind="stable")
-    bounds = np.flatnonzero(np.diff(conv[tcp][order])) + 1
+    at, length = _reassembled(f, tcp)
+    keep = np.argsort(at, kind="stable")          # segments in the order they are whole
+    heads, tcp = tcp[keep], at[keep]              # (headers and flags: the first fragment's frame)
+    c = {"seq": f.tcp_seq[heads], "ack": np.maximum(f.tcp_ack[heads], 0), "flags": np.maximum(f.tcp_flags[heads], 0),
+         "win": np.maximum(f.tcp_win[heads], 0), "len": length[keep], "time": f.time[tcp]}
+    ab_all = a_to_b[heads]
+    order = np.argsort(conv[heads], kind="stable")
+    bounds = np.flatnonzero(np.diff(conv[heads][order])) + 1
     for rows in np.split(order, bounds):                 # one conversation, in frame order
         ab = ab_all[rows]
         sides = {True: rows[ab], False: rows[~ab]}
@@ -121,10 +131,36 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
         rtt = _handshake_rtt(rows, ab, c)
         for side, s in state.items():
             for name, values in _classify(s, state.get(not side), rtt).items():
-                out[name][tcp[s["rows"]]] = values
+                out[name][heads[s["rows"]]] = values
             for name in EXPERT if expert else ():
-                out[name][tcp[s["rows"]]] = s[name]
+                out[name][heads[s["rows"]]] = s[name]
     return out, conv, a_to_b
+
+
+def _reassembled(f: Frames, tcp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the TCP segments whose headers are at frames ``tcp``: the frame where each is whole
+    (its own, or the last fragment of its IP datagram) and its payload (all fragments').
+    A later fragment belongs to the latest first fragment before it with the same addresses,
+    protocol and IP id."""
+    payload = np.maximum(f.payload_len, 0)
+    at, length = tcp.copy(), payload[tcp].copy()
+    heads = np.flatnonzero(f.more_frags[tcp] & (f.frag_offset[tcp] <= 0))
+    later = np.flatnonzero(f.frag_offset > 0)
+    if not heads.size or not later.size:
+        return at, length
+    rows = np.concatenate([tcp[heads], later])
+    keys = np.stack([f.src[rows], f.dst[rows], f.proto[rows], f.ip_id[rows]], axis=1)
+    ids, _ = first_seen_ids(keys)
+    order = np.lexsort((rows, ids))              # by datagram key, then file order
+    is_head = order < heads.size
+    owner = np.maximum.accumulate(np.where(is_head, np.arange(order.size), -1))
+    mine = ~is_head & (owner >= 0)
+    mine[mine] &= ids[order][owner[mine]] == ids[order][mine]    # (the head of the same key)
+    head_of = order[owner[mine]]                  # index into ``heads``
+    fragment = rows[order[mine]]
+    np.add.at(length, heads[head_of], payload[fragment])
+    np.maximum.at(at, heads[head_of], fragment)
+    return at, length
 
 
 def tcp_analysis(df, *, expert: bool = False):

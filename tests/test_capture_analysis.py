@@ -239,11 +239,13 @@ def test_keep_alives_zero_windows_and_window_updates_are_wiresharks(tmp_path):
     path = tmp_path / "keepalive.pcap"
     _tcp_pcap(path, events)
     ours = tcp_analysis(read_capture(path), expert=True)
-    theirs = tshark_fields(path, [f"tcp.analysis.{name}" for name in EXPERT + ["duplicate_ack"]])
-    for name in EXPERT + ["duplicate_ack"]:
-        marked = theirs[f"tcp.analysis.{name}"].astype(str).str.len().to_numpy() > 0
+    fields = {name: f"tcp.analysis.{name}" for name in EXPERT + ["duplicate_ack"]}
+    fields["ack_unseen"] = "tcp.analysis.ack_lost_segment"           # (Wireshark's name for it)
+    theirs = tshark_fields(path, list(fields.values()))
+    for name, field in fields.items():
+        marked = theirs[field].astype(str).str.len().to_numpy() > 0
         assert ours[name].tolist() == marked.tolist(), name
-    assert ours[EXPERT].sum().tolist() == [2, 1, 1]
+    assert ours[EXPERT].sum().tolist() == [2, 1, 1, 0]
     # the DuckDB twin marks the same six flags on it
     from wirelab.capture import convert, open_dataset
     with open_dataset(convert(path, tmp_path / "keepalive.dataset", progress=False)) as ds:
@@ -311,3 +313,32 @@ def test_tcp_in_ip_fragments_is_analysed_whole_as_wireshark_does(tmp_path):
     assert counts["lost_segment"] == 1 and counts["retransmission"] == 1 and counts["duplicate_ack"] >= 3
     with open_dataset(convert(path, tmp_path / "fragments.dataset", progress=False)) as ds:
         assert ds.tcp_analysis()[FLAGS].equals(ours[FLAGS])
+
+
+@needs_tshark
+def test_an_ack_of_a_segment_the_capture_missed_is_wiresharks_acked_unseen(tmp_path):
+    """Expert information's "ACKed segment that wasn't captured" (issue 33), frame by frame."""
+    from wirelab.capture import tshark_fields
+    S, SA, A, PA = 0x02, 0x12, 0x10, 0x18
+    events = [(0.0, True, S, 5000, 0, 0), (0.01, False, SA, 5000, 0, 0), (0.02, True, A, 5000, 0, 0)]
+    for k in range(6):
+        events.append((0.1 + 0.01 * k, True, PA, 5000, 1000, 0))
+        if k in (1, 4):
+            events.append((0.105 + 0.01 * k, False, A, 5000, 0, 0))
+    path = tmp_path / "unseen.pcap"
+    _tcp_pcap(path, events)
+    data = path.read_bytes()
+    # leave the 3rd data segment out of the file: the ACK after the 5th covers it
+    records, at = [data[:24]], 24
+    while at < len(data):
+        size = struct.unpack_from("<I", data, at + 8)[0]
+        records.append(data[at:at + 16 + size])
+        at += 16 + size
+    del records[1 + 3 + 2 + 1]                    # (header; handshake 3; data 1, data 2, ACK; data 3)
+    path.write_bytes(b"".join(records))
+    ours = tcp_analysis(read_capture(path), expert=True)
+    theirs = tshark_fields(path, ["tcp.analysis.ack_lost_segment", "tcp.analysis.lost_segment"])
+    for ours_name, field in (("ack_unseen", "tcp.analysis.ack_lost_segment"), ("lost_segment", "tcp.analysis.lost_segment")):
+        marked = theirs[field].astype(str).str.len().to_numpy() > 0
+        assert ours[ours_name].tolist() == marked.tolist(), ours_name
+    assert ours["ack_unseen"].sum() == 1

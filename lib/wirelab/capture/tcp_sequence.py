@@ -22,7 +22,11 @@ Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
 * keep_alive: 0 or 1 byte starting one byte before nextseq, not SYN/FIN/RST;
 * zero_window: a window of 0, not SYN/FIN/RST;
 * window_update: no data, a window ≠ 0 and ≠ this direction's previous one, seq =
-  nextseq, ack = the previous ack, not SYN/FIN/RST.
+  nextseq, ack = the previous ack, not SYN/FIN/RST;
+* ack_unseen ("ACKed segment that wasn't captured"): an ACK beyond the other side's
+  highest contiguous sequence number seen (then that mark moves up to its nextseq; a
+  segment starting at the mark moves it to nextseq). This one follows both sides frame by
+  frame (``_acked_unseen``, a loop: only with ``expert``).
 
 (Wireshark skips these on a zero-window probe, 1 byte at nextseq while the other
 side's window is 0; here they are not skipped.)
@@ -53,7 +57,7 @@ DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
 #: Wireshark's expert notes beyond the six flags (``tcp_analysis(df, expert=True)``)
-EXPERT = ["keep_alive", "zero_window", "window_update"]
+EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen"]
 _NONE = np.iinfo(np.int64).min
 
 
@@ -132,9 +136,31 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
         for side, s in state.items():
             for name, values in _classify(s, state.get(not side), rtt).items():
                 out[name][heads[s["rows"]]] = values
-            for name in EXPERT if expert else ():
+            for name in EXPERT[:3] if expert else ():
                 out[name][heads[s["rows"]]] = s[name]
+        if expert:
+            out["ack_unseen"][heads[rows]] = _acked_unseen(ab, state, rows)
     return out, conv, a_to_b
+
+
+def _acked_unseen(ab: np.ndarray, state: dict, rows: np.ndarray) -> np.ndarray:
+    """Wireshark's TCP_A_ACK_LOST_PACKET for one conversation's segments (``rows``, in order;
+    ``ab``: their directions; ``state``: ``_direction``'s per side), epan/dissectors/packet-tcp.c
+    (4.0): ``maxseqtobeacked`` per side, 0 while unset."""
+    where = {side: {int(r): i for i, r in enumerate(s["rows"])} for side, s in state.items()}
+    mark, nextseq = {True: 0, False: 0}, {True: 0, False: 0}
+    out = np.zeros(rows.size, dtype=bool)
+    for n, (row, side) in enumerate(zip(rows.tolist(), ab.tolist())):
+        s, i = state[side], where[side][row]
+        if s["has_ack"][i] and mark[not side] and int(s["ack"][i]) > mark[not side]:
+            out[n] = True
+            mark[not side] = nextseq[not side]
+        seq, end = int(s["seq"][i]), int(s["end"][i])
+        if end > nextseq[side] or not nextseq[side]:
+            nextseq[side] = end
+        if seq == mark[side] or not mark[side]:
+            mark[side] = nextseq[side]
+    return out
 
 
 def _reassembled(f: Frames, tcp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,cluster]'
-	$(PY) -m wirelab.capture.jit    # compile the capture reader's kernels once (numba caches them)
+	$(PY) -m wirelab.capture.reader.jit    # compile the capture reader's kernels once (numba caches them)
 	@touch $@
 
 # Installs the real tools with apt-get when root and missing; otherwise says how.

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-import wirelab.capture.decode as decode
+import wirelab.capture.reader.decode as decode
 from wirelab.capture import read_capture
 
 from reader_paths import PATHS, describe_first_call, reader_path

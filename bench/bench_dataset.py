@@ -13,7 +13,7 @@
    numba's disk cache.
 2. A huge capture (4.5 GB: dumpcap until that many packets) converted to a parquet
    dataset by a child process limited to 1 GiB of address space (RLIMIT_AS):
-   it must finish (by the numpy path: capture.jit loads no numba under an
+   it must finish (by the numpy path: capture.reader.jit loads no numba under an
    address-space limit, where LLVM would end the process if it ran out). Its peak
    memory beside the same conversion of the 1.5 GB one (flat = the same peak for
    3x the file).

@@ -7,7 +7,7 @@ values, packet headers scrambled, two parts spliced. Each case is read by
 to 64 KiB, small chunks). The CI test runs 2,000 of them (seeded); this runs
 the full count once and prints what happened. Bounded by --hours.
 ``--reader compiled`` (the default) reads every case by the compiled path
-(numba, capture.jit: used for small files too here), ``--reader numpy`` by its
+(numba, capture.reader.jit: used for small files too here), ``--reader numpy`` by its
 fallback.
 
 Run: .venv/bin/python bench/fuzz_capture.py [--cases 100000] [--seed 16] [--reader numpy]
@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reader", choices=["compiled", "numpy"], default="compiled",
                     help="the reader's compiled path (numba) or its numpy fallback")
     args = ap.parse_args(argv)
-    from wirelab.capture import jit
+    from wirelab.capture.reader import jit
     os.environ[jit.ENV_OFF] = "1" if args.reader == "numpy" else "0"
     jit.MIN_BYTES = 0                               # (the compiled path for small files too)
     if args.reader == "compiled" and jit.kernels(0) is None:

@@ -1,4 +1,4 @@
-"""The capture reader's two paths in one bench run: compiled (numba, capture.jit) and numpy (its
+"""The capture reader's two paths in one bench run: compiled (numba, capture.reader.jit) and numpy (its
 fallback), read on the same files one after the other; and what loading the compiled kernels
 costs the first time a process reads a big capture, with and without numba's disk cache.
 Used by bench_capture.py and bench_dataset.py."""
@@ -11,7 +11,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from wirelab.capture import jit
+from wirelab.capture.reader import jit
 
 PATHS = ("compiled", "numpy")
 
@@ -35,7 +35,7 @@ def reader_path(name: str):
 CHILD = """
 import sys, time
 t = time.perf_counter()
-from wirelab.capture import jit, read_capture
+from wirelab.capture.reader import jit, read_capture
 jit.MIN_BYTES = 0
 read_capture(sys.argv[1])
 print(time.perf_counter() - t, jit.status()["seconds"], jit.status()["compiled"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-import wirelab.capture.jit as jit
+import wirelab.capture.reader.jit as jit
 
 PATHS = ["numpy", "compiled"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import wirelab.capture.decode as decode
+import wirelab.capture.reader.decode as decode
 from wirelab.capture import iter_capture, read_capture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def numpy_path(monkeypatch):
-    """These tests are about the numpy fast path: the compiled reader (capture.jit, which would
+    """These tests are about the numpy fast path: the compiled reader (capture.reader.jit, which would
     take large files) is compared with it in test_capture_jit.py."""
     monkeypatch.setenv("WIRELAB_NO_JIT", "1")
 CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests" / "data").glob("*.pcap*"))
@@ -265,7 +265,7 @@ def test_the_bench_capture_reads_the_same_both_ways(monkeypatch, bench_files, wh
 def test_syn_options_one_by_one_equal_the_numpy_pass(monkeypatch):
     """A few SYNs are read one at a time, many with numpy: both read the same MSS and window
     scale, whatever the option bytes (random kinds and lengths, cut by the header or the snaplen)."""
-    import wirelab.capture.dissect as dissect
+    import wirelab.capture.reader.dissect as dissect
     rng = np.random.default_rng(8)
     frames, snaplens = [], []
     for i in range(3000):

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import wirelab.capture.decode as decode
-import wirelab.capture.jit as jit
+import wirelab.capture.reader.decode as decode
+import wirelab.capture.reader.jit as jit
 from wirelab import CaptureError
 from wirelab.capture import iter_capture, read_capture
 
@@ -184,7 +184,7 @@ def test_the_walk_is_the_plain_walk_whatever_the_seeds(monkeypatch, fmt, chains)
     offsets = {}
     for name in PATHS:
         use_path(name, monkeypatch)
-        (_, _, scan), = decode.scans(data)
+        (_, _, scan), = decode.scans(decode.ReadState.open(data))
         offsets[name] = scan.offsets.tolist()
     assert offsets["numpy"] == offsets["compiled"] == starts[:len(offsets["numpy"])]
     assert len(offsets["numpy"]) == len(starts)
@@ -229,7 +229,7 @@ def test_damaged_captures_read_the_same_both_ways(monkeypatch, seed):
 PROGRAM = """
 import sys, warnings
 warnings.simplefilter("default")          # a warning would show on stderr
-import wirelab.capture.jit as jit
+import wirelab.capture.reader.jit as jit
 from wirelab.capture import read_capture
 jit.MIN_BYTES = 0
 df = read_capture(sys.argv[1])
@@ -261,3 +261,25 @@ def test_under_an_address_space_limit_numba_is_not_loaded():
     done = run({jit.ENV_OFF: "0"}, limit)
     assert done.returncode == 0, done.stderr
     assert "'loaded': False" in done.stdout and "RLIMIT_AS" in done.stdout
+
+
+def test_compiled_or_numpy_is_decided_once_per_window_and_the_whole_window_follows(monkeypatch, tmp_path):
+    """``decode.scans`` asks ``jit.kernels`` once per window; that window's walk and decode both
+    take the answer (``Scan.kernels``), so windows decided differently still read as one file."""
+    from test_capture_fastpath import mixed_capture
+    data = tmp_path / "mixed.pcapng"                  # (a file: bytes in memory are one window)
+    data.write_bytes(mixed_capture("pcapng"))
+    use_path("numpy", monkeypatch)
+    reference = list(iter_capture(data, chunk_packets=10 ** 6, window_bytes=1 << 16))
+    use_path("compiled", monkeypatch)
+    calls, loaded, asked = Calls(monkeypatch), jit.kernels(0), []
+
+    def kernels(window_bytes=jit.MIN_BYTES):
+        asked.append(window_bytes)
+        return loaded if len(asked) % 2 else None      # compiled, numpy, compiled, ...
+    monkeypatch.setattr(jit, "kernels", kernels)
+    alternating = list(iter_capture(data, chunk_packets=10 ** 6, window_bytes=1 << 16))
+    assert len(asked) == len(alternating) == len(reference) > 2
+    assert 0 < calls.walks < len(asked) and 0 < calls.blocks < len(asked)
+    for numpy_chunk, chunk in zip(reference, alternating):
+        assert_same(numpy_chunk, chunk)

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from wirelab.capture import LiveCapture, dumpcap_argv
-from wirelab.capture.live import parse_dumpcap_stats
+from wirelab.capture.tools.live import parse_dumpcap_stats
 
 #: dumpcap 4.0's stderr at the end of a capture (recorded)
 STDERR = ("Capturing on 'Loopback: lo'\nFile: /tmp/x.pcapng\n\rPackets: 5 \rPackets captured: 5\n"

@@ -1,5 +1,5 @@
 """read_capture against tshark on real captures, every file format and link type, and damaged input.
-The tests with ``reader_path`` run on both readers: numpy and compiled (capture.jit)."""
+The tests with ``reader_path`` run on both readers: numpy and compiled (capture.reader.jit)."""
 from __future__ import annotations
 
 import io
@@ -13,7 +13,7 @@ import pytest
 
 from wirelab import CaptureError
 from wirelab.capture import read_capture
-from wirelab.capture.decode import scans
+from wirelab.capture.reader.decode import ReadState, scans
 
 from capture_paths import reader_path  # noqa: F401  (a fixture: the numpy and the compiled reader)
 
@@ -239,11 +239,11 @@ def test_fast_walk_equals_the_one_by_one_walk_on_a_large_file(reader_path):
             payload[4:20] = struct.pack("<IIII", 1700000000, 5, 40, 40)
         parts.append(struct.pack("<IIII", 1700000000 + i // 1000, i % 1000000, n, n) + bytes(payload))
     data = b"".join(parts)
-    (fb, base, scan), = scans(data)
+    (fb, base, scan), = scans(ReadState.open(data))
     assert scan.offsets.tolist() == _scalar_offsets(data)
     # the same file through windows of 64 KiB (records cut at every window's end)
-    found = [base + scan.offsets for _, base, scan in scans(io.BufferedReader(io.BytesIO(data)),
-                                                             window_bytes=1 << 16)]
+    found = [base + scan.offsets for _, base, scan in scans(ReadState.open(io.BufferedReader(io.BytesIO(data)),
+                                                                            window_bytes=1 << 16))]
     assert np.concatenate(found).tolist() == _scalar_offsets(data)
 
 
@@ -271,7 +271,7 @@ def test_walk_with_stretches_of_tiny_and_of_full_size_records(reader_path):
             blen = 32 + n + pad
             parts.append(struct.pack("<IIIIIII", 6, blen, 0, 0, i, n, n) + bytes(n + pad) + struct.pack("<I", blen))
     data = b"".join(parts)
-    (fb, base, scan), = scans(data)
+    (fb, base, scan), = scans(ReadState.open(data))
     assert scan.offsets.tolist() == _pcapng_offsets(data)
     df = read_capture(data)
     assert len(df) == 20 * 3000 + 20 * 150
@@ -302,7 +302,7 @@ def test_walk_keeps_the_kind_of_every_block_among_many_packet_blocks(reader_path
         parts.append(head + bytes(n + pad) + struct.pack("<I", blen))
         kinds.append(3 if spb else 6)
     data = b"".join(parts)
-    (fb, base, scan), = scans(data)
+    (fb, base, scan), = scans(ReadState.open(data))
     packets = [k for k in kinds if k in (3, 6)]
     assert scan.kinds.tolist() == packets
     offsets, pos = [], 0
@@ -373,7 +373,7 @@ class _Stream(io.RawIOBase):
 def test_many_windows_read_like_one(monkeypatch, path, reader_path):
     """A file larger than a window: the next window is found while the last one is decoded, and
     the DataFrame is the one a single window gives (a stream is read whole first, the same)."""
-    import wirelab.capture.loader as loader
+    import wirelab.capture.reader.loader as loader
     whole = read_capture(path)
     monkeypatch.setattr(loader, "WHOLE_FILE_WINDOW", 4096)
     assert path.stat().st_size > 4 * loader.WHOLE_FILE_WINDOW
@@ -382,3 +382,17 @@ def test_many_windows_read_like_one(monkeypatch, path, reader_path):
         pd.testing.assert_frame_equal(part.drop(columns="file_offset"), whole.drop(columns="file_offset"))
         assert (part["file_offset"] == whole["file_offset"]).all()
         assert part.attrs == whole.attrs
+
+
+@needs_tshark
+@pytest.mark.parametrize("path", [ROOT / "captures" / "two-interfaces.pcapng", ROOT / "captures" / "tcp-10mbit.pcapng",
+                                  ROOT / "tests" / "data" / "tcp-loss-nsec.pcap"], ids=lambda p: p.name)
+def test_frame_numbers_and_relative_time_are_wiresharks_whole_and_in_chunks(path):
+    """Rows had only epoch seconds (1.367526e+09 on every row) and no frame number (issue 33):
+    ``frame`` is frame.number, ``time_relative`` frame.time_relative, in any chunk."""
+    from wirelab.capture import iter_capture, tshark_fields
+    theirs = tshark_fields(path, ["frame.number", "frame.time_relative"])
+    for df in (read_capture(path), pd.concat(iter_capture(path, chunk_packets=500), ignore_index=True)):
+        assert df["frame"].tolist() == theirs["frame.number"].astype(int).tolist()
+        assert np.allclose(df["time_relative"], theirs["frame.time_relative"].astype(float), rtol=0, atol=1e-6)
+        assert df["time_relative"].iloc[0] == 0

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from ppcb_captures import EXPECTED, by_sender, capture, decoded, without_the_conn
-from wirelab.capture.ppcb_dissector import DISSECTOR, install, tshark_options
-from wirelab.capture.ppcb_dissector import tshark_ppcb_packets as ppcb_packets
+from wirelab.capture.tools.ppcb_dissector import DISSECTOR, install, tshark_options
+from wirelab.capture.tools.ppcb_dissector import tshark_ppcb_packets as ppcb_packets
 from wirelab.capture.ppcb_reader import ppcb_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ def test_the_dissectors_packet_table_is_the_wire_table():
 
 @needs_tshark
 def test_pyshark_reads_ppcb_fields():
-    from wirelab.capture.pyshark_jupyter import pyshark_packets
+    from wirelab.capture.tools.pyshark_jupyter import pyshark_packets
     rows = pyshark_packets(COMMITTED, display_filter=f"ppcb.session_id == {b'UDPRFILE'.hex(':')}"
                            " and ppcb.type == 5", fields={"no": "ppcb.packet_no", "type": "ppcb.type"})
     assert list(rows["highest_layer"]) == ["PPCB"] * 4 and list(rows["no"]) == ["0", "1", "2", "3"]

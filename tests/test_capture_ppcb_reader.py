@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ppcb_captures import EXPECTED, by_sender, capture, decoded, without_the_conn
-from wirelab.capture.ppcb_dissector import tshark_ppcb_packets
+from wirelab.capture.tools.ppcb_dissector import tshark_ppcb_packets
 from wirelab.capture.ppcb_reader import COLUMNS, ppcb_packets, ppcb_summary
 
 ROOT = Path(__file__).resolve().parents[1]

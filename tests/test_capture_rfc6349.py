@@ -10,7 +10,7 @@ import pytest
 
 from wirelab.capture import read_capture, tcp_analysis
 from wirelab.capture.rfc6349 import rfc6349_from_capture
-from wirelab.cli.analyze import render, report
+from wirelab.capture.report import render, report
 
 CAPTURE = Path(__file__).resolve().parents[1] / "captures" / "tcp-10mbit-loss2.pcapng"
 
@@ -74,7 +74,7 @@ def test_wirelab_analyze_prints_them():
 @pytest.mark.parametrize("name, has_tcp", [("tcp-10mbit.pcapng", True), ("ipv6.pcapng", True),
                                            ("udp-5mbit-loss2.pcapng", True), ("grade-accepts-out-of-order.pcapng", False)])
 def test_a_dataset_gives_the_files_figures_reading_only_its_main_conversation(tmp_path, name, has_tcp):
-    from wirelab.capture.dataset import convert, open_dataset
+    from wirelab.capture.sql.dataset import convert, open_dataset
     cap = CAPTURE.parent / name
     convert(cap, tmp_path / "d", chunk_packets=500, progress=False)
     from_file = rfc6349_from_capture(read_capture(cap), achievable_bps=9.5e6)
@@ -82,3 +82,51 @@ def test_a_dataset_gives_the_files_figures_reading_only_its_main_conversation(tm
         from_dataset = ds.rfc6349(achievable_bps=9.5e6)
     assert (from_file is not None) == has_tcp
     assert from_dataset == from_file
+
+
+# ---- the buffer delay on captures that are not a bulk transfer seen at the sender (issue 33: it
+# read -97 % and 2,051,626 % on a newcomer's captures, with no word why)
+
+def _request_response(path: Path) -> None:
+    """A pcap of a TLS-like conversation: a handshake of 10 ms, then 20 requests, each answered
+    50 ms later by a response of varied size (a few full segments among many short ones)."""
+    import struct
+    seq = {True: 1000, False: 5000}                       # next sequence number of client, server
+    frames = []
+
+    def send(t, client, flags, size=0):
+        ack = seq[not client] if flags & 0x10 else 0
+        tcp = struct.pack(">HHIIBBHHH", 40000 if client else 443, 443 if client else 40000, seq[client] % 2 ** 32,
+                          ack, 5 << 4, flags, 65535, 0, 0) + bytes(size)
+        a, b = (b"\x0a\0\0\x01", b"\x0a\0\0\x02") if client else (b"\x0a\0\0\x02", b"\x0a\0\0\x01")
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), len(frames), 0x4000, 64, 6, 0, a, b)
+        frame = bytes(12) + b"\x08\x00" + ip + tcp
+        seconds = 1_700_000_000 + t
+        frames.append(struct.pack("<IIII", int(seconds), round(seconds % 1 * 1e6), len(frame), len(frame)) + frame)
+        seq[client] += size + bool(flags & 0x02)
+    send(0.0, True, 0x02)
+    send(0.010, False, 0x12)
+    send(0.020, True, 0x10)
+    for k in range(20):
+        t = 0.1 + 0.2 * k
+        send(t, True, 0x18, 200)                          # the request
+        for i, size in enumerate([300, 1448, 500, 900, 120][k % 5:k % 5 + 2]):
+            send(t + 0.05 + 0.001 * i, False, 0x18, size)  # the response, after the application's pause
+            send(t + 0.06 + 0.001 * i, True, 0x10)        # its ACK
+    path.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1) + b"".join(frames))
+
+
+def test_the_buffer_delay_says_why_it_is_not_the_queues_when_the_capture_cannot_show_them(tmp_path):
+    web = tmp_path / "requests.pcap"
+    _request_response(web)
+    found = rfc6349_from_capture(read_capture(web))
+    assert found["rtt_samples"] >= 10 and "not a bulk transfer" in found["buffer_delay_note"]
+    # wirelab's own captures are taken at the receiver: round trips of its ACK delay only
+    at_receiver = rfc6349_from_capture(read_capture(CAPTURE))
+    assert at_receiver["buffer_delay_pct"] > 1000 and "beside one end" in at_receiver["buffer_delay_note"]
+    assert "not a bulk" not in at_receiver["buffer_delay_note"]
+    one_sample = Path(__file__).resolve().parent / "data" / "lo-linux-sll.pcapng"
+    found = rfc6349_from_capture(read_capture(one_sample))
+    assert found["buffer_delay_pct"] < 0 and "only 1 round-trip sample" in found["buffer_delay_note"]
+    assert "below the baseline" in found["buffer_delay_note"]
+    assert "why this buffer delay" in render(report(one_sample))

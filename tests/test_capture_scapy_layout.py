@@ -3,7 +3,7 @@ import itertools
 
 import pytest
 
-from wirelab.capture.scapy_layout import build_frame, compare_with_stack, header_bytes, layout
+from wirelab.capture.tools.scapy_layout import build_frame, compare_with_stack, header_bytes, layout
 from wirelab.errors import UsageError
 from wirelab.model import HeaderStack, packetize
 

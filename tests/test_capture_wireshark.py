@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wirelab.capture.pyshark_jupyter import pyshark_packets
-from wirelab.capture.wireshark import packets_json, parse_conversations
+from wirelab.capture.tools.pyshark_jupyter import pyshark_packets
+from wirelab.capture.tools.wireshark import packets_json, parse_conversations
 
 CAP = Path(__file__).resolve().parents[1] / "captures"
 needs_tshark = pytest.mark.skipif(not shutil.which("tshark"), reason="tshark not installed (apt-get install tshark)")
@@ -86,7 +86,7 @@ def test_pyshark_errors_are_wirelab_errors_and_leave_nothing_behind():
 @needs_tshark
 @pytest.mark.root
 def test_pyshark_live_capture_inside_a_running_event_loop_reads_ppcb():
-    from wirelab.capture.pyshark_jupyter import PysharkLive
+    from wirelab.capture.tools.pyshark_jupyter import PysharkLive
     from wirelab.transfer import run_pair
 
     async def notebook_cell():

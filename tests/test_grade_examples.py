@@ -50,7 +50,7 @@ def test_the_class_on_a_quick_slice_fails_exactly_as_expected(project_root, tmp_
     failed = json.loads((out / "accepts-out-of-order" / "report.json").read_text())
     capture = next(t["capture"] for t in failed["tests"] if t["id"] == "server-udpr-out-of-order")
     from scapy.utils import rdpcap
-    from wirelab.capture.ppcb_scapy import PPCB, bind_ppcb
+    from wirelab.capture.tools.ppcb_scapy import PPCB, bind_ppcb
     bind_ppcb()                                       # rdpcap: port 5000 is PPCB
     seen = [p[PPCB].mysummary() for p in rdpcap(str(out / "accepts-out-of-order" / capture)) if PPCB in p]
     assert any("DATA" in s and "packet 2" in s for s in seen) and any("ACC" in s and "packet 2" in s for s in seen)

@@ -4,7 +4,7 @@ import sys
 
 from hypothesis import given, strategies as st
 
-from wirelab.capture.ppcb_scapy import PPCB, TYPES, bind_ppcb
+from wirelab.capture.tools.ppcb_scapy import PPCB, TYPES, bind_ppcb
 from wirelab.transfer import ppcb
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.packet import Raw
@@ -37,7 +37,7 @@ def test_the_field_names_are_those_of_ppcb_md():
 
 
 def test_nothing_is_bound_on_import_then_bind_ppcb_binds_port_5000():
-    code = ("from scapy.layers.inet import IP, UDP; import wirelab.capture.ppcb_scapy as s; "
+    code = ("from scapy.layers.inet import IP, UDP; import wirelab.capture.tools.ppcb_scapy as s; "
             "print(s.PPCB in IP(bytes(IP() / UDP(sport=40000, dport=5000) / bytes(s.PPCB(type='RCVD'))))); "
             "s.bind_ppcb(); print(s.PPCB in IP(bytes(IP() / UDP(sport=40000, dport=5000) / bytes(s.PPCB(type='RCVD')))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)

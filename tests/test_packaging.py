@@ -69,12 +69,29 @@ def test_imports_only_point_down_the_layers():
         paths = list((lib / layer).rglob("*.py")) if (lib / layer).is_dir() else \
             [p for p in [lib / f"{layer}.py"] if p.exists()]
         for path in paths:
+            package = path.parent.relative_to(lib).parts        # () for a root module, ("capture", "sql"), ...
             for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and node.module and node.level:
-                    target = node.module.split(".")[0] if node.level >= 2 or path.parent == lib else None
-                    if node.level >= 2 or (path.parent == lib and node.level == 1):
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    # resolved against the importing file's own package (subpackages too)
+                    up = len(package) - (node.level - 1)
+                    if up < 0:
+                        continue
+                    parts = list(package[:up]) + (node.module.split(".") if node.module else [])
+                    names = [parts[0]] if parts else [alias.name for alias in node.names]
+                    for target in names:
                         if target in LAYERS:
                             assert LAYERS.index(target) <= layer_index, f"{path} imports {target}"
+
+
+def test_the_capture_package_has_few_rooms_on_its_floor_and_short_modules():
+    """capture/ is read from its top floor: at most 12 modules there (the statistics, the report,
+    the front), the rest in reader/, sql/, tools/; no module of it over 400 lines (style.md)."""
+    capture = ROOT / "lib" / "wirelab" / "capture"
+    top = sorted(p.name for p in capture.glob("*.py"))
+    assert len(top) <= 12, top
+    assert {"reader", "sql", "tools"} <= {p.name for p in capture.iterdir() if (p / "__init__.py").is_file()}
+    for path in capture.rglob("*.py"):
+        assert len(path.read_text().splitlines()) <= 400, path
 
 
 def test_model_does_no_io():
@@ -223,7 +240,7 @@ def test_the_circle_finder_sees_through_fronts_and_into_functions(tmp_path):
     fronts = {"wirelab.capture": _exports(modules["wirelab.capture"])}
     probe = tmp_path / "probe.py"                      # read as if it were wirelab/experiment/probe.py
     probe.write_text("def f():\n    from ..capture import read_capture\n")
-    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == [("wirelab.capture.loader", 2)]
+    assert _imports("wirelab.experiment.probe", probe, modules, fronts) == [("wirelab.capture.reader.loader", 2)]
     probe.write_text("def f():\n    # deferred: keeps start-up fast (pandas)\n    from ..capture import read_capture\n")
     assert _imports("wirelab.experiment.probe", probe, modules, fronts) == []
     probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..capture import flows\n")

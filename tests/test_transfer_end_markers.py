@@ -53,7 +53,7 @@ def test_markers_are_found_only_after_a_flows_last_data():
 @pytest.mark.root
 @pytest.mark.skipif(not shutil.which("dumpcap"), reason="dumpcap not installed (apt-get install tshark)")
 def test_markers_show_in_a_capture_and_in_wirelab_analyze(server, tmp_path):
-    from wirelab.capture.live import LiveCapture
+    from wirelab.capture.tools.live import LiveCapture
     probe_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe_port = 39000 + (id(tmp_path) % 1000)
     with LiveCapture("lo", tmp_path / "markers.pcapng", capture_filter=f"udp port {server.port} or udp port {probe_port}",
@@ -74,7 +74,7 @@ def test_markers_show_in_a_capture_and_in_wirelab_analyze(server, tmp_path):
     assert "UDP end markers (nttcp's 4 B datagrams)" in text
     # a dataset of the same capture (out of core, DuckDB) finds the same markers
     from wirelab.capture import convert
-    from wirelab.cli.analyze import report
+    from wirelab.capture.report import report
     convert(cap.path, tmp_path / "markers-dataset", chunk_packets=64, progress=False)
     from_dataset = report(tmp_path / "markers-dataset", ppcb=False)["udp_end_markers"]
     assert from_dataset == json.loads(done.stdout)["udp_end_markers"]

@@ -5,6 +5,12 @@ Endpoint "A" is the source of the conversation's first packet. Later IP
 fragments carry no ports; they are given to the conversation of their first
 fragment (same addresses, protocol and IP id), as tshark does after reassembly.
 
+Two numbers name a conversation: ``conv`` counts every conversation, of any
+protocol, in order of its first packet (the key to join frames on:
+``conversation_ids`` gives it per frame); ``stream`` counts those of its own
+protocol only, as Wireshark's ``tcp.stream`` and ``udp.stream`` do (a TCP
+conversation after two UDP ones is ``conv`` 2 and ``stream`` 0, ``tcp.stream == 0``).
+
 The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 ``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,
 ``flows`` and ``io_graph`` take and give DataFrames.
@@ -14,13 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from .frames import Frames
+from .reader.frames import Frames
 
 __all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
            "first_seen_ids"]
 
 #: The flow table's columns, in order.
-FLOW_COLUMNS = ["proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
+FLOW_COLUMNS = ["conv", "stream", "proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
                 "packets_b_to_a", "bytes_b_to_a", "payload_a_to_b", "payload_b_to_a", "start", "duration",
                 "throughput_bps", "goodput_bps"]
 
@@ -97,13 +103,28 @@ def _ports_of_later_fragments(f: Frames, sport: np.ndarray, dport: np.ndarray):
     return sport, dport
 
 
+def streams_of(f: Frames, begins: np.ndarray) -> np.ndarray:
+    """Per conversation (numbered in order of first packet, beginning at frames ``begins``): its
+    number among the conversations of its own protocol (Wireshark's ``tcp.stream``, ``udp.stream``)."""
+    proto = f.proto[begins]
+    order = np.argsort(proto, kind="stable")                # by protocol, each in order of appearance
+    group_start = np.flatnonzero(np.diff(proto[order], prepend=-2))
+    rank = np.arange(order.size) - np.repeat(group_start, np.diff(np.append(group_start, order.size)))
+    out = np.empty(order.size, dtype=np.int64)
+    out[order] = rank
+    return out
+
+
 def conversation_ids(df, *, later_fragments: bool = True):
-    """Per frame of a ``read_capture`` DataFrame: ``conv`` (conversation number, -1 if none) and
-    ``a_to_b`` (direction), as a DataFrame with ``df``'s index (``conversations_of``)."""
+    """Per frame of a ``read_capture`` DataFrame: ``conv`` (conversation number, -1 if none),
+    ``a_to_b`` (direction) and ``stream`` (Wireshark's ``tcp.stream``/``udp.stream``, -1 if none),
+    as a DataFrame with ``df``'s index (``conversations_of``)."""
     import pandas as pd                                 # (start-up: analyze reads no DataFrame)
 
-    conv, a_to_b = conversations_of(Frames.of(df), later_fragments=later_fragments)
-    return pd.DataFrame({"conv": conv, "a_to_b": a_to_b}, index=df.index)
+    f = Frames.of(df)
+    conv, a_to_b, begins = _conversations(f, later_fragments)
+    stream = np.where(conv >= 0, streams_of(f, begins)[np.maximum(conv, 0)], -1) if begins.size else conv
+    return pd.DataFrame({"conv": conv, "a_to_b": a_to_b, "stream": stream}, index=df.index)
 
 
 def flow_table(f: Frames, *, min_packets: int = 1, later_fragments: bool = True) -> dict:
@@ -126,7 +147,8 @@ def flow_table(f: Frames, *, min_packets: int = 1, later_fragments: bool = True)
     starts = np.flatnonzero(np.diff(c[order], prepend=-1))
     start = np.fmin.reduceat(time[order], starts) if n else np.zeros(0)
     duration = (np.fmax.reduceat(time[order], starts) if n else np.zeros(0)) - start
-    table = {"proto": [f.protocols[p] for p in f.proto[first]],
+    table = {"conv": np.arange(n), "stream": streams_of(f, first),
+             "proto": [f.protocols[p] for p in f.proto[first]],
              "a": [f.addresses[a] for a in f.src[first]], "a_port": _ports(f.sport[first]),
              "b": [f.addresses[b] for b in f.dst[first]], "b_port": _ports(f.dport[first]),
              "packets": count(), "bytes": count(weights=frame_len),
@@ -151,6 +173,8 @@ def _ports(values: np.ndarray) -> list:
 def flows(df, *, min_packets: int = 1, later_fragments: bool = True):
     """One row per conversation: packets and bytes each way, duration, goodput.
 
+    ``conv`` is the conversation's number (``conversation_ids`` gives it per frame: the key to
+    join on), ``stream`` its number among those of its protocol (Wireshark's ``tcp.stream``).
     ``bytes`` are frame bytes as captured (``frame_len``), as in ``tshark -z conv``.
     ``payload_a_to_b`` sums transport payload (retransmissions included).
     ``goodput_bps`` = payload of the busier direction · 8 / duration (first
@@ -165,6 +189,10 @@ def flows(df, *, min_packets: int = 1, later_fragments: bool = True):
 
 def io_graph(df: pd.DataFrame, interval: float = 0.1, *, mask=None, marks: dict | None = None) -> pd.DataFrame:
     """Packets, bytes, throughput and goodput per ``interval`` seconds (Wireshark's I/O graph).
+
+    ``time`` is each bin's start in seconds since the capture's first frame, whatever ``mask``
+    selects: the axis of the frames' ``time_relative``, so a flow's marks go at their
+    ``time_relative`` (as Wireshark's I/O graph, which counts from the capture's start too).
 
     ``mask`` selects frames (e.g. one direction of one flow); ``marks`` maps a
     column name to a boolean per frame (e.g. retransmissions) to count per bin.

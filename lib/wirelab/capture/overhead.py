@@ -9,6 +9,11 @@ it and a link rate into a predicted goodput, which we put beside the goodput
 measured in the capture. Sanity warnings say when the capture cannot show
 the wire: frames larger than the MTU (segmentation offload was on at the
 capture point), a snaplen that cut frames, packets dropped by the capture.
+
+The frame's parts are the link type's own: Ethernet's 14 B header, Linux cooked
+capture's 16 B (v2: 20 B), none for raw IP, the loopback's 4 B address family
+(``reader.formats.LINK_HEADER``); bytes after the IP packet (an Ethernet trailer)
+are counted as such, so the parts add up to the frame.
 """
 from __future__ import annotations
 
@@ -19,17 +24,18 @@ import numpy as np
 
 from ..errors import CaptureError
 from ..model.headers import HeaderStack
-from ..wire.headers import IP_HEADER, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, UDP_HEADER
+from ..wire.headers import ETHERNET_MTU, IP_HEADER, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, UDP_HEADER, VLAN_TAG
 from .conversations import conversations_of, first_seen_ids
-from .dissect import L3_NAMES
-from .frames import Frames
+from .reader.dissect import L3_NAMES
+from .reader.formats import LINK_HEADER, LINK_NAMES
+from .reader.frames import Frames
 from .tcp_sequence import tcp_flags_of
 
 if TYPE_CHECKING:
     from ..model.prediction import Prediction
 
 __all__ = ["WireOverhead", "read_overhead", "overhead_of", "CaptureVerdict", "predict_from_capture",
-           "predict_from_overhead", "capture_warnings", "header_sizes"]
+           "predict_from_overhead", "capture_warnings", "header_sizes", "link_header_of", "loopback_warning"]
 
 
 
@@ -56,6 +62,26 @@ class WireOverhead:
     first_time: float
     last_time: float
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    linktype: int = 1              # the full segments' link type (pcap's LINKTYPE_*)
+    link_header: int = 14          # bytes before the IP header: the link type's, VLAN tags included
+
+    @property
+    def link(self) -> str:
+        """The link type's name ("Ethernet", "Linux cooked", "raw IP", ...)."""
+        return LINK_NAMES.get(self.linktype, f"link type {self.linktype}")
+
+    @property
+    def vlan_tags(self) -> int:
+        """Bytes of 802.1Q/802.1ad tags in ``link_header`` (4 a tag)."""
+        return max(self.link_header - link_header_of(self.linktype), 0)
+
+    @property
+    def trailer(self) -> int:
+        """Bytes of a full segment's frame after its IP packet (an Ethernet trailer); for
+        fragments, after a full fragment (an IP packet of ``mtu`` bytes)."""
+        if self.fragmented:
+            return max(self.frame_len - self.link_header - self.mtu, 0)
+        return max(self.frame_len - self.link_header - self.ip_header - self.l4_header - self.payload, 0)
 
     @property
     def measured_goodput_bps(self) -> float:
@@ -73,6 +99,7 @@ class WireOverhead:
         out = asdict(self)
         out["warnings"] = list(self.warnings)
         out["measured_goodput_bps"] = self.measured_goodput_bps
+        out["link"], out["vlan_tags"], out["trailer"] = self.link, self.vlan_tags, self.trailer
         return out
 
 
@@ -98,12 +125,22 @@ def capture_warnings(df) -> list[str]:
         if dropped:
             out.append(f"the capture dropped {dropped} packets on interface {iface.get('name') or i}: "
                        "counts and retransmissions may be wrong; use a capture filter or a bigger buffer (-B)")
-    if "127.0.0.1" in f.addresses or "::1" in f.addresses:
-        out.append("loopback capture: the kernel hands whole 64 KB GSO super-frames to the capture, "
-                   "not wire-sized packets; measure the wire on a testbed with offloads off")
+    loopback = [f.addresses.index(a) for a in ("127.0.0.1", "::1") if a in f.addresses]
+    if loopback:
+        on_lo = np.isin(f.src, loopback) | np.isin(f.dst, loopback)
+        biggest = int(f.ip_len[on_lo].max(initial=-1))
+        if biggest > ETHERNET_MTU:        # (loopback packets of wire sizes: nothing to warn about)
+            out.append(loopback_warning(biggest))
     for note in f.info.get("notes", []):
         out.append(f"file: {note}")
     return out
+
+
+def loopback_warning(biggest: int) -> str:
+    """The warning for loopback packets larger than an Ethernet's (the pandas and SQL twins')."""
+    return (f"loopback capture: packets of up to {biggest} B, larger than an Ethernet MTU of {ETHERNET_MTU} B "
+            "(the loopback's MTU is 64 KiB and the kernel hands GSO super-frames to the capture), not "
+            "wire-sized packets; measure the wire on a testbed with offloads off")
 
 
 def header_sizes(proto: str, tcp_options: int, ip_version: int, ip_len: int, payload: int,
@@ -172,6 +209,11 @@ def overhead_of(f: Frames, *, conv: int | None = None, retransmission: np.ndarra
         again = tcp_flags_of(f)[0]["retransmission"] if retransmission is None else retransmission
         unique -= int(f.payload_len[data][again[data]].sum())
     mtu = max(mtu, IPV6_MIN_MTU if ip_version == 6 else IPV4_MIN_MTU)
+    linktype = _mode(f.linktype[segs])
+    # what came before the IP header, as the frames say (two VLAN tags: 8 B); the link type's
+    # own size for fragments (the later ones have no transport header to count back from)
+    before_ip = (_mode(present(f.payload_offset[segs]) - ip_header - l4) if not frag else 0) or \
+        link_header_of(linktype) + VLAN_TAG * bool((f.vlan[rows] >= 0).any())
     return WireOverhead(
         proto=proto, conv=int(conv_id), src=f.addresses[f.src[rows[0]]], dst=f.addresses[f.dst[rows[0]]],
         ip_version=ip_version, vlan=bool((f.vlan[rows] >= 0).any()), mss=mss, payload=int(full),
@@ -179,7 +221,12 @@ def overhead_of(f: Frames, *, conv: int | None = None, retransmission: np.ndarra
         frame_len=_mode(f.frame_len[segs]), mtu=int(mtu), fragmented=frag, data_packets=int(sizes.size),
         payload_bytes=int(f.payload_len[data].sum()), unique_payload_bytes=unique,
         first_time=float(np.nanmin(f.time[data])), last_time=float(np.nanmax(f.time[data])),
-        warnings=tuple(warnings))
+        warnings=tuple(warnings), linktype=linktype, link_header=int(before_ip))
+
+
+def link_header_of(linktype: int) -> int:
+    """The link type's header before the IP packet (Ethernet 14, Linux cooked 16 or 20, raw IP 0)."""
+    return LINK_HEADER.get(linktype, (0,))[0]
 
 
 @dataclass(frozen=True)

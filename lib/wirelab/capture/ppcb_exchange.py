@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .loader import read_capture
+from .reader.loader import read_capture
 from .ppcb_reader import ppcb_packets as read_ppcb
 from ..wire.headers import ETHERNET_HEADER
 

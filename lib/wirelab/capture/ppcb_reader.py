@@ -28,7 +28,7 @@ import numpy as np
 from ..wire.headers import UDP_HEADER
 from ..wire.ppcb import CARRIES, CODES, HEADER_BY_CODE, MAX_DATA, OFFSETS, PROTOCOL_NAMES, SIZES, TYPES
 from .conversations import conversations_of, first_seen_ids
-from .frames import Frames
+from .reader.frames import Frames
 from .tcp_stream import TcpStream
 
 __all__ = ["ppcb_packets", "ppcb_summary", "packets_of", "COLUMNS"]
@@ -253,7 +253,7 @@ def ppcb_packets(source, *, udp_ports=(), tcp_ports=()):
     DataFrame (``COLUMNS``; the u64 fields as nullable unsigned integers)."""
     import pandas as pd                                 # (start-up: analyze reads no DataFrame)
 
-    from .loader import _buffer, read_part
+    from .reader.loader import _buffer, read_part
 
     if hasattr(source, "read"):
         source = source.read()                          # (read once: its columns and its bytes)

@@ -17,18 +17,31 @@ From the data direction of the biggest TCP conversation:
   wirelab captures) only the receiver's ACK delay, and the buffer delay then says little;
 * the actual transfer time: first to last data segment; the ideal one, with
   ``achievable_bps`` (the model's goodput for the link), the unique bytes at that rate (§4.1).
+
+RFC 6349 measures a bulk transfer over a path whose unloaded RTT is known. On a
+capture of something else the buffer delay can read −97 % or 2,000,000 %; then
+``buffer_delay_note`` says why (``buffer_delay_notes``): too few samples, an average
+below the baseline (the handshake took longer than the transfer's round trips), a
+baseline seen beside one end, or a conversation that is not a bulk transfer (its
+round trips include the application's pauses).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..model import rfc6349 as rfc
-from .frames import Frames
+from .reader.frames import Frames
 from .tcp_sequence import ACK, SYN, tcp_flags_of
 
-__all__ = ["rfc6349_of", "rfc6349_from_capture", "rfc6349_of_dataset", "ack_rtt_samples"]
+__all__ = ["rfc6349_of", "rfc6349_from_capture", "rfc6349_of_dataset", "ack_rtt_samples", "buffer_delay_notes"]
 
 SEQ_SPACE = 1 << 32
+#: fewer round-trip samples than this: an average of little weight
+FEW_SAMPLES = 10
+#: a baseline shorter than this is a round trip seen beside one end (a host's own delay)
+BESIDE_ONE_END_S = 1e-3
+#: in a bulk transfer at least this share of the data segments is full-sized
+BULK_FULL_SHARE = 0.5
 
 
 def ack_rtt_samples(seq, length, times, again, acks, ack_times) -> list[tuple[float, float]]:
@@ -90,10 +103,35 @@ def rfc6349_of(f: Frames, flags: dict, conv: np.ndarray, a_to_b: np.ndarray, *,
         out["average_rtt_s"] = rfc.average_rtt_during_transfer(samples)
         if baseline:
             out["buffer_delay_pct"] = rfc.buffer_delay(out["average_rtt_s"], baseline)
+            notes = buffer_delay_notes(out, payload[data])
+            if notes:
+                out["buffer_delay_note"] = "; ".join(notes)
     if achievable_bps and out["transfer_s"] > 0:
         out["ideal_transfer_s"] = rfc.ideal_transfer_time(out["unique_bytes"], achievable_bps)
         out["transfer_time_ratio"] = rfc.transfer_time_ratio(out["transfer_s"], out["ideal_transfer_s"])
     return out
+
+
+def buffer_delay_notes(metrics: dict, sizes: np.ndarray) -> list[str]:
+    """Why the buffer delay of ``metrics`` may say nothing about the queues (empty: no reason
+    known); ``sizes``: the payload of the transfer's data segments."""
+    notes = []
+    samples, average, baseline = metrics["rtt_samples"], metrics["average_rtt_s"], metrics["baseline_rtt_s"]
+    if samples < FEW_SAMPLES:
+        notes.append(f"only {samples} round-trip sample{'s' if samples != 1 else ''}")
+    if average < baseline:
+        notes.append(f"the average RTT ({average * 1e3:.3f} ms) is below the baseline ({baseline * 1e3:.3f} ms, "
+                     "the handshake's round trip): the handshake took longer than the transfer's round trips "
+                     "(a server slow to accept, or a first packet's path set-up), so it is no unloaded RTT")
+    elif baseline < BESIDE_ONE_END_S and metrics["buffer_delay_pct"] > 1000:
+        notes.append(f"the baseline ({baseline * 1e3:.3f} ms) is a round trip seen beside one end of the path "
+                     "(the capture point sits next to it): the transfer's round trips hold the other end's "
+                     "delays, far longer; measure the path's RTT unloaded (ping) for the baseline")
+    full = float(np.mean(sizes == sizes.max())) if sizes.size else 0.0
+    if sizes.size and full < BULK_FULL_SHARE:
+        notes.append(f"not a bulk transfer: {full:.0%} of its {sizes.size} data segments are full-sized, so "
+                     "its round trips include the application's pauses (requests, responses), not only queues")
+    return notes
 
 
 def rfc6349_from_capture(df, *, achievable_bps: float | None = None) -> dict | None:
@@ -103,7 +141,7 @@ def rfc6349_from_capture(df, *, achievable_bps: float | None = None) -> dict | N
 
 
 def rfc6349_of_dataset(ds, *, achievable_bps: float | None = None) -> dict | None:
-    """``rfc6349_of`` for a dataset (``capture.dataset``): SQL finds the direction carrying the
+    """``rfc6349_of`` for a dataset (``capture.sql.dataset``): SQL finds the direction carrying the
     most TCP payload, and only its conversation (both directions) is read into memory, where
     the same code as for a file reads it: a conversation's analysis needs no other packet."""
     import pyarrow.dataset as pds

@@ -7,7 +7,8 @@ The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
 
 * lost_segment: seq > nextseq ("previous segment not captured"), not RST.
 * duplicate_ack: no data, no SYN/FIN/RST, window ≠ 0 and unchanged, seq =
-  nextseq, ack = the previous ack of this direction.
+  nextseq, ack = the previous ack of this direction; not when the other side's last
+  segment was a keep-alive (then it is the keep-alive's ACK).
 * a segment carrying data with seq < nextseq (not a keep-alive) is, in order:
   fast_retransmission if the other direction has sent ≥ 2 duplicate ACKs for
   exactly this seq, the last under 20 ms ago; out_of_order if it came less
@@ -15,6 +16,27 @@ The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
   set nextseq and does not end at nextseq; spurious_retransmission if the
   other side had already acknowledged all of it; otherwise retransmission.
   Wireshark marks fast and spurious ones as retransmissions too.
+
+Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
+
+* keep_alive: 0 or 1 byte starting one byte before nextseq, not SYN/FIN/RST;
+* zero_window: a window of 0, not SYN/FIN/RST;
+* window_update: no data, a window ≠ 0 and ≠ this direction's previous one, seq =
+  nextseq, ack = the previous ack, not SYN/FIN/RST;
+* ack_unseen ("ACKed segment that wasn't captured"): an ACK beyond the other side's
+  highest contiguous sequence number seen (then that mark moves up to its nextseq; a
+  segment starting at the mark moves it to nextseq). This one follows both sides frame by
+  frame (``_acked_unseen``, a loop: only with ``expert``).
+
+(Wireshark skips these on a zero-window probe, 1 byte at nextseq while the other
+side's window is 0; here they are not skipped.)
+
+A TCP segment carried in IP fragments is analysed whole when its last fragment
+arrives, as Wireshark does after reassembly: its length is all its fragments'
+payload, its time the last fragment's (``_reassembled``); counting only the first
+fragment's part made every next segment "previous segment not captured". Its flags
+are on its first fragment's frame (the one with the TCP header, in its conversation;
+Wireshark shows them on the last).
 
 Sequence numbers are made relative per direction (32-bit wrap handled for
 flows under 2 GiB per direction). The work is done on numpy columns
@@ -24,16 +46,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conversations import conversations_of
-from .frames import Frames
+from .conversations import conversations_of, first_seen_ids
+from .reader.frames import Frames
 
-__all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS"]
+__all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS", "EXPERT"]
 
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 FAST_RETRANSMIT_WINDOW = 0.020       # s, Wireshark's 20 ms
 DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
+#: Wireshark's expert notes beyond the six flags (``tcp_analysis(df, expert=True)``)
+EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen"]
 _NONE = np.iinfo(np.int64).min
 
 
@@ -78,24 +102,31 @@ def _direction(rows: np.ndarray, c: dict, base: int, rev_ack_base: int) -> dict:
     run_start = np.maximum.accumulate(np.where(~dup, np.arange(seq.size), 0))
     keepalive = (seglen <= 1) & (seq == nextseq - 1) & ~control
     behind = ~first & ((seglen > 0) | ((flags & (SYN | FIN)) > 0)) & (seq < nextseq) & ~keepalive
+    update = (~first & (seglen == 0) & (win != 0) & (win != _before(win, -1)) & (seq == nextseq)
+              & (prev >= 0) & (ack == prev_ack) & ~control)
     return {"rows": rows, "seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t,
             "nextseq": nextseq, "nexttime": nexttime, "lost_segment": lost, "duplicate_ack": dup,
-            "dupnum": counted - counted[run_start], "behind": behind, "data": data}
+            "dupnum": counted - counted[run_start], "behind": behind, "data": data,
+            "keep_alive": keepalive, "zero_window": (win == 0) & ~control, "window_update": update}
 
 
-def tcp_flags_of(f: Frames) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """Wireshark-style flags for every frame (False for non-TCP frames): ``FLAGS`` → bool
-    arrays, and each frame's conversation and direction (``conversations_of``)."""
+def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Wireshark-style flags for every frame (False for non-TCP frames): ``FLAGS`` (and with
+    ``expert``, ``EXPERT``) → bool arrays, and each frame's conversation and direction
+    (``conversations_of``)."""
     conv, a_to_b = conversations_of(f, later_fragments=False)
-    out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS}
+    out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS + (EXPERT if expert else [])}
     tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
     if not tcp.size:
         return out, conv, a_to_b
-    c = {"seq": f.tcp_seq[tcp], "ack": np.maximum(f.tcp_ack[tcp], 0), "flags": np.maximum(f.tcp_flags[tcp], 0),
-         "win": np.maximum(f.tcp_win[tcp], 0), "len": np.maximum(f.payload_len[tcp], 0), "time": f.time[tcp]}
-    ab_all = a_to_b[tcp]
-    order = np.argsort(conv[tcp], kind="stable")
-    bounds = np.flatnonzero(np.diff(conv[tcp][order])) + 1
+    at, length = _reassembled(f, tcp)
+    keep = np.argsort(at, kind="stable")          # segments in the order they are whole
+    heads, tcp = tcp[keep], at[keep]              # (headers and flags: the first fragment's frame)
+    c = {"seq": f.tcp_seq[heads], "ack": np.maximum(f.tcp_ack[heads], 0), "flags": np.maximum(f.tcp_flags[heads], 0),
+         "win": np.maximum(f.tcp_win[heads], 0), "len": length[keep], "time": f.time[tcp]}
+    ab_all = a_to_b[heads]
+    order = np.argsort(conv[heads], kind="stable")
+    bounds = np.flatnonzero(np.diff(conv[heads][order])) + 1
     for rows in np.split(order, bounds):                 # one conversation, in frame order
         ab = ab_all[rows]
         sides = {True: rows[ab], False: rows[~ab]}
@@ -104,16 +135,67 @@ def tcp_flags_of(f: Frames) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarr
         rtt = _handshake_rtt(rows, ab, c)
         for side, s in state.items():
             for name, values in _classify(s, state.get(not side), rtt).items():
-                out[name][tcp[s["rows"]]] = values
+                out[name][heads[s["rows"]]] = values
+            for name in EXPERT[:3] if expert else ():
+                out[name][heads[s["rows"]]] = s[name]
+        if expert:
+            out["ack_unseen"][heads[rows]] = _acked_unseen(ab, state, rows)
     return out, conv, a_to_b
 
 
-def tcp_analysis(df):
+def _acked_unseen(ab: np.ndarray, state: dict, rows: np.ndarray) -> np.ndarray:
+    """Wireshark's TCP_A_ACK_LOST_PACKET for one conversation's segments (``rows``, in order;
+    ``ab``: their directions; ``state``: ``_direction``'s per side), epan/dissectors/packet-tcp.c
+    (4.0): ``maxseqtobeacked`` per side, 0 while unset."""
+    where = {side: {int(r): i for i, r in enumerate(s["rows"])} for side, s in state.items()}
+    mark, nextseq = {True: 0, False: 0}, {True: 0, False: 0}
+    out = np.zeros(rows.size, dtype=bool)
+    for n, (row, side) in enumerate(zip(rows.tolist(), ab.tolist())):
+        s, i = state[side], where[side][row]
+        if s["has_ack"][i] and mark[not side] and int(s["ack"][i]) > mark[not side]:
+            out[n] = True
+            mark[not side] = nextseq[not side]
+        seq, end = int(s["seq"][i]), int(s["end"][i])
+        if end > nextseq[side] or not nextseq[side]:
+            nextseq[side] = end
+        if seq == mark[side] or not mark[side]:
+            mark[side] = nextseq[side]
+    return out
+
+
+def _reassembled(f: Frames, tcp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the TCP segments whose headers are at frames ``tcp``: the frame where each is whole
+    (its own, or the last fragment of its IP datagram) and its payload (all fragments').
+    A later fragment belongs to the latest first fragment before it with the same addresses,
+    protocol and IP id."""
+    payload = np.maximum(f.payload_len, 0)
+    at, length = tcp.copy(), payload[tcp].copy()
+    heads = np.flatnonzero(f.more_frags[tcp] & (f.frag_offset[tcp] <= 0))
+    later = np.flatnonzero(f.frag_offset > 0)
+    if not heads.size or not later.size:
+        return at, length
+    rows = np.concatenate([tcp[heads], later])
+    keys = np.stack([f.src[rows], f.dst[rows], f.proto[rows], f.ip_id[rows]], axis=1)
+    ids, _ = first_seen_ids(keys)
+    order = np.lexsort((rows, ids))              # by datagram key, then file order
+    is_head = order < heads.size
+    owner = np.maximum.accumulate(np.where(is_head, np.arange(order.size), -1))
+    mine = ~is_head & (owner >= 0)
+    mine[mine] &= ids[order][owner[mine]] == ids[order][mine]    # (the head of the same key)
+    head_of = order[owner[mine]]                  # index into ``heads``
+    fragment = rows[order[mine]]
+    np.add.at(length, heads[head_of], payload[fragment])
+    np.maximum.at(at, heads[head_of], fragment)
+    return at, length
+
+
+def tcp_analysis(df, *, expert: bool = False):
     """Wireshark-style flags for every frame of a ``read_capture`` DataFrame (False for non-TCP
-    frames), plus ``conv`` (conversation) and ``a_to_b`` (direction); index = df's."""
+    frames; with ``expert`` also keep-alives, zero windows and window updates), plus ``conv``
+    (conversation) and ``a_to_b`` (direction); index = df's."""
     import pandas as pd                                 # (start-up: analyze reads no DataFrame)
 
-    flags, conv, a_to_b = tcp_flags_of(Frames.of(df))
+    flags, conv, a_to_b = tcp_flags_of(Frames.of(df), expert=expert)
     return pd.DataFrame({**flags, "conv": conv, "a_to_b": a_to_b}, index=df.index)
 
 
@@ -147,13 +229,17 @@ def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndar
         seq, t = s["seq"], s["t"]
         fast = behind & ahave & (dupnum >= 2) & (last_ack == seq) & (t - last_ack_t < FAST_RETRANSMIT_WINDOW)
         spurious = behind & ahave & (s["data"] > 0) & (seq + s["data"] <= last_ack)
+    dup = s["duplicate_ack"]
+    if rev is not None and dup.any():             # the answer to a keep-alive is no duplicate ACK
+        last = np.searchsorted(rev["rows"], s["rows"]) - 1
+        dup = dup & ~((last >= 0) & rev["keep_alive"][np.maximum(last, 0)])
     threshold = rtt if rtt else DEFAULT_OOO_THRESHOLD
     since = s["t"] - s["nexttime"]     # Wireshark's t is unsigned: negative = huge
     with np.errstate(invalid="ignore"):
         ooo = behind & ~fast & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
     spurious &= ~fast & ~ooo
     return {"retransmission": behind & ~ooo, "fast_retransmission": fast, "spurious_retransmission": spurious,
-            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": s["duplicate_ack"]}
+            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": dup}
 
 
 def retransmission_summary(df, flags=None):

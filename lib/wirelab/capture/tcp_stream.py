@@ -14,7 +14,7 @@ import bisect
 
 import numpy as np
 
-from .frames import Frames
+from .reader.frames import Frames
 
 __all__ = ["TcpStream"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .conversations import first_seen_ids
-from .frames import Frames
+from .reader.frames import Frames
 
 __all__ = ["udp_end_markers"]
 

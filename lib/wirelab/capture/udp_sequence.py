@@ -11,19 +11,29 @@ measurement put one in each datagram. ``SEQUENCE_FORMATS`` says where:
 
 All big-endian. Only datagrams whose first bytes are in the file count
 (a snaplen of at least 42 + 17 bytes keeps them).
+
+iperf3's header has no type byte: any datagram of 12 bytes or more has a
+"sequence number" there (mDNS, DNS, QUIC...). ``udp_loss(format="iperf3")``
+therefore checks the rest of the header, the sender's clock (seconds, then
+microseconds under a million; iperf3 ≥ 3.9 counts from boot, not 1970): in a
+flow of iperf3's it advances with the capture's, give or take the queues. For
+each flow whose datagrams are not iperf3's it warns (``NotThatFormatWarning``):
+their "loss" means nothing.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from ..errors import UsageError
 from ..wire import ppcb
-from .fields import FileBytes
+from .reader.fields import FileBytes
 from .conversations import conversation_ids
-from .loader import _buffer
+from .reader.loader import _buffer
 
-__all__ = ["SEQUENCE_FORMATS", "udp_sequence", "udp_loss"]
+__all__ = ["SEQUENCE_FORMATS", "udp_sequence", "udp_loss", "NotThatFormatWarning"]
 
 #: name → (byte offset of a type byte or None, its value, offset of the sequence number, its size)
 SEQUENCE_FORMATS = {
@@ -31,6 +41,31 @@ SEQUENCE_FORMATS = {
     "ppcb": (ppcb.OFFSETS["type"], ppcb.CODES["DATA"], ppcb.OFFSETS["packet_no"], ppcb.SIZES["packet_no"]),
     "iperf3": (None, None, 8, 4),
 }
+
+
+#: iperf3's header (iperf3 src/iperf_udp.c, iperf_udp_send): u32 seconds, u32 microseconds, then the
+#: sequence number. The sender's clock minus the capture's stays within this in one flow (the
+#: one-way delay varies by the queues' delay, seconds at most)
+IPERF3_CLOCK_SLACK_S = 5.0
+
+
+class NotThatFormatWarning(UserWarning):
+    """The datagrams of a flow are not of the sequence format asked for: its loss means nothing."""
+
+
+def _iperf3_clock(fb: FileBytes, start: np.ndarray) -> np.ndarray:
+    """The sender's time in iperf3's header of the datagrams starting at ``start`` (NaN: the
+    microseconds are a million or more, no iperf3 header)."""
+    usec = fb.u32(start + 4, True)
+    return np.where(usec < 1_000_000, fb.u32(start, True) + usec / 1e6, np.nan)
+
+
+def _iperf3_like(sender: np.ndarray, captured: np.ndarray) -> bool:
+    """One flow's datagrams carry iperf3's clock: it advances with the capture's."""
+    if np.isnan(sender).any():
+        return False
+    offset = sender - captured
+    return bool(offset.max() - offset.min() <= IPERF3_CLOCK_SLACK_S)
 
 
 def udp_sequence(df: pd.DataFrame, source, *, format: str = "wirelab", seq_at: int | None = None,
@@ -58,13 +93,19 @@ def udp_sequence(df: pd.DataFrame, source, *, format: str = "wirelab", seq_at: i
         ok[ok] &= fb.u8(start[ok] + type_at) == type_value
     values = np.zeros(len(df), dtype=np.int64)
     idx = np.flatnonzero(ok)
+    clock = np.zeros(len(df))
+    if format == "iperf3" and seq_at >= 8:
+        clock[idx] = _iperf3_clock(fb, start[idx])
     if size == 4:
         values[idx] = fb.u32(start[idx] + seq_at, True)
     else:
         hi = fb.u32(start[idx] + seq_at, True).astype(np.int64)
         lo = fb.u32(start[idx] + seq_at + 4, True).astype(np.int64)
         values[idx] = (hi << 32) | lo
-    return pd.Series(pd.arrays.IntegerArray(values, ~ok), index=df.index, name="udp_seq")
+    out = pd.Series(pd.arrays.IntegerArray(values, ~ok), index=df.index, name="udp_seq")
+    if format == "iperf3":
+        out.attrs["sender_clock"] = clock       # (for udp_loss's check)
+    return out
 
 
 def udp_loss(df: pd.DataFrame, source, *, format: str = "wirelab", seq_at: int | None = None,
@@ -76,10 +117,18 @@ def udp_loss(df: pd.DataFrame, source, *, format: str = "wirelab", seq_at: int |
     have = seq.notna().to_numpy()
     d = pd.DataFrame({"conv": ids["conv"][have], "a_to_b": ids["a_to_b"][have],
                       "src": df["src"][have].astype(str), "dst": df["dst"][have].astype(str),
-                      "seq": seq[have].astype(np.int64)})
+                      "seq": seq[have].astype(np.int64), "time": df["time"].to_numpy(np.float64)[have],
+                      "clock": seq.attrs.get("sender_clock", np.zeros(len(df)))[have]})
     rows = []
     for (conv, ab), g in d.groupby(["conv", "a_to_b"], sort=True):
         s = g["seq"].to_numpy()
+        if "sender_clock" in seq.attrs and not _iperf3_like(g["clock"].to_numpy(), g["time"].to_numpy()):
+            warnings.warn(f"UDP {g['src'].iloc[0]} → {g['dst'].iloc[0]} (conversation {conv}): its "
+                          f"{len(g)} datagrams do not carry iperf3's header (a sender's clock, seconds and "
+                          "microseconds, advancing with the capture's), so its 'sequence numbers' and this "
+                          f"loss are not iperf3's; give the format those datagrams carry "
+                          f"({', '.join(SEQUENCE_FORMATS)}) or look at iperf3's flow only (port 5201 by "
+                          "default)", NotThatFormatWarning, stacklevel=2)
         distinct = np.unique(s).size
         expected = int(s.max() - s.min() + 1)
         reordered = int((s < np.maximum.accumulate(s)).sum()) - (s.size - distinct)

@@ -40,8 +40,8 @@ def add_parser(subparsers):
 
 
 def convert(args) -> int:
-    from ..capture.dataset import convert as write_dataset
-    from ..capture.stream import CHUNK_PACKETS
+    from ..capture.sql.dataset import convert as write_dataset
+    from ..capture.reader.stream import CHUNK_PACKETS
     out = write_dataset(args.capture, args.out, chunk_packets=args.chunk_packets or CHUNK_PACKETS,
                         overwrite=args.overwrite, progress=not args.quiet)
     import json

@@ -26,7 +26,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..capture import ppcb_dissector as dissector
+    from ..capture.tools import ppcb_dissector as dissector
 
     if args.action == "path":
         print(dissector.DISSECTOR)

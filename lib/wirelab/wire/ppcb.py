@@ -11,7 +11,7 @@ sits, which packets carry it.
     (21, 17, 'ACC')
 
 Whoever speaks PPCB reads this module: the programs (``transfer.ppcb``), the
-capture reader, the scapy layer and the Lua dissector (``capture/ppcb.lua``, its
+capture reader, the scapy layer and the Lua dissector (``capture/tools/ppcb.lua``, its
 table written by ``lua_table()``), the misbehaving peers (``wirelab.peers``), the
 grader and the model. ``build`` lays any packet out by the table, the malformed
 ones a misbehaving peer sends included (``transfer.ppcb.pack`` checks what a
@@ -101,7 +101,7 @@ def give_up_s(max_wait_s: float, max_retransmits: int) -> float:
 
 def lua_table() -> str:
     """The packet table as Lua: the block between ``-- BEGIN wire table`` and ``-- END wire table`` in
-    ``capture/ppcb.lua`` (a test keeps them equal; ``python -m wirelab.wire.ppcb --lua`` prints it)."""
+    ``capture/tools/ppcb.lua`` (a test keeps them equal; ``python -m wirelab.wire.ppcb --lua`` prints it)."""
     def _quoted(name: str) -> str:
         return '"' + name + '"'
 

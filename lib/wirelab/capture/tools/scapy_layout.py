@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import CaptureError, UsageError
-from ..model import HeaderStack
-from ..wire.headers import TCP_MAX_OPTIONS, TCP_TIMESTAMPS, tcp_payload
+from ...errors import CaptureError, UsageError
+from ...model import HeaderStack
+from ...wire.headers import TCP_MAX_OPTIONS, TCP_TIMESTAMPS, tcp_payload
 
 __all__ = ["build_frame", "layout", "header_bytes", "compare_with_stack"]
 

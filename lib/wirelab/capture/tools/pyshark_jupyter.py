@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from .wireshark import tshark
 
 __all__ = ["pyshark_packets", "PysharkLive"]

@@ -53,6 +53,9 @@ class Scan:
     section: np.ndarray | None = None    # pcapng: index of the record's section
     resume: int | None = None    # file offset where the next window starts; None: no more
     notes: list[str] = field(default_factory=list)
+    #: the compiled kernels (walk_jit, decode_jit) the window is walked and decoded with; None:
+    #: numpy. Decided once per window (``decode.scans`` asks ``jit.kernels``).
+    kernels: tuple | None = None
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 
 __all__ = ["Windows", "WINDOW_BYTES"]
 

@@ -4,7 +4,7 @@ One layer, ``PPCB``, for all seven packet types: the type byte decides which
 fields follow, with the names of ppcb.md (``session_id``, ``protocol_id``,
 ``total_length``, ``packet_no``, ``data_len``, ``data``)::
 
-    >>> from wirelab.capture.ppcb_scapy import PPCB            # imports scapy (slow: import it when needed)
+    >>> from wirelab.capture.tools.ppcb_scapy import PPCB            # imports scapy (slow: import it when needed)
     >>> raw = bytes(PPCB(type="ACC", session_id=b"ABCDEFGH", packet_no=7))
     >>> len(raw), PPCB(raw).packet_no
     (17, 7)
@@ -29,7 +29,7 @@ from scapy.fields import (ByteEnumField, ConditionalField, FieldLenField, LongFi
 from scapy.layers.inet import TCP, UDP
 from scapy.packet import Packet, Raw, bind_bottom_up, bind_top_down
 
-from ..wire.ppcb import CARRIES, CODES, NUMBERED, PROTOCOL_NAMES, SESSION_ID_BYTES, TYPES
+from ...wire.ppcb import CARRIES, CODES, NUMBERED, PROTOCOL_NAMES, SESSION_ID_BYTES, TYPES
 
 __all__ = ["PPCB", "TYPES", "PROTOCOLS", "bind_ppcb", "DEFAULT_PORT"]
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
-
 __all__ = ["conversations_sql", "conversations", "flows"]
 
 
@@ -61,7 +59,9 @@ def flows(ds, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataF
     df = ds.sql(f"""
     WITH d AS (SELECT i.conv, i.a_to_b, p.* FROM {conversations(ds, later_fragments)} i
                JOIN packets p USING (file_offset))
+    SELECT * FROM (
     SELECT conv,
+           row_number() OVER (PARTITION BY arg_min(proto, file_offset) ORDER BY conv) - 1 AS stream,
            arg_min(proto, file_offset) AS proto,
            arg_min(src, file_offset) AS a, arg_min(sport, file_offset) AS a_port,
            arg_min(dst, file_offset) AS b, arg_min(dport, file_offset) AS b_port,
@@ -73,15 +73,15 @@ def flows(ds, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataF
            coalesce(sum(coalesce(payload_len, 0)) FILTER (WHERE a_to_b), 0) AS payload_a_to_b,
            coalesce(sum(coalesce(payload_len, 0)) FILTER (WHERE NOT a_to_b), 0) AS payload_b_to_a,
            min(time) AS start, max(time) - min(time) AS duration
-    FROM d GROUP BY conv
-    HAVING count(*) >= ?
+    FROM d GROUP BY conv)                   -- (streams are numbered before the small ones are left out)
+    WHERE packets >= ?
     ORDER BY bytes DESC, conv""", [min_packets])
-    cols = ["proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
+    cols = ["conv", "stream", "proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
             "packets_b_to_a", "bytes_b_to_a", "payload_a_to_b", "payload_b_to_a", "start", "duration",
             "throughput_bps", "goodput_bps"]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    for c in ["packets", "bytes", "packets_a_to_b", "bytes_a_to_b", "packets_b_to_a", "bytes_b_to_a",
+    for c in ["conv", "stream", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b", "packets_b_to_a", "bytes_b_to_a",
               "payload_a_to_b", "payload_b_to_a"]:
         df[c] = df[c].astype(np.int64)
     for c in ("a_port", "b_port"):

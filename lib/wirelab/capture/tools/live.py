@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import CaptureError, MissingToolError, NeedsRootError, UsageError
+from ...errors import CaptureError, MissingToolError, NeedsRootError, UsageError
 
 __all__ = ["LiveCapture", "dumpcap_argv", "parse_dumpcap_stats", "InterfaceStats"]
 
@@ -261,7 +261,7 @@ class LiveCapture:
 
     def read(self):
         """The capture as a DataFrame (``read_capture``)."""
-        from .loader import read_capture
+        from ..reader.loader import read_capture
         return read_capture(self.path)
 
     def __enter__(self) -> "LiveCapture":

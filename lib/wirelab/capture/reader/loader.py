@@ -2,7 +2,9 @@
 
 Columns (missing values are <NA>; an unreadable header leaves its fields missing):
 
+    frame         the frame's number, from 1 in file order (Wireshark's frame.number)
     time          seconds since the epoch (float; NaN for pcapng simple packet blocks)
+    time_relative seconds since the file's first frame (Wireshark's frame.time_relative)
     frame_len     bytes on the wire (as the capture saw them: no preamble, no FCS)
     cap_len       bytes the file holds (less than frame_len when the snaplen cut it)
     l3            "ipv4", "ipv6", "arp" or "other"
@@ -36,8 +38,8 @@ import stat
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..errors import CaptureError
-from .decode import capture_info, decode_into, scans
+from ...errors import CaptureError
+from .decode import ReadState, capture_info, decode_into, scans   # (capture_info: exported)
 from .part import Part, allocate, grow, shrink
 
 __all__ = ["read_capture", "read_part", "capture_info"]
@@ -91,13 +93,14 @@ def read_part(source) -> tuple[Part, dict]:
     pandas: ``read_capture`` makes its DataFrame of them, ``frames.Frames`` its arrays."""
     if hasattr(source, "read") and not _is_plain_file(source):
         source = _buffer(source)                 # a stream, BytesIO, a file read into: read it all
-    state: dict = {}
+    state = ReadState.open(source, WHOLE_FILE_WINDOW)
     out, at = None, 0
-    found = scans(source, window_bytes=WHOLE_FILE_WINDOW, state=state)
+    found = scans(state)
     decoding = None               # the previous window's decode, running beside the next scan
     # (windows here are memory maps or the bytes in memory, never a reused buffer: a stream was
     # read whole above, so a window stays valid while it decodes)
     with ExitStack() as stack:
+        stack.callback(state.close)              # (last: after the thread decoding beside has ended)
         background = None
         while (item := next(found, None)) is not None:
             fb, base, scan = item
@@ -105,23 +108,22 @@ def read_part(source) -> tuple[Part, dict]:
             if decoding is not None:
                 decoding.result()                        # (its error, if any, is raised here)
             need = at + scan.offsets.size
-            rest = state["windows"].size_after(base + fb.n)
+            rest = state.windows.size_after(base + fb.n)
             if out is None or need > out["time"].size:     # room for the rest of the file, estimated
                 out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
             if rest == 0 and background is None:         # one window: no thread to decode beside
-                decode_into(out, at, fb, state["reader"], scan, base)
+                decode_into(out, at, fb, state.reader, scan, base)
             else:
                 if background is None:
                     # a thread only when there is a next window to scan (start-up: a small capture)
                     from concurrent.futures import ThreadPoolExecutor
                     background = stack.enter_context(ThreadPoolExecutor(1))
-                decoding = background.submit(decode_into, out, at, fb, state["reader"], scan, base)
+                decoding = background.submit(decode_into, out, at, fb, state.reader, scan, base)
             at += scan.offsets.size
             del fb
         if decoding is not None:
             decoding.result()
-    state["windows"].close()
-    return shrink(out or allocate(0), at), capture_info(state, at)
+    return shrink(out or allocate(0), at), state.info(at)
 
 
 def _is_plain_file(f) -> bool:

@@ -3,7 +3,9 @@
 Addresses become text categories (one set of strings shared by ``src`` and
 ``dst``), IP protocol numbers become names (``proto``), fields that could not
 be read become <NA> in nullable integer columns. ``loader`` (the whole file)
-and ``stream`` (chunks) both end here.
+and ``stream`` (chunks) both end here. ``frame`` and ``time_relative`` are Wireshark's
+``frame.number`` (from 1, in file order) and ``frame.time_relative`` (seconds since the
+file's first frame), whichever chunk a frame is in.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ __all__ = ["COLUMNS", "INT_COLUMNS", "frame_from_part"]
 INT_COLUMNS = ["sport", "dport", "ip_len", "ttl", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
                "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len", "payload_len", "vlan",
                "tcp_mss", "tcp_wscale", "payload_offset"]
-COLUMNS = ["time", "frame_len", "cap_len", "l3", "src", "dst", "proto", "sport", "dport", "ip_len",
+COLUMNS = ["frame", "time", "time_relative", "frame_len", "cap_len", "l3", "src", "dst", "proto", "sport", "dport", "ip_len",
            "ttl", "frag_offset", "more_frags", "ip_id", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_win",
            "tcp_hdr_len", "tcp_opts_len", "payload_len", "vlan", "tcp_mss", "tcp_wscale",
            "linktype", "iface", "payload_offset", "file_offset"]
@@ -81,10 +83,22 @@ def _protocols(part: Part) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=names)
 
 
-def frame_from_part(part: Part, info: dict | None = None) -> pd.DataFrame:
-    """Columns from ``decode`` → the DataFrame (``info`` goes to ``df.attrs["capture"]``)."""
+def first_time(part: Part) -> float | None:
+    """The time of the part's first frame that has one (a pcapng simple packet block has none)."""
+    known = np.flatnonzero(~np.isnan(part["time"]))
+    return float(part["time"][known[0]]) if known.size else None
+
+
+def frame_from_part(part: Part, info: dict | None = None, *, first_frame: int = 1,
+                    start: float | None = None) -> pd.DataFrame:
+    """Columns from ``decode`` → the DataFrame (``info`` goes to ``df.attrs["capture"]``);
+    ``first_frame``: the number of the part's first frame, ``start``: the file's first time
+    (None: the part's own, it starts the file)."""
     src, dst = _addresses(part)
-    data = {"time": part["time"], "frame_len": part["frame_len"], "cap_len": part["cap_len"],
+    start = first_time(part) if start is None else start
+    data = {"frame": np.arange(first_frame, first_frame + part["time"].size, dtype=np.int64),
+            "time": part["time"], "time_relative": part["time"] - (np.nan if start is None else start),
+            "frame_len": part["frame_len"], "cap_len": part["cap_len"],
             "l3": pd.Categorical.from_codes(part["l3"], categories=L3_NAMES),      # (int8 codes as they are)
             "src": src, "dst": dst, "proto": _protocols(part)}
     for name in INT_COLUMNS:

@@ -12,7 +12,7 @@ import struct
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from . import jit
 from .fields import FileBytes, Headers
 from .files import MAX_SNAPLEN, Interface, RecordFields, Scan, settle
@@ -35,7 +35,7 @@ def _section_order(fb: FileBytes, pos: int) -> bool | None:
     return None
 
 
-def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
+def _layout(fb: FileBytes, big: bool, section: int, sections: bool, kernels) -> Layout:
     """Blocks of one byte order; with ``sections`` the walk stops at the next section header
     (its byte order may differ). Without, it is faster; ``scan`` re-walks if needed."""
     n = fb.n
@@ -72,7 +72,7 @@ def _layout(fb: FileBytes, big: bool, section: int, sections: bool) -> Layout:
         return pos + length, ok, kind
 
     return Layout(step, plausible, 4, 8, screen, step1,
-                  jit.walker(fb, jit.PCAPNG, big, section=section, sections=sections))
+                  jit.walker(kernels, fb, jit.PCAPNG, big, section=section, sections=sections))
 
 
 def _options(fb: FileBytes, pos: int, end: int, big: bool) -> dict[int, bytes]:
@@ -132,14 +132,14 @@ class PcapngReader:
         self.first_record = 0
         self.unknown_interface = False
 
-    def _walk(self, fb: FileBytes, start: int, sections: bool):
+    def _walk(self, fb: FileBytes, start: int, sections: bool, kernels):
         """Block offsets, kinds and byte orders from ``start``: one walk per section."""
         pieces = []
         pos, big = start, self.big
         if fb.u32(pos, False) == SHB:
             big = _section_order(fb, pos)
         while big is not None:
-            offs, kinds = walk(_layout(fb, big, pos, sections), fb.n, pos)
+            offs, kinds = walk(_layout(fb, big, pos, sections, kernels), fb.n, pos)
             pieces.append((offs, kinds, np.full(offs.size, big)))
             if offs.size == 0 or not sections:
                 break
@@ -151,12 +151,13 @@ class PcapngReader:
             return pieces[0]
         return tuple(np.concatenate(p) for p in zip(*pieces))
 
-    def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
+    def scan(self, fb: FileBytes, base: int, start: int, final: bool, kernels=None) -> Scan:
         """The packet blocks of the window ``fb`` (file bytes from ``base``), from ``start`` on;
-        section headers, interfaces and statistics on the way are taken in."""
-        offs, kinds, bigs = self._walk(fb, start, False)
+        section headers, interfaces and statistics on the way are taken in (``kernels``: the
+        compiled ones to walk with, None: numpy; ``jit.kernels``)."""
+        offs, kinds, bigs = self._walk(fb, start, False, kernels)
         if (kinds[1:] == SHB).any():          # several sections (byte orders may differ): walk each
-            offs, kinds, bigs = self._walk(fb, start, True)
+            offs, kinds, bigs = self._walk(fb, start, True, kernels)
         lengths = np.empty(offs.size, dtype=np.int64)
         lengths[:-1] = np.diff(offs)
         if offs.size:
@@ -181,7 +182,7 @@ class PcapngReader:
         if packets.size and packets[-1] - packets[0] + 1 == packets.size:
             packets = slice(int(packets[0]), int(packets[-1]) + 1)   # one run (usual): views, no copies
         scan = Scan(offs[packets], kinds[packets], lengths[packets], bigs[packets], section[packets],
-                    None if resume is None else base + resume)
+                    None if resume is None else base + resume, kernels=kernels)
         if offs.size:
             self.big = bool(bigs[-1])
         end = int(offs[-1] + lengths[-1]) if count else start

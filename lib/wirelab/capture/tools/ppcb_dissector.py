@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import CaptureError, MissingToolError, SetupError
-from ..wire.ppcb import CARRIES, TYPES
+from ...errors import CaptureError, MissingToolError, SetupError
+from ...wire.ppcb import CARRIES, TYPES
 
 __all__ = ["DISSECTOR", "FIELDS", "TYPE_NAMES", "tshark_options", "lua_plugin_folder", "install",
            "installed_copy", "tshark_ppcb_packets"]

@@ -17,8 +17,8 @@ from typing import Iterator
 
 import pandas as pd
 
-from .columns import frame_from_part
-from .decode import capture_info, windows
+from .columns import first_time, frame_from_part
+from .decode import ReadState, windows
 from .source import WINDOW_BYTES
 
 __all__ = ["iter_capture", "CHUNK_PACKETS"]
@@ -36,10 +36,14 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
     Raises ``CaptureError`` (before the first chunk) when the input is not a capture.
     """
     if chunk_packets < 1:
-        from ..errors import UsageError
+        from ...errors import UsageError
         raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
-    state: dict = {}
-    seen = 0
-    for part in windows(source, window_bytes=window_bytes, chunk_packets=chunk_packets, state=state):
-        seen += part["time"].size
-        yield frame_from_part(part, capture_info(state, seen))
+    state = ReadState.open(source, window_bytes)
+    seen, start = 0, None
+    try:
+        for part in windows(state, chunk_packets=chunk_packets):
+            start = first_time(part) if start is None else start       # (the file's first time)
+            first, seen = seen + 1, seen + part["time"].size
+            yield frame_from_part(part, state.info(seen), first_frame=first, start=start)
+    finally:
+        state.close()

@@ -1,12 +1,12 @@
 """Wireshark's I/O graph of a capture dataset, in DuckDB SQL (``flows.io_graph``'s rules),
-with TCP analysis flags (``sql_tcp``) counted per bin."""
+with TCP analysis flags (``sql.tcp``) counted per bin."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
-from .sql_tcp import FLAGS, tcp_flags
+from ...errors import UsageError
+from .tcp import FLAGS, tcp_flags
 
 __all__ = ["io_graph"]
 

@@ -13,7 +13,7 @@ chunk). ``open_dataset(out_dir)`` gives a ``CaptureDataset``: DuckDB
 view ``packets`` over the parts. Its ``flows``, ``tcp_analysis``,
 ``retransmission_summary``, ``io_graph`` and ``read_overhead`` give the same
 answers as the pandas functions of the same names on ``read_capture``
-(``sql_flows``, ``sql_tcp``, ``sql_io_graph``, ``sql_overhead`` hold their SQL). File order is
+(``flows``, ``tcp``, ``io_graph``, ``overhead`` beside it hold their SQL). File order is
 ``file_offset`` order.
 
 When one machine is not enough, the same dataset is a Dask DataFrame
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import CaptureError, UsageError
-from .columns import COLUMNS, INT_COLUMNS
-from .stream import CHUNK_PACKETS, iter_capture
+from ...errors import CaptureError, UsageError
+from ..reader.columns import COLUMNS, INT_COLUMNS
+from ..reader.stream import CHUNK_PACKETS, iter_capture
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
 
@@ -47,12 +47,13 @@ SCHEMA_VERSION = 1
 _TEXT = ("l3", "src", "dst", "proto")
 
 
-def arrow_schema():
-    """The parquet schema: one type per column whatever the chunk (text as dictionaries)."""
+def arrow_schema(columns=COLUMNS):
+    """The parquet schema: one type per column whatever the chunk (text as dictionaries);
+    ``columns``: those a dataset holds (one written before ``frame`` was a column lacks it)."""
     import pyarrow as pa
-    types = {"time": pa.float64(), "more_frags": pa.bool_()}
+    types = {"time": pa.float64(), "time_relative": pa.float64(), "more_frags": pa.bool_()}
     types.update({c: pa.dictionary(pa.int32(), pa.string()) for c in _TEXT})
-    return pa.schema([(c, types.get(c, pa.int64())) for c in COLUMNS])
+    return pa.schema([(c, types.get(c, pa.int64())) for c in columns])
 
 
 def _size(source) -> int | None:
@@ -177,7 +178,8 @@ class CaptureDataset:
         """The dataset as ``read_capture`` gives it: all of it (only when it fits in memory), or
         the rows a ``pyarrow.dataset`` expression ``filters`` keeps (one conversation, say)."""
         import pyarrow.parquet as pq
-        df = pq.read_table(self.path, schema=arrow_schema(), filters=filters).to_pandas()
+        held = [c for c in COLUMNS if c in self.info.get("columns", COLUMNS)]
+        df = pq.read_table(self.path, schema=arrow_schema(held), filters=filters).to_pandas()
         df = df.sort_values("file_offset", kind="stable").reset_index(drop=True)
         for c in INT_COLUMNS:
             df[c] = df[c].astype("Int64")
@@ -187,29 +189,29 @@ class CaptureDataset:
         df.attrs["capture"] = {k: self.info[k] for k in ("format", "packets", "notes", "interfaces")}
         return df
 
-    # the analyses (SQL in sql_flows, sql_tcp, sql_io_graph, sql_overhead)
+    # the analyses (SQL in flows, tcp, io_graph, overhead beside this module)
     def flows(self, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
-        from .sql_flows import flows
+        from .flows import flows
         return flows(self, min_packets=min_packets, later_fragments=later_fragments)
 
     def io_graph(self, interval: float = 0.1, *, where: str | None = None, marks=()) -> pd.DataFrame:
-        from .sql_io_graph import io_graph
+        from .io_graph import io_graph
         return io_graph(self, interval, where=where, marks=marks)
 
     def tcp_analysis(self) -> pd.DataFrame:
-        from .sql_tcp import tcp_analysis
+        from .tcp import tcp_analysis
         return tcp_analysis(self)
 
     def retransmission_summary(self) -> pd.DataFrame:
-        from .sql_tcp import retransmission_summary
+        from .tcp import retransmission_summary
         return retransmission_summary(self)
 
     def rfc6349(self, *, achievable_bps: float | None = None) -> dict | None:
-        from .rfc6349 import rfc6349_of_dataset
+        from ..rfc6349 import rfc6349_of_dataset
         return rfc6349_of_dataset(self, achievable_bps=achievable_bps)
 
     def read_overhead(self, *, conv: int | None = None):
-        from .sql_overhead import read_overhead
+        from .overhead import read_overhead
         return read_overhead(self, conv=conv)
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 
-from ..errors import CaptureError, MissingToolError
+from ...errors import CaptureError, MissingToolError
 
 __all__ = ["tshark", "tshark_fields", "tshark_conversations", "parse_conversations",
            "tcp_analysis_flags", "packets_json", "TCP_FLAGS"]

@@ -8,11 +8,11 @@ flow of any length is read without holding it in memory.
 """
 from __future__ import annotations
 
-from ..errors import CaptureError
-from ..wire.headers import IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER
-from .overhead import WireOverhead, header_sizes
-from .sql_flows import conversations
-from .sql_tcp import tcp_flags
+from ...errors import CaptureError
+from ...wire.headers import ETHERNET_MTU, IPV4_MIN_MTU, IPV6_MIN_MTU, TCP_HEADER, VLAN_TAG
+from ..overhead import WireOverhead, header_sizes, link_header_of, loopback_warning
+from .flows import conversations
+from .tcp import tcp_flags
 
 __all__ = ["read_overhead", "capture_warnings"]
 
@@ -40,11 +40,10 @@ def capture_warnings(ds) -> list[str]:
         if dropped:
             out.append(f"the capture dropped {dropped} packets on interface {iface.get('name') or i}: "
                        "counts and retransmissions may be wrong; use a capture filter or a bigger buffer (-B)")
-    loop, = _one(ds, """SELECT count(*) > 0 FROM (SELECT 1 FROM packets WHERE src IN ('127.0.0.1', '::1')
-                        OR dst IN ('127.0.0.1', '::1') LIMIT 1)""")
-    if loop:
-        out.append("loopback capture: the kernel hands whole 64 KB GSO super-frames to the capture, "
-                   "not wire-sized packets; measure the wire on a testbed with offloads off")
+    biggest, = _one(ds, """SELECT max(ip_len) FROM packets WHERE src IN ('127.0.0.1', '::1')
+                           OR dst IN ('127.0.0.1', '::1')""")
+    if biggest is not None and biggest > ETHERNET_MTU:
+        out.append(loopback_warning(int(biggest)))
     for note in ds.info.get("notes", []):
         out.append(f"file: {note}")
     return out
@@ -110,6 +109,10 @@ def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
         unique -= int(again)
     mtu = max(mtu, IPV6_MIN_MTU if ip_version == 6 else IPV4_MIN_MTU)
     frame_len = _mode(ds, "frame_len", segs)
+    linktype = _mode(ds, "linktype", segs)
+    # (as overhead.overhead_of: what came before the IP header, as the frames say)
+    before_ip = (_mode(ds, f"payload_offset - {int(ip_header)} - {int(l4)}", segs) if not frag else 0) or \
+        link_header_of(linktype) + VLAN_TAG * bool(vlan)
     con.execute("DROP TABLE overhead_d")
     return WireOverhead(
         proto=proto, conv=conv_id, src=str(src), dst=str(dst), ip_version=ip_version, vlan=bool(vlan),
@@ -117,4 +120,4 @@ def read_overhead(ds, *, conv: int | None = None) -> WireOverhead:
         frame_len=frame_len,
         mtu=int(mtu), fragmented=frag, data_packets=int(n_sizes), payload_bytes=int(payload_bytes),
         unique_payload_bytes=unique, first_time=float(first_t), last_time=float(last_t),
-        warnings=tuple(warnings))
+        warnings=tuple(warnings), linktype=linktype, link_header=int(before_ip))

@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from . import jit
 from .fields import FileBytes, Headers
 from .files import MAX_FRAME, MAX_SNAPLEN, TEN_YEARS, Interface, RecordFields, Scan, settle
@@ -34,7 +34,7 @@ class PcapReader:
         self.first_record = PCAP_HEADER_LEN
         self.packets = 0                 # packets in the windows before this one
 
-    def _layout(self, fb: FileBytes) -> Layout:
+    def _layout(self, fb: FileBytes, kernels) -> Layout:
         n, big, ticks, rec_len, biggest = fb.n, self.big, self.ticks, self.rec_len, self.biggest
         incl_at = PCAP_RECORD["incl_len"]
 
@@ -69,13 +69,14 @@ class PcapReader:
         def step1(pos):
             return pos + rec_len + incl_of(buf, pos + incl_at)[0], True, 0
 
-        compiled = jit.walker(fb, jit.PCAP, big, rec_len=rec_len, ticks=ticks, biggest=biggest,
+        compiled = jit.walker(kernels, fb, jit.PCAP, big, rec_len=rec_len, ticks=ticks, biggest=biggest,
                               first_ts=self.first_ts)
         return Layout(step, plausible, 1, rec_len, screen, step1, compiled)
 
-    def scan(self, fb: FileBytes, base: int, start: int, final: bool) -> Scan:
-        """The records of the window ``fb`` (file bytes from ``base``), from ``start`` on."""
-        offs, kinds = walk(self._layout(fb), fb.n, start)
+    def scan(self, fb: FileBytes, base: int, start: int, final: bool, kernels=None) -> Scan:
+        """The records of the window ``fb`` (file bytes from ``base``), from ``start`` on
+        (``kernels``: the compiled ones to walk with, None: numpy; ``jit.kernels``)."""
+        offs, kinds = walk(self._layout(fb, kernels), fb.n, start)
         # records are back to back: a record's length is where the next one starts (no second
         # read of every header), except for the last
         lengths = np.empty(offs.size, dtype=np.int64)
@@ -84,7 +85,7 @@ class PcapReader:
             lengths[-1] = self.rec_len + int(fb.u32(offs[-1] + PCAP_RECORD["incl_len"], self.big))
         count, resume, why = settle(offs + lengths, fb.n, start, self.rec_len, final)
         scan = Scan(offs[:count], kinds[:count], lengths[:count],
-                    resume=None if resume is None else base + resume)
+                    resume=None if resume is None else base + resume, kernels=kernels)
         self.packets += count
         end = int(offs[count - 1] + lengths[count - 1]) if count else start
         if why == "too long":

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .sql_flows import conversations
-from .tcp_sequence import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
+from .flows import conversations
+from ..tcp_sequence import DEFAULT_OOO_THRESHOLD, FAST_RETRANSMIT_WINDOW, FLAGS
 
 __all__ = ["flags_sql", "tcp_flags", "tcp_analysis", "retransmission_summary", "flag_counts", "FLAGS"]
 
@@ -26,22 +26,31 @@ def tcp_flags(ds) -> str:
 
 def flags_sql(ids: str) -> str:
     """A query: ``file_offset``, ``conv``, ``a_to_b`` and the six flags of every TCP segment;
-    ``ids``: the conversations (``sql_flows.conversations_sql(later_fragments=False)``)."""
+    ``ids``: the conversations (``flows.conversations_sql(later_fragments=False)``)."""
     rel_seq = _WRAP.format(x="seq - CASE WHEN ab THEN base_ab ELSE base_ba END")
     rel_ack = _WRAP.format(x="ack - CASE WHEN ab THEN base_ba ELSE base_ab END")
     return f"""
-    WITH d AS (
-      SELECT i.conv, i.a_to_b AS ab, p.file_offset AS k, p.time AS t, p.tcp_seq AS seq,
+    WITH frag AS (   -- a segment in IP fragments is whole at its last one (tcp_sequence._reassembled)
+      SELECT h.k AS head, sum(l.len) AS more, max(l.lk) AS last_k, arg_max(l.t, l.lk) AS last_t
+      FROM (SELECT file_offset AS lk, src, dst, proto, ip_id, coalesce(payload_len, 0) AS len, time AS t
+            FROM packets WHERE proto = 'tcp' AND coalesce(frag_offset, 0) > 0) l
+      ASOF JOIN (SELECT file_offset AS k, src, dst, proto, ip_id FROM packets
+                 WHERE proto = 'tcp' AND more_frags AND coalesce(frag_offset, 0) = 0 AND tcp_seq IS NOT NULL) h
+        ON l.src = h.src AND l.dst = h.dst AND l.proto = h.proto AND l.ip_id = h.ip_id AND l.lk > h.k
+      GROUP BY h.k),
+    d AS (    -- k: where the segment is whole (its order); fo: the frame its flags go on
+      SELECT i.conv, i.a_to_b AS ab, coalesce(fr.last_k, p.file_offset) AS k, p.file_offset AS fo,
+             coalesce(fr.last_t, p.time) AS t, p.tcp_seq AS seq,
              coalesce(p.tcp_ack, 0) AS ack, coalesce(p.tcp_flags, 0) AS flags,
-             coalesce(p.tcp_win, 0) AS win, coalesce(p.payload_len, 0) AS len
-      FROM {ids} i JOIN packets p USING (file_offset)
+             coalesce(p.tcp_win, 0) AS win, coalesce(p.payload_len, 0) + coalesce(fr.more, 0) AS len
+      FROM {ids} i JOIN packets p USING (file_offset) LEFT JOIN frag fr ON fr.head = p.file_offset
       WHERE p.proto = 'tcp' AND p.tcp_seq IS NOT NULL),
     bases AS (
       SELECT conv, coalesce(arg_min(seq, k) FILTER (WHERE ab), 0) AS base_ab,
              coalesce(arg_min(seq, k) FILTER (WHERE NOT ab), 0) AS base_ba
       FROM d GROUP BY conv),
     r AS (
-      SELECT conv, ab, k, t, flags, win, len, {rel_seq} AS seq, {rel_ack} AS ack, {rel_seq} + seglen AS e, seglen
+      SELECT conv, ab, k, fo, t, flags, win, len, {rel_seq} AS seq, {rel_ack} AS ack, {rel_seq} + seglen AS e, seglen
       FROM (SELECT *, len + CASE WHEN flags & 2 > 0 THEN 1 ELSE 0 END
                           + CASE WHEN flags & 1 > 0 THEN 1 ELSE 0 END AS seglen FROM d) JOIN bases USING (conv)),
     s1 AS (   -- per direction, the state before each segment
@@ -56,7 +65,8 @@ def flags_sql(ids: str) -> str:
                       AND ack = prev_ack AND flags & 7 = 0, false) AS duplicate_ack,
              coalesce(rn > 1 AND seq > nextseq AND flags & 4 = 0, false) AS lost_segment,
              coalesce(rn > 1 AND (seglen > 0 OR flags & 3 > 0) AND seq < nextseq
-                      AND NOT (seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0), false) AS behind
+                      AND NOT (seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0), false) AS behind,
+             coalesce(seglen <= 1 AND seq = nextseq - 1 AND flags & 7 = 0, false) AS keepalive
       FROM s1),
     s3 AS (   -- dupnum: duplicate ACKs in a row so far (rows since the last one that was not)
       SELECT *, arg_max(t, k) FILTER (WHERE new) OVER before AS nexttime,
@@ -89,12 +99,18 @@ def flags_sql(ids: str) -> str:
     b2 AS (
       SELECT *, coalesce(NOT fast AND t - nexttime >= 0 AND t - nexttime < threshold
                          AND nextseq <> e, false) AS ooo
-      FROM b1)
-    SELECT k AS file_offset, conv, ab AS a_to_b, false AS retransmission, false AS fast_retransmission,
-           false AS spurious_retransmission, false AS out_of_order, lost_segment, duplicate_ack
+      FROM b1),
+    ka AS (   -- duplicate ACKs answering a keep-alive (the other side's last segment) are none
+      SELECT d.k FROM (SELECT * FROM s3 WHERE duplicate_ack) d
+      ASOF JOIN (SELECT conv, NOT ab AS ab, k AS rk, keepalive FROM s3) rev
+        ON d.conv = rev.conv AND d.ab = rev.ab AND d.k > rev.rk
+      WHERE rev.keepalive)
+    SELECT fo AS file_offset, conv, ab AS a_to_b, false AS retransmission, false AS fast_retransmission,
+           false AS spurious_retransmission, false AS out_of_order, lost_segment,
+           duplicate_ack AND k NOT IN (SELECT k FROM ka) AS duplicate_ack
     FROM s3 WHERE NOT behind
     UNION ALL
-    SELECT k, conv, ab, NOT ooo, fast, spur AND NOT fast AND NOT ooo, ooo, lost_segment, duplicate_ack
+    SELECT fo, conv, ab, NOT ooo, fast, spur AND NOT fast AND NOT ooo, ooo, lost_segment, duplicate_ack
     FROM b2"""
 
 def tcp_analysis(ds) -> pd.DataFrame:

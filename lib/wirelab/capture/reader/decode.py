@@ -11,10 +11,16 @@ numpy passes over them cost little. Blocks are decoded in two threads at once
 (numpy releases the GIL in its loops): measured on a two-core machine, 1.2 to
 1.6 times as fast when a core is free, no faster when other work keeps both busy.
 
-When the compiled kernels are loaded (``jit.py``), a block of the usual kind
+Whether a window is read by the compiled kernels or by numpy is decided once,
+for the whole window, when it is scanned (``scans`` asks ``jit.kernels``; the
+answer travels with the window as ``Scan.kernels``). When they are used, the
+walk is ``walk_jit``'s and a block of the usual kind
 (classic pcap, or pcapng with one interface) is read instead by one compiled
 loop, ``decode_jit``, which writes the same values; ``dissect`` still reads
 the packets it leaves.
+
+What one window leaves to the next (the reader, with the interfaces and byte
+order found so far; the windows of the file; the notes) is one ``ReadState``.
 
 The columns (``Part``: name → array, and ``name + "_ok"`` → where the value
 could be read) are written into arrays allocated for all the packets they
@@ -24,23 +30,25 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import numpy as np
 
-from ..errors import CaptureError
+from ...errors import CaptureError
 from . import jit
 from .dissect import dissect
 from .fastpath import decode_fast
 from .fields import FileBytes, Headers
 from .files import Scan
 from .formats import PCAP_MAGIC, PCAPNG
-from .part import ADDRESS6, Part, allocate, grow, shrink
+from .part import ADDRESS6, Part, allocate
 from .pcap import PcapReader
 from .pcapng import PcapngReader
 from .source import WINDOW_BYTES, Windows
 
-__all__ = ["scans", "notes", "capture_info", "decode_into", "windows", "BLOCK_PACKETS", "open_reader"]
+__all__ = ["ReadState", "scans", "capture_info", "decode_into", "windows", "BLOCK_PACKETS",
+           "open_reader"]
 
 BLOCK_PACKETS = 32768
 #: threads decoding blocks at once: one per core, two at most (measured on two cores only)
@@ -63,26 +71,58 @@ def open_reader(head: bytes):
                        "give a file written by dumpcap, tcpdump, tshark or Wireshark")
 
 
-def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None) -> Iterator[tuple]:
+@dataclass
+class ReadState:
+    """What reading a capture carries from one window of the file to the next.
+
+    ``reader``: the ``pcap``/``pcapng`` reader (format, interfaces, byte order, packets so
+    far); ``windows``: the file, a window at a time (``source.Windows``); ``note_lists``:
+    each window's notes, as the list its decode, perhaps still running in a thread, may
+    still add to (``notes``)."""
+    reader: PcapReader | PcapngReader
+    windows: Windows
+    note_lists: list[list[str]] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, source, window_bytes: int = WINDOW_BYTES) -> "ReadState":
+        """Open ``source`` (path, bytes or binary file object) and its reader, by magic number;
+        ``CaptureError`` when it is no capture."""
+        windows = Windows(source, window_bytes)
+        try:
+            return cls(open_reader(windows.head()), windows)
+        except BaseException:
+            windows.close()
+            raise
+
+    def notes(self) -> list[str]:
+        """Every note about the file so far, in file order."""
+        return [note for found in self.note_lists for note in found]
+
+    def info(self, packets: int) -> dict:
+        """File-level facts: format, packets, interfaces (with drop counts), notes."""
+        return {"format": self.reader.format, "packets": int(packets), "notes": self.notes(),
+                "interfaces": [vars(i).copy() for i in self.reader.interfaces]}
+
+    def close(self) -> None:
+        self.windows.close()
+
+
+def scans(state: ReadState) -> Iterator[tuple]:
     """(file bytes of the window, its offset in the file, the packets it holds) for every window.
 
-    ``state`` (a dict) receives ``reader`` (``format``, ``interfaces``), ``note_lists``
-    (each window's notes, as a list its decode may still add to: ``notes``) and ``windows``
-    (the ``source.Windows``).
-    """
-    src = Windows(source, window_bytes)
-    reader = open_reader(src.head())
-    state = {} if state is None else state
-    state.update(reader=reader, note_lists=[], windows=src)
+    Here, once per window, it is decided whether the compiled kernels read it (``jit.kernels``,
+    by the window's size); the walk and the decode of that window both follow the answer
+    (``Scan.kernels``)."""
+    reader, src = state.reader, state.windows
     start = reader.first_record
     windows = iter(src)
     while (window := next(windows, None)) is not None:
         base, data, final = window
         fb = FileBytes(data)
         del window, data          # no reference to a window outlives it: one is mapped at a time
-        scan = reader.scan(fb, base, start - base, final)
+        scan = reader.scan(fb, base, start - base, final, jit.kernels(fb.n))
         # (the list itself: the decode, perhaps still running in a thread, may add to it)
-        state["note_lists"].append(scan.notes)
+        state.note_lists.append(scan.notes)
         src.resume_at(scan.resume)
         yield fb, base, scan
         del fb
@@ -91,16 +131,9 @@ def scans(source, *, window_bytes: int = WINDOW_BYTES, state: dict | None = None
         start = scan.resume
 
 
-def notes(state: dict) -> list[str]:
-    """Every note about the file so far, in file order."""
-    return [note for found in state["note_lists"] for note in found]
-
-
-def capture_info(state: dict, packets: int) -> dict:
+def capture_info(state: ReadState, packets: int) -> dict:
     """File-level facts: format, interfaces (with drop counts), notes."""
-    reader = state["reader"]
-    return {"format": reader.format, "packets": int(packets), "notes": notes(state),
-            "interfaces": [vars(i).copy() for i in reader.interfaces]}
+    return state.info(packets)
 
 
 def _store(out: Part, rows, fields: dict, lock: threading.Lock) -> None:
@@ -129,7 +162,7 @@ def decode_into(out: Part, at: int, fb: FileBytes, reader, scan: Scan, base: int
     first, stop, _ = pick.indices(scan.offsets.size)
     table = np.array([i.linktype for i in reader.interfaces] + [-1], dtype=np.int64)
     lock = threading.Lock()            # the reader's notes and the IPv6 columns are shared
-    compiled = jit.kernels(fb.n) if FAST else None     # (None: the numpy path)
+    compiled = scan.kernels if FAST else None          # (None: the numpy path; decided in ``scans``)
 
     def block(a: int) -> None:
         block = slice(a, min(a + BLOCK_PACKETS, stop))
@@ -184,13 +217,11 @@ def _compiled_block(decode_jit, out: Part, rows: slice, fb: FileBytes, reader, s
     return True
 
 
-def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | None = None,
-            state: dict | None = None) -> Iterator[Part]:
-    """The columns of ``source``, window after window, each cut into parts of at most
-    ``chunk_packets`` packets (one pass over the file: for streams); at least one part."""
-    state = {} if state is None else state
+def windows(state: ReadState, *, chunk_packets: int | None = None) -> Iterator[Part]:
+    """The columns of the capture ``state`` reads, window after window, each cut into parts of
+    at most ``chunk_packets`` packets (one pass over the file: for streams); at least one part."""
     any_packets = False
-    found = scans(source, window_bytes=window_bytes, state=state)
+    found = scans(state)
     while (item := next(found, None)) is not None:
         fb, base, scan = item
         del item                  # (so that the window is unmapped before the next one is)
@@ -199,7 +230,7 @@ def windows(source, *, window_bytes: int = WINDOW_BYTES, chunk_packets: int | No
         for a in range(0, n, step):
             pick = slice(a, min(a + step, n))
             out = allocate(pick.stop - a)
-            decode_into(out, 0, fb, state["reader"], scan, base, pick)
+            decode_into(out, 0, fb, state.reader, scan, base, pick)
             any_packets = True
             yield out
         del fb

@@ -27,7 +27,7 @@ to three times as fast. They are used when:
 Whatever happens, nothing is printed but a progress bar while the kernels
 are compiled the first time: a student sees no warning from numba. On any
 failure the numpy path is used; ``status()`` tells what happened and why
-(the benches print it). ``python -m wirelab.capture.jit`` compiles them
+(the benches print it). ``python -m wirelab.capture.reader.jit`` compiles them
 ahead (``make setup`` does).
 """
 from __future__ import annotations
@@ -81,7 +81,8 @@ def enabled() -> bool:
 
 def kernels(window_bytes: int = MIN_BYTES):
     """The compiled kernels (the ``walk_jit`` and ``decode_jit`` modules) for a window of this
-    many bytes, or None: use numpy."""
+    many bytes, or None: use numpy. The reader asks once per window of the file
+    (``decode.scans``) and reads the whole window, walk and decode, the way it was told."""
     if not enabled():
         return None
     loaded = _state["kernels"]
@@ -107,11 +108,11 @@ def readonly(u8: np.ndarray) -> np.ndarray:
     return u8
 
 
-def walker(fb, fmt: int, big: bool, *, rec_len: int = 16, section: int = -1, sections: bool = False,
+def walker(loaded, fb, fmt: int, big: bool, *, rec_len: int = 16, section: int = -1, sections: bool = False,
            ticks: int = 1_000_000, biggest: int = 0, first_ts: int = 0):
     """``start -> (offsets, kinds)``: the compiled ``walk.walk`` over the window ``fb``
-    (a ``fields.FileBytes``), or None when the kernels are not to be used for it."""
-    loaded = kernels(fb.n)
+    (a ``fields.FileBytes``), or None when the window is read with numpy (``loaded``: what
+    ``kernels`` decided for the window, in ``decode.scans``)."""
     if loaded is None:
         return None
     walk_jit, buf = loaded[0], readonly(fb.u8v)
@@ -184,6 +185,6 @@ def _address_space_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-if __name__ == "__main__":               # compile ahead: ``python -m wirelab.capture.jit``
+if __name__ == "__main__":               # compile ahead: ``python -m wirelab.capture.reader.jit``
     kernels(MIN_BYTES)
     print("wirelab capture kernels:", status())

@@ -7,10 +7,10 @@ https://www.tcpdump.org/linktypes/LINKTYPE_LINUX_SLL.html and _SLL2.html.
 """
 from __future__ import annotations
 
-from ..wire.headers import IP_HEADER, TCP_HEADER, UDP_HEADER, VLAN_TAG
+from ...wire.headers import IP_HEADER, TCP_HEADER, UDP_HEADER, VLAN_TAG
 
 __all__ = ["PCAP_MAGIC", "PCAP_HEADER", "PCAP_RECORD", "PCAPNG", "BLOCK", "EPB", "PB", "SPB",
-           "IDB_OPTIONS", "ISB_OPTIONS", "LINKTYPE", "LINK_HEADER", "ETHERTYPE", "AF_FAMILY",
+           "IDB_OPTIONS", "ISB_OPTIONS", "LINKTYPE", "LINK_HEADER", "LINK_NAMES", "ETHERTYPE", "AF_FAMILY",
            "IP_PROTO", "IPV6_EXTENSION", "IDB", "ISB", "IPV4", "IPV6", "IPV6_FRAG", "TCP", "UDP",
            "PCAP_HEADER_LEN", "VLAN_TAG_LEN", "RECORD_FORMATS"]
 
@@ -61,6 +61,10 @@ LINK_HEADER = {
     101: (0, None, "ip"), 12: (0, None, "ip"), 14: (0, None, "ip"),
     228: (0, None, "ip"), 229: (0, None, "ip"),
 }
+#: what each link type is called, as Wireshark's frame says it ("Encapsulation type")
+LINK_NAMES = {0: "BSD loopback", 1: "Ethernet", 12: "raw IP", 14: "raw IP", 101: "raw IP",
+              108: "OpenBSD loopback", 113: "Linux cooked", 228: "raw IPv4", 229: "raw IPv6",
+              276: "Linux cooked v2"}
 ETHERTYPE = {"ipv4": 0x0800, "arp": 0x0806, "vlan": 0x8100, "qinq": 0x88A8, "ipv6": 0x86DD,
              "vlan_9100": 0x9100}
 VLAN_TAG_LEN = VLAN_TAG

@@ -1,0 +1,198 @@
+"""What ``wirelab analyze`` prints, as plain data and as text: importable from a notebook.
+
+``report(path)`` reads a capture file (numpy columns, no pandas: on a small capture
+importing pandas would cost more than all the rest) or a dataset folder written by
+``wirelab capture convert`` (DuckDB, out of core), and gathers the statistics one floor
+down: the conversation table (``conversations``), Wireshark's TCP analysis flags
+(``tcp_sequence``), the overhead read from the wire and, given the link's rate, the
+model's goodput beside the measured one (``overhead``), PPCB sessions (``ppcb_reader``),
+nttcp's UDP end markers (``udp_ending``) and RFC 6349's metrics of the main TCP transfer
+(``rfc6349``). ``render(report)`` is the text the command prints. Nothing here is computed
+that those modules do not compute: this module only assembles.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .. import units
+from ..errors import CaptureError, WirelabError
+from .conversations import flow_table
+from .overhead import overhead_of, predict_from_overhead
+from .ppcb_reader import packets_of, ppcb_summary
+from .reader import jit
+from .reader.frames import Frames
+from .reader.loader import _buffer, read_part
+from .rfc6349 import rfc6349_of
+from .tcp_sequence import tcp_flags_of
+from .udp_ending import udp_end_markers
+
+__all__ = ["report", "render"]
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def _ppcb(frames, buffer) -> dict:
+    """PPCB sessions as the kit reads them (the rules of its Wireshark dissector), or why not."""
+    try:
+        return {"sessions": ppcb_summary(packets_of(frames, buffer)), "note": None}
+    except WirelabError as err:
+        return {"sessions": [], "note": f"not decoded: {err}"}
+
+
+def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10,
+           ppcb: bool = True) -> dict:
+    """Everything ``analyze`` prints, as plain data (a capture file, or a dataset folder
+    written by ``wirelab capture convert``: then DuckDB does the work, out of core).
+
+    A file is read into numpy columns and analysed there, without pandas: on a small capture
+    importing pandas would cost more than all the rest (bench/bench_analyze.py times the
+    command beside tshark's conversation table)."""
+    if Path(path).is_dir():
+        from .sql.dataset import INFO             # (start-up: pandas and DuckDB for a dataset only)
+        if (Path(path) / INFO).is_file():
+            return _dataset_report(path, rate_bps, wire, top)
+    # numpy only: the columns, then the analyses on them
+    with jit.one_shot(Path(path).stat().st_size if Path(path).is_file() else 0):   # numba: if it pays here
+        frames = Frames.of_part(*read_part(path))
+    flags, conv, a_to_b = tcp_flags_of(frames)
+    table = flow_table(frames)
+    flows = [{name: values[i] for name, values in table.items()} for i in range(len(table["packets"]))[:top]]
+    out = _report(path, frames.info, len(frames), flows, {name: int(v.sum()) for name, v in flags.items()},
+                  lambda: overhead_of(frames, retransmission=flags["retransmission"]), rate_bps, wire)
+    if ppcb:
+        out["ppcb"] = _ppcb(frames, _buffer(path))
+    out["udp_end_markers"] = _end_markers(frames)
+    out["rfc6349"] = _rfc6349(rfc6349_of(frames, flags, conv, a_to_b, achievable_bps=out.get("predicted_goodput_bps")))
+    return out
+
+
+def _rfc6349(metrics: dict | None):
+    return json.loads(json.dumps(metrics, default=_clean))
+
+
+def _end_markers(frames) -> list[dict]:
+    """nttcp's 4-byte UDP end markers (``capture.udp_ending``), JSON-ready."""
+    return json.loads(json.dumps(udp_end_markers(frames), default=_clean))
+
+
+def _dataset_report(path, rate_bps, wire, top) -> dict:
+    """``report`` of a dataset folder: the SQL analyses (``capture.sql``)."""
+    from .sql.dataset import open_dataset         # (start-up: pandas and DuckDB for a dataset only)
+    from .sql.tcp import flag_counts
+    from .sql.udp_ending import end_marker_rows
+
+    with open_dataset(path) as ds:
+        flows = ds.flows().head(top).astype(object).to_dict("records")
+        out = _report(path, ds.info, len(ds), flows, flag_counts(ds), ds.read_overhead, rate_bps, wire)
+        out["udp_end_markers"] = _end_markers(end_marker_rows(ds))
+        out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
+        return out
+
+
+def _report(path, info: dict, packets: int, flows: list[dict], counts: dict, overhead, rate_bps, wire) -> dict:
+    out = {"file": str(path), "format": info["format"], "packets": packets,
+           "interfaces": [{k: _clean(v) for k, v in i.items()} for i in info["interfaces"]],
+           "notes": info["notes"],
+           "flows": [{k: _clean(v) for k, v in row.items()} for row in flows],
+           "tcp_analysis": counts}
+    try:
+        ov = overhead()
+        if rate_bps:
+            out.update(predict_from_overhead(ov, rate_bps, wire=wire).to_dict())
+        else:
+            out["overhead"] = ov.to_dict()
+    except CaptureError as err:            # a capture without a transfer still gets its flow table
+        out["overhead"] = None
+        out["overhead_error"] = str(err)
+    return json.loads(json.dumps(out, default=_clean))
+
+
+def _frame_parts(ov: dict) -> str:
+    """A full segment's frame as the sum of its parts, the link type's own header first."""
+    link, tags = ov["link"], ov["vlan_tags"]
+    size = ov["link_header"] - tags
+    parts = ([f"{link} {size}"] if size else []) + ([f"VLAN {tags}"] if tags else []) + [f"IP {ov['ip_header']}"]
+    if ov["fragmented"]:          # a fragment carries a piece of the datagram, headers and all
+        parts.append(f"fragment {ov['mtu'] - ov['ip_header']} (of a datagram of {ov['proto'].upper()} "
+                     f"{ov['l4_header']} + payload {ov['payload']})")
+    else:
+        parts.append(f"{ov['proto'].upper()} {ov['l4_header']}"
+                     + (f" (options {ov['tcp_options']})" if ov["proto"] == "tcp" else ""))
+        parts.append(f"payload {ov['payload']}")
+    if ov["trailer"]:
+        parts.append(f"trailer {ov['trailer']}")
+    return f"frame {ov['frame_len']} B" + ("" if size else f" ({link}, no link header)") + " = " + " + ".join(parts)
+
+
+def render(r: dict) -> str:
+    lines = [f"{r['file']}: {r['format']}, {r['packets']} frames"]
+    for i, iface in enumerate(r["interfaces"]):
+        drops = iface.get("dropped")
+        lines.append(f"  interface {i}: {iface.get('name') or '?'} linktype {iface['linktype']}"
+                     f" snaplen {iface['snaplen']}" + (f", dropped {drops}" if drops is not None else ""))
+    lines.append("")
+    lines.append(f"{'proto':5} {'A':>24} {'B':>24} {'packets':>8} {'bytes':>10} {'duration':>9} {'goodput':>14}")
+    for f in r["flows"]:
+        a = f"{f['a']}:{f['a_port']}"
+        b = f"{f['b']}:{f['b_port']}"
+        good = units.format_rate(f["goodput_bps"]) if f["goodput_bps"] else "-"
+        lines.append(f"{f['proto']:5} {a:>24} {b:>24} {f['packets']:>8} {f['bytes']:>10} "
+                     f"{f['duration']:>8.3f}s {good:>14}")
+    lines.append("")
+    lines.append("TCP analysis (frames): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["tcp_analysis"].items()))
+    ppcb = r.get("ppcb") or {}
+    if ppcb.get("sessions"):
+        lines += ["", "PPCB sessions (read as the kit's Wireshark dissector reads them):"]
+        for s in ppcb["sessions"]:
+            kinds = ", ".join(f"{k} {v}" for k, v in s["packets"].items())
+            total = f"{s['total_length']} B announced, " if s["total_length"] is not None else ""
+            lines.append(f"  {s['session_id']} over {s['transport']} ({s['protocol'] or 'no CONN seen'}): "
+                         f"{total}{s['data_bytes']} B in DATA; {kinds}"
+                         + (f"; refused {s['refused']}" if s["refused"] else ""))
+    elif ppcb.get("note"):
+        lines += ["", f"PPCB: {ppcb['note']}"]
+    for m in r.get("udp_end_markers") or []:
+        lines += ["", f"UDP end markers (nttcp's 4 B datagrams) {m['src']} → {m['dst']}: {m['markers']}, "
+                      f"gaps {', '.join(f'{g:.3f}' for g in m['gaps_s'])} s after the last data"]
+    rfc = r.get("rfc6349")
+    if rfc:
+        lines += ["", f"RFC 6349, main TCP transfer {rfc['src']} → {rfc['dst']}:",
+                  f"  TCP efficiency {rfc['tcp_efficiency_pct']:.2f} % ({rfc['retransmitted_bytes']} of "
+                  f"{rfc['transmitted_bytes']} B transmitted were retransmissions)"]
+        if "transfer_time_ratio" in rfc:
+            lines.append(f"  transfer time ratio {rfc['transfer_time_ratio']:.3f} (actual {rfc['transfer_s']:.3f} s, "
+                         f"ideal {rfc['ideal_transfer_s']:.3f} s at the predicted goodput)")
+        else:
+            lines.append("  transfer time ratio: give --rate (the ideal time needs the link's rate)")
+        if "buffer_delay_pct" in rfc:
+            lines.append(f"  buffer delay {rfc['buffer_delay_pct']:.0f} % (average RTT {rfc['average_rtt_s'] * 1e3:.3f} ms, "
+                         f"baseline {rfc['baseline_rtt_s'] * 1e3:.3f} ms, {rfc['rtt_samples']} samples, round trips as "
+                         "seen at the capture point: at the receiver they are its ACK delay)")
+            if rfc.get("buffer_delay_note"):
+                lines.append(f"  (why this buffer delay may not be the queues': {rfc['buffer_delay_note']})")
+    ov = r.get("overhead")
+    if ov:
+        lines += ["", f"overhead of the main flow {ov['src']} → {ov['dst']} ({ov['proto'].upper()}/IPv{ov['ip_version']}):",
+                  "  " + _frame_parts(ov),
+                  f"  MTU in use {ov['mtu']} B, MSS announced {ov['mss'] or 'not captured'}"
+                  + (", IP fragments" if ov["fragmented"] else ""),
+                  f"  measured goodput {units.format_rate(ov['measured_goodput_bps'] or 0)}"
+                  f" ({ov['data_packets']} data packets)"]
+        for w in ov["warnings"]:
+            lines.append(f"  warning: {w}")
+    elif r.get("overhead_error"):
+        lines += ["", f"overhead: {r['overhead_error']}"]
+    if "prediction" in r:
+        p = r["prediction"]
+        lines += [f"  predicted goodput {units.format_rate(r['predicted_goodput_bps'])} at "
+                  f"{units.format_rate(p['rate_bps'])} ({p['wire']} wire, η = {p['efficiency']:.4f}, "
+                  f"limit: {p['binding']}); measured/predicted = {r['ratio']:.3f}"]
+    return "\n".join(lines)

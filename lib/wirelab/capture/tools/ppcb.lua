@@ -1,4 +1,4 @@
--- PPCB, the byte-stream transfer protocol of wirelab (shared/ppcb.md), for Wireshark and tshark.
+-- PPCB, the byte-stream transfer protocol of wirelab (notebooks/ppcb-protocol.md), for Wireshark and tshark.
 --
 --   tshark -X lua_script:ppcb.lua -r run.pcapng -Y ppcb
 --   wirelab wireshark install        # copies this file into your personal Lua plugins folder

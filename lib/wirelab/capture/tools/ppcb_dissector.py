@@ -2,7 +2,7 @@
 
 ``ppcb.lua`` (beside this module, shipped with the package) decodes every PPCB
 packet type over UDP (one packet a datagram) and TCP (a stream: segments are
-reassembled into whole packets), with the fields of shared/ppcb.md:
+reassembled into whole packets), with the fields of notebooks/ppcb-protocol.md:
 ``ppcb.type``, ``ppcb.session_id``, ``ppcb.protocol_id``, ``ppcb.total_length``,
 ``ppcb.packet_no``, ``ppcb.data_len``, ``ppcb.data``. It finds PPCB by content
 (a datagram that is exactly one packet; a TCP stream whose first bytes are a CONN);
@@ -35,7 +35,7 @@ __all__ = ["DISSECTOR", "FIELDS", "TYPE_NAMES", "tshark_options", "lua_plugin_fo
 
 #: The dissector shipped with wirelab.
 DISSECTOR = Path(__file__).with_name("ppcb.lua")
-#: The dissector's fields (shared/ppcb.md names), all under ``ppcb.``.
+#: The dissector's fields (notebooks/ppcb-protocol.md names), all under ``ppcb.``.
 FIELDS = ["type", "session_id", "protocol_id", "total_length", "packet_no", "data_len", "data"]
 TYPE_NAMES = TYPES
 #: Which optional fields each packet type carries (in the order the dissector adds them).

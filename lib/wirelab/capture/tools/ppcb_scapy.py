@@ -1,4 +1,4 @@
-"""PPCB as a scapy layer: build any packet of shared/ppcb.md, malformed ones included, and parse captures.
+"""PPCB as a scapy layer: build any packet of notebooks/ppcb-protocol.md, malformed ones included, and parse captures.
 
 One layer, ``PPCB``, for all seven packet types: the type byte decides which
 fields follow, with the names of ppcb.md (``session_id``, ``protocol_id``,

@@ -143,11 +143,12 @@ def test_goodput_falls_with_loss_and_never_passes_the_link():
 
 def test_a_later_window_comes_down_to_where_the_chain_settles():
     # slow start's large window still shows in the first seconds; later windows approach the settled rate
+    # (a timed run's prediction is the mean of 2000 seeded runs, model.window_runs: within 1 % of order)
     later = [_timed(0.005, start, 1.0).goodput_bps for start in (1, 2, 3, 5, 10, 20)]
-    assert later == sorted(later, reverse=True)
+    assert all(b <= a * 1.01 for a, b in zip(later, later[1:])) and later[0] > later[-1] * 1.1
     settled = _timed(0.005, 1, 200).goodput_bps
-    assert _timed(0.005, 1, 100).goodput_bps == pytest.approx(settled, rel=0.01)
-    assert later[-1] == pytest.approx(settled, rel=0.02)
+    assert _timed(0.005, 1, 100).goodput_bps == pytest.approx(settled, rel=0.02)
+    assert later[-1] == pytest.approx(settled, rel=0.03)
 
 
 def test_the_steady_state_is_where_the_chain_settles_below_the_cited_response():
@@ -157,7 +158,9 @@ def test_the_steady_state_is_where_the_chain_settles_below_the_cited_response():
     for p in (0.005, 0.02, 0.05):
         long = _timed(p, 1, 200)
         cited = steady_state("cubic", 10e6, 1448 / 1514, 1448, rtt_s=R0, loss=p)
-        assert long.goodput_bps == pytest.approx(long.steady_goodput_bps, rel=0.01)
+        # the runs grow by CUBIC's own curve where the chain has a constant α: within 3 %
+        # (test_cubics_own_curve_adds_little_to_the_chains_long_run)
+        assert long.goodput_bps == pytest.approx(long.steady_goodput_bps, rel=0.03)
         assert long.steady_binding == "chain" and "chain" in long.limits and "cubic" not in long.limits
         assert 0.7 < long.steady_goodput_bps / cited.goodput_bps < 0.97
         assert long.round_s > R0

@@ -5,8 +5,8 @@ transfer time against the predicted one, like with like). Within ``tolerance``
 it needs no reason. Beyond it, each candidate reason below is *quantified* from
 the setting's own parameters and measurements, never fitted to the residual; a
 residual is explained when what the reasons account for brings it back within
-the tolerance, or when the data cannot tell (its interval is wider than the
-tolerance and reaches the prediction). Each reason gives the range its effect
+the tolerance (a band wider than ±25 % accounts for nothing: "the data cannot tell" is
+said, with the runs it would take, not taken as an explanation). Each reason gives the range its effect
 lies in (a size, or a band); ``left`` is how far the ratio lies outside the range
 they span together. Whatever is left beyond the tolerance is **unexplained**, and
 ``check`` raises: a gap between model and measurement nobody can name is a bug
@@ -14,9 +14,13 @@ in one of them.
 
 Where the prediction comes with an interval of its own (``pred_goodput_low_bps`` …
 ``_high_bps``: UDPR at the ends of the host round trip's probe range, ``calibration``;
-TCP at loss: the model's spread of one run, ``pred_transfer_std_s``, over the setting's
-runs), the test is whether that interval and the measurement's 95 % interval overlap
-(``overlap``), not a fixed ±10 %: the row says so, with both intervals.
+TCP at loss: the model's spread of one run, ``pred_transfer_std_s`` for a file or
+``pred_goodput_std_bps`` for a timed run (``model.window_runs``), over the setting's
+runs), the test is whether the measured mean lies inside that interval (``overlap``), not a
+fixed ±10 %: the row says so, with both. An interval explains only while it is at most
+``WIDEST_INTERVAL`` (±25 %) either side of the prediction, and no interval has an infinite end
+(a file's time never below the fastest run the model allows); a wider one explains nothing and
+the row says how many runs would make it narrow enough. The same holds for every reason's band.
 
 The reasons (each a function of one summary row → expected effect, or None):
 
@@ -122,7 +126,7 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
     relative, runs = _number(row, "relative_ci"), int(_number(row, "n", 0))
     model = _model_spread(row, runs)
     if model > max(relative if math.isfinite(relative) else 0.0, tolerance):
-        one = _number(row, "pred_transfer_std_s") / _number(row, "pred_data_time_s")
+        one = _one_run(row)
         band = model if model <= WIDEST_INTERVAL else 0.0
         return Reason("spread", f"the model's own spread: one run varies by {one:.0%} (where the first loss "
                                 f"falls, a lost retransmission), so {runs} runs give ±{model:.0%} (the runs' own "
@@ -138,14 +142,26 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
                   + ("" if band else f" (wider than ±{WIDEST_INTERVAL:.0%}: it explains nothing)"), -band, band)
 
 
+def _one_run(row) -> float:
+    """One run's spread ÷ its mean as the model predicts it: a file's data time
+    (``pred_transfer_std_s``), else a timed run's goodput (``pred_goodput_std_bps``). NaN: none."""
+    std, seconds = _number(row, "pred_transfer_std_s"), _number(row, "pred_data_time_s")
+    if math.isfinite(std) and math.isfinite(seconds) and seconds > 0:
+        return std / seconds
+    std, goodput = _number(row, "pred_goodput_std_bps"), _number(row, "pred_goodput_bps")
+    if math.isfinite(std) and math.isfinite(goodput) and goodput > 0:
+        return std / goodput
+    return math.nan
+
+
 def _model_spread(row, runs: int) -> float:
     """Half-width ÷ mean of the 95 % interval ``runs`` runs would give at the spread the model
-    itself predicts for one (``pred_transfer_std_s``): a few runs can miss a rare slow one and
-    show a narrow interval of their own. NaN where the model gives none."""
-    std, seconds = _number(row, "pred_transfer_std_s"), _number(row, "pred_data_time_s")
-    if runs < 2 or not (math.isfinite(std) and math.isfinite(seconds) and seconds > 0):
+    itself predicts for one (``_one_run``): a few runs can miss a rare slow one and show a
+    narrow interval of their own. NaN where the model gives none."""
+    one = _one_run(row)
+    if runs < 2 or not math.isfinite(one):
         return math.nan
-    return t_quantile(0.975, runs - 1) * std / seconds / math.sqrt(runs)
+    return t_quantile(0.975, runs - 1) * one / math.sqrt(runs)
 
 
 def _tbf_burst(row, *_) -> Reason | None:
@@ -335,12 +351,15 @@ def _predicted_interval(row) -> tuple[float, float, list[str]]:
     runs, pred = int(_number(row, "n", 0)), _number(row, "pred_goodput_bps")
     model = _model_spread(row, runs)
     seconds = _number(row, "pred_data_time_s")
-    if math.isfinite(model) and model > 0 and math.isfinite(pred):
+    if math.isfinite(model) and model > 0 and math.isfinite(pred) and math.isfinite(seconds) and seconds > 0:
         floor = _time_floor(row)
         shortest = max(seconds * (1 - model), floor if math.isfinite(floor) else 0.0)
         if shortest > 0:
             sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
             lows.append(pred * seconds / (seconds * (1 + model))), highs.append(pred * seconds / shortest)
+    elif math.isfinite(model) and model > 0 and math.isfinite(pred):      # a timed run: in goodput
+        sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in goodput")
+        lows.append(pred * max(1 - model, 0.0)), highs.append(pred * (1 + model))
     if not sources and math.isfinite(pred):
         return pred, pred, ["a point: the model gives no interval here"]
     if not sources:
@@ -364,7 +383,7 @@ def _overlap(row, ratio: float) -> tuple[bool | None, str]:
     says = (f"measured mean {measured / 1e6:.3f} Mbit/s {'inside' if inside else 'outside'} the predicted "
             f"{low / 1e6:.3f}–{high / 1e6:.3f} Mbit/s ({'; '.join(sources)})")
     if width > WIDEST_INTERVAL:
-        one = _number(row, "pred_transfer_std_s") / _number(row, "pred_data_time_s")
+        one = _one_run(row)
         more = (f"; about {runs_needed(one, WIDEST_INTERVAL * 0.8)} runs would be needed"
                 if math.isfinite(one) and one > 0 else "")
         return False, (f"{says}, an interval ±{width:.0%} wide explains nothing (at most "

@@ -241,6 +241,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                pred_payload_bytes=p.payload_bytes, pred_wire_bytes=p.wire_bytes,
                pred_rtt_s=rtt if rtt is not None else math.nan,
                pred_round_s=math.nan if p.round_s is None else p.round_s,
+               **({f"pred_goodput_{k}": v * share for k, v in p.spread.items() if k != "runs"}
+                  if p.spread is not None else {}),
                pred_queue_bytes=math.nan if p.round_s is None else _queue_bytes(params),
                pred_note="; ".join(dict.fromkeys(notes)) or None)
     for name, value in limits.items():

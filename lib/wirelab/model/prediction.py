@@ -8,7 +8,7 @@ Mathis, PFTK), Reno's, without the retransmissions' share of the link.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import ModelError
 from .congestion import CONGESTION_CONTROLS, SteadyState, steady_state
@@ -74,6 +74,7 @@ class Prediction:
     steady_goodput_bps: float | None = None     # the steady state, when ``goodput_bps`` is a finite transfer's
     steady_binding: str | None = None
     round_s: float | None = None                # the ACK clock's mean round a timed run's prediction assumed
+    spread: dict | None = None                  # a timed run's goodput, run by run: std_bps, q05_bps, q95_bps, runs
 
     @property
     def transfer_time_s(self) -> float | None:
@@ -330,19 +331,40 @@ def _setting(*args):
     return chain_setting(*args)
 
 
+#: A timed run followed run by run for at most this many rounds; a longer one (seconds at a round of a
+#: millisecond) takes the chain's expectation, which the runs equal on average (tests).
+_MOST_TIMED_ROUNDS = 6000
+
+
 def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, setting, mss, window_s,
                  iw) -> Prediction:
-    """A timed run at random loss: the expected goodput of the window's Markov chain
-    (``window_chain``) from ``start`` to ``start + duration`` after the first byte."""
+    """A timed run at random loss from ``start`` to ``start + duration`` after the first byte: Linux's
+    rules run by run (``window_runs.timed_runs``: the mean and one run's spread), or for a run of very many
+    rounds the expectation of the window's Markov chain (``window_chain``)."""
+    import numpy as np                              # numpy: only when a timed run at loss is predicted
     from .window_chain import timed_run
+    from .window_runs import RUNS, timed_runs
     start, duration = window_s
     base = setting["base_s"]
     run = timed_run(until_s=start + duration, iw=iw, **setting)
-    goodput = 8.0 * mss * run.segments(start, duration) / duration
     round_s = run.round_s(start, duration)
-    notes.append(f"a timed run from {start:g} s to {start + duration:g} s: the window's distribution carried "
-                 f"round by round (window_chain: slow start, random loss, one cut per round, delayed ACKs: "
-                 f"mean round {round_s * 1e3:.1f} ms against R0 = {base * 1e3:.1f} ms): {goodput / 1e6:.3f} "
-                 f"Mbit/s, the steady state {steady.goodput_bps / 1e6:.3f}; retransmission timeouts not modelled")
-    return _finish("tcp", rate_bps, stack, packets, limits, steady.binding, goodput, notes, common, cc=steady.cc,
-                   steady=(steady.goodput_bps, steady.binding), round_s=round_s)
+    spread = None
+    if (start + duration) / base <= _MOST_TIMED_ROUNDS:
+        per_run = 8.0 * mss / duration * timed_runs(
+            start_s=start, duration_s=duration, loss=setting["loss"], cc=steady.cc, segment_s=setting["segment_s"],
+            base_s=base, rtt_s=common["rtt_s"] or 0.0, iw=iw,
+            queue=setting["queue"], cap=setting["cap"])
+        goodput = float(per_run.mean())
+        spread = {"std_bps": float(per_run.std(ddof=1)), "q05_bps": float(np.quantile(per_run, 0.05)),
+                  "q95_bps": float(np.quantile(per_run, 0.95)), "runs": RUNS}
+        how = (f"Linux's rules run by run ({RUNS} seeded runs, model.window_runs; one run "
+               f"{spread['q05_bps'] / 1e6:.3f}–{spread['q95_bps'] / 1e6:.3f} Mbit/s, 90 %)")
+    else:
+        goodput = 8.0 * mss * run.segments(start, duration) / duration
+        how = "the window's distribution carried round by round (window_chain)"
+    notes.append(f"a timed run from {start:g} s to {start + duration:g} s: {how}; delayed ACKs: mean round "
+                 f"{round_s * 1e3:.1f} ms against R0 = {base * 1e3:.1f} ms: {goodput / 1e6:.3f} Mbit/s, the steady "
+                 f"state {steady.goodput_bps / 1e6:.3f}; retransmission timeouts not modelled")
+    out = _finish("tcp", rate_bps, stack, packets, limits, steady.binding, goodput, notes, common, cc=steady.cc,
+                  steady=(steady.goodput_bps, steady.binding), round_s=round_s)
+    return out if spread is None else replace(out, spread=spread)

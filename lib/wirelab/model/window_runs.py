@@ -54,7 +54,7 @@ from .congestion import ALPHA, BETA, CUBIC_C
 from .recovery import probe_timeout
 from .window_chain import ssthresh_after_loss
 
-__all__ = ["FileRuns", "file_runs", "RUNS", "SEED", "HYSTART_LOW_WINDOW", "HYSTART_ACK_DELTA_S"]
+__all__ = ["FileRuns", "file_runs", "timed_runs", "RUNS", "SEED", "HYSTART_LOW_WINDOW", "HYSTART_ACK_DELTA_S"]
 
 #: Runs simulated per prediction: the mean's own sampling error is then σ/√2000 ≈ 2 % of σ.
 RUNS = 2000
@@ -140,18 +140,47 @@ def file_runs(*, segments: int, loss: float, cc: str, segment_s: float, base_s: 
     """Simulate ``runs`` transfers of ``segments`` full segments (module docstring). ``segment_s``
     S/R, ``base_s`` R0, ``rtt_s`` the propagation round trip; ``queue`` segments the bottleneck
     holds beyond the pipe (None: no overflow); ``cap`` the largest window (a socket buffer)."""
+    if segments < 1:
+        raise ModelError(f"a file of at least one segment please, not {segments}", "e.g. 690 segments")
+    done, rounds, terms, _ = _simulate(segments, None, loss=loss, cc=cc, segment_s=segment_s, base_s=base_s,
+                                       rtt_s=rtt_s, iw=iw, queue=queue, cap=cap, runs=runs, seed=seed,
+                                       hystart=hystart)
+    return FileRuns(np.sort(done), rounds, terms)
+
+
+@lru_cache(maxsize=128)
+def timed_runs(*, start_s: float, duration_s: float, loss: float, cc: str, segment_s: float, base_s: float,
+               rtt_s: float, iw: int = 10, queue: float | None = None, cap: float | None = None,
+               runs: int = RUNS, seed: int = SEED, hystart: bool = True) -> np.ndarray:
+    """Segments each of ``runs`` timed runs delivers from ``start_s`` to ``start_s + duration_s`` after
+    its first byte (iperf3's -O and -t), sorted: the same rules as ``file_runs`` with no end to the data
+    (each round's segments counted as delivered evenly over the round, as ``window_chain`` counts them)."""
+    if not duration_s > 0 or start_s < 0:
+        raise ModelError("a timed run needs a positive duration and a start ≥ 0", "e.g. -t 5 -O 1")
+    _, _, _, seen = _simulate(None, (start_s, duration_s), loss=loss, cc=cc, segment_s=segment_s, base_s=base_s,
+                              rtt_s=rtt_s, iw=iw, queue=queue, cap=cap, runs=runs, seed=seed, hystart=hystart)
+    return np.sort(seen)
+
+
+def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue, cap, runs, seed, hystart):
+    """The rules of the module docstring for ``runs`` runs at once: a file of ``segments`` (each run's
+    data time, the rounds, the mean time by cause), or a timed run's ``window`` (start, duration): the
+    segments each run delivers in it."""
     if cc not in ("reno", "cubic"):
         raise ModelError(f"no run-by-run rules for congestion control {cc!r}", "use reno or cubic")
-    if not 0 <= loss < 1 or segments < 1 or not 0 < segment_s < base_s or rtt_s < 0:
-        raise ModelError("loss in [0, 1), at least one segment and 0 < S/R < R0 please",
+    if not 0 <= loss < 1 or not 0 < segment_s < base_s or rtt_s < 0:
+        raise ModelError("loss in [0, 1) and 0 < S/R < R0 please",
                          "e.g. 690 segments, p = 0.005, S/R = 0.6 ms, R0 = 60.7 ms")
+    timed = segments is None
+    until = window[0] + window[1] if timed else math.inf
+    in_window = np.zeros(runs)
     rng = np.random.default_rng(seed)
     beta = BETA[cc]
     link = base_s / segment_s
     top = link + queue if queue is not None else math.inf
     w = np.full(runs, float(iw))
     phase = np.full(runs, SS)
-    left = np.full(runs, float(segments))         # segments still to deliver (lost ones included)
+    left = np.full(runs, math.inf if timed else float(segments))   # to deliver, lost ones included
     elapsed = np.zeros(runs)                      # time of each run's current round's start
     done = np.full(runs, np.nan)
     last_max = np.zeros(runs)
@@ -168,6 +197,8 @@ def file_runs(*, segments: int, loss: float, cc: str, segment_s: float, base_s: 
         if rounds > _MAX_ROUNDS:
             raise ModelError(f"{segments} segments take more than {_MAX_ROUNDS} rounds in the model",
                              "a smaller file or less loss")
+        if timed and elapsed.min() >= until:
+            break
         cwnd = np.floor(w + 1e-9)
         clocked = np.where((phase == CA) | (phase == SEEN_CA), delayed_ack_round(base_s, segment_s, cwnd),
                            base_s + segment_s / 2)
@@ -179,6 +210,9 @@ def file_runs(*, segments: int, loss: float, cc: str, segment_s: float, base_s: 
         # a flight beyond the pipe and the queue: the queue drops what does not fit (tail drop)
         overflow = cwnd > top + 1e-9
         lost = np.where(overflow, np.minimum(np.maximum(lost, cwnd - np.floor(top)), sent), lost)
+        if timed:
+            overlap = np.clip(np.minimum(elapsed + base_s, until) - np.maximum(elapsed, window[0]), 0.0, None)
+            in_window += (sent - lost) * overlap / base_s
         finished = active & (lost == 0) & (sent >= left - 1e-9)
         done = np.where(finished, elapsed + sent * segment_s + rtt_s / 2, done)
         # the last segment of the file's last flight lost: nothing behind it to be SACKed, the probe
@@ -234,4 +268,4 @@ def file_runs(*, segments: int, loss: float, cc: str, segment_s: float, base_s: 
         phase = new_phase
     terms = {name: float(v.mean()) for name, v in spent.items() if v.any()}
     terms["propagation"] = rtt_s / 2
-    return FileRuns(np.sort(done), rounds, terms)
+    return done, rounds, terms, in_window

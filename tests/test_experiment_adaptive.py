@@ -354,3 +354,16 @@ def test_with_no_interval_of_its_own_the_prediction_is_a_point_and_spread_runs_d
     # within ±10 % needs no interval
     (near,) = residual_table(_tcp_rows([1.9, 1.95, 2.0], 2.0, nan)).to_dict("records")
     assert near["within"] and near["explained"]
+
+
+def test_a_setting_whose_model_spread_is_wide_gets_more_runs_even_if_its_runs_agree():
+    # three alike runs (±0.3 %) of a file whose single run the model says varies by 60 % (a heavy tail
+    # those three may all have missed): more runs are asked for, up to max_reps; a model sure of itself
+    # (1 % a run) asks for none
+    exp = Experiment("m", proto="tcp", size="1MB", rate="10mbit", delay="30ms", loss="1%", cc="cubic", reps=3,
+                     precision=0.10, max_reps=12)
+    (setting,) = exp.settings()
+    rows = _tcp_rows([1.6, 1.605, 1.61], 2.0, 1.2).assign(setting_id=setting.setting_id)
+    assert [(s.setting_id, rep) for s, rep in more_runs(exp, rows)] == [(setting.setting_id, 3)]
+    sure = _tcp_rows([1.6, 1.605, 1.61], 2.0, 0.02).assign(setting_id=setting.setting_id)
+    assert more_runs(exp, sure) == []

@@ -76,7 +76,7 @@ import pandas as pd
 from ..errors import ExperimentError, WirelabError
 from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES, cycle_time
-from ..experiment.adaptive import precision_note, runs_needed
+from ..experiment.adaptive import model_one_run, precision_note, runs_needed
 from ..experiment.stats import BASIS_TIME, summarize, t_quantile
 
 __all__ = ["Reason", "reasons", "residual_table", "check", "ResidualError", "TOLERANCE"]
@@ -143,15 +143,7 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
 
 
 def _one_run(row) -> float:
-    """One run's spread ÷ its mean as the model predicts it: a file's data time
-    (``pred_transfer_std_s``), else a timed run's goodput (``pred_goodput_std_bps``). NaN: none."""
-    std, seconds = _number(row, "pred_transfer_std_s"), _number(row, "pred_data_time_s")
-    if math.isfinite(std) and math.isfinite(seconds) and seconds > 0:
-        return std / seconds
-    std, goodput = _number(row, "pred_goodput_std_bps"), _number(row, "pred_goodput_bps")
-    if math.isfinite(std) and math.isfinite(goodput) and goodput > 0:
-        return std / goodput
-    return math.nan
+    return model_one_run(row)
 
 
 def _model_spread(row, runs: int) -> float:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from .stats import MEASURED_STATUSES, confidence_interval, t_quantile, time_basis
 
-__all__ = ["precision_of", "more_runs", "seconds_left", "runs_needed", "precision_note"]
+__all__ = ["precision_of", "more_runs", "seconds_left", "runs_needed", "precision_note", "model_one_run"]
 
 #: Never plan more runs than this for one setting, whatever the spread.
 MOST_RUNS = 10_000
@@ -44,6 +44,27 @@ def precision_of(runs: pd.DataFrame) -> tuple[float, int]:
         return math.nan, len(ok)
     mean, _, half, n = confidence_interval(pd.to_numeric(ok["goodput_bps"], errors="coerce"))
     return (half / mean if n >= 2 and mean else math.nan), n
+
+
+def _number(row, name) -> float:
+    try:
+        value = float(row.get(name, math.nan))
+    except (TypeError, ValueError):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def model_one_run(row) -> float:
+    """One run's spread ÷ its mean as the model predicts it (``model.window_runs``, UDPR's timeouts):
+    a file's data time (``pred_transfer_std_s`` ÷ ``pred_data_time_s``), else a timed run's goodput
+    (``pred_goodput_std_bps`` ÷ ``pred_goodput_bps``). NaN: the model gives none."""
+    std, seconds = _number(row, "pred_transfer_std_s"), _number(row, "pred_data_time_s")
+    if math.isfinite(std) and seconds > 0:
+        return std / seconds
+    std, goodput = _number(row, "pred_goodput_std_bps"), _number(row, "pred_goodput_bps")
+    if math.isfinite(std) and goodput > 0:
+        return std / goodput
+    return math.nan
 
 
 def runs_needed(variation: float, precision: float, *, level: float = 0.95) -> int:
@@ -73,7 +94,8 @@ def seconds_left(experiment, frame: pd.DataFrame, settings=None) -> float | None
 
 def more_runs(experiment, frame: pd.DataFrame, settings=None) -> list:
     """The next round of (setting, rep) pairs: one more run for every setting whose interval
-    is wider than ``experiment.precision`` of its mean, has fewer than ``max_reps`` runs and
+    (or the model's own spread of one run over the runs made, ``model_one_run``) is wider than
+    ``experiment.precision`` of its mean, has fewer than ``max_reps`` runs and
     whose typical run fits in what is left of ``budget_s``. Settings with a failed or skipped
     run get none (more of the same would not help; the reason is in the row)."""
     if experiment.precision is None or frame.empty:
@@ -87,7 +109,11 @@ def more_runs(experiment, frame: pd.DataFrame, settings=None) -> list:
         made = int(rows["rep"].max()) + 1 if len(rows) else 0
         if made < experiment.reps or made >= most or not rows["status"].isin(MEASURED_STATUSES).all():
             continue
-        relative, _ = precision_of(rows)
+        relative, n = precision_of(rows)
+        # the model's own spread too: a few runs can all miss a heavy tail it predicts (issue 32)
+        one = model_one_run(rows.iloc[0]) if len(rows) else math.nan
+        if math.isfinite(one) and n >= 2:
+            relative = max(relative if math.isfinite(relative) else 0.0, t_quantile(0.975, n - 1) * one / math.sqrt(n))
         if math.isfinite(relative) and relative <= experiment.precision:
             continue
         if left is not None and "elapsed_s" in rows:

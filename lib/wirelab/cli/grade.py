@@ -27,6 +27,9 @@ gradebook-canvas.csv and gradebook-moodle.csv, and leaderboard.csv (goodput ÷ m
 Running the same command again resumes, as `wirelab run` does: a submission graded into --out
 before is kept when its files, the catalogue, the wirelab version and the sandbox and links are
 the same (grade/resume.py), graded again otherwise (it says which and why); --fresh grades all again.
+The performance and loss tests run on each student's own link (grade/own_link.py): drawn within
+the catalogue's values from --course and the submission's name (its student id), as the labs'
+my_link draws a student's link; the reports say which link each test ran on.
 Exit status: 0 when every test passed, 1 when some did not, 2 on bad usage.
 """
 from __future__ import annotations
@@ -67,6 +70,11 @@ def add_parser(subparsers):
     p.add_argument("--assignment", default="PPCB", help="the gradebook's assignment column (default PPCB)")
     p.add_argument("--from", dest="saved", metavar="RESULTS_JSON",
                    help="grade nothing: write --format files for a saved grading (a report folder's results.json)")
+    p.add_argument("--course", metavar="NAME", help="the course's name, as its labs are run with: each student's "
+                   "link for the tests that draw one is drawn from it and the student's id (the name of the "
+                   "submission's folder or archive), as my_link draws it (default: the catalogue's, else none)")
+    p.add_argument("--student", metavar="ID", help="the student id of the one submission given (default: its "
+                   "folder's or archive's name); its tests that draw run on this student's link")
     p.add_argument("--list", action="store_true", help="print the tests and exit")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -81,6 +89,9 @@ def add_parser(subparsers):
 def _catalogue(args):
     from ..grade import load_catalogue
     cat = load_catalogue(args.catalogue, extra=args.tests)
+    if getattr(args, "course", None) is not None:
+        from dataclasses import replace
+        cat = replace(cat, assignment=replace(cat.assignment, course=args.course.strip()))
     if args.public:
         cat = cat.public()
     return cat.select(args.only.split(",") if args.only else None)
@@ -176,6 +187,10 @@ def run(args) -> int:
     from ..grade.jail import Policy, require_sandbox
     from ..grade.leftovers import Places
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
+    if args.student and len(submissions) != 1:
+        raise UsageError(f"--student names one student, and {len(submissions)} submissions are given",
+                         "give one submission with --student; a class folder's names are its students' ids")
+    students = {submissions[0][0]: args.student.strip()} if args.student else None
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
     from ..grade.machine import links_for
@@ -194,7 +209,7 @@ def run(args) -> int:
             from ..grade.spread import grade_across
             graded = grade_across(submissions, cat, out, cluster=args.cluster, **options)
         else:
-            graded = grade_class(submissions, cat, out, jobs=args.jobs, **options)
+            graded = grade_class(submissions, cat, out, jobs=args.jobs, students=students, **options)
     except BaseException:                     # Ctrl-C included: nothing of a grading uid outlives it
         print(_swept(places, wait=False).summary(), file=sys.stderr)
         raise

@@ -5,6 +5,7 @@
     wirelab grade --class DIR --cluster tcp://10.0.0.1:8786   # on a Dask cluster's workers (root there)
     sudo wirelab grade --public .               # a student checks their own work: public tests only
     wirelab grade --list                        # the catalogue (no root needed)
+    wirelab grade --list --course net-2026 --student s1234567   # the links that student is graded on
     sudo wirelab grade --class DIR --format gradescope,gradebook   # also each platform's own file
     wirelab grade --from reports/results.json --format prairielearn  # a saved grading, again (no root)
 
@@ -172,6 +173,10 @@ def _export(args, cat) -> int:
 def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
+        if args.student:                      # the links this student's tests run on: the key says which
+            from dataclasses import replace
+            from ..grade.own_link import own_links
+            cat = replace(cat, tests=tuple(own_links(cat.tests, args.student, cat.assignment)))
         return _list(cat)
     if args.saved:
         return _export(args, cat)

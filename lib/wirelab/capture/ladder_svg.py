@@ -45,13 +45,15 @@ def _text(x: float, y: float, text: str, *, anchor: str = "start", size: int = 1
 
 
 def _arrow(y: float, right: bool, colour: str, label: str, dashed: bool = False) -> list[str]:
+    """A packet's arrow, its label above it; a dashed one (what was expected) has its label at the right, where
+    a long sentence has room."""
     x1, x2 = (CLIENT_X, SERVER_X) if right else (SERVER_X, CLIENT_X)
     head = x2 - 8 if right else x2 + 8
     dash = ' stroke-dasharray="6 4"' if dashed else ""
+    said = (_text(NOTE_X, y + 4, label, colour=colour, style="italic") if dashed else
+            _text((CLIENT_X + SERVER_X) / 2, y - 4, label, anchor="middle", colour=colour))
     return [f'<line x1="{x1}" y1="{y:.0f}" x2="{head}" y2="{y:.0f}" stroke="{colour}" stroke-width="1.6"{dash}/>',
-            f'<polygon points="{x2},{y:.0f} {head},{y - 4:.0f} {head},{y + 4:.0f}" fill="{colour}"/>',
-            _text((CLIENT_X + SERVER_X) / 2, y - 4, label, anchor="middle", colour=colour,
-                  style="italic" if dashed else "")]
+            f'<polygon points="{x2},{y:.0f} {head},{y - 4:.0f} {head},{y + 4:.0f}" fill="{colour}"/>', said]
 
 
 def ladder_svg(packets, *, max_lines: int = 60, marks: dict | None = None, expected=(), title: str = "") -> str:
@@ -60,7 +62,9 @@ def ladder_svg(packets, *, max_lines: int = 60, marks: dict | None = None, expec
     drawing = packets if _is_drawing(packets) else ladder(packets, max_lines=max_lines, marks=marks,
                                                           expected=expected)
     steps = drawing["steps"] or [{"step": "gap", "time_s": 0.0, "text": "(no PPCB packet in the capture)"}]
-    width = NOTE_X + 10 + max([len("; ".join(s.get("notes", ()))) * 7 for s in steps] + [120])
+    beside = ["; ".join(s.get("notes", ())) if s["step"] == "packet" else
+              s["label"] if s["step"] == "expected" and s.get("right") is not None else "" for s in steps]
+    width = NOTE_X + 10 + max([len(text) * 7 for text in beside] + [120])
     height = TOP + ROW * (len(steps) + 1) + (16 if title else 0)
     top = TOP + (16 if title else 0)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

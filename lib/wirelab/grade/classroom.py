@@ -91,7 +91,8 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
     """Grade every (name, folder), each confined as ``policy`` says (jail.py); per-submission artefacts go
     to ``report_dir/<name>/``. Each submission's tests that draw run on its student's own link (own_link.py):
     ``students`` maps a name to its student id (None: no id, the catalogue's links); a name it lacks is
-    its own student id (a class folder's sub-folders and archives are named by the students' ids). Submissions graded there before with the same key are kept (resume.py;
+    its own student id (a class folder's sub-folders and archives are named by the students' ids).
+    Submissions graded there before with the same key are kept (resume.py;
     ``fresh``: none is). Returns the results, kept and new, in the order given."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
@@ -100,7 +101,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                          "so two cannot be graded at once", "grade them one after another: --jobs 1")
     require_sandbox(policy)
     report_dir = Path(report_dir)
-    plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh)
+    plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh, students=students)
     policy = confined(policy, submissions, report_dir)
     if jobs == 1:
         bar = progress_bar(len(plan.todo) * len(catalogue.tests), unit="test", enabled=progress)

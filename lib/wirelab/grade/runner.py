@@ -3,7 +3,8 @@
 For each test: two hosts joined by the test's link, opened with
 ``wirelab.link.open`` like every run of the kit (links with random loss,
 duplication or reordering ask for the userspace link, seeded by the test, so
-every submission meets the same pattern), dumpcap where the link says host a
+every submission meets the same pattern; a test that ``draw``s runs on the
+student's own link and pattern instead, own_link.py), dumpcap where the link says host a
 sees its traffic, a watchdog that kills the submission's programs at the
 deadline, then the scenario. Whatever happens the programs are killed, the
 uid's processes too, the testbed is removed (Ctrl-C included), and the

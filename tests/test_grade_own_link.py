@@ -120,3 +120,16 @@ def test_a_correct_program_passes_on_its_students_drawn_link(project_root, tmp_p
     assert test.status == "pass", test.reason
     assert test.link == drawn.describe_link() and "drawn for s1234567" in test.link
     assert test.pred_goodput_bps == pytest.approx(predict_test(drawn, cat.assignment, test.data_bytes)["pred_goodput_bps"])
+
+
+def test_the_command_line_lists_a_students_links_and_refuses_one_id_for_many():
+    import subprocess
+    import sys
+    listed = subprocess.run([sys.executable, "-m", "wirelab", "grade", "--list", "--course", "net-2026", "--student",
+                             "s1234567"], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    drawn = [line for line in listed.stdout.splitlines() if "(drawn for s1234567, course net-2026)" in line]
+    assert len(drawn) == len(drawing(load_catalogue()))
+    many = subprocess.run([sys.executable, "-m", "wirelab", "grade", "--student", "s1", "a", "b"],
+                          capture_output=True, text=True, timeout=120)
+    assert many.returncode == 2 and "--student names one student" in many.stderr

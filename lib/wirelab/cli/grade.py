@@ -185,6 +185,9 @@ def run(args) -> int:
         parse_formats(args.format)            # a misspelt format is said before anything is graded
     if not args.submissions and not args.class_dir:
         raise UsageError("nothing to grade", "give submission folders, or --class DIR (see --help)")
+    if args.student and (args.class_dir or len(args.submissions) != 1):
+        raise UsageError("--student names one student, and more than one submission is given",
+                         "give one submission with --student; a class folder's names are its students' ids")
     if os.geteuid() != 0 and not args.cluster:
         raise NeedsRootError("grading (network namespaces, and a user id of its own for each submission)",
                              "run it with sudo: sudo wirelab grade ...")
@@ -192,9 +195,6 @@ def run(args) -> int:
     from ..grade.jail import Policy, require_sandbox
     from ..grade.leftovers import Places
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
-    if args.student and len(submissions) != 1:
-        raise UsageError(f"--student names one student, and {len(submissions)} submissions are given",
-                         "give one submission with --student; a class folder's names are its students' ids")
     students = {submissions[0][0]: args.student.strip()} if args.student else None
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)

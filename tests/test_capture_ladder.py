@@ -67,3 +67,39 @@ def test_other_clients_and_non_ppcb_rows_are_drawn_too():
 def test_the_explorer_and_the_grader_draw_with_one_function():
     from wirelab import viz
     assert viz.ladder_text is ladder_text
+
+
+def test_the_expected_step_is_a_dashed_arrow_where_the_program_went_wrong():
+    expected = [{"time_s": 0.502, "right": True, "label": "expected: DATA 0 resent after MAX_WAIT (0.5 s)"},
+                {"time_s": 0.0025, "right": None, "side": "client", "label": "expected: a note"}]
+    lines = ladder_text(table((0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0)), expected=expected)
+    assert lines[4].split()[0] == "0.003" and lines[4].endswith("|   expected: a note")     # in time order
+    dashed = lines[5]
+    assert dashed.split()[0] == "0.502" and "- - -" in dashed and ">|" in dashed
+    assert dashed.endswith("expected: DATA 0 resent after MAX_WAIT (0.5 s)")            # never cut
+
+
+def test_the_picture_draws_the_same_steps_as_the_text():
+    import json
+    import xml.etree.ElementTree as ET
+    from wirelab.capture.ladder import ladder
+    from wirelab.capture.ladder_svg import ladder_svg
+    packets = [(0.0, "CONN"), (0.001, "CONACC")]
+    for n in range(20):
+        packets += [(0.01 + 0.01 * n, "DATA", n), (0.015 + 0.01 * n, "ACC", n)]
+    packets += [(0.3, "DATA", 20), (0.4, "DATA", 20), (0.41, "RJT", 20)]
+    expected = [{"time_s": 0.9, "right": True, "label": "expected: DATA 20 resent after MAX_WAIT"}]
+    drawing = json.loads(json.dumps(ladder(table(*packets), marks={44: "<< resent before MAX_WAIT"},
+                                           expected=expected)))           # what a grader saves, reloaded
+    assert ladder_text(drawing) == ladder_text(table(*packets), marks={44: "<< resent before MAX_WAIT"},
+                                               expected=expected)
+    svg = ET.fromstring(ladder_svg(drawing, title="client-udpr-20KB-loss10"))
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [t.text for t in svg.iter(f"{ns}text")]
+    shown = [s for s in drawing["steps"] if s["step"] == "packet"]
+    arrows = [line for line in svg.iter(f"{ns}line") if line.get("x1") != line.get("x2")]
+    assert len(arrows) == len(shown) + 1                                  # each packet, and the expected one
+    assert [a.get("stroke-dasharray") for a in arrows].count("6 4") == 1
+    assert "DATA 20, 1000 B" in texts and "expected: DATA 20 resent after MAX_WAIT" in texts
+    assert "resend 1; << resent before MAX_WAIT" in texts and any(t and t.startswith("... ") for t in texts)
+    assert "client-udpr-20KB-loss10" in texts

@@ -112,10 +112,12 @@ def _archive(folder: Path):
 @pytest.mark.slow
 def test_as_root_with_namespaces_every_test_runs_and_the_results_are_valid(bundle, tmp_path):
     root = autograder_folder(bundle, tmp_path, _archive(CLASS / "correct-python"))
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "s@x.org", "id": 1, "sid": "s7654321"}]}))
     done, results = run(root)
     assert gradescope_problems(results) == [], results
     tests = {t["name"]: t for t in results["tests"]}
     assert set(tests) == {"build-no-warnings", "build-protconst", *SLICE[1:]}
+    assert tests["client-udpr-100KB-10mbit-10ms"]["extra_data"]["link"].endswith("(drawn for s7654321)")   # own link
     assert all(t["status"] == "passed" for t in tests.values()), done.stdout
     assert results["score"] == sum(t["max_score"] for t in tests.values())
     assert tests["hidden-pair-udpr-50KB-loss10-delay"]["visibility"] == "after_due_date"

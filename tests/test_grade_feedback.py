@@ -106,5 +106,8 @@ def test_a_program_resending_too_early_for_ever_or_never_is_judged_from_the_wire
     assert ladder[0].split()[:4] == ["time", "(s)", "frame", "client"] and len(ladder) <= 41
     last = found[next(iter(rules))]["frames"][-1]
     assert any(line.split()[1] == str(last) and "<<" in line for line in ladder[1:] if len(line.split()) > 1)
+    assert any("expected: " in line for line in ladder)      # what ppcb.md asks there, drawn dashed
+    drawing = outcome.details["ladder_drawing"]              # the same steps, for the HTML report's picture
+    assert any(s["step"] == "expected" for s in drawing["steps"])
     from wirelab.grade.formats.feedback import test_feedback
     assert "\n".join(ladder) in test_feedback(outcome)        # what Gradescope and PrairieLearn show

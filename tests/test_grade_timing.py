@@ -174,3 +174,23 @@ def test_a_server_silent_after_a_duplicate_data_gave_up_and_one_resending_after_
     base = [(0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0), (0.003, "ACC", 0), (0.1, "DATA", 0)]
     assert set(judge(table(*base), SERVER, ended_s=1.6)) == {"gave_up_early"}
     assert judge(table(*base, (0.6, "ACC", 0), (1.1, "ACC", 0)), SERVER, ended_s=1.6) == {}
+
+
+def test_where_the_program_went_wrong_the_ladder_shows_what_was_expected():
+    """Each finding gives a step ppcb.md asks for instead, at the time it was due (grade/wire_feedback.py)."""
+    from wirelab.grade.wire_feedback import expected_steps
+    never = table((0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0))
+    step, = expected_steps(judge_timing(never, proto="udpr", max_wait_s=WAIT, max_retransmits=MOST,
+                                        sides=CLIENT, ended_s=1.5, exited=True), never, WAIT, MOST)
+    assert step == {"time_s": pytest.approx(0.502), "right": True,
+                    "label": "expected: DATA 0 resent after MAX_WAIT (0.5 s)"}
+    early = table((0.0, "CONN"), (0.001, "CONACC"), (0.002, "DATA", 0), (0.102, "DATA", 0), (0.103, "ACC", 0),
+                  (0.104, "RCVD"))
+    step, = expected_steps(judge_timing(early, proto="udpr", max_wait_s=WAIT, max_retransmits=MOST,
+                                        sides=CLIENT), early, WAIT, MOST)
+    assert step["time_s"] == pytest.approx(0.502) and "resent only after MAX_WAIT" in step["label"]
+    endless = table((0.0, "CONN"), (0.001, "CONACC"), *[(0.002 + 0.5 * i, "DATA", 0) for i in range(9)])
+    steps = {s["label"]: s for s in expected_steps(
+        judge_timing(endless, proto="udpr", max_wait_s=WAIT, max_retransmits=MOST, sides=CLIENT), endless, WAIT, MOST)}
+    gives_up = steps["expected: no DATA 0 again: ppcbc gives up: ERROR, exit"]
+    assert gives_up["right"] is None and 0.002 + 0.5 * 5 < gives_up["time_s"] < 0.002 + 0.5 * 6   # before the 7th send

@@ -22,7 +22,7 @@ from .labs import bufferbloat, doc000, doc001, doc002, doc003, doc004
 from .labs.lab import Exercise, Link
 from .model import predict
 
-__all__ = ["Exercise", "EXERCISES", "LABS", "check", "my_link", "student_link", "seeded_exercises",
+__all__ = ["Exercise", "EXERCISES", "LABS", "check", "my_link", "student_rng", "student_link", "seeded_exercises",
            "student_exercises", "describe_link", "answer_key", "read_roster"]
 
 #: Each lab module, by the name its exercises are listed under in the answer key.
@@ -40,14 +40,21 @@ def my_link(student: str, course: str = "") -> dict:
     """The link parameters of ``student`` (any id: matriculation number, e-mail, login) in ``course``
     (any name; "" for none): the same pair always gives the same link; another student, or the same
     student in another course, almost surely another."""
+    rng = student_rng(student, course)
+    return {name: rng.choice(values) for name, values in CHOICES.items()}
+
+
+def student_rng(student: str, course: str = "", *more: str):
+    """The random numbers of ``student`` in ``course``: ``my_link`` draws from them, and the grader draws each
+    student's link for a test from them with ``more`` = ("grade", the test's id) (``wirelab.grade.own_link``)."""
     import hashlib
     import random
     student, course = str(student).strip(), str(course or "").strip()
     if not student:
         raise UsageError("an empty student id", "give your student id, e.g. my_link('s1234567')")
     seed = student if not course else f"{course}\x00{student}"       # no course: the links given before
-    rng = random.Random(hashlib.sha256(seed.encode()).digest())
-    return {name: rng.choice(values) for name, values in CHOICES.items()}
+    seed = "\x00".join([seed, *more])
+    return random.Random(hashlib.sha256(seed.encode()).digest())
 
 
 def student_link(student: str, course: str = "") -> Link:

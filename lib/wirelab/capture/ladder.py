@@ -12,16 +12,18 @@ Each arrow says the packet's type, its number and length where it has them, and
 its time and frame (``wirelab.capture.exchange``'s table). A packet sent again
 is marked ``resend N``; RJT and CONRJT are marked; TCP's SYN/FIN/RST, ICMP and
 bytes that are no PPCB packet get arrows too. ``marks`` puts a note at a frame
-(a grader's finding). Long exchanges are folded so the text fits a course
+(a grader's finding); ``expected`` draws what the program should have done where it went wrong, as a
+dashed arrow ("expected: DATA 3 resent after MAX_WAIT"). Long exchanges are folded so the text fits a course
 platform's message: runs of in-order DATA ⇄ ACC become one line, and beyond
 ``max_lines`` the beginning and the end are kept (where things go wrong).
-Pure: the table in, lines of text out. The grader (below ``viz`` in the
+Pure: the table in, a drawing out (``ladder``: JSON-ready steps, which a grader saves), and lines of
+text drawn from it (``ladder_svg``, in ``ladder_svg.py``, draws the same steps as a picture). The grader (below ``viz`` in the
 layers) draws it for every failed test; ``wirelab.viz.ladder`` gives it to the
 capture explorer.
 """
 from __future__ import annotations
 
-__all__ = ["ladder_text"]
+__all__ = ["ladder", "ladder_text"]
 
 _CLIENT = {"CONN", "DATA"}
 _HEADER = {"CONN": 18, "CONACC": 9, "CONRJT": 9, "ACC": 17, "RJT": 17, "RCVD": 9}   # ppcb.md's packet table
@@ -65,8 +67,9 @@ def _rightwards(row: dict, client: str, server: str) -> bool:
     return dst == server or dst == host or (src != server and src.rsplit(":", 1)[0] != host)
 
 
-def _lines(rows: list[dict], client: str, server: str, width: int, marks: dict) -> list[tuple]:
-    """(line, foldable) per packet; foldable: an in-order DATA or its ACC, neither resent nor marked."""
+def _steps(rows: list[dict], client: str, server: str, marks: dict) -> list[dict]:
+    """One step per packet: its time, frame, label, direction and notes; ``quiet``: an in-order DATA or its ACC,
+    neither resent nor marked nor another client's (what a long run folds)."""
     sent: dict[tuple, int] = {}
     out = []
     for row in rows:
@@ -83,48 +86,102 @@ def _lines(rows: list[dict], client: str, server: str, width: int, marks: dict) 
             notes.append(str(marks[frame]))
         others = right and str(row["src"]) != client or not right and str(row["dst"]) != client
         label = _label(row) + (f" ({row['src'] if right else row['dst']})" if others else "")
-        text = (f"{row['time_s']:8.3f}  {'' if frame is None else frame:>5}  {_arrow(label, right, width)}"
-                + (f"  {'; '.join(notes)}" if notes else ""))
-        out.append((text, not notes and not others and row["kind"] in ("DATA", "ACC"), row))
+        out.append({"step": "packet", "time_s": round(float(row["time_s"]), 6), "frame": frame, "label": label,
+                    "right": right, "notes": notes, "kind": str(row["kind"]),
+                    "packet_no": _number(row.get("packet_no")),
+                    "quiet": not notes and not others and row["kind"] in ("DATA", "ACC")})
     return out
 
 
-def _fold(lines: list[tuple]) -> list[str]:
-    """Runs of more than four foldable lines: the first two, one line saying what was folded, the last two."""
+def _with_expected(steps: list[dict], expected) -> list[dict]:
+    """``expected`` steps (dicts: time_s, label, right: True client → server, False back, None a note on
+    ``side``'s line) put in time order among the packets; never folded."""
+    out = list(steps)
+    for e in sorted(expected or (), key=lambda e: e["time_s"]):
+        step = {"step": "expected", "time_s": round(float(e["time_s"]), 6), "label": str(e["label"]),
+                "right": e.get("right"), "side": e.get("side", "client"), "quiet": False}
+        at = next((i for i, s in enumerate(out) if s["time_s"] > step["time_s"]), len(out))
+        out.insert(at, step)
+    return out
+
+
+def _fold(steps: list[dict]) -> list[dict]:
+    """Runs of more than four quiet steps: the first two, one step saying what was folded, the last two."""
     out, run = [], []
 
     def flush():
         if len(run) > 4:
-            rows = [r for _, _, r in run[2:-2]]
-            data = [_number(r.get("packet_no")) for r in rows if r["kind"] == "DATA"]
+            middle = run[2:-2]
+            data = [s["packet_no"] for s in middle if s["kind"] == "DATA" and s["packet_no"] is not None]
             span = f"DATA {min(data)}..{max(data)} and their ACCs" if data else "ACCs"
-            out.extend(text for text, _, _ in run[:2])
-            out.append(f"{'':8}  {'':5}  |   ... {len(rows)} packets: {span}, "
-                       f"{rows[0]['time_s']:.3f} to {rows[-1]['time_s']:.3f} s ...")
-            out.extend(text for text, _, _ in run[-2:])
+            out.extend(run[:2])
+            out.append({"step": "fold", "time_s": middle[0]["time_s"], "to_s": middle[-1]["time_s"],
+                        "text": f"... {len(middle)} packets: {span}, {middle[0]['time_s']:.3f} to "
+                                f"{middle[-1]['time_s']:.3f} s ..."})
+            out.extend(run[-2:])
         else:
-            out.extend(text for text, _, _ in run)
+            out.extend(run)
         run.clear()
-    for line in lines:
-        if line[1]:
-            run.append(line)
+    for step in steps:
+        if step.get("quiet"):
+            run.append(step)
             continue
         flush()
-        out.append(line[0])
+        out.append(step)
     flush()
     return out
 
 
-def ladder_text(packets, *, width: int = 44, max_lines: int = 60, marks: dict | None = None) -> list[str]:
-    """The exchange ``packets`` (``wirelab.capture.exchange``'s table) as lines of text, at most
-    ``max_lines`` of them (plus the heading), arrows ``width`` characters wide; ``marks``: a note per frame."""
+def ladder(packets, *, max_lines: int = 60, marks: dict | None = None, expected=()) -> dict:
+    """The drawing of the exchange ``packets`` (``wirelab.capture.exchange``'s table), JSON-ready:
+    ``{"client", "server", "steps"}``, each step a packet (``time_s``, ``frame``, ``label``, ``right``,
+    ``notes``), an ``expected`` one, a ``fold`` of quiet packets or a ``gap`` (beyond ``max_lines``, the
+    beginning and the end are kept). ``ladder_text`` and ``ladder_svg`` draw it; a grader saves it."""
     rows = packets.to_dict("records") if hasattr(packets, "to_dict") else list(packets)
     client, server = _ends(rows)
-    heading = f"{'time (s)':>8}  {'frame':>5}  " + f"client {client}".ljust(width - 4) + f"  server {server}"
-    if not rows:
-        return [heading, "(no PPCB packet in the capture)"]
-    body = _fold(_lines(rows, client, server, width, marks or {}))
-    if len(body) > max_lines:
+    steps = _fold(_with_expected(_steps(rows, client, server, marks or {}), expected))
+    if len(steps) > max_lines:
         head, tail = max_lines // 3, max_lines - max_lines // 3 - 1
-        body = body[:head] + [f"{'':8}  {'':5}  ... {len(body) - head - tail} lines not shown ..."] + body[-tail:]
-    return [heading, *body]
+        steps = steps[:head] + [{"step": "gap", "time_s": steps[head]["time_s"],
+                                 "text": f"... {len(steps) - head - tail} lines not shown ..."}] + steps[-tail:]
+    for step in steps:
+        step.pop("quiet", None)
+    return {"client": client, "server": server, "steps": steps}
+
+
+def _is_drawing(value) -> bool:
+    return isinstance(value, dict) and "steps" in value
+
+
+def _dashed(label: str, rightwards: bool | None, width: int) -> str:
+    """A dashed arrow with ``label`` beside it (it says more than a packet's label: never cut)."""
+    if rightwards is None:
+        return "|   " + label
+    fill = ("- " * width)[:width - 4].rstrip()
+    return ("|" + fill + " >|" if rightwards else "|< " + fill + "|") + "  " + label
+
+
+def ladder_text(packets, *, width: int = 44, max_lines: int = 60, marks: dict | None = None,
+                expected=()) -> list[str]:
+    """The exchange ``packets`` (``wirelab.capture.exchange``'s table, or a ``ladder`` drawing) as lines of
+    text, at most ``max_lines`` of them (plus the heading), arrows ``width`` characters wide; ``marks``: a
+    note per frame; ``expected``: what the program should have done, as dashed arrows (see ``ladder``)."""
+    drawing = packets if _is_drawing(packets) else ladder(packets, max_lines=max_lines, marks=marks,
+                                                          expected=expected)
+    client, server = drawing["client"], drawing["server"]
+    heading = f"{'time (s)':>8}  {'frame':>5}  " + f"client {client}".ljust(width - 4) + f"  server {server}"
+    if not drawing["steps"]:
+        return [heading, "(no PPCB packet in the capture)"]
+    lines = []
+    for s in drawing["steps"]:
+        if s["step"] == "packet":
+            frame = "" if s["frame"] is None else s["frame"]
+            lines.append(f"{s['time_s']:8.3f}  {frame:>5}  {_arrow(s['label'], s['right'], width)}"
+                         + (f"  {'; '.join(s['notes'])}" if s["notes"] else ""))
+        elif s["step"] == "expected":
+            lines.append(f"{s['time_s']:8.3f}  {'':>5}  {_dashed(s['label'], s['right'], width)}")
+        elif s["step"] == "fold":
+            lines.append(f"{'':8}  {'':5}  |   {s['text']}")
+        else:
+            lines.append(f"{'':8}  {'':5}  {s['text']}")
+    return [heading, *lines]

@@ -5,6 +5,7 @@
     wirelab grade --class DIR --cluster tcp://10.0.0.1:8786   # on a Dask cluster's workers (root there)
     sudo wirelab grade --public .               # a student checks their own work: public tests only
     wirelab grade --list                        # the catalogue (no root needed)
+    wirelab grade --list --course net-2026 --student s1234567   # the links that student is graded on
     sudo wirelab grade --class DIR --format gradescope,gradebook   # also each platform's own file
     wirelab grade --from reports/results.json --format prairielearn  # a saved grading, again (no root)
 
@@ -27,6 +28,9 @@ gradebook-canvas.csv and gradebook-moodle.csv, and leaderboard.csv (goodput ÷ m
 Running the same command again resumes, as `wirelab run` does: a submission graded into --out
 before is kept when its files, the catalogue, the wirelab version and the sandbox and links are
 the same (grade/resume.py), graded again otherwise (it says which and why); --fresh grades all again.
+The performance and loss tests run on each student's own link (grade/own_link.py): drawn within
+the catalogue's values from --course and the submission's name (its student id), as the labs'
+my_link draws a student's link; the reports say which link each test ran on.
 Exit status: 0 when every test passed, 1 when some did not, 2 on bad usage.
 """
 from __future__ import annotations
@@ -67,6 +71,11 @@ def add_parser(subparsers):
     p.add_argument("--assignment", default="PPCB", help="the gradebook's assignment column (default PPCB)")
     p.add_argument("--from", dest="saved", metavar="RESULTS_JSON",
                    help="grade nothing: write --format files for a saved grading (a report folder's results.json)")
+    p.add_argument("--course", metavar="NAME", help="the course's name, as its labs are run with: each student's "
+                   "link for the tests that draw one is drawn from it and the student's id (the name of the "
+                   "submission's folder or archive), as my_link draws it (default: the catalogue's, else none)")
+    p.add_argument("--student", metavar="ID", help="the student id of the one submission given (default: its "
+                   "folder's or archive's name); its tests that draw run on this student's link")
     p.add_argument("--list", action="store_true", help="print the tests and exit")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -81,6 +90,9 @@ def add_parser(subparsers):
 def _catalogue(args):
     from ..grade import load_catalogue
     cat = load_catalogue(args.catalogue, extra=args.tests)
+    if getattr(args, "course", None) is not None:
+        from dataclasses import replace
+        cat = replace(cat, assignment=replace(cat.assignment, course=args.course.strip()))
     if args.public:
         cat = cat.public()
     return cat.select(args.only.split(",") if args.only else None)
@@ -161,6 +173,10 @@ def _export(args, cat) -> int:
 def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
+        if args.student:                      # the links this student's tests run on: the key says which
+            from dataclasses import replace
+            from ..grade.own_link import own_links
+            cat = replace(cat, tests=tuple(own_links(cat.tests, args.student, cat.assignment)))
         return _list(cat)
     if args.saved:
         return _export(args, cat)
@@ -169,6 +185,9 @@ def run(args) -> int:
         parse_formats(args.format)            # a misspelt format is said before anything is graded
     if not args.submissions and not args.class_dir:
         raise UsageError("nothing to grade", "give submission folders, or --class DIR (see --help)")
+    if args.student and (args.class_dir or len(args.submissions) != 1):
+        raise UsageError("--student names one student, and more than one submission is given",
+                         "give one submission with --student; a class folder's names are its students' ids")
     if os.geteuid() != 0 and not args.cluster:
         raise NeedsRootError("grading (network namespaces, and a user id of its own for each submission)",
                              "run it with sudo: sudo wirelab grade ...")
@@ -176,6 +195,7 @@ def run(args) -> int:
     from ..grade.jail import Policy, require_sandbox
     from ..grade.leftovers import Places
     submissions = find_submissions(args.submissions, class_dir=args.class_dir)
+    students = {submissions[0][0]: args.student.strip()} if args.student else None
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
     from ..grade.machine import links_for
@@ -194,7 +214,7 @@ def run(args) -> int:
             from ..grade.spread import grade_across
             graded = grade_across(submissions, cat, out, cluster=args.cluster, **options)
         else:
-            graded = grade_class(submissions, cat, out, jobs=args.jobs, **options)
+            graded = grade_class(submissions, cat, out, jobs=args.jobs, students=students, **options)
     except BaseException:                     # Ctrl-C included: nothing of a grading uid outlives it
         print(_swept(places, wait=False).summary(), file=sys.stderr)
         raise

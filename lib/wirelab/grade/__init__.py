@@ -7,7 +7,7 @@ and ``disk`` (one bounded tmpfs), ``submission`` (find, copy, build), ``context`
 the stage a misbehaving peer's play runs on, and how the student's programs' endings are judged),
 ``transfers`` and ``scenarios_server``/``scenarios_tcp``/``scenarios_client`` (what the tests do: the
 misbehaving peers are ``wirelab.peers``' plays, which the lab runs too), ``runner`` (one submission: testbed,
-capture, deadline per test), ``classroom`` (many, in parallel) with ``resume`` (what a
+capture, deadline per test) with ``own_link`` (each student's own link for the tests that draw one), ``classroom`` (many, in parallel) with ``resume`` (what a
 grading into the same report folder keeps from the last one),
 ``diagnose`` (how a failed transfer's bytes differ from its input: the cause, and advice for it alone),
 ``timing`` with ``wire_feedback`` (a test's capture judged against the protocol's clock, each finding

@@ -31,7 +31,7 @@ __all__ = ["Assignment", "Limits", "GradeTest", "Catalogue", "load_catalogue", "
 ROLES = ("client", "server", "pair", "build")
 PROTOS = ("tcp", "udp", "udpr")
 _TEST_KEYS = {"id", "role", "proto", "scenario", "size", "link", "seed", "points", "deadline_s", "public",
-              "topic", "checks", "strict"}
+              "topic", "checks", "strict", "draw"}
 _LINK_KEYS = {"rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "loss_unit"}
 
 
@@ -42,6 +42,7 @@ class Assignment:
     max_retransmits: int = 5
     port: int = 5000
     chunk: int = 1000
+    course: str = ""     # the course's name as its labs are run with: each student's link is drawn from it (own_link.py)
 
     @property
     def give_up_s(self) -> float:
@@ -79,13 +80,17 @@ class GradeTest:
     seed: int = 0
     strict: bool = False     # True: only the reading the catalogue's `checks` describes passes (readings.py)
     source: str = "catalogue.toml"
+    draw: dict = field(default_factory=dict)   # link option → the values a student's link is drawn from
+    drawn_for: str = ""      # whose link `link` is ("s1234567, course net-2026"; own_link.py); "" the catalogue's
+
 
     @property
     def shaped(self) -> bool:
         return bool(self.link)
 
     def describe_link(self) -> str:
-        return ", ".join(f"{k} {v}" for k, v in self.link.items()) or "clean"
+        shown = ", ".join(f"{k} {v}" for k, v in self.link.items()) or "clean"
+        return f"{shown} (drawn for {self.drawn_for})" if self.drawn_for else shown
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,14 @@ def _test(raw: dict, source: str, scenarios: set[str]) -> GradeTest:
     if bad:
         raise UsageError(f"{where}: unknown link option(s) {', '.join(sorted(bad))}",
                          f"use {', '.join(sorted(_LINK_KEYS))} (and *_reverse)")
+    draw = dict(raw.get("draw", {}))
+    for key, values in draw.items():
+        if key.removesuffix("_reverse") not in _LINK_KEYS - {"loss_unit", "mtu"} or key not in link:
+            raise UsageError(f"{where}: draw names {key!r}, which is not one of the test's link options",
+                             "draw rate, delay, jitter, loss, duplicate, reorder or queue of the test's own link, "
+                             'e.g. link = { rate = "10mbit" } and draw = { rate = ["5mbit", "10mbit", "20mbit"] }')
+        if not isinstance(values, list) or not values:
+            raise UsageError(f"{where}: draw.{key} must be a list of values", f'e.g. {key} = ["{link[key]}", ...]')
     size = int(units.parse_size(raw["size"])) if "size" in raw else 0
     if scenario == "transfer" and not 1 <= size <= 100_000_000:
         raise UsageError(f"{where}: a transfer needs a size from 1B to 100MB", 'e.g. size = "100KB"')
@@ -162,7 +175,7 @@ def _test(raw: dict, source: str, scenarios: set[str]) -> GradeTest:
     return GradeTest(id=raw["id"], role=raw["role"], proto=raw.get("proto", ""), points=float(raw["points"]),
                      deadline_s=float(deadline), public=bool(raw["public"]), checks=raw["checks"],
                      topic=raw.get("topic", "transfer"), scenario=scenario, size=size, link=link,
-                     seed=int(raw.get("seed", 0)), strict=bool(raw.get("strict", False)), source=source)
+                     seed=int(raw.get("seed", 0)), strict=bool(raw.get("strict", False)), source=source, draw=draw)
 
 
 def _limits(raw: dict, base: Limits) -> Limits:
@@ -187,7 +200,7 @@ def load_catalogue(path: str | Path | None = None, *, extra: list | tuple = ()) 
             assignment = replace(assignment, **data.get("assignment", {}))
         except TypeError as err:
             raise UsageError(f"{source}: bad [assignment] ({err})",
-                             "its keys are max_wait_s, max_retransmits, port, chunk") from None
+                             "its keys are max_wait_s, max_retransmits, port, chunk, course") from None
         limits = _limits(data.get("limits", {}), limits)
         tests += [_test(raw, source, names) for raw in data.get("test", [])]
     seen = set()

@@ -61,14 +61,15 @@ def _start_worker() -> None:
 
 
 def _grade_in_worker(name: str, source: str, catalogue: Catalogue, report_dir: str, capture: bool,
-                     policy: Policy = Policy()) -> dict:
+                     policy: Policy = Policy(), student: str | None = "") -> dict:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # interrupted already: grade nothing more
         raise KeyboardInterrupt("the grading was interrupted")
     try:            # the worker's peers answer the programs under test: they must not wait behind them
         os.setpriority(os.PRIO_PROCESS, 0, -5)
     except OSError:
         pass
-    return grade_submission(name, source, catalogue, report_dir, capture=capture, policy=policy).to_dict()
+    return grade_submission(name, source, catalogue, report_dir, capture=capture, policy=policy,
+                            student=student).to_dict()
 
 
 def lost_submission(name: str, source, catalogue: Catalogue, why: str) -> Graded:
@@ -86,9 +87,12 @@ def confined(policy: Policy, submissions: list[tuple[str, Path]], report_dir: Pa
 
 def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, report_dir: str | Path, *,
                 jobs: int = 1, capture: bool = True, progress: bool = True, policy: Policy = Policy(),
-                fresh: bool = False) -> list[Graded]:
+                fresh: bool = False, students: dict | None = None) -> list[Graded]:
     """Grade every (name, folder), each confined as ``policy`` says (jail.py); per-submission artefacts go
-    to ``report_dir/<name>/``. Submissions graded there before with the same key are kept (resume.py;
+    to ``report_dir/<name>/``. Each submission's tests that draw run on its student's own link (own_link.py):
+    ``students`` maps a name to its student id (None: no id, the catalogue's links); a name it lacks is
+    its own student id (a class folder's sub-folders and archives are named by the students' ids).
+    Submissions graded there before with the same key are kept (resume.py;
     ``fresh``: none is). Returns the results, kept and new, in the order given."""
     if jobs < 1:
         raise UsageError(f"--jobs must be 1 or more, not {jobs}", "e.g. --jobs 2")
@@ -97,7 +101,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                          "so two cannot be graded at once", "grade them one after another: --jobs 1")
     require_sandbox(policy)
     report_dir = Path(report_dir)
-    plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh)
+    plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh, students=students)
     policy = confined(policy, submissions, report_dir)
     if jobs == 1:
         bar = progress_bar(len(plan.todo) * len(catalogue.tests), unit="test", enabled=progress)
@@ -105,7 +109,8 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
             for name, source in plan.todo:
                 bar.set_description(name)
                 plan.record(grade_submission(name, source, catalogue, report_dir / name, capture=capture,
-                                             on_test=lambda _: bar.update(), policy=policy))
+                                             on_test=lambda _: bar.update(), policy=policy,
+                                             student=(students or {}).get(name, "")))
         except KeyboardInterrupt:
             keep_graded(plan)
             raise
@@ -115,7 +120,7 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker) as pool:
         futures = {pool.submit(_grade_in_worker, name, str(source), catalogue, str(report_dir / name), capture,
-                               policy):
+                               policy, (students or {}).get(name, "")):
                    (name, source) for name, source in plan.todo}
         bar = progress_bar(len(futures), unit="submission", enabled=progress)
         try:

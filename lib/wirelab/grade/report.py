@@ -26,7 +26,7 @@ _STYLE = """<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;
 vertical-align:top}th{background:#f5f5f5}.st{color:#fff;border-radius:3px;padding:1px 6px;font-weight:600}
 .bar{background:#eee;width:160px;height:12px}.bar div{background:#2e7d32;height:12px}.num{text-align:right}
-small{color:#666}</style>"""
+small{color:#666}.ladder-svg{overflow-x:auto;margin:6px 0}</style>"""
 
 
 def _status(status: str) -> str:
@@ -45,6 +45,7 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
     data = graded.to_dict()
     data["assignment"] = vars(catalogue.assignment)
     (folder / "report.json").write_text(json.dumps(data, indent=1, default=str))
+    from ..capture.ladder_svg import ladder_svg      # deferred: the capture package is heavy to import
     checks = {t.id: t.checks for t in catalogue.tests}
     rows = []
     for t in graded.tests:
@@ -55,9 +56,12 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
             measured += f"<br>completion {t.completion_s:.3g} s<br><small>{html.escape(t.completion_at or '')}</small>"
         predicted = _rate(t.pred_goodput_bps)
         reading = f"<br><small>reading taken: {html.escape(t.reading)}</small>" if t.reading else ""
-        ladder = (t.details or {}).get("ladder")
+        ladder, drawing = (t.details or {}).get("ladder"), (t.details or {}).get("ladder_drawing")
+        if drawing and t.status != "pass":
+            reading += f"<div class=ladder-svg>{ladder_svg(drawing)}</div>"
         if ladder and t.status != "pass":
-            reading += ("<details><summary>what crossed the wire</summary><pre class=ladder>"
+            reading += (f"<details{'' if drawing else ' open'}><summary>what crossed the wire"
+                        f"{' (as text)' if drawing else ''}</summary><pre class=ladder>"
                         + html.escape("\n".join(ladder)) + "</pre></details>")
         if t.status == "pass":              # (a test that did not pass has them in its reason)
             reading += "".join(f"<br><small>on the wire (no points lost): {html.escape(line)}</small>"

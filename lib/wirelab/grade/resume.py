@@ -202,12 +202,17 @@ class Resume:
 
 
 def resume(submissions: list[tuple[str, Path]], catalogue: Catalogue, policy: Policy, report_dir: str | Path, *,
-           fresh: bool = False) -> Resume:
+           fresh: bool = False, students: dict | None = None) -> Resume:
     """Decide, for each (name, source), whether its earlier grading in ``report_dir`` is kept; says so on
-    stderr when something was graded there before."""
+    stderr when something was graded there before. ``students``: a submission's student id where it is not
+    its name (own_link.py): the links its tests meet, so part of its catalogue's key."""
     report_dir = Path(report_dir)
     catalogue_key = catalogue_digest(catalogue)
-    keys = {name: key_of(source, catalogue, policy, catalogue_key=catalogue_key) for name, source in submissions}
+
+    def links_of(name: str) -> str:
+        student = (students or {}).get(name, name)
+        return catalogue_key if student == name else f"{catalogue_key}, links of {student!r}"
+    keys = {name: key_of(source, catalogue, policy, catalogue_key=links_of(name)) for name, source in submissions}
     plan = Resume(submissions, report_dir, keys, _earlier(report_dir / "results.json"), fresh)
     said = plan.summary()
     if said:

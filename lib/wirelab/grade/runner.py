@@ -3,7 +3,8 @@
 For each test: two hosts joined by the test's link, opened with
 ``wirelab.link.open`` like every run of the kit (links with random loss,
 duplication or reordering ask for the userspace link, seeded by the test, so
-every submission meets the same pattern), dumpcap where the link says host a
+every submission meets the same pattern; a test that ``draw``s runs on the
+student's own link and pattern instead, own_link.py), dumpcap where the link says host a
 sees its traffic, a watchdog that kills the submission's programs at the
 deadline, then the scenario. Whatever happens the programs are killed, the
 uid's processes too, the testbed is removed (Ctrl-C included), and the
@@ -42,6 +43,7 @@ from .context import Failed, TestContext, TimedOut
 from .jail import Jail, Policy
 from .machine import cannot_run
 from .outcome import Graded, Outcome
+from .own_link import own_links
 from .prediction import predict_test
 from .readings import describe
 from .sandbox import UidLease, kill_uid
@@ -233,9 +235,11 @@ def _measure(outcome: Outcome, test: GradeTest, assignment: Assignment) -> None:
 
 
 def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report_dir: str | Path, *,
-                     capture: bool = True, on_test=None, policy: Policy = Policy()) -> Graded:
+                     capture: bool = True, on_test=None, policy: Policy = Policy(), student: str | None = "") -> Graded:
     """Build ``source`` and run every test of ``catalogue`` on it, confined as ``policy`` says (jail.py);
-    artefacts go to ``report_dir``. ``on_test(outcome)`` is called after each test (a progress bar)."""
+    artefacts go to ``report_dir``. ``on_test(outcome)`` is called after each test (a progress bar).
+    ``student``: whose links the tests that draw run on (own_link.py); "" the submission's ``name``, None
+    nobody's (the catalogue's links)."""
     report_dir = Path(report_dir)
     (report_dir / "captures").mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -248,7 +252,7 @@ def grade_submission(name: str, source: str | Path, catalogue: Catalogue, report
         stages: list[Stage] = []
         closing: list[threading.Thread] = []
         ran: list[tuple[Stage, Outcome]] = []    # each test's stage, its capture judged once all have run
-        tests = list(catalogue.tests)
+        tests = own_links(catalogue.tests, name if student == "" else student, catalogue.assignment)
         on_testbed = [i for i, t in enumerate(tests)                        # build tests need none
                       if t.role != "build" and not cannot_run(t, policy.links)]
 

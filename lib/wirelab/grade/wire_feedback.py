@@ -5,7 +5,9 @@ The runner calls ``judge_capture`` once all of a submission's tests have run (th
 reading them beside a running test would slow the transfers it times), for every test that did not
 pass and for every udpr test (its resends are where the timing rules bite). Each finding goes to ``details["wire"]``; for a test that did not pass it ends its
 reason too ("on the wire: ..."), so every platform shows it; such a test also gets its exchange drawn as a
-text ladder (``details["ladder"]``, ``wirelab.capture.ladder``) with the findings' frames marked. A
+text ladder (``details["ladder"]``, ``wirelab.capture.ladder``; its steps, for the HTML report's picture, in
+``details["ladder_drawing"]``) with the findings' frames marked and, where the program went wrong, what it
+should have done as a dashed arrow (``expected_steps``: "expected: DATA 3 resent after MAX_WAIT"). A
 capture that cannot be read costs the
 student nothing: the reason stays as it was, and ``details["wire_error"]`` says why.
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 from .outcome import Outcome
 from .timing import judge_timing
 
-__all__ = ["WireJudge", "judge_capture", "link_noise"]
+__all__ = ["WireJudge", "judge_capture", "link_noise", "expected_steps"]
 
 _SIDES = {"client": {"client"}, "server": {"server"}, "pair": {"client", "server"}}
 #: A failed test's ladder, at most (about 4 KB of text: a course platform's message has room for many)
@@ -60,7 +62,7 @@ def link_noise(spec) -> tuple[float, float]:
 def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
     """Judge the capture at ``pcap`` (stopped) and record the findings in ``outcome``."""
     from ..capture import exchange, read_capture   # deferred: the capture reader imports pandas
-    from ..capture.ladder import ladder_text
+    from ..capture.ladder import ladder, ladder_text
     try:
         packets = exchange(pcap, port=judge.port)
         if packets.empty:
@@ -75,9 +77,52 @@ def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
         return
     if outcome.status != "pass":
         marks = {f.frames[-1]: _MARKS[f.rule] for f in findings}
-        outcome.details["ladder"] = ladder_text(packets, max_lines=LADDER_LINES, marks=marks)
+        drawing = ladder(packets, max_lines=LADDER_LINES, marks=marks,
+                         expected=expected_steps(findings, packets, judge.max_wait_s, judge.max_retransmits))
+        outcome.details["ladder"] = ladder_text(drawing)
+        outcome.details["ladder_drawing"] = drawing          # the picture's steps (report.py draws the SVG)
     if not findings:
         return
     outcome.details["wire"] = [f.to_dict() for f in findings]
     if outcome.status != "pass":
         outcome.reason += "; on the wire: " + "; ".join(map(str, findings))
+
+
+def _name(row: dict) -> str:
+    number = row.get("packet_no")
+    numbered = row["kind"] in ("DATA", "ACC", "RJT") and number is not None and number == number
+    return f"{row['kind']} {int(number)}" if numbered else str(row["kind"])
+
+
+def expected_steps(findings, packets, max_wait_s: float, max_retransmits: int = 5) -> list[dict]:
+    """Where each finding shows the program going wrong, what ppcb.md asks instead (``wirelab.capture.ladder``'s
+    ``expected`` steps): a resend MAX_WAIT after the last send (early, late, gave_up_early), or the sender's
+    end (too_many: it gives up; after_reject: ERROR and exit), at the time it was due."""
+    rows = {int(r["frame"]): r for r in packets.to_dict("records") if r.get("frame") == r.get("frame")}
+    wait = f"MAX_WAIT ({max_wait_s:g} s)"
+    out = []
+    for f in findings:
+        seen = [rows[n] for n in f.frames if n in rows]
+        if not seen:
+            continue
+        first, last, client = seen[0], seen[-1], f.side == "client"
+        what, t0 = _name(last), float(first["time_s"])
+        if f.rule == "early":
+            out.append({"time_s": t0 + max_wait_s, "right": client,
+                        "label": f"expected: {what} resent only after {wait} without an answer"})
+        elif f.rule == "late":
+            out.append({"time_s": t0 + max_wait_s, "right": client, "label": f"expected: {what} resent after {wait}"})
+        elif f.rule == "gave_up_early":
+            out.append({"time_s": float(last["time_s"]) + max_wait_s, "right": client,
+                        "label": f"expected: {what} resent after {wait}"})
+        elif f.rule == "too_many":             # at the first send beyond one plus MAX_RETRANSMITS
+            same = sorted(float(r["time_s"]) for r in rows.values() if (r["kind"], r.get("packet_no"), r["src"])
+                          == (last["kind"], last.get("packet_no"), last["src"]))
+            said = "ppcbc gives up: ERROR, exit" if client else "ppcbs drops the session"
+            extra = same[max_retransmits + 1] if len(same) > max_retransmits + 1 else float(last["time_s"])
+            out.append({"time_s": extra - 1e-6, "right": None, "side": f.side,
+                        "label": f"expected: no {what} again: {said}"})
+        elif f.rule == "after_reject":
+            out.append({"time_s": t0 + 1e-6, "right": None, "side": "client",
+                        "label": f"expected: after {first['kind']} ppcbc prints ERROR and ends"})
+    return out

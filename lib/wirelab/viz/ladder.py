@@ -1,9 +1,12 @@
-"""The text ladder of a PPCB exchange, for the capture explorer: ``wirelab.capture.ladder``'s drawing, which
-lives in the capture layer because the grader, below ``viz``, draws it for every failed test too.
+"""The ladder of a PPCB exchange, for the capture explorer and the notebooks: ``wirelab.capture.ladder``'s drawing
+(as text) and ``wirelab.capture.ladder_svg``'s picture of it, which live in the capture layer because the grader,
+below ``viz``, draws them for every failed test too.
 
     >>> from wirelab.capture import exchange                                    # doctest: +SKIP
-    >>> print("\\n".join(ladder_text(exchange("run.pcapng", port=5000))))       # doctest: +SKIP
+    >>> packets = exchange("run.pcapng", port=5000)                             # doctest: +SKIP
+    >>> print("\\n".join(ladder_text(packets))); SVG(ladder_svg(packets))       # doctest: +SKIP
 """
 from ..capture.ladder import ladder_text
+from ..capture.ladder_svg import ladder_svg
 
-__all__ = ["ladder_text"]
+__all__ = ["ladder_text", "ladder_svg"]

@@ -5,6 +5,8 @@ container, in Gradescope's layout:
     /autograder/submission/  the student's files: a folder with a Makefile (or ppcbc and ppcbs), or
                              one .tgz/.zip as the assignment asks
     /autograder/results/results.json   what this writes, always (a grader that fails says so in it)
+    /autograder/submission_metadata.json   who handed it in: the tests that draw run on that student's
+                             own link, in the catalogue's course (own_link.py); without it, the catalogue's
 
 How the container is used, decided here and said in the results' output:
 
@@ -104,9 +106,11 @@ def _grade(root: Path, config: dict, catalogue: Catalogue) -> Graded:
     trust = sandbox == "never" or bwrap_version() is None
     policy = Policy(trust=trust, hide=(str(source.resolve()), str((root / "results").resolve())),
                     links=links_for(config.get("links", "auto")))
+    from ..own_link import student_of_metadata
+    student = student_of_metadata(root / "submission_metadata.json")
     with tempfile.TemporaryDirectory(prefix="wirelab-autograder-") as reports:
         graded, = grade_class([("submission", handed_in)], catalogue, reports, capture=False, progress=False,
-                              policy=policy)
+                              policy=policy, students={"submission": student})
     if trust:
         graded.confinement += ("; the container is the sandbox: bubblewrap cannot run here" if sandbox == "auto"
                                else "; the container is the sandbox (sandbox = \"never\")")

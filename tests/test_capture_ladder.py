@@ -83,7 +83,7 @@ def test_the_picture_draws_the_same_steps_as_the_text():
     import json
     import xml.etree.ElementTree as ET
     from wirelab.capture.ladder import ladder
-    from wirelab.capture.ladder_svg import ladder_svg
+    from wirelab.capture.ladder import ladder_svg
     packets = [(0.0, "CONN"), (0.001, "CONACC")]
     for n in range(20):
         packets += [(0.01 + 0.01 * n, "DATA", n), (0.015 + 0.01 * n, "ACC", n)]

@@ -1,5 +1,5 @@
 """The HTML report's ladder of a failed test is a picture a browser draws (issue 34, part 2): the SVG the report
-inlines (capture/ladder_svg.py) is checked not blank in Debian's chromium."""
+inlines (capture/ladder/svg.py) is checked not blank in Debian's chromium."""
 import pandas as pd
 import pytest
 

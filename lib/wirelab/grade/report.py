@@ -45,7 +45,7 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
     data = graded.to_dict()
     data["assignment"] = vars(catalogue.assignment)
     (folder / "report.json").write_text(json.dumps(data, indent=1, default=str))
-    from ..capture.ladder_svg import ladder_svg      # deferred: the capture package is heavy to import
+    from ..capture.ladder import ladder_svg      # deferred: the capture package is heavy to import
     checks = {t.id: t.checks for t in catalogue.tests}
     rows = []
     for t in graded.tests:

@@ -1,5 +1,5 @@
 """The ladder of a PPCB exchange, for the capture explorer and the notebooks: ``wirelab.capture.ladder``'s drawing
-(as text) and ``wirelab.capture.ladder_svg``'s picture of it, which live in the capture layer because the grader,
+(as text) and ``wirelab.capture.ladder.svg``'s picture of it, which live in the capture layer because the grader,
 below ``viz``, draws them for every failed test too.
 
     >>> from wirelab.capture import exchange                                    # doctest: +SKIP
@@ -7,6 +7,6 @@ below ``viz``, draws them for every failed test too.
     >>> print("\\n".join(ladder_text(packets))); SVG(ladder_svg(packets))       # doctest: +SKIP
 """
 from ..capture.ladder import ladder_text
-from ..capture.ladder_svg import ladder_svg
+from ..capture.ladder import ladder_svg
 
 __all__ = ["ladder_text", "ladder_svg"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .ladder import _is_drawing, ladder
+from .drawing import _is_drawing, ladder
 
 __all__ = ["ladder_svg"]
 

@@ -27,8 +27,18 @@ costs MAX_WAIT; a setting predicted to take longer than ``--longest`` s a run is
 again), 3 runs each, and prints the share of settings within ±10 % (and
 within or with overlapping intervals) and the worst five with their reasons.
 
+``--grid random`` (issue 32) draws a fresh grid each time (the seed is printed; ``--seed`` repeats
+one): sizes 100 kB–20 MB, rates 5–100 Mbit/s (both drawn evenly on a log scale), one-way delays
+0–100 ms, loss 0–3 % (a quarter of the draws without loss), Reno, CUBIC, BBR, UDP and UDPR
+(UDPR: MAX_WAIT 0.3 s; a draw predicted to take longer than ``--longest`` s a run is drawn again).
+Besides the share within ±10 % and the worst five, it prints the calibration of the per-run
+interval: the share of single runs inside their 90 % interval (the model's 5-95 % of one run where
+it simulates runs, ``model.window_runs``; else its mean ± 1.645 σ where it gives a σ), and every
+run against η·C.
+
 Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out /tmp/bench-fidelity]
      .venv/bin/python bench/bench_fidelity.py --grid wide [--settings 40] [--seed 1]
+     .venv/bin/python bench/bench_fidelity.py --grid random [--settings 40] [--seed N] [--longest 8]
 """
 from __future__ import annotations
 
@@ -102,6 +112,69 @@ def wide_sweeps(count: int, seed: int, reps: int, longest_s: float = math.inf) -
             for proto, these in sorted(cases.items())}
 
 
+#: The random grid's ranges (issue 32).
+RANDOM_SIZES_B = (100e3, 20e6)
+RANDOM_RATES_BPS = (5e6, 100e6)
+RANDOM_DELAY_S = (0.0, 0.1)
+RANDOM_LOSS = (0.0, 0.03)
+
+
+def _predicted_run_s(kind: str, size: int, rate: float, delay: float, loss: float) -> float:
+    proto = kind if kind in ("udp", "udpr") else "tcp"
+    p = predict(proto, rate, size=size, rtt_s=2 * delay, loss=loss, max_wait_s=0.3,
+                cc=None if proto != "tcp" else kind, wire="emulated", timestamps=proto == "tcp")
+    return p.transfer.total_s if p.transfer is not None else math.inf
+
+
+def random_sweeps(count: int, seed: int, reps: int, longest_s: float) -> dict[str, Experiment]:
+    """``count`` settings drawn afresh from the random grid's ranges (module docstring), one
+    Experiment of cases per protocol; a draw predicted to take longer than ``longest_s`` a run is
+    drawn again."""
+    rng = random.Random(seed)
+    log = lambda low, high: math.exp(rng.uniform(math.log(low), math.log(high)))     # noqa: E731
+    cases: dict[str, list[dict]] = {}
+    drawn = 0
+    while drawn < count:
+        kind = rng.choice(WIDE_KINDS)
+        size, rate = int(log(*RANDOM_SIZES_B)), log(*RANDOM_RATES_BPS)
+        delay = round(rng.uniform(*RANDOM_DELAY_S), 3)
+        loss = 0.0 if rng.random() < 0.25 else round(rng.uniform(*RANDOM_LOSS), 4)
+        if _predicted_run_s(kind, size, rate, delay, loss) > longest_s:
+            continue
+        proto = kind if kind in ("udp", "udpr") else "tcp"
+        case = {"size": f"{size}B", "rate": f"{rate / 1e6:.1f}mbit", "delay": f"{delay * 1e3:g}ms",
+                "loss": f"{loss * 100:g}%"}
+        cases.setdefault(proto, []).append(case | ({"cc": kind} if proto == "tcp" else {}))
+        drawn += 1
+    extra = {"udpr": {"max_wait": "0.3s"}}
+    return {proto: Experiment(f"fidelity-random-{proto}", proto=proto, reps=reps, cases=these, shuffle=True,
+                              **extra.get(proto, {}))
+            for proto, these in sorted(cases.items())}
+
+
+def run_interval(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each measured file run beside its prediction's 90 % interval for one run's data time: the
+    model's 5-95 % where it simulates runs, else mean ± 1.645 σ where it gives σ (NaN: none)."""
+    ok = runs[runs["status"].isin(["ok"]) & runs["size_bytes"].notna()].copy()
+    low = ok.get("pred_data_time_q05_s", pd.Series(math.nan, index=ok.index))
+    high = ok.get("pred_data_time_q95_s", pd.Series(math.nan, index=ok.index))
+    std = pd.to_numeric(ok.get("pred_transfer_std_s", pd.Series(math.nan, index=ok.index)), errors="coerce")
+    mean = pd.to_numeric(ok["pred_data_time_s"], errors="coerce")
+    ok["run_low_s"] = low.where(low.notna(), (mean - 1.645 * std).clip(lower=0))
+    ok["run_high_s"] = high.where(high.notna(), mean + 1.645 * std)
+    ok["interval_from"] = ["runs" if pd.notna(a) else "σ" if pd.notna(b) else None
+                           for a, b in zip(low, ok["run_high_s"])]
+    ok["inside"] = (ok["transfer_s"] >= ok["run_low_s"]) & (ok["transfer_s"] <= ok["run_high_s"])
+    return ok[ok["run_high_s"].notna() & (ok["run_high_s"] > ok["run_low_s"])]
+
+
+def above_eta_c(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs of any protocol whose receiver goodput exceeds η·C beyond the clock's resolution."""
+    ok = runs[runs["status"].isin(["ok", "incomplete"])]
+    limit = ok["pred_efficiency"] * ok["rate_bps"] * (1 + 2 * CLOCK_S / ok["transfer_s"])
+    return ok[ok["goodput_bps"] > limit]
+
+
 def worst(table: pd.DataFrame, count: int = 5) -> pd.DataFrame:
     """The settings furthest from their prediction (by |measured ÷ predicted − 1|)."""
     compared = table[table["within"].notna()]
@@ -134,18 +207,24 @@ def main(argv=None) -> int:
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default="tcp,udp,udpr", help="which groups, e.g. tcp,udpr")
-    parser.add_argument("--grid", choices=("mixed", "issue28", "wide"), default="mixed")
+    parser.add_argument("--grid", choices=("mixed", "issue28", "wide", "random"), default="mixed")
     parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
-    parser.add_argument("--seed", type=int, default=1, help="wide grid: which settings")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="wide grid: which settings (default 1); random grid: default a fresh one, printed")
     parser.add_argument("--longest", type=float, default=30.0,
                         help="wide grid: draw again a setting predicted to take longer (s a run)")
     args = parser.parse_args(argv)
+    if args.seed is None:
+        args.seed = int(time.time()) % 100_000 if args.grid == "random" else 1
+    if args.grid == "random":
+        print(f"random grid: seed {args.seed}, {args.settings} settings, at most {args.longest:g} s a run predicted")
     out = Path(args.out or tempfile.mkdtemp(prefix="wirelab-bench-fidelity-"))
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     frames, tables = [], []
     groups = {"mixed": lambda: sweeps(args.reps, args.max_reps), "issue28": lambda: issue28_sweeps(args.reps),
-              "wide": lambda: wide_sweeps(args.settings, args.seed, args.reps, args.longest)}[args.grid]()
+              "wide": lambda: wide_sweeps(args.settings, args.seed, args.reps, args.longest),
+              "random": lambda: random_sweeps(args.settings, args.seed, args.reps, args.longest)}[args.grid]()
     for group, exp in groups.items():
         if group not in args.only.split(","):
             continue
@@ -191,6 +270,17 @@ def main(argv=None) -> int:
     print(f"UDP runs above the link limit η·C: {len(high)} of {int((runs['proto'] == 'udp').sum())}"
           + (f" (highest {(high['goodput_bps'] / (high['pred_efficiency'] * high['rate_bps'])).max():.4f} × η·C)"
              if len(high) else ""))
+    compared_runs = run_interval(runs)
+    if len(compared_runs):
+        print(f"single runs inside their 90 % interval: {compared_runs['inside'].mean():.0%} of {len(compared_runs)} "
+              f"(simulated runs: {compared_runs.loc[compared_runs['interval_from'] == 'runs', 'inside'].mean():.0%} "
+              f"of {int((compared_runs['interval_from'] == 'runs').sum())}; mean ± 1.645 σ: "
+              f"{compared_runs.loc[compared_runs['interval_from'] == 'σ', 'inside'].mean():.0%} of "
+              f"{int((compared_runs['interval_from'] == 'σ').sum())})")
+    beyond = compared[compared["residual"].abs() > 0.25]
+    print(f"settings beyond ±25 %: {len(beyond)} of {len(compared)}")
+    fast = above_eta_c(runs)
+    print(f"runs above η·C, any protocol: {len(fast)} of {int(runs['status'].isin(['ok', 'incomplete']).sum())}")
     print(f"\nresults kept in {out}")
     return 0
 

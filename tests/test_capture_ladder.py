@@ -1,4 +1,4 @@
-"""The exchange as a text ladder (capture/ladder.py, shown by viz/ladder.py): arrows each way, resends and
+"""The exchange as a text ladder (capture/ladder/, shown by viz/ladder.py): arrows each way, resends and
 rejections marked, long exchanges folded to fit a platform's message (issue 34, part 2, text)."""
 import pandas as pd
 

@@ -30,7 +30,8 @@ within or with overlapping intervals) and the worst five with their reasons.
 ``--grid random`` (issue 32) draws a fresh grid each time (the seed is printed; ``--seed`` repeats
 one): sizes 100 kB–20 MB, rates 5–100 Mbit/s (both drawn evenly on a log scale), one-way delays
 0–100 ms, loss 0–3 % (a quarter of the draws without loss), Reno, CUBIC, BBR, UDP and UDPR
-(UDPR: MAX_WAIT 0.3 s; a draw predicted to take longer than ``--longest`` s a run is drawn again).
+(UDPR: MAX_WAIT 0.3 s, files up to 400 kB; a draw predicted to take longer than ``--longest`` s a
+run is drawn again).
 Besides the share within ±10 % and the worst five, it prints the calibration of the per-run
 interval: the share of single runs inside their 90 % interval (the model's 5-95 % of one run where
 it simulates runs, ``model.window_runs``; else its mean ± 1.645 σ where it gives a σ), and every
@@ -39,6 +40,7 @@ run against η·C.
 Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out /tmp/bench-fidelity]
      .venv/bin/python bench/bench_fidelity.py --grid wide [--settings 40] [--seed 1]
      .venv/bin/python bench/bench_fidelity.py --grid random [--settings 40] [--seed N] [--longest 8]
+                                              [--adaptive --max-reps 12 --budget 900]
 """
 from __future__ import annotations
 
@@ -117,6 +119,7 @@ RANDOM_SIZES_B = (100e3, 20e6)
 RANDOM_RATES_BPS = (5e6, 100e6)
 RANDOM_DELAY_S = (0.0, 0.1)
 RANDOM_LOSS = (0.0, 0.03)
+UDPR_LARGEST_B = 400e3
 
 
 def _predicted_run_s(kind: str, size: int, rate: float, delay: float, loss: float) -> float:
@@ -126,17 +129,21 @@ def _predicted_run_s(kind: str, size: int, rate: float, delay: float, loss: floa
     return p.transfer.total_s if p.transfer is not None else math.inf
 
 
-def random_sweeps(count: int, seed: int, reps: int, longest_s: float) -> dict[str, Experiment]:
+def random_sweeps(count: int, seed: int, reps: int, longest_s: float, max_reps: int | None = None,
+                  budget_s: float | None = None) -> dict[str, Experiment]:
     """``count`` settings drawn afresh from the random grid's ranges (module docstring), one
     Experiment of cases per protocol; a draw predicted to take longer than ``longest_s`` a run is
-    drawn again."""
+    drawn again. With ``max_reps`` a setting gets more runs while its interval (or the model's own
+    spread over the runs made) is wider than ±10 %, within ``budget_s`` a protocol."""
     rng = random.Random(seed)
     log = lambda low, high: math.exp(rng.uniform(math.log(low), math.log(high)))     # noqa: E731
     cases: dict[str, list[dict]] = {}
     drawn = 0
     while drawn < count:
         kind = rng.choice(WIDE_KINDS)
-        size, rate = int(log(*RANDOM_SIZES_B)), log(*RANDOM_RATES_BPS)
+        # UDPR waits a round trip a packet: its files from the low end, or hardly any would fit in time
+        size = int(log(RANDOM_SIZES_B[0], UDPR_LARGEST_B if kind == "udpr" else RANDOM_SIZES_B[1]))
+        rate = log(*RANDOM_RATES_BPS)
         delay = round(rng.uniform(*RANDOM_DELAY_S), 3)
         loss = 0.0 if rng.random() < 0.25 else round(rng.uniform(*RANDOM_LOSS), 4)
         if _predicted_run_s(kind, size, rate, delay, loss) > longest_s:
@@ -147,8 +154,9 @@ def random_sweeps(count: int, seed: int, reps: int, longest_s: float) -> dict[st
         cases.setdefault(proto, []).append(case | ({"cc": kind} if proto == "tcp" else {}))
         drawn += 1
     extra = {"udpr": {"max_wait": "0.3s"}}
+    adaptive = dict(precision=0.10, max_reps=max_reps, budget_s=budget_s) if max_reps and max_reps > reps else {}
     return {proto: Experiment(f"fidelity-random-{proto}", proto=proto, reps=reps, cases=these, shuffle=True,
-                              **extra.get(proto, {}))
+                              **extra.get(proto, {}), **adaptive)
             for proto, these in sorted(cases.items())}
 
 
@@ -207,6 +215,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", default="tcp,udp,udpr", help="which groups, e.g. tcp,udpr")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="random grid: more runs (up to --max-reps) where an interval is wider than ±10 %%")
+    parser.add_argument("--budget", type=float, default=900.0, help="random grid, --adaptive: seconds of runs a protocol")
     parser.add_argument("--grid", choices=("mixed", "issue28", "wide", "random"), default="mixed")
     parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
     parser.add_argument("--seed", type=int, default=None,
@@ -224,7 +235,8 @@ def main(argv=None) -> int:
     frames, tables = [], []
     groups = {"mixed": lambda: sweeps(args.reps, args.max_reps), "issue28": lambda: issue28_sweeps(args.reps),
               "wide": lambda: wide_sweeps(args.settings, args.seed, args.reps, args.longest),
-              "random": lambda: random_sweeps(args.settings, args.seed, args.reps, args.longest)}[args.grid]()
+              "random": lambda: random_sweeps(args.settings, args.seed, args.reps, args.longest,
+                                              args.max_reps if args.adaptive else None, args.budget)}[args.grid]()
     for group, exp in groups.items():
         if group not in args.only.split(","):
             continue

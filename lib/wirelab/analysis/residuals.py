@@ -76,16 +76,15 @@ import pandas as pd
 from ..errors import ExperimentError, WirelabError
 from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES, cycle_time
-from ..experiment.adaptive import model_one_run, precision_note, runs_needed
-from ..experiment.stats import BASIS_TIME, summarize, t_quantile
+from ..experiment.adaptive import precision_note, runs_needed
+from ..experiment.stats import summarize
+from .intervals import WIDEST_INTERVAL, model_spread as _model_spread, number as _number, \
+    one_run as _one_run, within_interval as _overlap
 
 __all__ = ["Reason", "reasons", "residual_table", "check", "ResidualError", "TOLERANCE"]
 
 #: The kit's yardstick: a prediction within ±10 % of the measurement agrees.
 TOLERANCE = 0.10
-#: An interval explains a residual only while it is at most this wide either side of the
-#: prediction: a wider one (at worst one reaching infinity) would explain anything.
-WIDEST_INTERVAL = 0.25
 CLOCK_RESOLUTION_S = 2e-6
 #: iperf3's read and write block for TCP (its -l default, 128 KiB).
 IPERF3_BLOCK = 131072
@@ -110,15 +109,6 @@ class Reason:
         return cls(name, text, effect, effect)
 
 
-def _number(row, name, default=math.nan) -> float:
-    value = row.get(name, default) if hasattr(row, "get") else default
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return default
-    return value if math.isfinite(value) else default
-
-
 def _spread(row, tolerance, precision, max_reps) -> Reason | None:
     """Too few runs for the tolerance. A band counts as an explanation only while it is at most
     ``WIDEST_INTERVAL``: a wider one would explain any residual, so it explains none and says how
@@ -140,20 +130,6 @@ def _spread(row, tolerance, precision, max_reps) -> Reason | None:
     band = relative if relative <= WIDEST_INTERVAL else 0.0
     return Reason("spread", (note or f"interval ±{relative:.0%}")
                   + ("" if band else f" (wider than ±{WIDEST_INTERVAL:.0%}: it explains nothing)"), -band, band)
-
-
-def _one_run(row) -> float:
-    return model_one_run(row)
-
-
-def _model_spread(row, runs: int) -> float:
-    """Half-width ÷ mean of the 95 % interval ``runs`` runs would give at the spread the model
-    itself predicts for one (``_one_run``): a few runs can miss a rare slow one and show a
-    narrow interval of their own. NaN where the model gives none."""
-    one = _one_run(row)
-    if runs < 2 or not math.isfinite(one):
-        return math.nan
-    return t_quantile(0.975, runs - 1) * one / math.sqrt(runs)
 
 
 def _tbf_burst(row, *_) -> Reason | None:
@@ -313,74 +289,6 @@ def _label(row) -> str:
                 continue
             parts.append(fmt(value))
     return " ".join(parts)
-
-
-def _time_floor(row) -> float:
-    """The shortest data time the model allows (``pred_data_time_min_s``, the fastest simulated run;
-    else the file at η·C and the last byte's one-way delay): no interval of time reaches below it,
-    so no goodput interval reaches infinity."""
-    fastest = _number(row, "pred_data_time_min_s")
-    if math.isfinite(fastest) and fastest > 0:
-        return fastest
-    floor = _number(row, "pred_time_link_s", 0.0) + _number(row, "pred_time_propagation_s", 0.0)
-    return floor if floor > 0 else math.nan
-
-
-def _predicted_interval(row) -> tuple[float, float, list[str]]:
-    """The prediction's 95 % interval for this setting's mean and what it comes from: the host round
-    trip's probe range (UDPR: ``pred_goodput_low_bps`` … ``_high_bps``) and the model's own spread
-    of one run over the setting's ``n`` runs (``pred_transfer_std_s``, a time: T ± t·σ/√n, its lower
-    end never below the fastest run the model allows, ``_time_floor``); where both exist, the span of
-    the two; where neither, the prediction itself (a point). Both ends are always finite.
-    NaNs: no prediction."""
-    lows, highs, sources = [], [], []
-    low, high = _number(row, "pred_goodput_low_bps"), _number(row, "pred_goodput_high_bps")
-    if math.isfinite(low) and math.isfinite(high):
-        host = (_number(row, "pred_host_rtt_low_s"), _number(row, "pred_host_rtt_high_s"))
-        sources.append(f"host round trip {host[0] * 1e3:.3f}–{host[1] * 1e3:.3f} ms, the probes' range"
-                       if all(math.isfinite(h) for h in host) else "the prediction's inputs' range")
-        lows.append(low), highs.append(high)
-    runs, pred = int(_number(row, "n", 0)), _number(row, "pred_goodput_bps")
-    model = _model_spread(row, runs)
-    seconds = _number(row, "pred_data_time_s")
-    if math.isfinite(model) and model > 0 and math.isfinite(pred) and math.isfinite(seconds) and seconds > 0:
-        floor = _time_floor(row)
-        shortest = max(seconds * (1 - model), floor if math.isfinite(floor) else 0.0)
-        if shortest > 0:
-            sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in time")
-            lows.append(pred * seconds / (seconds * (1 + model))), highs.append(pred * seconds / shortest)
-    elif math.isfinite(model) and model > 0 and math.isfinite(pred):      # a timed run: in goodput
-        sources.append(f"the model's spread of one run over {runs} runs: ±{model:.0%} in goodput")
-        lows.append(pred * max(1 - model, 0.0)), highs.append(pred * (1 + model))
-    if not sources and math.isfinite(pred):
-        return pred, pred, ["a point: the model gives no interval here"]
-    if not sources:
-        return math.nan, math.nan, []
-    return min(lows), max(highs), sources
-
-
-def _overlap(row, ratio: float) -> tuple[bool | None, str]:
-    """Whether the measured mean lies inside the prediction's interval for the setting's runs
-    and that interval is narrow enough to say so (at most ``WIDEST_INTERVAL`` either side; None:
-    no interval), and the sentence that says so with both."""
-    low, high, sources = _predicted_interval(row)
-    pred = _number(row, "pred_goodput_bps")
-    if not sources or not (math.isfinite(pred) and pred > 0 and math.isfinite(ratio)):
-        return None, ""
-    measured = ratio * pred
-    inside = low <= measured <= high
-    if low == high:
-        return None, f"the prediction is a point ({sources[0]}): within ±10 % or a named reason, or not explained"
-    width = max(1 - low / pred, high / pred - 1)
-    says = (f"measured mean {measured / 1e6:.3f} Mbit/s {'inside' if inside else 'outside'} the predicted "
-            f"{low / 1e6:.3f}–{high / 1e6:.3f} Mbit/s ({'; '.join(sources)})")
-    if width > WIDEST_INTERVAL:
-        one = _one_run(row)
-        more = (f"; about {runs_needed(one, WIDEST_INTERVAL * 0.8)} runs would be needed"
-                if math.isfinite(one) and one > 0 else "")
-        return False, (f"{says}, an interval ±{width:.0%} wide explains nothing (at most "
-                       f"±{WIDEST_INTERVAL:.0%}){more}")
-    return inside, says
 
 
 def residual_table(runs: pd.DataFrame, *, tolerance: float = TOLERANCE, precision: float | None = None,

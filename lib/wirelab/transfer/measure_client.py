@@ -22,14 +22,17 @@ from __future__ import annotations
 import errno
 import math
 import socket
+import struct
 import sys
 import time
+from contextlib import contextmanager
 
 from ..errors import ProtocolError, TransferError, UsageError
 from . import measure_wire as wire
 from .clock import ClockFit, SkewedClock, echo_sample, fit_offset_drift
 from .pacing import PACINGS, Pacer, TickPacer, pacer as make_pacer
 from .result import Result
+from .silence import queued_bytes
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket
 from .tcp import StreamReader
 
@@ -112,9 +115,13 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             if mode not in ("echo", "ping"):         # echo rounds report themselves, one by one
                 progress.start()
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress)
+        # a timed TCP run is measured over its time at the receiver, which reports when it is over
+        timed = proto == "tcp" and mode == "bulk"
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
+                   **({"interval_s": time_s} if timed else {}),
                    **({"read": int(read_bytes)} if read_bytes else {}),
                    **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
+        report = None
         if mode == "ping":
             end.ping(count, echo_interval_s)
         elif mode == "echo":
@@ -137,11 +144,15 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 result.metadata["pacing"] = pacer.kind
                 if isinstance(pacer, TickPacer):      # a tick cut short at 1 s: never sent
                     result.metadata["skipped_packets"] = pacer.skipped
+            if timed:
+                report = end.interval_report()
             if not same_clock:      # a second batch after the data: the line spans the run
                 lost, sent = result.lost, result.packets_sent
-                end.echo(offset_rounds, echo_interval_s)
+                with end.draining(report):
+                    end.echo(offset_rounds, echo_interval_s)
                 result.lost, result.packets_sent = lost, sent
-        report = end.finish()
+        if report is None:
+            report = end.finish()
         result.sender_end_time_s = clock.time_ns() / 1e9
         _fold(result, report, same_clock, end.samples and fit_offset_drift(end.samples), end.span)
         if mode in ("echo", "ping"):
@@ -159,11 +170,23 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     finally:
         if progress is not None:         # its last record reads the socket: before it closes
             result.metadata["progress"] = progress.stop()
+        if result.interval_s is not None:
+            _discard(sock)
         sock.close()
     if result.sender_end_time_s is None:
         result.sender_end_time_s = clock.time_ns() / 1e9
     result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
     return result
+
+
+def _discard(sock: socket.socket) -> None:
+    """Close discarding what the socket still holds (SO_LINGER 0: a reset, tcp(7)): those bytes
+    belong to no interval, and a kernel sending them on after close() would load the link
+    under the next run."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
 
 
 def record_sizes(packet: int, size_bytes: int | None, time_s: float,
@@ -180,6 +203,12 @@ def record_sizes(packet: int, size_bytes: int | None, time_s: float,
     if 0 < rest < wire.MIN_PACKET and full:
         sizes[-2:] = [packet + rest - wire.MIN_PACKET, wire.MIN_PACKET]
     return sizes
+
+
+def _span(report: dict) -> float | None:
+    """The receiver's first to last record counted (its own clock), or None."""
+    first, last = report.get("receiver_start_time_s"), report.get("receiver_end_time_s")
+    return last - first if first is not None and last is not None and last > first else None
 
 
 def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, span) -> None:
@@ -340,6 +369,7 @@ class _Session:
 
     def _echo_reply(self, seq: int):
         if self.proto == "tcp":
+            self.reader.mark("an ECHO reply")
             raw = self.reader.read(self.packet)
             if raw[0] != wire.ECHO_REPLY:
                 raise ProtocolError(f"expected ECHO_REPLY, got {raw[0]:#x}", "check both ends are wirelab")
@@ -426,11 +456,42 @@ class _Session:
         self.result.metadata["end_markers_sent"] = count
         self.result.metadata["end_marker_gap_s"] = gap_s
 
+    def interval_report(self) -> dict:
+        """A timed TCP run's REPORT, which the receiver sends when its interval ends (about a round
+        trip after the last record was written here): nothing else is sent, nothing waited out.
+        What this end's socket still holds then is recorded, and discarded at close."""
+        result = self.result
+        self.reader.mark("the REPORT")
+        report = wire.read_json(self.reader, wire.REPORT)
+        result.interval_s = report.get("interval_s")
+        result.report_wait_s = max(time.time() - result.last_data_time_s, 0.0)
+        result.send_queue_bytes = queued_bytes(self.sock)
+        span = _span(report)
+        if result.send_queue_bytes is not None and span and report.get("bytes_received"):
+            result.drain_s = result.send_queue_bytes / (report["bytes_received"] / span)
+        return report
+
+    @contextmanager
+    def draining(self, report: dict | None):
+        """Replies that wait behind the send queue (a timed run's echo rounds after its data): each
+        wait is MAX_WAIT plus twice the queue's drain at the run's own rate (``drain_s``), no more."""
+        if report is None or not self.result.drain_s:
+            yield
+            return
+        before, self.max_wait = self.max_wait, self.max_wait + 2.0 * self.result.drain_s
+        self.sock.settimeout(self.max_wait)
+        try:
+            yield
+        finally:
+            self.max_wait = before
+            self.sock.settimeout(before)
+
     def finish(self) -> dict:
         """END → the receiver's REPORT."""
         end = wire.END_HDR.pack(wire.END, getattr(self, "_sent", 0))
         if self.proto == "tcp":
             self.send(end + bytes(self.packet - len(end)))
+            self.reader.mark("the REPORT")   # END waits behind whatever this end still queues
             return wire.read_json(self.reader, wire.REPORT)
         return wire.parse_json_packet(self.request(end, wire.REPORT), wire.REPORT)
 

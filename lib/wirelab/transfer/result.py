@@ -42,6 +42,11 @@ class Result:
     first_data_time_s: float | None = None       # first data byte sent (sender clock): set-up is over
     last_data_time_s: float | None = None        # last data byte handed to the kernel (sender clock)
     clock: str | None = None                     # how the two ends' instants meet: measures.CLOCKS
+    # a timed TCP run, measured as iperf3 does (measures.GLOSSARY)
+    interval_s: float | None = None              # the receiver counted what arrived within this many s
+    report_wait_s: float | None = None           # last data byte handed over → the receiver's REPORT
+    send_queue_bytes: int | None = None          # what the sender's socket still held then (discarded)
+    drain_s: float | None = None                 # that queue at the run's goodput: the wait not waited
     # packets (PPCB DATA, datagrams or records)
     packet_bytes: int | None = None              # data per packet / write
     packets_sent: int = 0                        # resends included

@@ -25,14 +25,13 @@ import socket
 import struct
 import sys
 import time
-from contextlib import contextmanager
 
 from ..errors import ProtocolError, TransferError, UsageError
 from . import measure_wire as wire
 from .clock import ClockFit, SkewedClock, echo_sample, fit_offset_drift
 from .pacing import PACINGS, Pacer, TickPacer, pacer as make_pacer
 from .result import Result
-from .silence import queued_bytes
+from .silence import await_answer, queued_bytes
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket
 from .tcp import StreamReader
 
@@ -148,8 +147,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 report = end.interval_report()
             if not same_clock:      # a second batch after the data: the line spans the run
                 lost, sent = result.lost, result.packets_sent
-                with end.draining(report):
-                    end.echo(offset_rounds, echo_interval_s)
+                end.echo(offset_rounds, echo_interval_s)
                 result.lost, result.packets_sent = lost, sent
         if report is None:
             report = end.finish()
@@ -369,7 +367,8 @@ class _Session:
 
     def _echo_reply(self, seq: int):
         if self.proto == "tcp":
-            self.reader.mark("an ECHO reply")
+            if self.span is not None and not self.reader.buf:     # after the data: behind its queue
+                await_answer(self.sock, self.max_wait, "an ECHO reply")
             raw = self.reader.read(self.packet)
             if raw[0] != wire.ECHO_REPLY:
                 raise ProtocolError(f"expected ECHO_REPLY, got {raw[0]:#x}", "check both ends are wirelab")
@@ -471,28 +470,18 @@ class _Session:
             result.drain_s = result.send_queue_bytes / (report["bytes_received"] / span)
         return report
 
-    @contextmanager
-    def draining(self, report: dict | None):
-        """Replies that wait behind the send queue (a timed run's echo rounds after its data): each
-        wait is MAX_WAIT plus twice the queue's drain at the run's own rate (``drain_s``), no more."""
-        if report is None or not self.result.drain_s:
-            yield
-            return
-        before, self.max_wait = self.max_wait, self.max_wait + 2.0 * self.result.drain_s
-        self.sock.settimeout(self.max_wait)
-        try:
-            yield
-        finally:
-            self.max_wait = before
-            self.sock.settimeout(before)
-
     def finish(self) -> dict:
         """END → the receiver's REPORT."""
         end = wire.END_HDR.pack(wire.END, getattr(self, "_sent", 0))
         if self.proto == "tcp":
             self.send(end + bytes(self.packet - len(end)))
-            self.reader.mark("the REPORT")   # END waits behind whatever this end still queues
-            return wire.read_json(self.reader, wire.REPORT)
+            # END waits behind whatever this end still queues (a load above what the link carries)
+            if not self.reader.buf:
+                await_answer(self.sock, self.max_wait, "the REPORT")
+            report = wire.read_json(self.reader, wire.REPORT)
+            self.result.report_wait_s = max(time.time() - self.result.last_data_time_s, 0.0) \
+                if self.result.last_data_time_s else None
+            return report
         return wire.parse_json_packet(self.request(end, wire.REPORT), wire.REPORT)
 
 

@@ -18,6 +18,7 @@ Standard library only: this module is read by students.
 from __future__ import annotations
 
 import fcntl
+import select
 import socket
 import struct
 import time
@@ -26,7 +27,10 @@ from typing import NamedTuple
 from ..errors import TransferError
 from . import tcp_info
 
-__all__ = ["Snapshot", "snapshot", "queued_bytes", "timeout_error", "receiving"]
+__all__ = ["Snapshot", "snapshot", "queued_bytes", "timeout_error", "receiving", "await_answer", "DRAIN_SLACK"]
+
+#: A wait behind this end's own queue may last this many times the drain its rate predicts.
+DRAIN_SLACK = 2.0
 
 #: ioctl(SIOCOUTQ) = TIOCOUTQ on Linux: bytes in a TCP socket's send queue, sent-unacked or unsent
 #: (tcp(7), "SIOCOUTQ").
@@ -82,3 +86,26 @@ def timeout_error(waited_s: float, before: Snapshot | None, after: Snapshot | No
         f"{acked} B in the last {span:.1f} s ({rate / 1e6:.2f} Mbit/s){rest}",
         f"the {waiting_for or 'answer'} waits behind this end's send buffer, which drains at the link's "
         "loss-limited rate: a smaller send buffer (sndbuf) or a larger MAX_WAIT lets it through")
+
+
+def await_answer(sock: socket.socket, max_wait: float, waiting_for: str) -> float:
+    """Wait until the peer's answer can be read. The peer may be silent for MAX_WAIT; while it keeps
+    acknowledging what this end queued before the question, the wait goes on, up to MAX_WAIT plus
+    ``DRAIN_SLACK`` times the drain of that queue at the rate the first MAX_WAIT measured.
+    Returns the seconds waited; raises ``timeout_error``'s TransferError (or says the drain overran)."""
+    start = last = snapshot(sock)
+    limit = None
+    while not select.select([sock], [], [], max_wait)[0]:
+        now = snapshot(sock)
+        if not receiving(last, now):
+            raise timeout_error(max_wait, last, now, waiting_for=waiting_for)
+        if limit is None:                 # the drain, predicted from the rate the peer acknowledges at
+            rate = (now.acked_bytes - last.acked_bytes) / max(now.at_s - last.at_s, 1e-9)
+            limit = start.at_s + max_wait + DRAIN_SLACK * (start.queued_bytes or 0) / rate
+        if now.at_s >= limit:
+            raise TransferError(
+                f"timeout: still receiving {now.at_s - start.at_s:.1f} s after the last write while waiting for "
+                f"{waiting_for}, {DRAIN_SLACK:g} × the drain its rate predicted; {now.queued_bytes} B still queued",
+                "the link delivers far slower than it did: a smaller send buffer (sndbuf) shortens the drain")
+        last = now
+    return time.monotonic() - start.at_s

@@ -1,13 +1,14 @@
 """A wait that times out says what happened: a peer that stalled, or one still receiving what this
 end queued before its question (issue 32: a timed run blamed a peer that was receiving)."""
 import socket
+import struct
 import threading
 import time
 
 import pytest
 
 from wirelab.errors import TransferError
-from wirelab.transfer.silence import Snapshot, queued_bytes, snapshot, timeout_error
+from wirelab.transfer.silence import Snapshot, await_answer, queued_bytes, snapshot, timeout_error
 from wirelab.transfer.sockets import Meter
 from wirelab.transfer.tcp import StreamReader
 
@@ -52,41 +53,73 @@ def test_a_reader_whose_peer_says_nothing_reports_a_stall():
             reader.read(1)
 
 
-def test_a_reader_waiting_behind_its_own_queue_says_the_peer_is_receiving():
-    """Loopback: the peer reads 64 kB every 20 ms and never answers; the answer this end waits
-    for would come after its 8 MB, so the wait times out with the peer busy receiving."""
-    client, server = _pair(sndbuf=4 << 20)
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-    done = threading.Event()
+class SlowPeer:
+    """A peer that reads 64 kB every 20 ms (the slow link) and, once it has read ``answer_after``
+    bytes, answers one byte: what this end waits for sits behind everything it queued."""
 
-    def slow_reader():
-        while not done.is_set():
+    def __init__(self, server: socket.socket, answer_after: int | None = None):
+        self.server, self.answer_after, self.done = server, answer_after, threading.Event()
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+
+    def _read(self):
+        got = 0
+        while not self.done.is_set():
             try:
-                if not server.recv(65536):
-                    return
+                chunk = self.server.recv(65536)
             except OSError:
+                return
+            if not chunk:
+                return
+            got += len(chunk)
+            if self.answer_after is not None and got >= self.answer_after:
+                self.server.sendall(b"!")
                 return
             time.sleep(0.02)          # pacing the reader (the slow link), not waiting for anyone
 
-    thread = threading.Thread(target=slow_reader, daemon=True)
+
+def _fill(client: socket.socket, most: int) -> int:
+    """Queue up to ``most`` bytes without blocking; the bytes queued."""
+    client.setblocking(False)
+    queued = 0
+    try:
+        while queued < most:
+            queued += client.send(bytes(min(1 << 20, most - queued)))
+    except BlockingIOError:
+        pass
+    return queued
+
+
+def test_a_reader_waiting_behind_its_own_queue_says_the_peer_is_receiving():
+    """Loopback: the peer reads slowly and never answers; the answer this end waits for would
+    come after its megabytes, so the wait times out with the peer busy receiving."""
+    client, server = _pair(sndbuf=4 << 20)
+    peer = SlowPeer(server)
     with client, server:
-        client.setblocking(False)
-        queued = 0
-        try:
-            while queued < 8 << 20:
-                queued += client.send(bytes(1 << 20))
-        except BlockingIOError:
-            pass
-        thread.start()
+        _fill(client, 8 << 20)
+        peer.thread.start()
         client.settimeout(0.5)
         assert queued_bytes(client) > 1 << 20 and snapshot(client).acked_bytes is not None
         reader = StreamReader(client, Meter())
         reader.mark("the REPORT")
         with pytest.raises(TransferError) as caught:
             reader.read(1)
-        done.set()
-        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
-    thread.join(2)
+        peer.done.set()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    peer.thread.join(2)
     message = str(caught.value)
     assert message.startswith("timeout: still receiving when MAX_WAIT (0.5 s) passed while waiting for the REPORT")
     assert "stalled" not in message and "still queued in this end's socket" in message
+
+
+def test_a_wait_behind_a_draining_queue_goes_on_and_a_silent_peer_ends_it():
+    client, server = _pair(sndbuf=1 << 20)
+    with client, server:
+        queued = _fill(client, 1 << 20)
+        peer = SlowPeer(server, answer_after=queued)
+        peer.thread.start()
+        waited = await_answer(client, 0.2, "the REPORT")      # the drain outlasts MAX_WAIT: still waits
+        assert client.recv(1) == b"!" and waited > 0.2
+        peer.thread.join(2)
+        with pytest.raises(TransferError, match="nothing arrived within MAX_WAIT .0.2 s. while waiting for RCVD"):
+            await_answer(client, 0.2, "RCVD")                  # the peer now says nothing

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import math
+import select
 import socket
 import struct
 import sys
@@ -98,6 +99,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     clock = SkewedClock(clock_offset_s, clock_drift_ppm)
     if clock_offset_s or clock_drift_ppm:
         result.metadata["clock_configured"] = {"offset_s": clock_offset_s, "drift_ppm": clock_drift_ppm}
+    # a timed TCP run is measured over its time at the receiver, which reports when it is over
+    timed = proto == "tcp" and mode == "bulk"
     sock = open_socket(proto, sndbuf=sndbuf, rcvbuf=rcvbuf, congestion=congestion)
     try:
         sock.settimeout(max_wait)
@@ -114,8 +117,6 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
             if mode not in ("echo", "ping"):         # echo rounds report themselves, one by one
                 progress.start()
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress)
-        # a timed TCP run is measured over its time at the receiver, which reports when it is over
-        timed = proto == "tcp" and mode == "bulk"
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
                    **({"interval_s": time_s} if timed else {}),
                    **({"read": int(read_bytes)} if read_bytes else {}),
@@ -168,7 +169,7 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     finally:
         if progress is not None:         # its last record reads the socket: before it closes
             result.metadata["progress"] = progress.stop()
-        if result.interval_s is not None:
+        if timed:
             _discard(sock)
         sock.close()
     if result.sender_end_time_s is None:
@@ -460,8 +461,15 @@ class _Session:
         trip after the last record was written here): nothing else is sent, nothing waited out.
         What this end's socket still holds then is recorded, and discarded at close."""
         result = self.result
-        self.reader.mark("the REPORT")
-        report = wire.read_json(self.reader, wire.REPORT)
+        if not self.reader.buf and not select.select([self.sock], [], [], self.max_wait)[0]:
+            # no REPORT: a server from before timed REPORTs waits for END (a stalled one answers neither:
+            # finish says which it was)
+            report = self.finish()
+            if not report.get("interval_s"):
+                result.metadata["interval"] = "the server predates timed REPORTs: END waited out the send buffer"
+                return report
+        else:
+            report = wire.read_json(self.reader, wire.REPORT)
         result.interval_s = report.get("interval_s")
         result.report_wait_s = max(time.time() - result.last_data_time_s, 0.0)
         result.send_queue_bytes = queued_bytes(self.sock)

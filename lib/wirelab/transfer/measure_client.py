@@ -2,7 +2,9 @@
 
     measure("udp", "127.0.0.1", 5000, mode="load", rate_bps=40e6, packet=1400, time_s=2)
 
-bulk: records back to back for ``time_s`` (the kernel's pace); load: paced
+bulk: records back to back for ``time_s`` (the kernel's pace; over TCP measured as iperf3
+measures: the receiver counts what arrives within ``time_s`` of the first record and reports at
+once, and what this end's socket still holds is discarded, not waited out); load: paced
 at ``rate_bps`` (offered load), for ``time_s`` or for exactly ``size_bytes``
 (a file's bytes: the last record carries what is left); echo: ``count``
 request/response rounds for RTT; ping (udp): ``count`` echo rounds sent every

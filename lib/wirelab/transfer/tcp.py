@@ -19,7 +19,7 @@ import time
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
-from .silence import Snapshot, snapshot, timeout_error
+from .silence import Snapshot, await_answer, snapshot, timeout_error
 from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over, open_socket,
                       waiting_on)
 
@@ -260,7 +260,10 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
             raise ProtocolError(f"server answered {reply.kind}"
                                 + (f" for packet {reply.packet_no}" if reply.packet_no is not None else "")
                                 + " and closed the connection", "the server rejected the transfer") from None
-        reader.mark("RCVD")              # RCVD comes after every byte still queued here
+        # RCVD comes after every byte still queued here: MAX_WAIT bounds the peer's silence, and a
+        # peer that keeps acknowledging them is not silent (silence.py: bounded by their drain)
+        if not reader.buf:
+            await_answer(sock, max_wait, "RCVD")
         reply = read_packet(reader)
         if reply.kind != "RCVD" or reply.session_id != session:
             raise ProtocolError(f"expected RCVD, got {reply.kind}"

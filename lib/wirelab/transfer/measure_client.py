@@ -148,7 +148,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                     result.metadata["skipped_packets"] = pacer.skipped
             if timed:
                 report = end.interval_report()
-            if not same_clock:      # a second batch after the data: the line spans the run
+            # a second batch after the data: the line spans the run (not after an END: the session is over)
+            if not same_clock and "interval" not in result.metadata:
                 lost, sent = result.lost, result.packets_sent
                 end.echo(offset_rounds, echo_interval_s)
                 result.lost, result.packets_sent = lost, sent

@@ -125,7 +125,7 @@ def test_a_timed_run_on_a_loss_limited_link_measures_its_interval_and_ends(tmp_p
     exp = Experiment("drain", proto="tcp", workload="time", time="2s", rate="20mbit", delay="30ms",
                      loss="3%", sndbuf="4MB", cc="reno", reps=1, backend="userspace", seed=5)
     row = run(exp, out=tmp_path / "drain", progress=False).iloc[0]
-    assert row["status"] == "ok", row["error"]
+    assert "stalled" not in str(row["error"]) and row["status"] == "ok", row["error"]
     assert row["interval_s"] == 2.0
     # the goodput's time spans the interval and the first record's trip, no more: nothing counted later
     trip = row["receiver_start_time_s"] - row["first_data_time_s"]

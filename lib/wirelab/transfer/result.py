@@ -174,6 +174,11 @@ class Result:
         if self.bytes_delivered is not None:
             lines.append(f"  receiver: {self.bytes_delivered} B delivered in "
                          f"{self.transfer_s or 0:.4f} s = {rate(self.goodput_bps)} goodput ({self.goodput_clock})")
+        if self.interval_s is not None:
+            lines.append(f"  interval: what arrived within {self.interval_s:g} s (iperf3's count); "
+                         + (f"{self.send_queue_bytes} B still queued at the sender then, discarded (about "
+                            f"{self.drain_s or 0:.1f} s of drain not waited out)" if self.send_queue_bytes
+                            else "nothing left queued at the sender"))
         lines.append(f"  sender:   {self.bytes_offered} B offered in {self.sender_duration_s or 0:.4f} s"
                      f" = {rate(self.sender_goodput_bps)} (sender's view), "
                      f"{self.packets_sent} packets, {self.retransmissions} resent")

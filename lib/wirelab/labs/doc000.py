@@ -176,8 +176,7 @@ def _ok(frame: pd.DataFrame) -> pd.DataFrame:
         out["sent_fraction"] = (out["bytes_sent"] / offered).clip(upper=1.0)
         sent = out["packets_sent"].where(out["packets_sent"] > 0)
         out["lost_fraction"] = (out["lost"] / sent).where(out["proto"] == "udp") if "lost" in out else math.nan
-    # a timed TCP run leaves its socket's queue at the interval's end: never sent, so never lost
-    sent = out["bytes_sent"] - (out["send_queue_bytes"].fillna(0) if "send_queue_bytes" in out else 0)
+    sent = out["bytes_sent"] - out.reindex(columns=["send_queue_bytes"]).fillna(0)["send_queue_bytes"]  # never left
     out["received_fraction"] = out["bytes_received"] / sent.where(sent > 0)
     return out
 

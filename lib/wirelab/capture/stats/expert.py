@@ -1,0 +1,75 @@
+"""Wireshark's Analyze › Expert Information for TCP, from the kit's analysis flags (``tshark -q -z expert``).
+
+One row per kind of note: ``severity`` (error, warning, note, chat), ``group``,
+``protocol``, ``summary`` (Wireshark's own words), ``count`` and ``frames`` (the frame
+numbers). The marks and their words are those of Wireshark 4.0's
+epan/dissectors/packet-tcp.c (``ei_tcp_*``); the flags come from ``tcp_analysis(...,
+expert=True)`` (read ``tcp_sequence``'s docstring for their rules). As in Wireshark, a
+fast or spurious retransmission is also counted as a retransmission.
+
+What differs from tshark (named in the README): duplicate ACKs are one row, not one per
+"#n"; the connection-closing notes ("This frame initiates/undergoes the connection
+closing"), zero-window probes, keep-alive ACKs, "window is full" and the notes of other
+protocols than TCP are not made.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..tcp_sequence import FIN, RST, SYN, ACK
+
+__all__ = ["MARKS", "expert_table"]
+
+#: flag → (severity, group, summary), packet-tcp.c (4.0)
+MARKS = {
+    "lost_segment": ("warning", "Sequence", "Previous segment(s) not captured (common at capture start)"),
+    "ack_unseen": ("warning", "Sequence", "ACKed segment that wasn't captured (common at capture start)"),
+    "out_of_order": ("warning", "Sequence", "This frame is a (suspected) out-of-order segment"),
+    "zero_window": ("warning", "Sequence", "TCP Zero Window segment"),
+    "retransmission": ("note", "Sequence", "This frame is a (suspected) retransmission"),
+    "fast_retransmission": ("note", "Sequence", "This frame is a (suspected) fast retransmission"),
+    "spurious_retransmission": ("note", "Sequence", "This frame is a (suspected) spurious retransmission"),
+    "duplicate_ack": ("note", "Sequence", "Duplicate ACK"),
+    "keep_alive": ("note", "Sequence", "TCP keep-alive segment"),
+    "window_update": ("chat", "Sequence", "TCP window update"),
+}
+COLUMNS = ["severity", "group", "protocol", "summary", "count", "frames"]
+_SEVERITY = ["error", "warning", "note", "chat"]
+
+
+def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
+    """The notes of the TCP frames in ``frames`` (a ``read_capture`` table, or rows of one);
+    ``flags``: ``tcp_analysis(..., expert=True)`` of the same rows."""
+    number = frames["frame"].to_numpy(np.int64)
+    rows = []
+    for name, (severity, group, summary) in MARKS.items():
+        marked = flags[name].to_numpy(bool)
+        if marked.any():
+            rows.append((severity, group, "TCP", summary, number[marked]))
+    tcp = (frames["proto"] == "tcp").to_numpy() & frames["tcp_flags"].notna().to_numpy()
+    bits = frames["tcp_flags"].fillna(0).to_numpy(np.int64)
+    rows += _handshake(number, tcp & ((bits & (SYN | ACK)) == SYN), frames["dport"],
+                       "Connection establish request (SYN): server port {}")
+    rows += _handshake(number, tcp & ((bits & (SYN | ACK)) == SYN | ACK), frames["sport"],
+                       "Connection establish acknowledge (SYN+ACK): server port {}")
+    for bit, severity, summary in ((FIN, "chat", "Connection finish (FIN)"),
+                                   (RST, "warning", "Connection reset (RST)")):
+        marked = tcp & ((bits & bit) > 0)
+        if marked.any():
+            rows.append((severity, "Sequence", "TCP", summary, number[marked]))
+    out = pd.DataFrame([(s, g, p, text, int(f.size), f) for s, g, p, text, f in rows], columns=COLUMNS)
+    out["severity"] = pd.Categorical(out["severity"], categories=_SEVERITY, ordered=True)
+    return out.sort_values(["severity", "count"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+def _handshake(number: np.ndarray, marked: np.ndarray, port: pd.Series, summary: str) -> list[tuple]:
+    """One row per server port (Wireshark names the port in the summary)."""
+    if not marked.any():
+        return []
+    ports = port.fillna(-1).to_numpy(np.int64)[marked]
+    found = number[marked]
+    values, inverse = np.unique(ports, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    groups = np.split(found[order], np.flatnonzero(np.diff(inverse[order])) + 1)
+    return [("chat", "Sequence", "TCP", summary.format(int(p)), g) for p, g in zip(values, groups)]

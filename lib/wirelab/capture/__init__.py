@@ -16,7 +16,9 @@ together), ``udp_sequence`` (``udp_loss``: sequence numbers in datagrams),
 ``wirelab.model``), ``rfc6349`` (RFC 6349's metrics of a TCP transfer), ``ppcb_reader``
 (PPCB packets of a capture, read by the kit), ``ppcb_exchange`` (``exchange``: what two
 PPCB peers sent each other in a run's capture), and ``report`` (what ``wirelab analyze``
-prints, as data and text: ``from wirelab.capture.report import report, render``).
+prints, as data and text: ``from wirelab.capture.report import report, render``), and
+``opened`` (``open_capture``: one object for a capture with Wireshark's Statistics and
+Analyze menus as data, computed by ``stats/``, one module per statistic).
 Every public name is exported here, whichever room defines it.
 """
 from .._exports import lazy
@@ -36,6 +38,7 @@ _EXPORTS = {
     "compare_with_stack": "tools.scapy_layout",
     "layout": "tools.scapy_layout", "iter_capture": "reader.stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
     "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence",
+    "open_capture": "opened", "Capture": "opened",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -37,7 +37,7 @@ from .sql.dataset import INFO, open_dataset
 from .stats.conversations import conversation_table, endpoint_table, pair_ids
 from .stats.expert import expert_table
 from .stats.follow import Followed, follow_tcp
-from .stats.hierarchy import protocol_hierarchy
+from .stats.hierarchy import protocol_hierarchy, transport_frames
 from .stats.io import io_table
 from .stats.stream_graphs import StreamGraphs
 from .tcp_sequence import tcp_analysis
@@ -112,12 +112,15 @@ class Capture:
         time = f["time_relative"].to_numpy(np.float64)
         size = f["frame_len"].to_numpy(np.int64)
         if kind in ("tcp", "udp"):
-            pick = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
+            mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
+            pick = mine & transport_frames(f)
             g = f[pick]
+            # a last fragment has no ports of its own: its datagram's, from its first fragment
+            ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
+            ports = ported.reindex(pd.MultiIndex.from_arrays([g["stream"], g["a_to_b"]])).to_numpy(np.int64, na_value=-1)
             return conversation_table(g["stream"].to_numpy(np.int64), g["a_to_b"].to_numpy(bool),
                                       g["src"].astype(str).to_numpy(), g["dst"].astype(str).to_numpy(),
-                                      g["sport"].to_numpy(np.int64), g["dport"].to_numpy(np.int64),
-                                      size[pick], time[pick])
+                                      ports[:, 0], ports[:, 1], size[pick], time[pick])
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()
             src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
@@ -158,7 +161,10 @@ class Capture:
             packets = self.flow_graph().packets
             real = packets[~packets["kind"].isin(["not PPCB", "SYN", "FIN", "RST"])]
             marked = f["frame"].isin(real["frame"]).to_numpy()
-        return protocol_hierarchy(f, outer_ethertype=ether, ppcb=marked)
+        flags = self.flags()
+        resent = ((flags["retransmission"] & ~flags["fast_retransmission"] & ~flags["spurious_retransmission"])
+                  | flags["out_of_order"]).to_numpy(bool)
+        return protocol_hierarchy(f, outer_ethertype=ether, ppcb=marked, resent=resent)
 
     def io_graph(self, interval: float = 0.1, *, y: str = "packets", filter=None) -> pd.DataFrame:
         """Statistics › I/O Graph: ``y`` ("packets", "bytes", "bits") per ``interval`` seconds of the

@@ -58,7 +58,9 @@ class StreamGraphs:
         self._ack = (ack - base + 2 ** 31) % 2 ** 32 - 2 ** 31
         self._len = payload + ((bits & _SYN) > 0) + ((bits & 0x01) > 0)
         self._fwd, self._has_ack = fwd, (bits & 0x10) > 0
-        self._win = rows["tcp_win"].to_numpy(np.int64, na_value=0) << self._scale(rows, fwd, bits)
+        # a SYN's window is never scaled (RFC 7323 §2.2)
+        self._win = rows["tcp_win"].to_numpy(np.int64, na_value=0) << np.where(
+            (bits & _SYN) > 0, 0, self._scale(rows, fwd, bits))
 
     @staticmethod
     def _scale(rows, fwd, bits) -> int:

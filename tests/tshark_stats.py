@@ -11,7 +11,7 @@ import re
 import subprocess
 
 _UNITS = {"bytes": 1, "kB": 1_000, "MB": 1_000_000, "GB": 1_000_000_000}
-_STATS = ["-z", "conv,tcp", "-z", "conv,udp", "-z", "endpoints,tcp", "-z", "endpoints,udp", "-z", "conv,ip",
+_STATS = ["-z", "conv,tcp", "-z", "conv,udp", "-z", "endpoints,tcp", "-z", "endpoints,udp", "-z", "conv,ip", "-z", "conv,eth", "-z", "conv,ipv6",
           "-z", "io,phs", "-z", "expert"]
 
 
@@ -41,7 +41,7 @@ def statistics(path) -> dict:
     blocks = _blocks(text)
     out = {"expert": _expert(text), "phs": [], "conv": {}, "endpoints": {}}
     for title, lines in blocks.items():
-        kind = title.split()[0].lower().replace("ipv4", "ip")
+        kind = {"ipv4": "ip", "ethernet": "eth"}.get(title.split()[0].lower(), title.split()[0].lower())
         if title.endswith("Conversations"):
             out["conv"][kind] = [_conversation(line) for line in lines if "<->" in line]
         elif title.endswith("Endpoints"):

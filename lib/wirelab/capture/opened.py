@@ -37,7 +37,7 @@ from .sql.dataset import INFO, open_dataset
 from .stats.conversations import conversation_table, endpoint_table, pair_ids
 from .stats.expert import expert_table
 from .stats.follow import Followed, follow_tcp
-from .stats.hierarchy import protocol_hierarchy, transport_frames
+from .stats.hierarchy import protocol_hierarchy, transport_frames, unreassembled
 from .stats.io import io_table
 from .stats.stream_graphs import StreamGraphs
 from .tcp_sequence import tcp_analysis
@@ -123,6 +123,8 @@ class Capture:
                                       ports[:, 0], ports[:, 1], size[pick], time[pick])
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()
+            if kind == "ipv6":          # (Wireshark's IPv6 tap leaves out what it cannot reassemble)
+                pick &= ~unreassembled(f)
             src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
             names = np.asarray(f["src"].cat.categories.astype(str))
             ids, ab = pair_ids(src.astype(np.int64), dst.astype(np.int64))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["LINK", "protocol_hierarchy", "frame_paths", "transport_frames"]
+__all__ = ["LINK", "protocol_hierarchy", "frame_paths", "transport_frames", "unreassembled"]
 
 #: link type → Wireshark's protocol name (tcpdump.org/linktypes.html)
 LINK = {0: "null", 108: "null", 1: "eth", 113: "sll", 276: "sll", 101: "raw", 12: "raw", 14: "raw",
@@ -27,15 +27,14 @@ _L3 = {"ipv4": "ip", "ipv6": "ipv6", "arp": "arp"}
 _QINQ, _VLAN = 0x88A8, 0x8100
 
 
-def transport_frames(df: pd.DataFrame) -> np.ndarray:
-    """Frames whose transport header Wireshark dissects: those that are no IP fragment, and the
-    last fragment of a datagram whose fragments the file holds whole (Wireshark reassembles
-    it there; a cut fragment leaves the datagram unreassembled)."""
+def _fragments(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame: an IP fragment; the last of its datagram; in a datagram Wireshark cannot
+    reassemble (the snaplen cut one of its fragments)."""
     offset = df["frag_offset"].fillna(0).to_numpy(np.int64)
     more = df["more_frags"].fillna(False).to_numpy(bool)
     fragment = more | (offset > 0)
     if not fragment.any():
-        return np.ones(len(df), dtype=bool)
+        return fragment, fragment, fragment
     # cut: the file holds less of the fragment's IP data than it carried (not frame_len: an
     # editcap -C chops the link header and keeps the length on the wire)
     held = df["cap_len"].to_numpy(np.int64) - df["payload_offset"].fillna(0).to_numpy(np.int64)
@@ -44,7 +43,20 @@ def transport_frames(df: pd.DataFrame) -> np.ndarray:
                                      df["ip_id"].fillna(-1)])
     codes, _ = pd.factorize(key)
     any_cut = np.bincount(codes[fragment], weights=cut[fragment], minlength=codes.max() + 1) > 0
-    return ~fragment | ((offset > 0) & ~more & ~any_cut[codes])
+    return fragment, (offset > 0) & ~more, fragment & any_cut[codes]
+
+
+def unreassembled(df: pd.DataFrame) -> np.ndarray:
+    """The IP fragments of datagrams Wireshark cannot reassemble (the snaplen cut one)."""
+    return _fragments(df)[2]
+
+
+def transport_frames(df: pd.DataFrame) -> np.ndarray:
+    """Frames whose transport header Wireshark dissects: those that are no IP fragment, and the
+    last fragment of a datagram whose fragments the file holds whole (Wireshark reassembles
+    it there; a cut fragment leaves the datagram unreassembled)."""
+    fragment, last, broken = _fragments(df)
+    return ~fragment | (last & ~broken)
 
 
 def frame_paths(df: pd.DataFrame, *, outer_ethertype: np.ndarray | None = None,

@@ -1,4 +1,5 @@
-"""Wireshark's Statistics and Analyze menus on a frame table, one module each: ``open_capture`` uses them.
+"""Wireshark's Statistics and Analyze menus on a frame table, one module each, and ``opened``
+(``open_capture``: the Capture object that offers them).
 
 ``conversations`` (Conversations, Endpoints), ``hierarchy`` (Protocol Hierarchy),
 ``io`` (I/O graph), ``expert`` (Expert Information), ``follow`` (Follow TCP Stream),
@@ -9,6 +10,7 @@ from ..._exports import lazy
 
 _EXPORTS = {"conversation_table": "conversations", "endpoint_table": "conversations",
             "protocol_hierarchy": "hierarchy", "io_table": "io", "expert_table": "expert", "follow_tcp": "follow",
-            "Followed": "follow", "StreamGraphs": "stream_graphs"}
+            "Followed": "follow", "StreamGraphs": "stream_graphs",
+            "open_capture": "opened", "Capture": "opened", "FlowGraph": "opened"}
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -16,7 +16,7 @@ into memory here, and has no bytes: ``follow``, ``eth`` conversations and
 ``flow_graph`` need the file). Conversation numbers (``stream``: Wireshark's
 ``tcp.stream``/``udp.stream``) and TCP analysis flags are those of the whole capture,
 computed once: a filtered capture keeps them, as Wireshark's display filter does.
-The statistics live in ``capture/stats/`` (one module each).
+The statistics are this room's other modules, one each.
 """
 from __future__ import annotations
 
@@ -28,19 +28,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import CaptureError, SetupError, UsageError
-from .conversations import conversation_ids
-from .ladder import ladder_text
-from .ppcb_exchange import exchange
-from .reader.loader import read_capture
-from .sql.dataset import INFO, open_dataset
-from .stats.conversations import conversation_table, endpoint_table, pair_ids
-from .stats.expert import expert_table
-from .stats.follow import Followed, follow_tcp
-from .stats.hierarchy import protocol_hierarchy, transport_frames, unreassembled
-from .stats.io import io_table
-from .stats.stream_graphs import StreamGraphs
-from .tcp_sequence import tcp_analysis
+from ...errors import CaptureError, SetupError, UsageError
+from ..conversations import conversation_ids
+from ..ladder import ladder_text
+from ..ppcb_exchange import exchange
+from ..reader.loader import read_capture
+from ..sql.dataset import INFO, open_dataset
+from .conversations import conversation_table, endpoint_table, pair_ids
+from .expert import expert_table
+from .follow import Followed, follow_tcp
+from .hierarchy import protocol_hierarchy, transport_frames, unreassembled
+from .io import io_table
+from .stream_graphs import StreamGraphs
+from ..tcp_sequence import tcp_analysis
 
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
@@ -210,7 +210,7 @@ class Capture:
             return mask
         try:
             # deferred: the display-filter language is its own room (start-up)
-            from .filter import compile_filter
+            from ..filter import compile_filter
         except ImportError:
             raise SetupError("this wirelab has no display-filter language (wirelab.capture.filter)",
                              "update wirelab, or narrow with a boolean mask: cap.filter(cap.frames['sport'] == 80)") from None

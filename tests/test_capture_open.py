@@ -229,3 +229,14 @@ def test_a_dataset_folder_opens_too(tmp_path):
 
 def test_open_capture_is_exported_at_the_top():
     assert wirelab.open_capture is open_capture and "open_capture" in wirelab.__all__
+
+
+def test_an_empty_capture_gives_empty_tables(tmp_path):
+    path = tmp_path / "empty.pcap"
+    path.write_bytes(bytes.fromhex("d4c3b2a1020004000000000000000000ffff000001000000"))
+    cap = open_capture(path)
+    for kind in ("tcp", "udp", "ip", "ipv6", "eth"):
+        assert cap.conversations(kind).empty and cap.endpoints(kind).empty
+    assert cap.protocols().empty and cap.io_graph(0.1).empty and cap.expert().empty
+    with pytest.raises(UsageError, match="no TCP stream 0"):
+        cap.follow(0)

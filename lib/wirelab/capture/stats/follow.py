@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...errors import UsageError
+
 __all__ = ["Followed", "follow_tcp"]
 
 
@@ -63,12 +65,14 @@ def follow_tcp(frames: pd.DataFrame, buffer, stream: int) -> Followed:
     ``stream``/``a_to_b`` columns of ``conversation_ids``), its bytes read from ``buffer``
     (the capture file's bytes)."""
     rows = frames[(frames["proto"] == "tcp").to_numpy() & (frames["stream"] == stream).to_numpy()]
+    if not len(rows):
+        raise UsageError(f"no TCP stream {stream} in this capture",
+                         "see conversations('tcp')['stream'] for the streams there are")
     u8 = np.frombuffer(buffer, dtype=np.uint8)
     ab = rows["a_to_b"].to_numpy(bool)
-    first = rows.iloc[0] if len(rows) else None
-    a = f"{first['src']}:{first['sport']}" if first is not None else ""
-    b = f"{first['dst']}:{first['dport']}" if first is not None else ""
-    if first is not None and not ab[0]:
+    first = rows.iloc[0]
+    a, b = f"{first['src']}:{first['sport']}", f"{first['dst']}:{first['dport']}"
+    if not ab[0]:
         a, b = b, a
     payload = rows["payload_len"].fillna(0).to_numpy(np.int64)
     offset = rows["payload_offset"].fillna(-1).to_numpy(np.int64)

@@ -240,3 +240,14 @@ def test_an_empty_capture_gives_empty_tables(tmp_path):
     assert cap.protocols().empty and cap.io_graph(0.1).empty and cap.expert().empty
     with pytest.raises(UsageError, match="no TCP stream 0"):
         cap.follow(0)
+
+
+def test_every_tcp_stream_of_every_capture_has_its_graphs(opened):
+    for path in FILES:
+        cap = opened(path)
+        for stream in cap.conversations("tcp")["stream"]:
+            s = cap.stream(int(stream))
+            seq, rtt, window = s.sequence_graph(), s.rtt(), s.window()
+            data = seq[seq["kind"] == "data"]
+            assert (data["end"] > data["seq"]).all() and (rtt["rtt"] >= 0).all(), (path.name, stream)
+            assert set(window["kind"]) <= {"rwnd", "in_flight"} and len(s.throughput()) == len(data)

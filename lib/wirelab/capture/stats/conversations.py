@@ -38,9 +38,10 @@ def pair_ids(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dport, frame_len: np.ndarray,
-                       time_relative: np.ndarray) -> pd.DataFrame:
+                       time_relative: np.ndarray, *, names=None) -> pd.DataFrame:
     """One row per conversation number in ``ids`` (per frame; the frames given are those counted)
-    in ``COLUMNS`` (``sport``/``dport`` None: no ports). ``src``/``dst`` label each frame's ends."""
+    in ``COLUMNS`` (``sport``/``dport`` None: no ports). ``src``/``dst`` label each frame's ends,
+    or are codes into ``names`` (text made for the table's rows only, not for every frame)."""
     if not ids.size:
         return pd.DataFrame(columns=COLUMNS if sport is not None else [c for c in COLUMNS if "port" not in c])
     numbers, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
@@ -69,6 +70,9 @@ def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dpo
     seconds = np.where(table["duration"] > 0, table["duration"], np.nan)
     table["bps_a_to_b"] = table["bytes_a_to_b"] * 8 / seconds
     table["bps_b_to_a"] = table["bytes_b_to_a"] * 8 / seconds
+    if names is not None:
+        names = np.asarray(names, dtype=object)
+        table["address_a"], table["address_b"] = names[table["address_a"]], names[table["address_b"]]
     return pd.DataFrame({k: v for k, v in table.items() if v is not None})
 
 

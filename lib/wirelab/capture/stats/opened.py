@@ -75,7 +75,7 @@ class Capture:
 
     def __init__(self, frames: pd.DataFrame, source: Path, *, has_bytes: bool = True, root: "Capture | None" = None):
         if root is None:
-            frames = pd.concat([frames, conversation_ids(frames)], axis=1)
+            frames = pd.concat([_shared_addresses(frames), conversation_ids(frames)], axis=1)
         self.frames, self.source, self._has_bytes, self._root = frames, source, has_bytes, root or self
 
     def __len__(self) -> int:
@@ -115,20 +115,23 @@ class Capture:
             mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
             pick = mine & transport_frames(f)
             g = f[pick]
-            # a last fragment has no ports of its own: its datagram's, from its first fragment
-            ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
-            ports = ported.reindex(pd.MultiIndex.from_arrays([g["stream"], g["a_to_b"]])).to_numpy(np.int64, na_value=-1)
-            return conversation_table(g["stream"].to_numpy(np.int64), g["a_to_b"].to_numpy(bool),
-                                      g["src"].astype(str).to_numpy(), g["dst"].astype(str).to_numpy(),
-                                      ports[:, 0], ports[:, 1], size[pick], time[pick])
+            sport, dport = g["sport"].to_numpy(np.int64, na_value=-1), g["dport"].to_numpy(np.int64, na_value=-1)
+            stream, ab = g["stream"].to_numpy(np.int64), g["a_to_b"].to_numpy(bool)
+            lacking = sport < 0
+            if lacking.any():           # a last fragment: its datagram's ports, from the first fragment
+                ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
+                found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
+                sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
+                dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
+            return conversation_table(stream, ab, g["src"].cat.codes.to_numpy(), g["dst"].cat.codes.to_numpy(),
+                                      sport, dport, size[pick], time[pick], names=_names(f))
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()
             if kind == "ipv6":          # (Wireshark's IPv6 tap leaves out what it cannot reassemble)
                 pick &= ~unreassembled(f)
             src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
-            names = np.asarray(f["src"].cat.categories.astype(str))
             ids, ab = pair_ids(src.astype(np.int64), dst.astype(np.int64))
-            return conversation_table(ids, ab, names[src], names[dst], None, None, size[pick], time[pick])
+            return conversation_table(ids, ab, src, dst, None, None, size[pick], time[pick], names=_names(f))
         if kind == "eth":
             pick = (f["linktype"] == 1).to_numpy()
             src, dst = self._macs(pick)
@@ -215,6 +218,21 @@ class Capture:
             raise SetupError("this wirelab has no display-filter language (wirelab.capture.filter)",
                              "update wirelab, or narrow with a boolean mask: cap.filter(cap.frames['sport'] == 80)") from None
         return np.asarray(compile_filter(expression).mask(self.frames), dtype=bool)
+
+
+def _shared_addresses(f: pd.DataFrame) -> pd.DataFrame:
+    """``src`` and ``dst`` as categories of one set of addresses (as ``read_capture`` gives them;
+    a dataset's parts may not), so codes compare across the two."""
+    src, dst = f["src"], f["dst"]
+    if hasattr(src, "cat") and hasattr(dst, "cat") and src.cat.categories.equals(dst.cat.categories):
+        return f
+    both = pd.CategoricalDtype(pd.Index(pd.concat([src.astype(object), dst.astype(object)]).dropna().unique()))
+    return f.assign(src=src.astype(object).astype(both), dst=dst.astype(object).astype(both))
+
+
+def _names(f: pd.DataFrame) -> np.ndarray:
+    """The address texts ``src``/``dst``'s codes point into (``read_capture`` shares them)."""
+    return np.asarray(f["src"].cat.categories.astype(str), dtype=object)
 
 
 def _mac_text(values: np.ndarray) -> np.ndarray:

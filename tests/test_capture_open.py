@@ -2,7 +2,7 @@
 
 The differences kept, each named here and in the README's capture section:
 
-* expert information: "Duplicate ACK" is one row (tshark: one per "#n", summed here);
+* expert information (compared count by count and frame by frame): "Duplicate ACK" is one row (tshark: one per "#n", summed here);
   the connection-closing notes ("This frame initiates/undergoes the connection closing")
   and "D-SACK Sequence" (the reader does not read SACK blocks) are not made (``NOT_MADE``);
 * follow: on a capture the snaplen cut, the kit gives each byte the file holds once, in
@@ -78,7 +78,7 @@ def test_conversations_and_endpoints_equal_tsharks(path, opened, tshark_says):
 
 @needs_tshark
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_protocol_hierarchy_and_expert_counts_equal_tsharks(path, opened, tshark_says):
+def test_protocol_hierarchy_and_expert_information_equal_tsharks(path, opened, tshark_says):
     cap, said = opened(path), tshark_says(path)
     ours = [(int(r.level), r.protocol, int(r.frames), int(r.bytes)) for r in cap.protocols().itertuples()]
     assert ours == said["phs"]
@@ -87,6 +87,8 @@ def test_protocol_hierarchy_and_expert_counts_equal_tsharks(path, opened, tshark
     for summary in set(made) | set(said["expert"]) - NOT_MADE:
         assert made.get(summary, 0) == said["expert"].get(summary, 0), summary
     assert (expert["frames"].map(len) == expert["count"]).all()
+    for summary, frames in zip(expert["summary"], expert["frames"]):        # frame by frame
+        assert frames.tolist() == said["expert_frames"].get(summary, []), summary
 
 
 def _whole(path: Path) -> bool:

@@ -15,8 +15,8 @@ _STATS = ["-z", "conv,tcp", "-z", "conv,udp", "-z", "endpoints,tcp", "-z", "endp
           "-z", "io,phs", "-z", "expert"]
 
 
-def tshark(path, *args) -> str:
-    argv = ["tshark", "-n", "-r", str(path), "-q", "--disable-protocol", "jxta", *args]
+def tshark(path, *args, quiet: bool = True) -> str:
+    argv = ["tshark", "-n", "-r", str(path), *(["-q"] if quiet else []), "--disable-protocol", "jxta", *args]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
 
 
@@ -37,9 +37,12 @@ def _size(number: str, unit: str) -> tuple[int, int]:
 
 
 def statistics(path) -> dict:
-    text = tshark(path, *_STATS)
+    """``conv``/``endpoints`` by kind, ``phs`` rows, ``expert`` counts and ``expert_frames``
+    (summary → frame numbers), from one run of tshark."""
+    text = tshark(path, "-T", "fields", "-e", "frame.number", "-e", "_ws.expert.message", "-E", "occurrence=a",
+                  "-E", "aggregator=|", *_STATS, quiet=False)
     blocks = _blocks(text)
-    out = {"expert": _expert(text), "phs": [], "conv": {}, "endpoints": {}}
+    out = {"expert": _expert(text), "expert_frames": _expert_frames(text), "phs": [], "conv": {}, "endpoints": {}}
     for title, lines in blocks.items():
         kind = {"ipv4": "ip", "ethernet": "eth"}.get(title.split()[0].lower(), title.split()[0].lower())
         if title.endswith("Conversations"):
@@ -80,6 +83,15 @@ def _expert(text: str) -> dict[str, int]:
             continue
         summary = re.sub(r" \(#\d+\)$", "", m[4])
         out[summary] = out.get(summary, 0) + int(m[1])
+    return out
+
+
+def _expert_frames(text: str) -> dict[str, list[int]]:
+    """The per-frame lines (frame number, expert messages joined by "|") → summary → frames."""
+    out: dict[str, list[int]] = {}
+    for m in re.finditer(r"^(\d+)\t(.+)$", text, re.M):
+        for message in m[2].split("|"):
+            out.setdefault(re.sub(r" \(#\d+\)$", "", message), []).append(int(m[1]))
     return out
 
 

@@ -1,6 +1,7 @@
 """Wireshark's Statistics › Protocol Hierarchy of what the kit decodes (``tshark -q -z io,phs``).
 
-Each frame is a path of protocols, Wireshark's names: the link (``eth``, ``sll`` for
+Each frame is a path of protocols, Wireshark's names: ``frame`` (the root, as in
+Wireshark's window and in tshark's when it dissects whole frames), the link (``eth``, ``sll`` for
 Linux cooked v1 and v2, ``null`` for BSD loopback, ``raw`` for raw IP), 802.1Q tags
 (``vlan``; ``ieee8021ad:vlan`` for a Q-in-Q outer tag, read from the frame's bytes when
 there are bytes), the network layer (``ip``, ``ipv6``, ``arp``), the transport (``tcp``,
@@ -65,8 +66,8 @@ def frame_paths(df: pd.DataFrame, *, outer_ethertype: np.ndarray | None = None,
     field of each frame, to tell Q-in-Q; ``ppcb``: frames holding a PPCB packet; ``resent``:
     TCP segments whose payload Wireshark leaves undissected, see the module docstring)."""
     n = len(df)
-    link = pd.Series(df["linktype"].to_numpy(np.int64)).map(LINK).fillna("frame").to_numpy(object)
-    path = pd.Series(link, dtype=object)
+    link = pd.Series(df["linktype"].to_numpy(np.int64)).map(LINK).fillna("unknown").to_numpy(object)
+    path = "frame:" + pd.Series(link, dtype=object)
     tagged = df["vlan"].notna().to_numpy()
     if tagged.any():
         qinq = tagged & (outer_ethertype == _QINQ) if outer_ethertype is not None else np.zeros(n, bool)
@@ -91,7 +92,7 @@ def frame_paths(df: pd.DataFrame, *, outer_ethertype: np.ndarray | None = None,
 
 
 def protocol_hierarchy(df: pd.DataFrame, **kwargs) -> pd.DataFrame:
-    """The hierarchy: ``protocol``, ``level`` (0 for the link), ``path``, ``frames``, ``bytes``,
+    """The hierarchy: ``protocol``, ``level`` (0 for ``frame``, 1 for the link), ``path``, ``frames``, ``bytes``,
     one row per protocol under its parent (``frame_paths``' keywords pass on)."""
     columns = ["protocol", "level", "path", "frames", "bytes"]
     if not len(df):

@@ -151,6 +151,8 @@ def test_filter_with_a_display_filter_uses_the_filter_language(opened, monkeypat
     assert len(udp) == int((cap.frames["proto"] == "udp").sum()) and len(udp.conversations("tcp")) == 0
     assert udp.io_graph(1.0).packets.sum() == len(udp)
     assert cap.io_graph(1.0, filter="udp")["packets"].sum() == len(udp)
+    late = udp.filter((udp.frames["time_relative"] > 1.0).to_numpy()).filter("udp")     # (twice narrowed)
+    assert len(late) == int(((cap.frames["proto"] == "udp") & (cap.frames["time_relative"] > 1.0)).sum())
 
 
 def test_filter_without_the_filter_language_says_so(opened, monkeypatch):

@@ -217,7 +217,11 @@ class Capture:
         except ImportError:
             raise SetupError("this wirelab has no display-filter language (wirelab.capture.filter)",
                              "update wirelab, or narrow with a boolean mask: cap.filter(cap.frames['sport'] == 80)") from None
-        return np.asarray(compile_filter(expression).mask(self.frames), dtype=bool)
+        # on the whole capture's frames, then these rows: a field such as tcp.analysis.* or
+        # tcp.stream means what it means in the whole capture (Wireshark's display filter)
+        root = self._root.frames
+        mask = np.asarray(compile_filter(expression).mask(root), dtype=bool)
+        return mask if root is self.frames else mask[root.index.get_indexer(self.frames.index)]
 
 
 def _shared_addresses(f: pd.DataFrame) -> pd.DataFrame:

@@ -246,6 +246,14 @@ def test_an_empty_capture_gives_empty_tables(tmp_path):
         cap.follow(0)
 
 
+def test_a_capture_used_in_a_with_block_lets_go_of_the_file():
+    with open_capture(ROOT / "tests/data/vlan.pcap") as cap:
+        before = cap.follow(0).a_to_b
+    assert "_buffer" not in cap.__dict__
+    assert cap.follow(0).a_to_b == before               # (mapped again when asked)
+    cap.close()
+
+
 def test_every_tcp_stream_of_every_capture_has_its_graphs(opened):
     for path in FILES:
         cap = opened(path)

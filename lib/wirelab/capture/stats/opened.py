@@ -105,6 +105,18 @@ class Capture:
     def _bytes(self):
         return self._root._buffer
 
+    def close(self) -> None:
+        """Let go of the file's bytes (mapped on first use by ``follow``, ``eth``, ``protocols``)."""
+        buffer = self._root.__dict__.pop("_buffer", None)
+        if buffer is not None:
+            buffer.close()
+
+    def __enter__(self) -> "Capture":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # -- Statistics ---------------------------------------------------------------------------
     def conversations(self, kind: str = "tcp") -> pd.DataFrame:
         """Statistics › Conversations of ``kind`` ("tcp", "udp", "ip", "ipv6", "eth")."""

@@ -2,8 +2,8 @@
 
 The differences kept, each named here and in the README's capture section:
 
-* expert information (compared count by count and frame by frame): "Duplicate ACK" is one row (tshark: one per "#n", summed here);
-  the connection-closing notes ("This frame initiates/undergoes the connection closing")
+* expert information (compared count by count and frame by frame, "Duplicate ACK (#n)"
+  included): the connection-closing notes ("This frame initiates/undergoes the connection closing")
   and "D-SACK Sequence" (the reader does not read SACK blocks) are not made (``NOT_MADE``);
 * follow: on a capture the snaplen cut, the kit gives each byte the file holds once, in
   sequence order; tshark's bookkeeping counts only the captured part of a segment, so

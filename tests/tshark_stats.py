@@ -76,12 +76,12 @@ def _endpoint(line: str, kind: str) -> tuple:
 
 
 def _expert(text: str) -> dict[str, int]:
-    """TCP summary → frequency (``Duplicate ACK (#n)`` summed as ``Duplicate ACK``)."""
+    """TCP summary → frequency."""
     out: dict[str, int] = {}
     for m in re.finditer(r"^\s+(\d+)\s+(\w+)\s+(\S+)\s+(.+?)\s*$", text, re.M):
         if m[3] != "TCP":
             continue
-        summary = re.sub(r" \(#\d+\)$", "", m[4])
+        summary = m[4]
         out[summary] = out.get(summary, 0) + int(m[1])
     return out
 
@@ -91,7 +91,7 @@ def _expert_frames(text: str) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for m in re.finditer(r"^(\d+)\t(.+)$", text, re.M):
         for message in m[2].split("|"):
-            out.setdefault(re.sub(r" \(#\d+\)$", "", message), []).append(int(m[1]))
+            out.setdefault(message, []).append(int(m[1]))
     return out
 
 

@@ -7,8 +7,8 @@ epan/dissectors/packet-tcp.c (``ei_tcp_*``); the flags come from ``tcp_analysis(
 expert=True)`` (read ``tcp_sequence``'s docstring for their rules). As in Wireshark, a
 fast or spurious retransmission is also counted as a retransmission.
 
-What differs from tshark (named in the README): duplicate ACKs are one row, not one per
-"#n"; the connection-closing notes ("This frame initiates/undergoes the connection
+Duplicate ACKs are one row per "#n", as tshark's. What differs from tshark (named in the
+README): the connection-closing notes ("This frame initiates/undergoes the connection
 closing"), zero-window probes, keep-alive ACKs, "window is full" and the notes of other
 protocols than TCP are not made.
 """
@@ -45,7 +45,9 @@ def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, (severity, group, summary) in MARKS.items():
         marked = flags[name].to_numpy(bool)
-        if marked.any():
+        if name == "duplicate_ack" and marked.any():
+            rows += _numbered(number, marked, frames, summary)
+        elif marked.any():
             rows.append((severity, group, "TCP", summary, number[marked]))
     tcp = (frames["proto"] == "tcp").to_numpy() & frames["tcp_flags"].notna().to_numpy()
     bits = frames["tcp_flags"].fillna(0).to_numpy(np.int64)
@@ -61,6 +63,28 @@ def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame([(s, g, p, text, int(f.size), f) for s, g, p, text, f in rows], columns=COLUMNS)
     out["severity"] = pd.Categorical(out["severity"], categories=_SEVERITY, ordered=True)
     return out.sort_values(["severity", "count"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+def _numbered(number: np.ndarray, dup: np.ndarray, frames: pd.DataFrame, summary: str) -> list[tuple]:
+    """"Duplicate ACK (#n)": n counts the duplicates in a row of one direction of a connection
+    (any other TCP segment of that direction starts again at 1; packet-tcp.c's ``dupacknum``)."""
+    tcp = (frames["proto"] == "tcp").to_numpy() & frames["stream"].ge(0).to_numpy()
+    rows = np.flatnonzero(tcp)
+    side = frames["stream"].to_numpy(np.int64)[rows] * 2 + frames["a_to_b"].to_numpy(bool)[rows]
+    order = rows[np.argsort(side, kind="stable")]               # each direction, in frame order
+    d = dup[order].astype(np.int64)
+    key = np.sort(side, kind="stable")
+    run = np.cumsum(d)
+    # n = duplicates so far − duplicates before the last non-duplicate (or the direction's start)
+    marker = (d == 0) | np.r_[True, key[1:] != key[:-1]]
+    base = np.maximum.accumulate(np.where(marker, np.arange(d.size), 0))
+    n = np.zeros(len(frames), dtype=np.int64)
+    n[order] = run - (run - d)[base]
+    found = n[dup]
+    out = []
+    for k in np.unique(found):                                   # (one row per #n, as tshark)
+        out.append(("note", "Sequence", "TCP", f"{summary} (#{int(k)})", number[dup][found == k]))
+    return out
 
 
 def _handshake(number: np.ndarray, marked: np.ndarray, port: pd.Series, summary: str) -> list[tuple]:

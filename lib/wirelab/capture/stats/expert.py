@@ -7,10 +7,10 @@ epan/dissectors/packet-tcp.c (``ei_tcp_*``); the flags come from ``tcp_analysis(
 expert=True)`` (read ``tcp_sequence``'s docstring for their rules). As in Wireshark, a
 fast or spurious retransmission is also counted as a retransmission.
 
-Duplicate ACKs are one row per "#n", as tshark's. What differs from tshark (named in the
-README): the connection-closing notes ("This frame initiates/undergoes the connection
-closing"), zero-window probes, keep-alive ACKs, "window is full" and the notes of other
-protocols than TCP are not made.
+Duplicate ACKs are one row per "#n", as tshark's; each FIN says whether its side
+initiates or undergoes the closing. Not made (named in the README): "D-SACK Sequence"
+(the reader does not read SACK blocks), zero-window probes, keep-alive ACKs, "window is
+full" and the notes of protocols other than TCP.
 """
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
                        "Connection establish request (SYN): server port {}")
     rows += _handshake(number, tcp & ((bits & (SYN | ACK)) == SYN | ACK), frames["sport"],
                        "Connection establish acknowledge (SYN+ACK): server port {}")
+    rows += _closing(number, tcp & ((bits & FIN) > 0), frames)
     for bit, severity, summary in ((FIN, "chat", "Connection finish (FIN)"),
                                    (RST, "warning", "Connection reset (RST)")):
         marked = tcp & ((bits & bit) > 0)
@@ -85,6 +86,21 @@ def _numbered(number: np.ndarray, dup: np.ndarray, frames: pd.DataFrame, summary
     for k in np.unique(found):                                   # (one row per #n, as tshark)
         out.append(("note", "Sequence", "TCP", f"{summary} (#{int(k)})", number[dup][found == k]))
     return out
+
+
+def _closing(number: np.ndarray, fin: np.ndarray, frames: pd.DataFrame) -> list[tuple]:
+    """Each FIN: "initiates the connection closing" from the side that sent the connection's
+    first FIN, "undergoes" from the other (packet-tcp.c's ``closing_initiator``)."""
+    if not fin.any():
+        return []
+    stream = frames["stream"].to_numpy(np.int64)[fin]
+    ab = frames["a_to_b"].to_numpy(bool)[fin]
+    streams, first = np.unique(stream, return_index=True)
+    initiator = ab[first][np.searchsorted(streams, stream)]
+    active = ab == initiator
+    return [("note", "Sequence", "TCP", text, number[fin][pick])
+            for text, pick in (("This frame initiates the connection closing", active),
+                               ("This frame undergoes the connection closing", ~active)) if pick.any()]
 
 
 def _handshake(number: np.ndarray, marked: np.ndarray, port: pd.Series, summary: str) -> list[tuple]:

@@ -68,7 +68,7 @@ def test_conversations_and_endpoints_equal_tsharks(path, opened, tshark_says):
                 assert value <= getattr(r, name) < value + step, (kind, c["a"], name)
             assert r.rel_start == pytest.approx(c["rel_start"], abs=1e-6)
             assert r.duration == pytest.approx(c["duration"], abs=1e-4)
-    for kind in ("tcp", "udp"):
+    for kind in ("tcp", "udp", "ip", "ipv6", "eth"):
         ours = sorted(tuple(v.item() if hasattr(v, "item") else v for v in row)
                       for row in cap.endpoints(kind).itertuples(index=False))
         assert ours == sorted(said["endpoints"].get(kind, [])), kind

@@ -11,8 +11,8 @@ import re
 import subprocess
 
 _UNITS = {"bytes": 1, "kB": 1_000, "MB": 1_000_000, "GB": 1_000_000_000}
-_STATS = ["-z", "conv,tcp", "-z", "conv,udp", "-z", "endpoints,tcp", "-z", "endpoints,udp", "-z", "conv,ip", "-z", "conv,eth", "-z", "conv,ipv6",
-          "-z", "io,phs", "-z", "expert"]
+_STATS = [arg for kind in ("tcp", "udp", "ip", "ipv6", "eth") for table in ("conv", "endpoints")
+          for arg in ("-z", f"{table},{kind}")] + ["-z", "io,phs", "-z", "expert"]
 
 
 def tshark(path, *args, quiet: bool = True) -> str:

@@ -261,3 +261,16 @@ def test_every_tcp_stream_of_every_capture_has_its_graphs(opened):
             data = seq[seq["kind"] == "data"]
             assert (data["end"] > data["seq"]).all() and (rtt["rtt"] >= 0).all(), (path.name, stream)
             assert set(window["kind"]) <= {"rwnd", "in_flight"} and len(s.throughput()) == len(data)
+
+
+@needs_tshark
+def test_io_graph_equals_tsharks_io_stat(opened):
+    from tshark_stats import io_stat
+    path = ROOT / "captures/udp-fragments.pcapng"
+    cap = opened(path)
+    tcp = (cap.frames["proto"] == "tcp").to_numpy()
+    for interval, mask, display_filter in ((0.01, None, ""), (0.02, tcp, "tcp")):
+        packets, nbytes = cap.io_graph(interval, filter=mask), cap.io_graph(interval, y="bytes", filter=mask)
+        ours = list(zip(packets["packets"].tolist(), nbytes["bytes"].tolist()))
+        theirs = io_stat(path, interval, display_filter)
+        assert ours == theirs[:len(ours)] and not any(f for f, _ in theirs[len(ours):])

@@ -105,3 +105,10 @@ def follow(path, stream: int) -> tuple[bytes, bytes]:
             break
         sent[1 if line.startswith("\t") else 0].append(bytes.fromhex(line.strip()))
     return b"".join(sent[0]), b"".join(sent[1])
+
+
+def io_stat(path, interval: float, display_filter: str = "") -> list[tuple[int, int]]:
+    """``-z io,stat,INTERVAL[,FILTER]``: (frames, bytes) per interval."""
+    spec = f"io,stat,{interval}" + (f",{display_filter}" if display_filter else "")
+    return [(int(m[1]), int(m[2])) for m in
+            re.finditer(r"^\|\s*[\d.]+ <> [\d.Dur]+\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|$", tshark(path, "-z", spec), re.M)]

@@ -274,3 +274,15 @@ def test_io_graph_equals_tsharks_io_stat(opened):
         ours = list(zip(packets["packets"].tolist(), nbytes["bytes"].tolist()))
         theirs = io_stat(path, interval, display_filter)
         assert ours == theirs[:len(ours)] and not any(f for f, _ in theirs[len(ours):])
+
+
+@needs_tshark
+def test_bytes_in_flight_equal_tsharks_without_loss(opened):
+    from tshark_stats import tshark
+    path = ROOT / "tests/data/tcp-bigendian.pcap"
+    window = opened(path).stream(1).window()
+    ours = window[window["kind"] == "in_flight"].set_index("frame")["bytes"]
+    text = tshark(path, "-Y", "tcp.stream == 1 and tcp.analysis.bytes_in_flight", "-T", "fields", "-e", "frame.number",
+                  "-e", "tcp.analysis.bytes_in_flight", quiet=False)
+    theirs = {int(a): int(b) for a, b in (line.split("\t") for line in text.splitlines() if line)}
+    assert len(theirs) > 10 and {frame: int(ours[frame]) for frame in theirs} == theirs

@@ -16,7 +16,10 @@ carries the data (the one with more payload, or ``a_to_b``). Times are
   (Karn's rule: a retransmitted segment gives no sample; RFC 6298 §3).
 * ``window``: the receive window the other side advertised (its scale applied when both
   SYNs announced one, RFC 7323 §2.2) and the bytes in flight before each data segment
-  (highest end sent − highest ACK seen).
+  (highest end sent − highest ACK seen): tshark's ``tcp.analysis.bytes_in_flight`` on a
+  transfer without loss; after a loss Wireshark subtracts the bytes SACK blocks cover,
+  which the kit's reader does not read yet (so here the number stays high until the hole
+  is filled).
 """
 from __future__ import annotations
 

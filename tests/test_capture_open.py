@@ -286,3 +286,22 @@ def test_bytes_in_flight_equal_tsharks_without_loss(opened):
                   "-e", "tcp.analysis.bytes_in_flight", quiet=False)
     theirs = {int(a): int(b) for a, b in (line.split("\t") for line in text.splitlines() if line)}
     assert len(theirs) > 10 and {frame: int(ours[frame]) for frame in theirs} == theirs
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not shutil.which("dumpcap"), reason="dumpcap not installed (apt-get install tshark)")
+def test_a_live_capture_opens_running_and_stopped(tmp_path):
+    import socket
+    from wirelab.capture import LiveCapture
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    port = 38000 + (id(tmp_path) % 1000)
+
+    def probe():
+        sock.sendto(b"probe", ("127.0.0.1", port))
+    with LiveCapture("lo", tmp_path / "lo.pcapng", capture_filter=f"udp port {port}", probe=probe) as live:
+        for _ in range(20):
+            sock.sendto(b"x" * 100, ("127.0.0.1", port))
+        assert len(open_capture(live)) >= 0                # (what the file holds so far, running)
+    sock.close()
+    conv = open_capture(live).conversations("udp")
+    assert len(conv) == 1 and conv["packets"].iloc[0] >= 21 and conv["port_b"].iloc[0] == port

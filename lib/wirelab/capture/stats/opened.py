@@ -11,8 +11,8 @@
     cap.flow_graph()                  # a PPCB exchange as a ladder
     cap.filter("tcp.port == 5201")    # a display filter: the narrowed capture
 
-``path`` is a pcap/pcapng file or a parquet dataset folder (``convert``; it is read
-into memory here, and has no bytes: ``follow``, ``eth`` conversations and
+``path`` is a pcap/pcapng file, a running or stopped ``LiveCapture`` (its file so far),
+or a parquet dataset folder (``convert``; it is read into memory here, and has no bytes: ``follow``, ``eth`` conversations and
 ``flow_graph`` need the file). Conversation numbers (``stream``: Wireshark's
 ``tcp.stream``/``udp.stream``) and TCP analysis flags are those of the whole capture,
 computed once: a filtered capture keeps them, as Wireshark's display filter does.
@@ -41,6 +41,7 @@ from .hierarchy import protocol_hierarchy, transport_frames, unreassembled
 from .io import io_table
 from .stream_graphs import StreamGraphs
 from ..tcp_sequence import tcp_analysis
+from ..tools.live import LiveCapture
 
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
@@ -48,8 +49,9 @@ KINDS = ("tcp", "udp", "ip", "ipv6", "eth")
 
 
 def open_capture(path) -> "Capture":
-    """A pcap/pcapng file or a parquet dataset folder (``convert``) as a ``Capture``."""
-    path = Path(path)
+    """A pcap/pcapng file, a parquet dataset folder (``convert``) or a ``LiveCapture`` (its file
+    as it stands now, running or stopped: open it again to see more) as a ``Capture``."""
+    path = Path(path.path if isinstance(path, LiveCapture) else path)
     if path.is_dir():
         if not (path / INFO).is_file():
             raise CaptureError(f"{path} is a folder but not a capture dataset (no {INFO})",

@@ -141,7 +141,8 @@ def test_filter_with_a_display_filter_uses_the_filter_language(opened, monkeypat
         def __init__(self, text):
             self.text = text
 
-        def mask(self, frames):
+        def mask(self, frames, analysis=None, *, streams=None, ppcb=None):    # (capture-filter's interface)
+            assert len(analysis) == len(frames) and (streams["stream"] == frames["stream"]).all()
             return (frames["proto"] == "udp").to_numpy()
     stand_in.compile_filter = Compiled
     monkeypatch.setitem(sys.modules, "wirelab.capture.filter", stand_in)

@@ -32,6 +32,7 @@ from ...errors import CaptureError, SetupError, UsageError
 from ..conversations import conversation_ids
 from ..ladder import ladder_text
 from ..ppcb_exchange import exchange
+from ..ppcb_reader import ppcb_packets
 from ..reader.loader import read_capture
 from ..sql.dataset import INFO, open_dataset
 from .conversations import conversation_table, endpoint_table, pair_ids
@@ -233,8 +234,14 @@ class Capture:
                              "update wirelab, or narrow with a boolean mask: cap.filter(cap.frames['sport'] == 80)") from None
         # on the whole capture's frames, then these rows: a field such as tcp.analysis.* or
         # tcp.stream means what it means in the whole capture (Wireshark's display filter)
-        root = self._root.frames
-        mask = np.asarray(compile_filter(expression).mask(root), dtype=bool)
+        # (the capture's own flags and stream numbers are handed over: computed once)
+        root, compiled = self._root.frames, compile_filter(expression)
+        ppcb = None
+        if "ppcb" in getattr(compiled, "sources", ()):
+            self._bytes()                                # (a dataset has none: a clear error)
+            ppcb = ppcb_packets(self.source)
+        mask = np.asarray(compiled.mask(root, self._root._all_flags, streams=root[["conv", "a_to_b", "stream"]],
+                                        ppcb=ppcb), dtype=bool)
         return mask if root is self.frames else mask[root.index.get_indexer(self.frames.index)]
 
 

@@ -1,0 +1,183 @@
+"""A checked filter on ``read_capture``'s DataFrame → one bool per frame (numpy).
+
+A field has zero, one or several occurrences in a frame (``ip.addr`` two, a
+PPCB field one per packet ending in the frame): ``occurrences`` gives them as
+(row, value) arrays. Then, as Wireshark 4.0 (doc/wireshark-filter.adoc,
+"Comparing values"): ``==``, ``<``..., ``contains`` and ``in`` hold if any
+occurrence does; ``!=`` (all_ne) if there is one and none is equal; ``===``
+if there is one and all are equal; ``!==`` (any_ne) if any differs; a bare
+field if it occurs. A frame without the field fails every comparison.
+
+Addresses are compared once per distinct address (a categorical's categories),
+not once per frame. The TCP analysis flags and stream numbers are computed when
+the filter needs them and not given (``Context``).
+"""
+from __future__ import annotations
+
+import ipaddress
+import operator
+
+import numpy as np
+
+from ...errors import UsageError
+from .check import Cond
+from .fields import LAYERS, proto_names
+from .syntax import Binary, Not
+
+__all__ = ["Context", "evaluate"]
+
+_ORDER = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+
+
+class Context:
+    """One DataFrame's columns as the filter reads them, each computed once: ``analysis`` (the
+    flags of ``tcp_analysis(df, expert=True)``) and ``streams`` (``conversation_ids``) are
+    computed when needed unless given; ``ppcb`` (``ppcb_packets``) must be given."""
+
+    def __init__(self, df, *, analysis=None, streams=None, ppcb=None):
+        self.df, self.n = df, len(df)
+        self.given = {"analysis": analysis, "streams": streams, "ppcb": ppcb}
+        self.layers: dict[str, np.ndarray] = {}
+
+    def layer(self, name: str) -> np.ndarray:
+        if name not in self.layers:
+            keep = np.ones(self.n, dtype=bool)
+            for column, test, arg in LAYERS[name]:
+                if column not in self.df:
+                    keep[:] = False
+                    continue
+                col = self.df[column]
+                keep &= col.notna().to_numpy(bool) if test == "present" else (col == arg).fillna(False).to_numpy(bool)
+            self.layers[name] = keep
+        return self.layers[name]
+
+    def table(self, source: str):
+        """The per-frame table of ``source`` ("analysis", "streams"; computed if not given)."""
+        if self.given[source] is None:
+            if source == "analysis":
+                from ..tcp_sequence import tcp_analysis
+                self.given[source] = tcp_analysis(self.df, expert=True)
+            else:
+                from ..conversations import conversation_ids
+                self.given[source] = conversation_ids(self.df)
+        return self.given[source]
+
+    def occurrences(self, c: Cond) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per column of the field: the rows where it occurs and its values there."""
+        f = c.field
+        if f.source == "ppcb":
+            return self._ppcb(c)
+        layer = self.layer(f.layer)
+        if f.kind == "flag":          # a protocol or an analysis flag: it occurs where it is set
+            if not f.columns:
+                return [(np.flatnonzero(layer), np.ones(int(layer.sum()), dtype=np.int64))]
+            table = self.table("analysis")
+            rows = [np.flatnonzero(layer & table[col].to_numpy(bool)) for col in f.columns if col in table]
+            return [(r, np.ones(r.size, dtype=np.int64)) for r in rows]
+        out = []
+        for name in f.columns:
+            col = (self.table(f.source) if f.source != "frames" else self.df)[name]
+            rows = np.flatnonzero(layer & col.notna().to_numpy(bool))
+            if f.kind in ("addr4", "addr6", "ipproto"):
+                out.append((rows, col.cat.codes.to_numpy()[rows]))
+                continue
+            values = col.to_numpy()[rows]
+            values = values.astype(np.float64 if f.kind == "float" else np.int64)
+            if f.kind == "bit":
+                values = ((values & f.bit) != 0).astype(np.int64)
+            out.append((rows, values + f.add))
+        return out
+
+    def _ppcb(self, c: Cond):
+        packets = self.given["ppcb"]
+        if packets is None:
+            raise UsageError(f"{c.name} needs the capture's PPCB packets",
+                             "pass them: f.mask(frames, ppcb=ppcb_packets(path))")
+        where = np.searchsorted(self.df["frame"].to_numpy(), packets["frame"].to_numpy())
+        if c.field.columns == ("ppcb",):
+            return [(where, np.ones(where.size, dtype=np.int64))]
+        col = packets[c.field.columns[0]]
+        ok = col.notna().to_numpy(bool)
+        if c.name == "ppcb.type":      # the table names the type; the filter compares its code
+            from ...wire.ppcb import CODES
+            values = np.array([CODES.get(t, -1) for t in col.astype(str)], dtype=np.int64)
+            return [(where, values)]
+        values = col.to_numpy()[ok]
+        return [(where[ok], values if c.field.kind == "text" else values.astype(np.int64))]
+
+    def categories(self, column: str) -> list:
+        return list(self.df[column].cat.categories)
+
+
+def _pred(c: Cond, op: str, ctx: Context, column: str):
+    """A function of an occurrence's values → bool array, for comparison ``op`` with ``c.values``."""
+    kind = c.field.kind
+    if op == "in":
+        tests = [_pred(Cond(c.name, c.field, "eq", (m,)), "eq", ctx, column) if not isinstance(m, tuple)
+                 else _range(c, m, ctx, column) for m in c.values]
+        return lambda v: np.logical_or.reduce([t(v) for t in tests])
+    v = c.values[0]
+    if kind in ("addr4", "addr6"):
+        def on_address(a, net=v):
+            if a.version != net.version:
+                return False
+            if op in ("eq", "ne", "all_eq", "any_ne"):
+                return a in net
+            return _ORDER[op](int(a), int(net.network_address))
+        table = np.array([on_address(ipaddress.ip_address(a)) for a in ctx.categories(column)] + [False])
+        return lambda codes: table[codes]
+    if kind == "ipproto":
+        test = (lambda n: n == v) if op in ("eq", "ne", "all_eq", "any_ne") else (lambda n: _ORDER[op](n, v))
+        names = set(proto_names(test))
+        table = np.array([name in names for name in ctx.categories(column)] + [False])
+        return lambda codes: table[codes]
+    if op == "contains":
+        return lambda values: np.array([v in str(x) and str(x).index(v) % 2 == 0 for x in values], dtype=bool)
+    if kind == "text":
+        return lambda values: np.array([str(x) == v for x in values], dtype=bool)
+    if op in ("eq", "ne", "all_eq", "any_ne"):
+        return lambda values: values == v
+    return lambda values: _ORDER[op](values, v)
+
+
+def _range(c: Cond, member: tuple, ctx: Context, column: str):
+    low = _pred(Cond(c.name, c.field, "ge", (member[0],)), "ge", ctx, column)
+    high = _pred(Cond(c.name, c.field, "le", (member[1],)), "le", ctx, column)
+    return lambda v: low(v) & high(v)
+
+
+def _test(c: Cond, ctx: Context) -> np.ndarray:
+    occ = ctx.occurrences(c)
+    columns = c.field.columns if c.field.source != "ppcb" and c.field.columns else ("",) * len(occ)
+    seen = np.zeros(ctx.n, dtype=bool)
+    for rows, _ in occ:
+        seen[rows] = True
+    if c.op is None:
+        return seen
+    # the comparison whose "any" is asked (ne and all_eq: the complement of an "any")
+    base = {"ne": "eq", "all_eq": "eq", "any_ne": "eq"}.get(c.op, c.op)
+    hit = np.zeros(ctx.n, dtype=bool)
+    miss = np.zeros(ctx.n, dtype=bool)
+    for (rows, values), column in zip(occ, columns):
+        if not rows.size:
+            continue
+        ok = np.asarray(_pred(c, base, ctx, column)(values), dtype=bool)
+        hit[rows[ok]] = True
+        miss[rows[~ok]] = True
+    if c.op == "ne":
+        return seen & ~hit
+    if c.op == "all_eq":
+        return seen & ~miss
+    if c.op == "any_ne":
+        return miss
+    return hit
+
+
+def evaluate(node, ctx: Context) -> np.ndarray:
+    """The checked tree ``node`` on ``ctx``'s frames: one bool per frame."""
+    if isinstance(node, Binary):
+        left = evaluate(node.left, ctx)
+        return (left & evaluate(node.right, ctx)) if node.op == "and" else (left | evaluate(node.right, ctx))
+    if isinstance(node, Not):
+        return ~evaluate(node.operand, ctx)
+    return _test(node, ctx)

@@ -25,6 +25,7 @@ class Cond:
     field: Field
     op: str | None
     values: tuple
+    other: "Cond | None" = None      # a field compared with another (frame.cap_len < frame.len)
 
 
 def check(text: str):
@@ -63,6 +64,8 @@ def _cond(text: str, t: Test) -> Cond:
         if f.kind == "text":
             members = tuple(_text(m) for m in members)
         return Cond(name, f, "in", members)
+    if t.value.kind == "word" and t.value.text in FIELDS:
+        return _fields(text, t, name, f)
     v = value(text, f, name, t.value)
     if f.kind == "text":
         if t.op not in ("eq", "ne", "all_eq", "any_ne"):
@@ -70,6 +73,17 @@ def _cond(text: str, t: Test) -> Cond:
                               "e.g. ppcb.session_id == 01:02:03:04:05:06:07:08")
         v = _text(v)
     return Cond(name, f, t.op, (v,))
+
+
+def _fields(text: str, t: Test, name: str, f: Field) -> Cond:
+    """Two fields compared (numbers of the frames table, one value each)."""
+    g = FIELDS[t.value.text]
+    for tok, h in ((t.field, f), (t.value, g)):
+        if h.kind not in ("int", "float", "bit", "bool") or len(h.columns) != 1 or h.source != "frames":
+            raise FilterError(text, tok.pos, tok.width, f"{tok.text} cannot be compared with another field here",
+                              "two fields are compared when both are single numbers of the frames table "
+                              "(frame.cap_len < frame.len)")
+    return Cond(name, f, t.op, (), Cond(t.value.text, g, None, ()))
 
 
 def _text(raw: str) -> str:
@@ -93,3 +107,5 @@ def walk(node):
         yield from walk(node.operand)
     else:
         yield node
+        if node.other is not None:
+            yield node.other

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .check import check, walk
 from .frames import Context, evaluate
-from .sql import tables, where
+from .sql import ipv6_addresses, tables, where
 
 __all__ = ["compile_filter", "DisplayFilter"]
 
@@ -44,11 +44,12 @@ class DisplayFilter:
 
     def sql(self, dataset=None) -> str:
         """A DuckDB WHERE clause over a dataset's ``packets`` view. Fields from the analyses read
-        the dataset's tables ``tcp_flags`` and ``filter_streams``: given ``dataset`` (an
-        ``open_dataset``), they are made there first."""
-        if dataset is not None:
-            tables(dataset, self.tree)
-        return where(self.tree)
+        the dataset's tables ``tcp_flags``, ``filter_streams`` and ``filter_fragments``: given
+        ``dataset`` (an ``open_dataset``), they are made there first (and IPv6 blocks listed)."""
+        if dataset is None:
+            return where(self.tree)
+        tables(dataset, self.tree)
+        return where(self.tree, ipv6_addresses(dataset, self.tree))
 
 
 def compile_filter(text: str) -> DisplayFilter:

@@ -26,7 +26,7 @@ from ...wire.ppcb import CODES, PROTOCOL_NAMES
 from ..reader.formats import IP_PROTO
 from .syntax import FilterError, Token
 
-__all__ = ["Field", "FIELDS", "LAYERS", "field", "value", "proto_names"]
+__all__ = ["Field", "FIELDS", "LAYERS", "TRANSPORT", "field", "value", "proto_names"]
 
 #: protocol → conditions on columns (column, test, argument) that all hold where it is in a frame
 LAYERS = {
@@ -42,6 +42,8 @@ LAYERS = {
     "icmp": (("proto", "==", "icmp"),),
     "icmpv6": (("proto", "==", "icmpv6"),),
 }
+#: layers Wireshark shows on a fragmented datagram's last fragment, after reassembly
+TRANSPORT = {"tcp", "udp"}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import UsageError
 from .check import Cond
-from .fields import LAYERS, proto_names
+from .fields import LAYERS, TRANSPORT, proto_names
 from .syntax import Binary, Not
 
 __all__ = ["Context", "evaluate"]
@@ -48,8 +48,49 @@ class Context:
                     continue
                 col = self.df[column]
                 keep &= col.notna().to_numpy(bool) if test == "present" else (col == arg).fillna(False).to_numpy(bool)
+            if name in TRANSPORT:           # where Wireshark shows it: the header's, moved (``header``)
+                at = self.header()
+                keep = (at >= 0) & keep[np.maximum(at, 0)]
             self.layers[name] = keep
         return self.layers[name]
+
+    def header(self) -> np.ndarray:
+        """Per frame, the row holding the transport header Wireshark shows in it (-1: none): its
+        own, or for the last fragment of an IP datagram the first fragment's, when every fragment's
+        payload was captured (Wireshark reassembles then, and shows TCP/UDP on the last fragment
+        only, its length all fragments' payload; otherwise on none of them). ``sql.FRAGMENTS``
+        is the SQL twin."""
+        if "_header" not in self.layers:
+            from ..conversations import first_seen_ids
+            df = self.df
+            offset = df["frag_offset"].fillna(0).to_numpy(np.int64)
+            more = df["more_frags"].fillna(False).to_numpy(bool)
+            at = np.arange(self.n)
+            frag = np.flatnonzero((offset > 0) | more)
+            at[frag] = -1
+            if frag.size:
+                keys = np.stack([df[c].cat.codes.to_numpy(np.int64)[frag] if hasattr(df[c], "cat")
+                                 else df[c].fillna(-1).to_numpy(np.int64)[frag] for c in ("src", "dst", "proto", "ip_id")], 1)
+                ids, _ = first_seen_ids(keys)
+                groups = int(ids.max()) + 1
+                payload = df["payload_len"].fillna(0).to_numpy(np.int64)
+                captured = (df["payload_offset"].fillna(1 << 40).to_numpy(np.int64) + payload
+                            <= df["cap_len"].to_numpy(np.int64))
+                whole = np.ones(groups, dtype=bool)
+                np.logical_and.at(whole, ids, captured[frag])
+                total = np.zeros(groups, dtype=np.int64)
+                np.add.at(total, ids, payload[frag])
+                head = np.full(groups, self.n, dtype=np.int64)
+                np.minimum.at(head, ids, np.where(offset[frag] == 0, frag, self.n))
+                last = np.full(groups, -1, dtype=np.int64)
+                np.maximum.at(last, ids, np.where(~more[frag], frag, -1))
+                ok = whole & (head < self.n) & (last >= 0)
+                at[last[ok]] = head[ok]
+                # the datagram's transport payload (tcp.len, udp.length): all its fragments'
+                self.layers["_payload"] = payload.copy()
+                self.layers["_payload"][last[ok]] = total[ok]
+            self.layers["_header"] = at
+        return self.layers["_header"]
 
     def table(self, source: str):
         """The per-frame table of ``source`` ("analysis", "streams"; computed if not given)."""
@@ -71,17 +112,20 @@ class Context:
         if f.kind == "flag":          # a protocol or an analysis flag: it occurs where it is set
             if not f.columns:
                 return [(np.flatnonzero(layer), np.ones(int(layer.sum()), dtype=np.int64))]
-            table = self.table("analysis")
-            rows = [np.flatnonzero(layer & table[col].to_numpy(bool)) for col in f.columns if col in table]
+            table, at = self.table("analysis"), np.maximum(self.header(), 0)
+            rows = [np.flatnonzero(layer & table[col].to_numpy(bool)[at]) for col in f.columns if col in table]
             return [(r, np.ones(r.size, dtype=np.int64)) for r in rows]
         out = []
+        at = self.header() if f.layer in TRANSPORT else np.arange(self.n)
         for name in f.columns:
             col = (self.table(f.source) if f.source != "frames" else self.df)[name]
-            rows = np.flatnonzero(layer & col.notna().to_numpy(bool))
+            rows = np.flatnonzero(layer & col.notna().to_numpy(bool)[np.maximum(at, 0)])
             if f.kind in ("addr4", "addr6", "ipproto"):
-                out.append((rows, col.cat.codes.to_numpy()[rows]))
+                out.append((rows, col.cat.codes.to_numpy()[at[rows]]))
                 continue
-            values = col.to_numpy()[rows]
+            values = col.to_numpy()[at[rows]]
+            if name == "payload_len" and "_payload" in self.layers and f.layer in TRANSPORT:
+                values = self.layers["_payload"][rows]
             values = values.astype(np.float64 if f.kind == "float" else np.int64)
             if f.kind == "bit":
                 values = ((values & f.bit) != 0).astype(np.int64)
@@ -146,7 +190,24 @@ def _range(c: Cond, member: tuple, ctx: Context, column: str):
     return lambda v: low(v) & high(v)
 
 
+def _two(c: Cond, ctx: Context) -> np.ndarray:
+    """Two fields of one value each compared in every frame that has both."""
+    sides = []
+    for cond in (c, c.other):
+        (rows, values), = ctx.occurrences(cond)
+        full = np.full(ctx.n, np.nan)
+        full[rows] = values
+        sides.append(full)
+    a, b = sides
+    both = ~np.isnan(a) & ~np.isnan(b)
+    op = {"eq": operator.eq, "all_eq": operator.eq, "ne": operator.ne, "any_ne": operator.ne, **_ORDER}[c.op]
+    with np.errstate(invalid="ignore"):
+        return both & op(a, b)
+
+
 def _test(c: Cond, ctx: Context) -> np.ndarray:
+    if c.other is not None:
+        return _two(c, ctx)
     occ = ctx.occurrences(c)
     columns = c.field.columns if c.field.source != "ppcb" and c.field.columns else ("",) * len(occ)
     seen = np.zeros(ctx.n, dtype=bool)

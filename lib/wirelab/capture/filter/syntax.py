@@ -9,8 +9,9 @@ epan/dfilter/grammar.lemon), loosest first::
     test     := FIELD                                    existence: the field is in the frame
               | FIELD OP VALUE                           OP: == != === !== < <= > >= (eq ne any_eq
                                                          all_ne all_eq any_ne lt le gt ge) contains
-              | FIELD ["not"] "in" "{" member ("," | " ") ... "}"
-    member   := VALUE | VALUE ".." VALUE                 a value or an inclusive range
+              | FIELD ["not"] "in" "{" member ("," member)* "}"
+    member   := VALUE | VALUE ".." VALUE                 a value or an inclusive range; commas between
+    VALUE    := WORD | STRING | FIELD                    a field: compared with the frame's own value
 
 ("and" binds tighter than "or", as in Wireshark 4.0, which warns about mixing
 them without parentheses.) A VALUE is a word (a number, an address, a CIDR
@@ -208,10 +209,12 @@ class _Parser:
         out = []
         while True:
             tok = self.take()
-            if tok.text == "}" and tok.kind == "punct":
-                break
-            if tok.kind == "punct" and tok.text == ",":
-                continue
+            if out:                     # members are separated by commas (Wireshark 4.0)
+                if tok.text == "}" and tok.kind == "punct":
+                    break
+                if tok.text != ",":
+                    self.error(tok, "members of a set are separated by commas", "e.g. tcp.port in {80, 443}")
+                tok = self.take()
             if tok.kind not in ("word", "string"):
                 self.error(tok, "a value or '}' is expected here", "e.g. tcp.port in {80, 443, 8000..8080}")
             if self.peek().text == "..":

@@ -70,12 +70,15 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
         frames = Frames.of_part(part, info)
     flags, conv, a_to_b = tcp_flags_of(frames)
     read = len(frames)
+    whole = frames
     if chosen is not None:                        # (pandas: the filter reads read_capture's table)
         from .reader.columns import frame_from_part
         keep = chosen.mask(frame_from_part(part, info))
         frames, conv, a_to_b = frames.take(keep), conv[keep], a_to_b[keep]
         flags = {name: v[keep] for name, v in flags.items()}
     table = flow_table(frames)
+    if chosen is not None:
+        _number_as_whole(table, whole, frames, keep)
     flows = [{name: values[i] for name, values in table.items()} for i in range(len(table["packets"]))[:top]]
     out = _report(path, frames.info, len(frames), flows, {name: int(v.sum()) for name, v in flags.items()},
                   lambda: overhead_of(frames, retransmission=flags["retransmission"]), rate_bps, wire)
@@ -97,6 +100,22 @@ def _end_markers(frames) -> list[dict]:
     return json.loads(json.dumps(udp_end_markers(frames), default=_clean))
 
 
+def _number_as_whole(table: dict, whole: Frames, kept: Frames, keep) -> None:
+    """The narrowed flow table's ``conv`` and ``stream`` as the whole capture numbers them (the
+    filter ``tcp.stream == 1`` keeps stream 1, not a new stream 0)."""
+    import numpy as np
+    from .conversations import _conversations, conversations_of, streams_of
+
+    conv_all, _, begins = _conversations(whole, True)
+    stream_all = streams_of(whole, begins) if begins.size else np.zeros(0, dtype=np.int64)
+    here, _ = conversations_of(kept)
+    there = conv_all[keep]
+    full = np.full(int(here.max()) + 1 if here.size else 0, -1, dtype=np.int64)
+    full[here[here >= 0]] = there[here >= 0]
+    table["conv"] = full[table["conv"]]
+    table["stream"] = stream_all[table["conv"]]
+
+
 def _compile(text: str | None):
     if not text:
         return None
@@ -112,7 +131,10 @@ def _narrow(ds, chosen) -> tuple[int, dict]:
     from .sql.tcp import tcp_flags
     from .tcp_sequence import FLAGS
 
+    from .filter.sql import STREAMS
+
     conversations(ds)
+    ds.table("filter_streams", STREAMS)
     flags = tcp_flags(ds)
     ds.con.execute(f"CREATE TEMP TABLE filter_kept AS SELECT * FROM packets WHERE {chosen.sql(ds)}")
     read = len(ds)
@@ -133,6 +155,11 @@ def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
     with open_dataset(path) as ds:
         read, counts = _narrow(ds, chosen) if chosen is not None else (len(ds), flag_counts(ds))
         flows = ds.flows().head(top).astype(object).to_dict("records")
+        if chosen is not None:                    # (numbered as in the whole capture, as for a file)
+            streams = dict(ds.con.execute("SELECT DISTINCT c.conv, s.stream FROM conversations c "
+                                          "JOIN filter_streams s USING (file_offset)").fetchall())
+            for row in flows:
+                row["stream"] = streams.get(row["conv"], row["stream"])
         out = _report(path, ds.info, len(ds), flows, counts, ds.read_overhead, rate_bps, wire)
         if chosen is not None:
             out.update(filter=chosen.text, packets_read=read)

@@ -14,7 +14,7 @@ import pytest
 from wirelab import UsageError
 from wirelab.capture import convert, open_dataset, ppcb_packets, read_capture, tcp_analysis
 from wirelab.capture.filter import FIELDS, FilterError, compile_filter
-from wirelab.capture.filter.syntax import Binary, Not, Test, parse
+from wirelab.capture.filter.syntax import Binary, Not, FieldTest, parse
 from wirelab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,9 +52,20 @@ CASES = [
     ("frame.interface_id == 1 and tcp.options.mss_val >= 1400", [S]),
     ("not (tcp.port == 5201) and tcp", [S]),
 ]
-#: what the dataset's SQL does not do (frames only): the expert notes beyond the six flags
-FRAMES_ONLY = {"tcp.analysis.flags and not tcp.analysis.window_update", "tcp.analysis.window_update"}
-PAIRS = [(expr, name) for expr, names in CASES for name in names]
+#: PPCB fields, against tshark with the kit's Lua dissector (frames only: a dataset has no bytes)
+PPCB_CASES = [
+    ("ppcb", [P]),
+    ("ppcb.type == 6", [P]),
+    ("ppcb.type == 1 or ppcb.data_len > 100", [P]),
+    ("ppcb.packet_no >= 3 and udp", [P]),
+    ("ppcb.session_id == 54:43:50:2d:46:49:4c:45", [P]),
+    ('ppcb.session_id contains "FILE" and not ppcb.protocol_id == 2', [P]),
+]
+#: what the dataset's SQL does not do (frames only): the expert notes beyond the six flags, PPCB
+FRAMES_ONLY = {"tcp.analysis.flags and not tcp.analysis.window_update", "tcp.analysis.window_update",
+               *(expr for expr, _ in PPCB_CASES)}
+PAIRS = [(expr, name) for expr, names in CASES + PPCB_CASES for name in names]
+LUA = ROOT / "lib" / "wirelab" / "capture" / "tools" / "ppcb.lua"
 
 
 def _path(name: str) -> Path:
@@ -69,7 +80,8 @@ def tshark_sets():
 
     def run(pair):
         expr, name = pair
-        out = subprocess.run(["tshark", "-r", str(_path(name)), "-Y", expr, "-T", "fields", "-e", "frame.number"],
+        lua = ["-X", f"lua_script:{LUA}"] if "ppcb" in expr else []
+        out = subprocess.run(["tshark", *lua, "-r", str(_path(name)), "-Y", expr, "-T", "fields", "-e", "frame.number"],
                              capture_output=True, text=True, timeout=60, check=True)
         return pair, {int(n) for n in out.stdout.split()}
     with ThreadPoolExecutor(2) as pool:
@@ -100,11 +112,12 @@ def test_frames_kept_equal_tsharks(expr, name, tshark_sets, captures):
     want = tshark_sets[(expr, name)]
     f = compile_filter(expr)
     df = frames[name]
-    assert set(df["frame"][f.mask(df)].tolist()) == want
-    assert set((np.flatnonzero(f.mask(df)) + 1).tolist()) == want
+    packets = ppcb_packets(_path(name)) if "ppcb" in f.sources else None
+    assert set(df["frame"][f.mask(df, ppcb=packets)].tolist()) == want
+    assert set((np.flatnonzero(f.mask(df, ppcb=packets)) + 1).tolist()) == want
     ds = sets[name]
     if expr in FRAMES_ONLY:
-        with pytest.raises(UsageError, match="frames only"):
+        with pytest.raises(UsageError, match="frames only|dataset does not hold"):
             f.sql(ds)
         return
     assert set(ds.sql(f"SELECT frame FROM packets WHERE {f.sql(ds)}")["frame"].tolist()) == want
@@ -147,7 +160,7 @@ def test_the_tree_binds_not_then_and_then_or():
 
 def test_sets_ranges_strings_and_operator_words():
     t = parse('tcp.port in {80, 443, 8000..8080}')
-    assert isinstance(t, Test) and t.op == "in" and len(t.members) == 3
+    assert isinstance(t, FieldTest) and t.op == "in" and len(t.members) == 3
     assert [m.text for m in t.members[2]] == ["8000", "8080"]
     assert isinstance(parse("tcp.port not in {80}"), Not)
     for word, op in [("eq", "eq"), ("ne", "ne"), ("===", "all_eq"), ("!==", "any_ne"), ("ge", "ge"), ("lt", "lt")]:

@@ -1,6 +1,6 @@
 """A parsed filter → a checked one: every field known, every literal read as its field's kind.
 
-``check(text)`` parses (``syntax``) and replaces each ``Test`` by a ``Cond``:
+``check(text)`` parses (``syntax``) and replaces each ``FieldTest`` by a ``Cond``:
 the field (``fields.FIELDS``), the operator, and the values as numbers,
 networks (``ipaddress``) or text; a set's ranges as (low, high). An unknown
 field, a value of the wrong kind, or an operator the field cannot take raise
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .fields import FIELDS, Field, field, value
-from .syntax import Binary, FilterError, Not, Test, parse
+from .syntax import Binary, FilterError, Not, FieldTest, parse
 
 __all__ = ["Cond", "check", "walk"]
 
@@ -41,7 +41,7 @@ def _check(text: str, node):
     return _cond(text, node)
 
 
-def _cond(text: str, t: Test) -> Cond:
+def _cond(text: str, t: FieldTest) -> Cond:
     f = field(text, t.field)
     name = t.field.text
     if t.op is None:
@@ -75,7 +75,7 @@ def _cond(text: str, t: Test) -> Cond:
     return Cond(name, f, t.op, (v,))
 
 
-def _fields(text: str, t: Test, name: str, f: Field) -> Cond:
+def _fields(text: str, t: FieldTest, name: str, f: Field) -> Cond:
     """Two fields compared (numbers of the frames table, one value each)."""
     g = FIELDS[t.value.text]
     for tok, h in ((t.field, f), (t.value, g)):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ...errors import UsageError
 
-__all__ = ["FilterError", "Token", "Test", "Not", "Binary", "parse", "OPERATORS"]
+__all__ = ["FilterError", "Token", "FieldTest", "Not", "Binary", "parse", "OPERATORS"]
 
 
 class FilterError(UsageError):
@@ -60,7 +60,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "0": "\0"}
 
 
 @dataclass(frozen=True)
-class Test:
+class FieldTest:
     """A test of one field: existence (``op`` None), a comparison (``value``), or ``in`` a set
     (``members``: values and (low, high) ranges)."""
     field: Token
@@ -178,7 +178,7 @@ class _Parser:
             return node
         return self.test()
 
-    def test(self) -> Test:
+    def test(self) -> FieldTest:
         field = self.take()
         if field.kind != "word" or self.logic(field) or field.text in OPERATORS or field.text == "in":
             what = "the filter ends" if field.kind == "end" else f"'{field.text}' is here"
@@ -188,19 +188,19 @@ class _Parser:
         negate = tok.kind == "word" and tok.text == "not" and self.toks[self.i + 1].text == "in"
         if negate or (tok.kind == "word" and tok.text == "in"):
             self.i += 2 if negate else 1
-            test = Test(field, "in", tok, members=self.members())
+            test = FieldTest(field, "in", tok, members=self.members())
             return Not(test) if negate else test
         op = OPERATORS.get(tok.text) if tok.kind in ("word", "op") else None
         if op is None:
             if tok.kind in ("end",) or tok.text == ")" or self.logic(tok):
-                return Test(field)
+                return FieldTest(field)
             self.error(tok, f"'{tok.text}' is not a comparison",
                        "compare with == != === !== < <= > >= (eq ne lt le gt ge), contains, or in {...}")
         self.take()
         value = self.take()
         if value.kind not in ("word", "string"):
             self.error(value, f"a value is expected after '{tok.text}'", "e.g. tcp.port == 80, ip.addr == 10.0.0.0/8")
-        return Test(field, op, tok, value)
+        return FieldTest(field, op, tok, value)
 
     def members(self) -> tuple:
         brace = self.take()
@@ -231,7 +231,7 @@ class _Parser:
 
 
 def parse(text: str):
-    """The tree of display filter ``text`` (``Test``, ``Not``, ``Binary``); ``FilterError`` if
+    """The tree of display filter ``text`` (``FieldTest``, ``Not``, ``Binary``); ``FilterError`` if
     it cannot be read."""
     p = _Parser(text)
     if p.peek().kind == "end":

@@ -233,3 +233,16 @@ def test_analyze_filter_narrows_the_report(capsys, captures):
     assert "43 frames of 2353 (display filter: tcp.analysis.retransmission)" in capsys.readouterr().out
     assert main(["analyze", path, "--filter", "tcp.prot == 5201"]) == 2
     assert "did you mean tcp.port" in capsys.readouterr().err
+
+
+def test_a_narrowed_table_is_filtered_too(captures):
+    """Rows of a table already narrowed (an index with gaps, frames left out) keep their numbers."""
+    df = captures[0][P]
+    part = df[df["frame"] % 2 == 0]
+    packets = ppcb_packets(_path(P))
+    for expr in ["ppcb", "udp.port == 32975 or ppcb.type == 6", "ip.addr == 127.0.0.66 and frame.len > 100"]:
+        f = compile_filter(expr)
+        whole = set(df["frame"][f.mask(df, ppcb=packets)])
+        assert whole and set(part["frame"][f.mask(part, ppcb=packets)]) == {n for n in whole if n % 2 == 0}
+    with pytest.raises(UsageError, match="lacks"):
+        compile_filter("tcp.analysis.keep_alive").mask(df, tcp_analysis(df))

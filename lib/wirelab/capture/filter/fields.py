@@ -13,6 +13,8 @@ either does, ``!=`` if neither does (Wireshark 4.0's ``any_eq`` and
 * ``streams``: Wireshark's ``tcp.stream``/``udp.stream``, ``conversations.conversation_ids``;
 * ``ppcb``: PPCB packets as the kit's dissector reads them (``ppcb_reader``), frames only.
 
+A TCP or UDP field (``TRANSPORT``) of a fragmented datagram is where Wireshark
+shows it after reassembly: on its last fragment (``frames.Context.header``).
 ``value(field, token)`` reads a literal as the field's kind (a number, an
 address or CIDR block, a PPCB type name) or says why not.
 """

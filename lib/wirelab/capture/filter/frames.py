@@ -113,7 +113,11 @@ class Context:
             if not f.columns:
                 return [(np.flatnonzero(layer), np.ones(int(layer.sum()), dtype=np.int64))]
             table, at = self.table("analysis"), np.maximum(self.header(), 0)
-            rows = [np.flatnonzero(layer & table[col].to_numpy(bool)[at]) for col in f.columns if col in table]
+            missing = [col for col in f.columns if col not in table]
+            if missing:
+                raise UsageError(f"{c.name} needs the column {missing[0]} the analysis given lacks",
+                                 "give tcp_analysis(frames, expert=True), or nothing (then it is computed)")
+            rows = [np.flatnonzero(layer & table[col].to_numpy(bool)[at]) for col in f.columns]
             return [(r, np.ones(r.size, dtype=np.int64)) for r in rows]
         out = []
         at = self.header() if f.layer in TRANSPORT else np.arange(self.n)
@@ -137,15 +141,20 @@ class Context:
         if packets is None:
             raise UsageError(f"{c.name} needs the capture's PPCB packets",
                              "pass them: f.mask(frames, ppcb=ppcb_packets(path))")
-        where = np.searchsorted(self.df["frame"].to_numpy(), packets["frame"].to_numpy())
+        numbers = self.df["frame"].to_numpy()
+        order = np.argsort(numbers, kind="stable")
+        wanted = packets["frame"].to_numpy(np.int64)
+        at = np.minimum(np.searchsorted(numbers[order], wanted), max(self.n - 1, 0))
+        here = (numbers[order][at] == wanted) if self.n else np.zeros(wanted.size, dtype=bool)
+        where = order[at]                 # (packets in frames this table lacks are left out: ``here``)
         if c.field.columns == ("ppcb",):
-            return [(where, np.ones(where.size, dtype=np.int64))]
+            return [(where[here], np.ones(int(here.sum()), dtype=np.int64))]
         col = packets[c.field.columns[0]]
-        ok = col.notna().to_numpy(bool)
+        ok = col.notna().to_numpy(bool) & here
         if c.name == "ppcb.type":      # the table names the type; the filter compares its code
             from ...wire.ppcb import CODES
             values = np.array([CODES.get(t, -1) for t in col.astype(str)], dtype=np.int64)
-            return [(where, values)]
+            return [(where[here], values[here])]
         values = col.to_numpy()[ok]
         return [(where[ok], values if c.field.kind == "text" else values.astype(np.int64))]
 

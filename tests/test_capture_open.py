@@ -306,3 +306,21 @@ def test_a_live_capture_opens_running_and_stopped(tmp_path):
     sock.close()
     conv = open_capture(live).conversations("udp")
     assert len(conv) == 1 and conv["packets"].iloc[0] >= 21 and conv["port_b"].iloc[0] == port
+
+
+def test_filter_with_the_real_display_filter_language_equals_tshark():
+    # open_capture(...).filter runs wirelab.capture.filter (not a stand-in) and keeps tshark -Y's frames
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    import wirelab
+    tshark = shutil.which("tshark")
+    if tshark is None:
+        pytest.skip("tshark is not installed (make tools)")
+    path = Path(__file__).resolve().parents[1] / "captures" / "tcp-10mbit-loss2.pcapng"
+    for expr in ("tcp.analysis.retransmission", "tcp and frame.len > 1000", "not tcp.port == 5201"):
+        kept = wirelab.open_capture(path).filter(expr)
+        out = subprocess.run([tshark, "-r", str(path), "-Y", expr, "-T", "fields", "-e", "frame.number"],
+                             capture_output=True, text=True, check=True, timeout=60).stdout.split()
+        assert sorted(int(f) for f in kept.frames["frame"]) == [int(f) for f in out], expr

@@ -92,6 +92,35 @@ def test_bulk_and_echo(proto):
     assert echo.ok and len(echo.rtts_s) == 20 and all(0 <= x < 1 for x in echo.rtts_s)
 
 
+def test_measure_takes_its_options_as_one_record_or_as_keywords():
+    """MeasureOptions is the keyword call's parameters as one frozen record; keywords change it."""
+    from dataclasses import FrozenInstanceError, replace
+
+    from wirelab.transfer import MeasureOptions, measure, start_server
+    echo = MeasureOptions(mode="echo", count=5, packet=64, max_wait=2.0)
+    with pytest.raises(FrozenInstanceError):
+        echo.count = 6
+    port, stop, thread, _ = start_server("udp", max_wait=2.0)
+    try:
+        given = measure("udp", "127.0.0.1", port, echo)
+        changed = measure("udp", "127.0.0.1", port, echo, count=3)
+        keywords = measure("udp", "127.0.0.1", port, mode="echo", count=5, packet=64, max_wait=2.0)
+    finally:
+        stop.set()
+        thread.join(3)
+    assert given.ok and changed.ok and keywords.ok, (given.error, changed.error, keywords.error)
+    assert len(given.rtts_s) == len(keywords.rtts_s) == 5 and len(changed.rtts_s) == 3
+    assert given.packet_bytes == keywords.packet_bytes == 64 and given.max_wait_s == keywords.max_wait_s == 2.0
+    assert echo.count == 5                      # the record given is not changed by the keywords
+    # the checks are the options' own, the same whichever way the options came
+    for call in (lambda: measure("udp", "127.0.0.1", 9, replace(echo, end_markers=3)),
+                 lambda: measure("udp", "127.0.0.1", 9, mode="echo", packet=64, end_markers=3)):
+        with pytest.raises(UsageError, match="end markers"):
+            call()
+    with pytest.raises(TypeError):
+        measure("udp", "127.0.0.1", 9, colour="blue")
+
+
 def test_udp_bulk_with_a_tiny_receive_buffer_loses_and_says_so():
     r = run_pair("udp", mode="bulk", packet=1400, time_s=0.3, rcvbuf=2048, max_wait=2.0)
     assert r.ok and r.lost > 0 and r.packets_received + r.lost == r.packets_sent

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..model.fairness import jain_index, max_min_shares
+from .engine import capabilities
 from .engines import get_engine
 from .flowspec import Flow, canonical, flow_setting, flows_of
 from .status import decide, fold
@@ -67,7 +68,7 @@ class Flows:
     emits_events = True          # each flow's engine reports to the run's stream, tagged with the flow
 
     def __init__(self, engine, *, predict):
-        self._engines = {getattr(engine, "name", None): engine}
+        self._engines = {capabilities(engine).name: engine}
         self._predict = predict
 
     def predict(self, setting) -> dict:
@@ -156,10 +157,9 @@ def _why_not(task: _Task, link, count: int) -> str | None:
     if count > 1 and not getattr(link, "one_queue", True):
         return ("this link gives every server its own shaper, so flows would not share one "
                 "bottleneck: run as root (namespaces or userspace backend)")
-    if hasattr(task.engine, "unsupported"):
-        reason = task.engine.unsupported(task.setting)
-        if reason:
-            return reason
+    reason = capabilities(task.engine).unsupported(task.setting)
+    if reason:
+        return reason
     return link.unsupported(task.flow.proto)
 
 
@@ -171,7 +171,7 @@ def _run_task(task: _Task, link, t0: float, deadline: float, abort: threading.Ev
     task.began_s = time.monotonic() - t0
     try:
         extra = {"capture": capture} if capture else {}
-        if events is not None and getattr(task.engine, "emits_events", False):
+        if events is not None and capabilities(task.engine).emits_events:
             extra.update(events=events, event_tags={"flow": task.flow_id, "stream": task.first_stream})
             events.emit({"event": "flow", "flow": task.flow_id, "stream": task.first_stream,
                          "proto": task.flow.proto, "text": task.flow.text})

@@ -36,8 +36,9 @@ the plan, the flows and the calibration ask the record, never the engine)::
     keeps_links = True           False: each run on a link of its own (the runner otherwise
                                  keeps one link for consecutive runs: ``reuse``)
     measure = "goodput_bps"      the column whose absence fails a run
-    emits_events = False         True: ``run`` takes ``events`` (the run's ``EventStream``)
-                                 and ``event_tags`` (a dict its records are tagged with)
+    emits_events = False         True: ``run`` takes ``events`` (the run's ``EventStream``);
+                                 an engine the flows run (``engines``' names) also
+                                 ``event_tags`` (a dict its records are tagged with)
     times_exchanges = False      True: its UDPR records time each DATA→ACC exchange, so the
                                  host's round trip can be probed with it (``calibration``)
     open() / close()             before and after a sweep (absent: nothing to do)
@@ -126,7 +127,8 @@ class Capabilities:
                                     "each with its status; absent (None): one row, status by the runner")
     keeps_links: bool = _member("False: a fresh link for each run; absent: True (reuse)", True)
     measure: str = _member("the column whose absence fails a run; absent: goodput_bps", "goodput_bps")
-    emits_events: bool = _member("True: run takes events= and event_tags=; absent: False", False)
+    emits_events: bool = _member("True: run takes events= (and event_tags=, where the flows run it); "
+                                 "absent: False", False)
     times_exchanges: bool = _member("True: its UDPR records time each DATA→ACC exchange (calibration's "
                                     "probe); absent: False", False)
     open: Callable = _member("open(): before a sweep; absent: nothing", _nothing)

@@ -88,7 +88,7 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     lowest, highest)), for the stop-and-wait model.
     The run's event stream (``events``) is written to ``workdir`` and shown to ``on_event``.
     """
-    engine, link_layer = plan.engine_for(setting), plan.link_layer
+    engine = plan.engine_for(setting)
     row = new_row(plan, setting, rep=rep, seed=seed, host_rtt_s=host_rtt_s)
     run_id, timeout = row["run_id"], row["deadline_s"]
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}

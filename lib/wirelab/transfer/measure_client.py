@@ -20,7 +20,6 @@ that many 4-byte datagrams ``end_marker_gap_s`` apart (nttcp: 3, 2 s; document
 from __future__ import annotations
 
 import errno
-import math
 import socket
 import sys
 import time

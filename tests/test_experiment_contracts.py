@@ -16,6 +16,10 @@ from wirelab.experiment.hostpairs import HostsLayer
 from wirelab.experiment.linklayer import LayerCapabilities, LinkLayer, layer_capabilities
 from wirelab.labs.broker import BrokerEngine
 from wirelab.labs.peers import PeersEngine
+from wirelab.link import contract as link_contract
+from wirelab.link.contract import LinkCapabilities, OpenedLink, link_capabilities
+from wirelab.link.hosts import HostsLink
+from wirelab.link.opened import LoopbackLink, TestbedLink
 
 from fake_links import FakeLink, FakeLinks
 
@@ -119,3 +123,41 @@ def test_every_link_layer_is_a_link_layer_and_resolves_its_optional_members(laye
     across_hosts = isinstance(layer, HostsLayer)
     assert (resolved.facts is None, resolved.path_params is None) == (not across_hosts, not across_hosts)
     assert resolved.carriage("userspace", "tcp") == layer.carriage("userspace", "tcp")
+
+
+LINK_CLASSES = [TestbedLink, LoopbackLink, HostsLink]
+
+
+@pytest.mark.parametrize("cls", LINK_CLASSES, ids=lambda c: c.__name__)
+def test_every_kind_of_link_has_the_required_members_and_only_documented_ones(cls):
+    required = {n for n in vars(OpenedLink) if not n.startswith("_")} | set(OpenedLink.__annotations__)
+    optional = {f.name for f in fields(LinkCapabilities)}
+    # spec is set by OpenLink.__init__ (every link is made of one)
+    assert [m for m in required - {"spec"} if not hasattr(cls, m)] == []
+    own_state = {"seed", "shaped"}      # a backend's own, read by nothing outside it (grep)
+    documented = required | optional | own_state
+    assert public_members_of_class(cls) <= documented, public_members_of_class(cls) - documented
+
+
+def public_members_of_class(cls) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_")}
+
+
+def test_the_link_contract_is_documented_member_by_member():
+    names = ({n for n in vars(OpenedLink) if not n.startswith("_")} | set(OpenedLink.__annotations__)
+             | set(LinkCapabilities.describe()))
+    for name in names:
+        assert f"{name}" in link_contract.__doc__, f"wirelab.link.contract does not document {name}"
+    assert all(doc.strip() for doc in LinkCapabilities.describe().values())
+
+
+def test_a_loopback_link_is_an_opened_link_and_a_stand_in_takes_the_defaults():
+    from wirelab.link import LinkSpec
+    with LoopbackLink(LinkSpec()) as link:
+        assert isinstance(link, OpenedLink)
+        can = link_capabilities(link)
+        assert (can.renewable, can.can_reshape(LinkSpec()), can.call, can.testbed) == (False, False, None, None)
+        assert can.relays is link.relays
+    stand_in = link_capabilities(FakeLink(None))
+    assert not isinstance(FakeLink(None), OpenedLink)       # it stands in for the runner's view only
+    assert (stand_in.renewable, stand_in.renew(1), stand_in.one_queue, stand_in.relays) == (False, None, True, None)

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import UsageError
+from ..link.contract import link_capabilities
 from ..model.fairness import jain_index, max_min_shares
 from .engine import capabilities
 from .engines import get_engine
@@ -154,7 +155,7 @@ def _why_not(task: _Task, link, count: int) -> str | None:
     """Why this task cannot run here (recorded as ``skipped``), or None."""
     if task.flow.direction == "b>a" and getattr(task.engine, "name", "") != "iperf3":
         return "the wirelab engine sends a→b only; use engine=iperf3 for b→a (its reverse mode)"
-    if count > 1 and not getattr(link, "one_queue", True):
+    if count > 1 and not link_capabilities(link).one_queue:
         return ("this link gives every server its own shaper, so flows would not share one "
                 "bottleneck: run as root (namespaces or userspace backend)")
     reason = capabilities(task.engine).unsupported(task.setting)

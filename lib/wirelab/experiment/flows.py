@@ -85,7 +85,7 @@ class Flows:
             if name not in self._engines:
                 self._engines[name] = get_engine(name)
             each = self._engines[name]
-            if getattr(each, "name", name) == "iperf3":          # iperf3 runs its streams itself
+            if capabilities(each).name == "iperf3":          # iperf3 runs its streams itself
                 tasks.append(_Task(f"f{i}", flow, flow_setting(setting, flow), each, 0))
             else:
                 tasks += [_Task(f"f{i}", flow, flow_setting(setting, flow, streams=1), each, j)
@@ -121,13 +121,13 @@ class Flows:
     def _task_rows(self, task: _Task, setting, run_level: dict, not_run: str | None, status: str) -> list[dict]:
         """The rows of one task: one per stream it ran."""
         params = task.setting.columns()
-        params.update(setting_id=setting.setting_id, engine=getattr(task.engine, "name", task.setting.engine))
+        params.update(setting_id=setting.setting_id, engine=capabilities(task.engine).name)
         head = {**params, **run_level, "flow_id": task.flow_id, "direction": task.flow.direction,
                 "flow_start_s": task.flow.start_s, "flow_streams": task.flow.streams,
                 "flow_began_s": task.began_s, "flow_ended_s": task.ended_s}
         head.update(self._predict(task.setting, engine=task.engine))
         if not_run is not None:
-            count = task.flow.streams if getattr(task.engine, "name", "") == "iperf3" else 1
+            count = task.flow.streams if capabilities(task.engine).name == "iperf3" else 1
             return [{**head, "stream": task.first_stream + j, "status": status, "error": not_run}
                     for j in range(count)]
         record = dict(task.record or {})
@@ -153,7 +153,7 @@ class Flows:
 
 def _why_not(task: _Task, link, count: int) -> str | None:
     """Why this task cannot run here (recorded as ``skipped``), or None."""
-    if task.flow.direction == "b>a" and getattr(task.engine, "name", "") != "iperf3":
+    if task.flow.direction == "b>a" and capabilities(task.engine).name != "iperf3":
         return "the wirelab engine sends a→b only; use engine=iperf3 for b→a (its reverse mode)"
     if count > 1 and not link_capabilities(link).one_queue:
         return ("this link gives every server its own shaper, so flows would not share one "

@@ -284,7 +284,8 @@ def test_a_tcp_reader_reads_at_most_its_length_per_recv():
     finally:
         stop.set()
         thread.join(3)
-    assert whole.ok and short.ok and short.bytes_delivered == short.bytes_offered
+    assert whole.ok and short.ok and 0 < short.bytes_delivered <= short.bytes_offered
+    assert short.interval_s == 0.2        # a timed run: the receiver counts its 0.2 s, as iperf3
     # each recv of the short reader takes at most 1 KiB: at least one call per KiB delivered, but
     # for what came in with the HELLO (read before its length is known, up to one 256 KiB recv)
     assert short.receiver_syscalls >= (short.bytes_delivered - 262144) / 1024

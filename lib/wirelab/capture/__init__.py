@@ -1,13 +1,17 @@
 """Capture and analysis: dumpcap in, a fast reader, Wireshark's statistics as data, overhead from the wire.
 
-Three rooms below, the statistics on this floor:
+Five rooms below, the statistics on this floor:
 
 - ``reader/``: a pcap/pcapng file into columns (``read_capture``, ``iter_capture``,
   ``read_part``; ``Frames``, the arrays the statistics compute on, without pandas);
 - ``sql/``: a capture as a parquet dataset queried with DuckDB (``open_dataset``), one
   SQL twin per statistic below, giving the same answers out of core;
 - ``tools/``: other tools' eyes (dumpcap's ``LiveCapture``, tshark, pyshark, scapy, the
-  kit's Wireshark dissector for PPCB).
+  kit's Wireshark dissector for PPCB);
+- ``stats/``: Wireshark's Statistics and Analyze menus as data (conversations, endpoints,
+  protocol hierarchy, I/O graph, expert information, follow, TCP stream graphs) and
+  ``open_capture``, the one object that offers them for a file or a dataset;
+- ``filter/``: Wireshark's display filters (``compile_filter``), on frames and in SQL.
 
 Here: ``conversations`` (``flows``, the I/O graph), ``tcp_sequence`` (``tcp_analysis``:
 Wireshark's retransmission/loss flags), ``tcp_stream`` (a TCP direction put back
@@ -35,7 +39,8 @@ _EXPORTS = {
     "PPCB": "tools.ppcb_scapy", "bind_ppcb": "tools.ppcb_scapy", "build_frame": "tools.scapy_layout",
     "compare_with_stack": "tools.scapy_layout",
     "layout": "tools.scapy_layout", "iter_capture": "reader.stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
-    "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence",
+    "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence", "compile_filter": "filter.display",
+    "open_capture": "stats.opened", "Capture": "stats.opened",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

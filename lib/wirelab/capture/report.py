@@ -48,25 +48,42 @@ def _ppcb(frames, buffer) -> dict:
 
 
 def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: int = 10,
-           ppcb: bool = True) -> dict:
+           ppcb: bool = True, filter: str | None = None) -> dict:
     """Everything ``analyze`` prints, as plain data (a capture file, or a dataset folder
     written by ``wirelab capture convert``: then DuckDB does the work, out of core).
 
     A file is read into numpy columns and analysed there, without pandas: on a small capture
     importing pandas would cost more than all the rest (bench/bench_analyze.py times the
-    command beside tshark's conversation table)."""
+    command beside tshark's conversation table).
+
+    ``filter``: a Wireshark display filter (``capture.filter``); the report is then of the
+    frames it keeps. The TCP analysis flags are still Wireshark's on the whole capture (a
+    retransmission stays one when its original is filtered out), counted on the frames kept."""
+    chosen = _compile(filter)
     if Path(path).is_dir():
         from .sql.dataset import INFO             # (start-up: pandas and DuckDB for a dataset only)
         if (Path(path) / INFO).is_file():
-            return _dataset_report(path, rate_bps, wire, top)
+            return _dataset_report(path, rate_bps, wire, top, chosen)
     # numpy only: the columns, then the analyses on them
     with jit.one_shot(Path(path).stat().st_size if Path(path).is_file() else 0):   # numba: if it pays here
-        frames = Frames.of_part(*read_part(path))
+        part, info = read_part(path)
+        frames = Frames.of_part(part, info)
     flags, conv, a_to_b = tcp_flags_of(frames)
+    read = len(frames)
+    whole = frames
+    if chosen is not None:                        # (pandas: the filter reads read_capture's table)
+        from .reader.columns import frame_from_part
+        keep = chosen.mask(frame_from_part(part, info))
+        frames, conv, a_to_b = frames.take(keep), conv[keep], a_to_b[keep]
+        flags = {name: v[keep] for name, v in flags.items()}
     table = flow_table(frames)
+    if chosen is not None:
+        _number_as_whole(table, whole, frames, keep)
     flows = [{name: values[i] for name, values in table.items()} for i in range(len(table["packets"]))[:top]]
     out = _report(path, frames.info, len(frames), flows, {name: int(v.sum()) for name, v in flags.items()},
                   lambda: overhead_of(frames, retransmission=flags["retransmission"]), rate_bps, wire)
+    if chosen is not None:
+        out.update(filter=chosen.text, packets_read=read)
     if ppcb:
         out["ppcb"] = _ppcb(frames, _buffer(path))
     out["udp_end_markers"] = _end_markers(frames)
@@ -83,15 +100,69 @@ def _end_markers(frames) -> list[dict]:
     return json.loads(json.dumps(udp_end_markers(frames), default=_clean))
 
 
-def _dataset_report(path, rate_bps, wire, top) -> dict:
+def _number_as_whole(table: dict, whole: Frames, kept: Frames, keep) -> None:
+    """The narrowed flow table's ``conv`` and ``stream`` as the whole capture numbers them (the
+    filter ``tcp.stream == 1`` keeps stream 1, not a new stream 0)."""
+    import numpy as np
+    from .conversations import _conversations, conversations_of, streams_of
+
+    conv_all, _, begins = _conversations(whole, True)
+    stream_all = streams_of(whole, begins) if begins.size else np.zeros(0, dtype=np.int64)
+    here, _ = conversations_of(kept)
+    there = conv_all[keep]
+    full = np.full(int(here.max()) + 1 if here.size else 0, -1, dtype=np.int64)
+    full[here[here >= 0]] = there[here >= 0]
+    table["conv"] = full[table["conv"]]
+    table["stream"] = stream_all[table["conv"]]
+
+
+def _compile(text: str | None):
+    if not text:
+        return None
+    from .filter import compile_filter           # (start-up: only with --filter)
+    return compile_filter(text)
+
+
+def _narrow(ds, chosen) -> tuple[int, dict]:
+    """Dataset ``ds`` narrowed to the frames ``chosen`` keeps: its view ``packets`` then holds
+    only them (the conversations and TCP flags made first, on the whole capture); returns the
+    frames read and the flags counted on those kept."""
+    from .sql.flows import conversations
+    from .sql.tcp import tcp_flags
+    from .tcp_sequence import FLAGS
+
+    from .filter.sql import STREAMS
+
+    conversations(ds)
+    ds.table("filter_streams", STREAMS)
+    flags = tcp_flags(ds)
+    ds.con.execute(f"CREATE TEMP TABLE filter_kept AS SELECT * FROM packets WHERE {chosen.sql(ds)}")
+    read = len(ds)
+    sums = ", ".join(f"count(*) FILTER (WHERE {name}) AS {name}" for name in FLAGS)
+    row = ds.con.execute(f"SELECT {sums} FROM {flags} WHERE file_offset IN (SELECT file_offset FROM filter_kept)"
+                         ).fetchone()
+    ds.con.execute("CREATE OR REPLACE TEMP VIEW packets AS SELECT * FROM filter_kept")
+    ds.info = {**ds.info, "packets": ds.con.execute("SELECT count(*) FROM filter_kept").fetchone()[0]}
+    return read, {name: int(value) for name, value in zip(FLAGS, row)}
+
+
+def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
     """``report`` of a dataset folder: the SQL analyses (``capture.sql``)."""
     from .sql.dataset import open_dataset         # (start-up: pandas and DuckDB for a dataset only)
     from .sql.tcp import flag_counts
     from .sql.udp_ending import end_marker_rows
 
     with open_dataset(path) as ds:
+        read, counts = _narrow(ds, chosen) if chosen is not None else (len(ds), flag_counts(ds))
         flows = ds.flows().head(top).astype(object).to_dict("records")
-        out = _report(path, ds.info, len(ds), flows, flag_counts(ds), ds.read_overhead, rate_bps, wire)
+        if chosen is not None:                    # (numbered as in the whole capture, as for a file)
+            streams = dict(ds.con.execute("SELECT DISTINCT c.conv, s.stream FROM conversations c "
+                                          "JOIN filter_streams s USING (file_offset)").fetchall())
+            for row in flows:
+                row["stream"] = streams.get(row["conv"], row["stream"])
+        out = _report(path, ds.info, len(ds), flows, counts, ds.read_overhead, rate_bps, wire)
+        if chosen is not None:
+            out.update(filter=chosen.text, packets_read=read)
         out["udp_end_markers"] = _end_markers(end_marker_rows(ds))
         out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
         return out
@@ -133,7 +204,8 @@ def _frame_parts(ov: dict) -> str:
 
 
 def render(r: dict) -> str:
-    lines = [f"{r['file']}: {r['format']}, {r['packets']} frames"]
+    lines = [f"{r['file']}: {r['format']}, {r['packets']} frames"
+             + (f" of {r['packets_read']} (display filter: {r['filter']})" if r.get("filter") else "")]
     for i, iface in enumerate(r["interfaces"]):
         drops = iface.get("dropped")
         lines.append(f"  interface {i}: {iface.get('name') or '?'} linktype {iface['linktype']}"

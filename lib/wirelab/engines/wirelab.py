@@ -9,7 +9,9 @@ What each (workload, protocol) runs:
                 only measures the queue's drops, as document 001 found); else PPCB udp.
                 ``WirelabEngine(udp_files="ppcb")`` floods anyway, to redo document 001
                 (the client's sender-side figure; the transfer fails when a datagram drops)
-    time  tcp/udp  bulk for ``time`` seconds (``measure(mode="bulk")``)
+    time  tcp/udp  bulk for ``time`` seconds (``measure(mode="bulk")``); over tcp the receiver
+                counts what arrives within ``time`` and reports then, as iperf3 does: the
+                sender's socket buffer is discarded, not waited out (``interval_s``, ``drain_s``)
     load  tcp/udp  ``offered`` bit/s in ``packet``-byte records (``measure(mode="load")``)
     echo  tcp/udp  ``echo`` request/response rounds (RTT samples)
 

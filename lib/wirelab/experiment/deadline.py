@@ -17,6 +17,12 @@ RCVD after its receiver stopped at a lost datagram, or TCP through heavy loss. S
 a run ends as the protocol says, with its result: the deadline leaves room for one
 such wait (``give_up_s``; the programs' defaults where a setting names none).
 
+A timed TCP run does not wait for its send buffer to drain (the receiver reports when its
+interval ends, ``transfer/measure_server.py``), but a TCP load offered above what the link
+carries does: its END waits behind a full send buffer, which drains at the link's rate
+(``drain_s``; the client waits at most ``silence.DRAIN_SLACK`` times that), so the deadline
+leaves room for it.
+
 When the user gives a timeout, it is used as given, and a setting the model
 expects to outlast it is flagged before the sweep starts (``too_long``).
 """
@@ -24,9 +30,10 @@ from __future__ import annotations
 
 import math
 
+from ..transfer.silence import DRAIN_SLACK
 from ..wire.ppcb import give_up_s as ppcb_give_up_s
 
-__all__ = ["deadline_s", "expected_s", "give_up_s", "too_long", "SLACK", "MARGIN_S", "FALLBACK_S",
+__all__ = ["deadline_s", "expected_s", "give_up_s", "drain_s", "too_long", "SLACK", "MARGIN_S", "FALLBACK_S",
            "SETUP_ROUND_TRIPS"]
 
 #: A run may take this many times its predicted completion…
@@ -37,6 +44,9 @@ MARGIN_S = 10.0
 FALLBACK_S = 60.0
 #: Round trips a timed run spends around its duration (connections, report): iperf3's, the most.
 SETUP_ROUND_TRIPS = 8
+#: What a TCP send buffer grows to when no SO_SNDBUF is set: Linux's tcp_wmem maximum by default
+#: (4 MiB, Documentation/networking/ip-sysctl.rst).
+AUTOTUNED_SNDBUF_BYTES = 4 << 20
 #: PPCB's MAX_WAIT and MAX_RETRANSMITS where a setting names none (the programs' defaults).
 MAX_WAIT_S, MAX_RETRANSMITS = 5.0, 5
 
@@ -65,6 +75,19 @@ def give_up_s(setting) -> float:
     return ppcb_give_up_s(_number(setting["max_wait_s"]) or MAX_WAIT_S, MAX_RETRANSMITS if tries is None else tries)
 
 
+def drain_s(setting, predictions: dict) -> float:
+    """Seconds a TCP load run may wait, after its time, for its send buffer to drain: a load above
+    the predicted goodput fills the buffer (SO_SNDBUF, which Linux doubles, or the autotuned most)
+    and the link empties it at that goodput. 0 for anything else (a timed run does not wait)."""
+    if setting.workload != "load" or setting.proto != "tcp":
+        return 0.0
+    goodput, offered = _number(predictions.get("pred_goodput_bps")), _number(setting["offered_bps"])
+    if goodput is None or (offered is not None and offered <= goodput):
+        return 0.0
+    asked = _number(setting["sndbuf_bytes"] or setting["window_bytes"])
+    return 8.0 * (2 * asked if asked else AUTOTUNED_SNDBUF_BYTES) / goodput
+
+
 def deadline_s(setting, predictions: dict, timeout: float | None) -> float:
     """The deadline of one run: the user's ``timeout`` if given, else derived from the prediction."""
     if timeout is not None:
@@ -72,7 +95,7 @@ def deadline_s(setting, predictions: dict, timeout: float | None) -> float:
     expected = expected_s(setting, predictions)
     if expected is None:
         return FALLBACK_S + give_up_s(setting)
-    return SLACK * expected + MARGIN_S + give_up_s(setting)
+    return SLACK * expected + MARGIN_S + give_up_s(setting) + DRAIN_SLACK * drain_s(setting, predictions)
 
 
 def too_long(settings_and_predictions, timeout: float | None) -> list[tuple[object, float]]:

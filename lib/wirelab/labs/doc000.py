@@ -176,7 +176,8 @@ def _ok(frame: pd.DataFrame) -> pd.DataFrame:
         out["sent_fraction"] = (out["bytes_sent"] / offered).clip(upper=1.0)
         sent = out["packets_sent"].where(out["packets_sent"] > 0)
         out["lost_fraction"] = (out["lost"] / sent).where(out["proto"] == "udp") if "lost" in out else math.nan
-    out["received_fraction"] = out["bytes_received"] / out["bytes_sent"].where(out["bytes_sent"] > 0)
+    sent = out["bytes_sent"] - out.reindex(columns=["send_queue_bytes"]).fillna(0)["send_queue_bytes"]  # never left
+    out["received_fraction"] = out["bytes_received"] / sent.where(sent > 0)
     return out
 
 

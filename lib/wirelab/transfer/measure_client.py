@@ -2,7 +2,9 @@
 
     measure("udp", "127.0.0.1", 5000, mode="load", rate_bps=40e6, packet=1400, time_s=2)
 
-bulk: records back to back for ``time_s`` (the kernel's pace); load: paced
+bulk: records back to back for ``time_s`` (the kernel's pace; over TCP measured as iperf3
+measures: the receiver counts what arrives within ``time_s`` of the first record and reports at
+once, and what this end's socket still holds is discarded, not waited out); load: paced
 at ``rate_bps`` (offered load), for ``time_s`` or for exactly ``size_bytes``
 (a file's bytes: the last record carries what is left); echo: ``count``
 request/response rounds for RTT; ping (udp): ``count`` echo rounds sent every
@@ -20,7 +22,9 @@ that many 4-byte datagrams ``end_marker_gap_s`` apart (nttcp: 3, 2 s; document
 from __future__ import annotations
 
 import errno
+import select
 import socket
+import struct
 import sys
 import time
 
@@ -29,6 +33,7 @@ from . import measure_wire as wire
 from .clock import ClockFit, SkewedClock, echo_sample, fit_offset_drift
 from .pacing import PACINGS, Pacer, TickPacer, pacer as make_pacer
 from .result import Result
+from .silence import await_answer, queued_bytes
 from .sockets import Meter, buffer_sizes, congestion_control, open_socket
 from .tcp import StreamReader
 
@@ -95,6 +100,8 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     clock = SkewedClock(clock_offset_s, clock_drift_ppm)
     if clock_offset_s or clock_drift_ppm:
         result.metadata["clock_configured"] = {"offset_s": clock_offset_s, "drift_ppm": clock_drift_ppm}
+    # a timed TCP run is measured over its time at the receiver, which reports when it is over
+    timed = proto == "tcp" and mode == "bulk"
     sock = open_socket(proto, sndbuf=sndbuf, rcvbuf=rcvbuf, congestion=congestion)
     try:
         sock.settimeout(max_wait)
@@ -112,8 +119,10 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 progress.start()
         end = _Session(sock, proto, packet, max_wait, max_retransmits, meter, result, clock, progress)
         end.hello({"mode": mode, "packet": packet, "time_s": time_s, "rate_bps": rate_bps, "gro": gso,
+                   **({"interval_s": time_s} if timed else {}),
                    **({"read": int(read_bytes)} if read_bytes else {}),
                    **({"end_markers": end_markers, "end_marker_gap_s": end_marker_gap_s} if end_markers else {})})
+        report = None
         if mode == "ping":
             end.ping(count, echo_interval_s)
         elif mode == "echo":
@@ -136,11 +145,15 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
                 result.metadata["pacing"] = pacer.kind
                 if isinstance(pacer, TickPacer):      # a tick cut short at 1 s: never sent
                     result.metadata["skipped_packets"] = pacer.skipped
-            if not same_clock:      # a second batch after the data: the line spans the run
+            if timed:
+                report = end.interval_report()
+            # a second batch after the data: the line spans the run (not after an END: the session is over)
+            if not same_clock and "interval" not in result.metadata:
                 lost, sent = result.lost, result.packets_sent
                 end.echo(offset_rounds, echo_interval_s)
                 result.lost, result.packets_sent = lost, sent
-        report = end.finish()
+        if report is None:
+            report = end.finish()
         result.sender_end_time_s = clock.time_ns() / 1e9
         _fold(result, report, same_clock, end.samples and fit_offset_drift(end.samples), end.span)
         if mode in ("echo", "ping"):
@@ -158,11 +171,23 @@ def measure(proto: str, host: str, port: int, *, mode: str = "bulk", time_s: flo
     finally:
         if progress is not None:         # its last record reads the socket: before it closes
             result.metadata["progress"] = progress.stop()
+        if timed:
+            _discard(sock)
         sock.close()
     if result.sender_end_time_s is None:
         result.sender_end_time_s = clock.time_ns() / 1e9
     result.sender_cpu_s, result.sender_syscalls = meter.stop(), meter.calls
     return result
+
+
+def _discard(sock: socket.socket) -> None:
+    """Close discarding what the socket still holds (SO_LINGER 0: a reset, tcp(7)): those bytes
+    belong to no interval, and a kernel sending them on after close() would load the link
+    under the next run."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
 
 
 def record_sizes(packet: int, size_bytes: int | None, time_s: float,
@@ -179,6 +204,12 @@ def record_sizes(packet: int, size_bytes: int | None, time_s: float,
     if 0 < rest < wire.MIN_PACKET and full:
         sizes[-2:] = [packet + rest - wire.MIN_PACKET, wire.MIN_PACKET]
     return sizes
+
+
+def _span(report: dict) -> float | None:
+    """The receiver's first to last record counted (its own clock), or None."""
+    first, last = report.get("receiver_start_time_s"), report.get("receiver_end_time_s")
+    return last - first if first is not None and last is not None and last > first else None
 
 
 def _fold(result: Result, report: dict, same_clock: bool, fit: ClockFit | None, span) -> None:
@@ -339,6 +370,8 @@ class _Session:
 
     def _echo_reply(self, seq: int):
         if self.proto == "tcp":
+            if self.span is not None and not self.reader.buf:     # after the data: behind its queue
+                await_answer(self.sock, self.max_wait, "an ECHO reply")
             raw = self.reader.read(self.packet)
             if raw[0] != wire.ECHO_REPLY:
                 raise ProtocolError(f"expected ECHO_REPLY, got {raw[0]:#x}", "check both ends are wirelab")
@@ -425,12 +458,40 @@ class _Session:
         self.result.metadata["end_markers_sent"] = count
         self.result.metadata["end_marker_gap_s"] = gap_s
 
+    def interval_report(self) -> dict:
+        """A timed TCP run's REPORT, which the receiver sends when its interval ends (about a round
+        trip after the last record was written here): nothing else is sent, nothing waited out.
+        What this end's socket still holds then is recorded, and discarded at close."""
+        result = self.result
+        if not self.reader.buf and not select.select([self.sock], [], [], self.max_wait)[0]:
+            # no REPORT: a server from before timed REPORTs waits for END (a stalled one answers neither:
+            # finish says which it was)
+            report = self.finish()
+            if not report.get("interval_s"):
+                result.metadata["interval"] = "the server predates timed REPORTs: END waited out the send buffer"
+                return report
+        else:
+            report = wire.read_json(self.reader, wire.REPORT)
+        result.interval_s = report.get("interval_s")
+        result.report_wait_s = max(time.time() - result.last_data_time_s, 0.0)
+        result.send_queue_bytes = queued_bytes(self.sock)
+        span = _span(report)
+        if result.send_queue_bytes is not None and span and report.get("bytes_received"):
+            result.drain_s = result.send_queue_bytes / (report["bytes_received"] / span)
+        return report
+
     def finish(self) -> dict:
         """END → the receiver's REPORT."""
         end = wire.END_HDR.pack(wire.END, getattr(self, "_sent", 0))
         if self.proto == "tcp":
             self.send(end + bytes(self.packet - len(end)))
-            return wire.read_json(self.reader, wire.REPORT)
+            # END waits behind whatever this end still queues (a load above what the link carries)
+            if not self.reader.buf:
+                await_answer(self.sock, self.max_wait, "the REPORT")
+            report = wire.read_json(self.reader, wire.REPORT)
+            self.result.report_wait_s = max(time.time() - self.result.last_data_time_s, 0.0) \
+                if self.result.last_data_time_s else None
+            return report
         return wire.parse_json_packet(self.request(end, wire.REPORT), wire.REPORT)
 
 

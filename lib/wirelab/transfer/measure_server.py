@@ -112,22 +112,42 @@ def _result(proto: str, hello: dict, report: dict, error: str | None):
 # ----------------------------------------------------------------- TCP receiver
 def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5.0, progress=None):
     """One measurement client on an accepted TCP connection (HELLO not yet read). ``progress``:
-    a ``progress.Progress`` that reads the bytes received so far while the session runs."""
-    tally, hello, error = Tally(), {}, None
+    a ``progress.Progress`` that reads the bytes received so far while the session runs.
+
+    A timed client (HELLO ``interval_s``) is measured as iperf3 measures: the records that arrive
+    within ``interval_s`` of the first one, on this end's clock; the REPORT goes back the moment
+    the interval ends, not after an END queued behind everything the sender's socket still holds
+    (on a loss-limited link that drain takes seconds). The session then stays only to answer
+    ECHO rounds until the client closes."""
+    tally, hello, error, interval = Tally(), {}, None, None
     if progress is not None:
         progress.count = lambda: tally.bytes
     try:
         hello, packet = check_hello(read_json(reader, MAGIC, limit=65536), 1 << 24)
         most = hello.get("read")                            # the reader's length: bytes per recv
         most = most if isinstance(most, int) and 0 < most <= 1 << 24 else None
+        interval = _interval(hello)
         raw = bytearray(packet)
         view = memoryview(raw)
+        ends_ns = None                                      # the interval's end (this end's clock)
         while True:
-            reader.read_into(view, most)
+            if ends_ns is not None and (left := (ends_ns - time.time_ns()) / 1e9) < max_wait:
+                conn.settimeout(max(left, 1e-3))            # the interval ends even if nothing comes
+            try:
+                reader.read_into(view, most)
+            except TransferError:
+                if ends_ns is not None and time.time_ns() >= ends_ns:
+                    break                                   # silence past the end: the interval is over
+                raise
             kind = raw[0]
             if kind == RECORD:
+                now_ns = time.time_ns()
+                if ends_ns is not None and now_ns >= ends_ns:
+                    break                                   # the first record after the interval
                 _, seq, send_ns = REC.unpack_from(raw)
-                tally.add(seq, send_ns, packet, time.time_ns())
+                tally.add(seq, send_ns, packet, now_ns)
+                if interval and ends_ns is None:
+                    ends_ns = now_ns + int(interval * 1e9)
             elif kind == ECHO:
                 conn.sendall(_echo_reply(raw, time.time_ns()))
                 meter.call()
@@ -137,14 +157,49 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
                 raise ProtocolError(f"unknown record type {kind:#x}", "check both ends are wirelab")
     except (TransferError, OSError) as err:
         error = str(err)
+    conn.settimeout(max_wait)
     report = _finish(tally.report(), meter, conn)
     report["error"] = error
+    if interval and error is None:
+        report["interval_s"] = interval
     try:
         conn.sendall(json_packet(REPORT, report))
         meter.call()
     except OSError:
         pass
-    return _result("tcp", hello if isinstance(hello, dict) else {}, report, error)
+    result = _result("tcp", hello if isinstance(hello, dict) else {}, report, error)
+    if interval and error is None:
+        result.interval_s = interval
+        result.metadata["bytes_after_interval"] = _after_interval(conn, reader, packet, most, meter)
+    return result
+
+
+def _interval(hello: dict) -> float | None:
+    """The seconds a timed client asks to be measured over (HELLO ``interval_s``), or None."""
+    value = hello.get("interval_s")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 86400
+    return float(value) if ok else None
+
+
+def _after_interval(conn, reader, packet: int, most, meter) -> int:
+    """After the REPORT: answer ECHO rounds (a client fitting clock drift sends them after the data)
+    and drop the records that come, until the client ends the connection. Returns the bytes dropped
+    (what the sender's socket still held: they arrived after the interval)."""
+    raw = bytearray(packet)
+    view, dropped = memoryview(raw), 0
+    try:
+        while True:
+            reader.read_into(view, most)
+            if raw[0] == RECORD:
+                dropped += packet
+            elif raw[0] == ECHO:
+                conn.sendall(_echo_reply(raw, time.time_ns()))
+                meter.call()
+            else:                                           # END, or anything else: the session is over
+                break
+    except (TransferError, OSError):                        # the client closed (a reset): its right now
+        pass
+    return dropped
 
 
 # ----------------------------------------------------------------- UDP receiver

@@ -6,6 +6,7 @@ Measurement sessions share PPCB's port but not its wire: their first byte
     HELLO      0x80 · u32 len · JSON {mode, packet, ...}      (udp: answered by 0x81 HELLO_ACK)
     RECORD     0x82 · u64 seq · u64 send_ns · padding          (packet bytes in all)
     END        0x83 · u64 records sent · padding               (answered by 0x84 REPORT)
+               (tcp, HELLO with interval_s: no END; REPORT when the interval ends, unasked)
     REPORT     0x84 · u32 len · JSON: what the receiver saw
     ECHO       0x85 · u64 seq · u64 t1 · u64 t2 · u64 t3 · padding  (reply 0x86, t2/t3 filled)
     END_MARK   0x87 · u8 number · u16 0                        (udp, when asked: 4 B, never answered)

@@ -52,7 +52,16 @@ GLOSSARY = {
     "bytes_offered": "application bytes the sender was asked to send",
     "bytes_sent": "application bytes the sender handed to the kernel, resends included",
     "bytes_received": "application bytes that reached the receiver, duplicates included",
-    "bytes_delivered": "application bytes delivered in order, exactly once: what goodput_bps counts",
+    "bytes_delivered": "application bytes delivered in order, exactly once: what goodput_bps counts (a "
+                       "timed TCP run: those the receiver got within interval_s)",
+    "interval_s": "a timed TCP run, measured as iperf3 does: the receiver counts what arrives within this "
+                  "many seconds of the first record, on its own clock, and reports at once",
+    "report_wait_s": "from the sender's last write to the receiver's REPORT: about a round trip for a timed "
+                     "TCP run; the drain of the send buffer where the run waits it out (a TCP load)",
+    "send_queue_bytes": "bytes the sender's socket still held when a timed TCP run's REPORT came: written "
+                        "within the interval, not delivered within it; discarded (a reset), never counted",
+    "drain_s": "send_queue_bytes at the run's goodput: how long waiting out the send buffer would have "
+               "taken (a timed run does not wait for it)",
     "packets_sent": "DATA packets, datagrams or writes the sender sent, resends included",
     "retransmissions": "packets sent again: TCP segments the kernel resent, UDPR's resent DATA",
     "lost": "datagrams that never arrived (UDP), where the receiver could count them",

@@ -42,6 +42,11 @@ class Result:
     first_data_time_s: float | None = None       # first data byte sent (sender clock): set-up is over
     last_data_time_s: float | None = None        # last data byte handed to the kernel (sender clock)
     clock: str | None = None                     # how the two ends' instants meet: measures.CLOCKS
+    # a timed TCP run, measured as iperf3 does (measures.GLOSSARY)
+    interval_s: float | None = None              # the receiver counted what arrived within this many s
+    report_wait_s: float | None = None           # last data byte handed over → the receiver's REPORT
+    send_queue_bytes: int | None = None          # what the sender's socket still held then (discarded)
+    drain_s: float | None = None                 # that queue at the run's goodput: the wait not waited
     # packets (PPCB DATA, datagrams or records)
     packet_bytes: int | None = None              # data per packet / write
     packets_sent: int = 0                        # resends included
@@ -169,6 +174,11 @@ class Result:
         if self.bytes_delivered is not None:
             lines.append(f"  receiver: {self.bytes_delivered} B delivered in "
                          f"{self.transfer_s or 0:.4f} s = {rate(self.goodput_bps)} goodput ({self.goodput_clock})")
+        if self.interval_s is not None:
+            lines.append(f"  interval: what arrived within {self.interval_s:g} s (iperf3's count); "
+                         + (f"{self.send_queue_bytes} B still queued at the sender then, discarded (about "
+                            f"{self.drain_s or 0:.1f} s of drain not waited out)" if self.send_queue_bytes
+                            else "nothing left queued at the sender"))
         lines.append(f"  sender:   {self.bytes_offered} B offered in {self.sender_duration_s or 0:.4f} s"
                      f" = {rate(self.sender_goodput_bps)} (sender's view), "
                      f"{self.packets_sent} packets, {self.retransmissions} resent")

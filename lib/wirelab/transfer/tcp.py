@@ -19,6 +19,7 @@ import time
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
+from .silence import Snapshot, await_answer, snapshot, timeout_error
 from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over, open_socket,
                       waiting_on)
 
@@ -32,10 +33,19 @@ TCP_LEAST_WAIT_S = 3.0
 
 
 class StreamReader:
-    """Reads exact byte counts from a TCP socket through one buffer (few recv calls)."""
+    """Reads exact byte counts from a TCP socket through one buffer (few recv calls).
+
+    A wait that times out says whether the peer stalled or was still receiving what this end
+    queued (``silence.py``): call ``mark()`` when a wait for an answer begins, after sending."""
 
     def __init__(self, sock: socket.socket, meter: Meter, prefix: bytes = b""):
         self.sock, self.meter, self.buf = sock, meter, bytearray(prefix)
+        self.marked: Snapshot | None = None
+        self.waiting_for: str | None = None
+
+    def mark(self, waiting_for: str) -> None:
+        """The peer's progress now: a later timeout compares against it (one getsockopt)."""
+        self.marked, self.waiting_for = snapshot(self.sock), waiting_for
 
     def read(self, n: int) -> bytes:
         while len(self.buf) < n:
@@ -51,16 +61,21 @@ class StreamReader:
         if have:
             view[:have] = self.buf[:have]
             del self.buf[:have]
-        while have < len(view):
-            have += self._receive(self.sock.recv_into, view[have:have + most] if most else view[have:])
+        try:
+            while have < len(view):
+                have += self._receive(self.sock.recv_into, view[have:have + most] if most else view[have:])
+        except TransferError:
+            self.buf[:0] = view[:have]        # a part read stays readable: the stream keeps its framing
+            raise
 
     def _receive(self, receive, arg):
         """One recv/recv_into; a timeout, an error or an empty read become TransferError."""
         try:
             got = receive(arg)
         except socket.timeout:
-            raise TransferError("timeout: nothing arrived within MAX_WAIT",
-                                "the peer stalled; check it is running") from None
+            after = snapshot(self.sock) if self.marked is not None else None
+            raise timeout_error(self.sock.gettimeout() or 0.0, self.marked, after,
+                                waiting_for=self.waiting_for) from None
         except OSError as err:
             raise TransferError(f"connection closed ({err.strerror})", "the peer went away") from None
         self.meter.call()
@@ -245,6 +260,10 @@ def send_tcp(host: str, port: int, data: bytes, *, max_wait: float = 5.0, chunk:
             raise ProtocolError(f"server answered {reply.kind}"
                                 + (f" for packet {reply.packet_no}" if reply.packet_no is not None else "")
                                 + " and closed the connection", "the server rejected the transfer") from None
+        # RCVD comes after every byte still queued here: MAX_WAIT bounds the peer's silence, and a
+        # peer that keeps acknowledging them is not silent (silence.py: bounded by their drain)
+        if not reader.buf:
+            await_answer(sock, max_wait, "RCVD")
         reply = read_packet(reader)
         if reply.kind != "RCVD" or reply.session_id != session:
             raise ProtocolError(f"expected RCVD, got {reply.kind}"

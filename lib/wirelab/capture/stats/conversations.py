@@ -1,0 +1,98 @@
+"""Wireshark's Statistics › Conversations and Endpoints as DataFrames (``tshark -z conv,tcp``, ``-z endpoints,tcp``).
+
+A conversation is a pair of endpoints in either order; "A" sent its first frame.
+For ``tcp`` and ``udp`` its number is Wireshark's ``tcp.stream``/``udp.stream``
+(``conversation_ids``, computed once on the whole capture: a filtered capture keeps
+the numbers); for ``ip``/``ipv6`` an endpoint is an address, for ``eth`` a MAC
+address (read from the frames' bytes: files only). ``rel_start`` is seconds since
+the capture's first frame; ``bps_a_to_b`` = bytes A → B · 8 / duration, as
+Wireshark's dialog (NaN for a conversation of zero duration: Wireshark shows "N/A").
+
+Endpoints are the conversations seen from each end: an endpoint's packets are those
+of its conversations; what it sent is its "tx", what it received its "rx".
+All of it is numpy (``bincount``, ``reduceat``) and one pandas ``groupby`` over
+conversations, never a loop over frames.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..conversations import first_seen_ids
+
+__all__ = ["COLUMNS", "ENDPOINT_COLUMNS", "conversation_table", "pair_ids", "endpoint_table"]
+
+COLUMNS = ["stream", "address_a", "port_a", "address_b", "port_b", "packets", "bytes", "packets_a_to_b",
+           "bytes_a_to_b", "packets_b_to_a", "bytes_b_to_a", "rel_start", "duration", "bps_a_to_b",
+           "bps_b_to_a"]
+ENDPOINT_COLUMNS = ["address", "port", "packets", "bytes", "tx_packets", "tx_bytes", "rx_packets", "rx_bytes"]
+
+
+def pair_ids(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame (``src``, ``dst``: integer codes, all valid): its conversation (the unordered
+    pair, numbered in order of first frame) and whether it goes from A (the first frame's
+    source) to B."""
+    forward = src <= dst
+    ids, first = first_seen_ids(np.stack([np.minimum(src, dst), np.maximum(src, dst)], axis=1))
+    return ids, forward == forward[first][ids] if first.size else forward
+
+
+def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dport, frame_len: np.ndarray,
+                       time_relative: np.ndarray, *, names=None) -> pd.DataFrame:
+    """One row per conversation number in ``ids`` (per frame; the frames given are those counted)
+    in ``COLUMNS`` (``sport``/``dport`` None: no ports). ``src``/``dst`` label each frame's ends,
+    or are codes into ``names`` (text made for the table's rows only, not for every frame)."""
+    if not ids.size:
+        return pd.DataFrame(columns=COLUMNS if sport is not None else [c for c in COLUMNS if "port" not in c])
+    numbers, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    n = numbers.size
+
+    def count(where, weights=None):
+        return np.bincount(inverse[where], weights=None if weights is None else weights[where],
+                           minlength=n).astype(np.int64)
+    everything = np.ones(ids.size, dtype=bool)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.diff(inverse[order], prepend=-1))
+    t = time_relative[order]
+    start, end = np.fmin.reduceat(t, starts), np.fmax.reduceat(t, starts)
+    # "A" sent the first frame: its source, whichever way ``a_to_b`` was computed
+    a_first = a_to_b[first]
+    table = {"stream": numbers,
+             "address_a": np.where(a_first, np.asarray(src)[first], np.asarray(dst)[first]),
+             "port_a": None if sport is None else np.where(a_first, sport[first], dport[first]),
+             "address_b": np.where(a_first, np.asarray(dst)[first], np.asarray(src)[first]),
+             "port_b": None if sport is None else np.where(a_first, dport[first], sport[first]),
+             "packets": count(everything), "bytes": count(everything, frame_len),
+             "packets_a_to_b": count(a_to_b), "bytes_a_to_b": count(a_to_b, frame_len),
+             "packets_b_to_a": count(~a_to_b), "bytes_b_to_a": count(~a_to_b, frame_len),
+             "rel_start": start, "duration": end - start}
+    seconds = np.where(table["duration"] > 0, table["duration"], np.nan)
+    table["bps_a_to_b"] = table["bytes_a_to_b"] * 8 / seconds
+    table["bps_b_to_a"] = table["bytes_b_to_a"] * 8 / seconds
+    if names is not None:
+        names = np.asarray(names, dtype=object)
+        table["address_a"], table["address_b"] = names[table["address_a"]], names[table["address_b"]]
+    return pd.DataFrame({k: v for k, v in table.items() if v is not None})
+
+
+def endpoint_table(conversations: pd.DataFrame) -> pd.DataFrame:
+    """Each end of each conversation (``conversation_table``'s rows) gathered by endpoint
+    (address, and port where there are ports), busiest first (``ENDPOINT_COLUMNS``)."""
+    ported = "port_a" in conversations
+    keys = ["address", "port"] if ported else ["address"]
+    sides = []
+    for me, other in (("a", "b"), ("b", "a")):
+        side = pd.DataFrame({"address": conversations[f"address_{me}"], "packets": conversations["packets"],
+                             "bytes": conversations["bytes"],
+                             "tx_packets": conversations[f"packets_{me}_to_{other}"],
+                             "tx_bytes": conversations[f"bytes_{me}_to_{other}"],
+                             "rx_packets": conversations[f"packets_{other}_to_{me}"],
+                             "rx_bytes": conversations[f"bytes_{other}_to_{me}"]})
+        if ported:
+            side.insert(1, "port", conversations[f"port_{me}"])
+        sides.append(side)
+    both = pd.concat(sides, ignore_index=True)
+    out = both.groupby(keys, sort=False, dropna=False).sum().reset_index()
+    return out.sort_values("bytes", ascending=False, kind="stable").reset_index(drop=True)[
+        [c for c in ENDPOINT_COLUMNS if c in out]]

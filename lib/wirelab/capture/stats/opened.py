@@ -1,0 +1,267 @@
+"""``open_capture(path)``: one object for a capture, with Wireshark's Statistics and Analyze menus as data.
+
+    cap = wirelab.open_capture("captures/tcp-10mbit-loss2.pcapng")
+    cap.conversations("tcp")          # Statistics › Conversations (tshark -z conv,tcp)
+    cap.endpoints("tcp")              # Statistics › Endpoints
+    cap.protocols()                   # Statistics › Protocol Hierarchy (tshark -z io,phs)
+    cap.io_graph(0.001, y="bits")     # Statistics › I/O Graph, any interval
+    cap.expert()                      # Analyze › Expert Information (TCP)
+    cap.follow(0).a_to_b              # Analyze › Follow › TCP Stream (tshark -z follow,tcp,raw,0)
+    cap.stream(0).sequence_graph()    # Statistics › TCP Stream Graphs (tcptrace, throughput, rtt, window)
+    cap.flow_graph()                  # a PPCB exchange as a ladder
+    cap.filter("tcp.port == 5201")    # a display filter: the narrowed capture
+
+``path`` is a pcap/pcapng file, a running or stopped ``LiveCapture`` (its file so far),
+or a parquet dataset folder (``convert``; it is read into memory here, and has no bytes: ``follow``, ``eth`` conversations and
+``flow_graph`` need the file). Conversation numbers (``stream``: Wireshark's
+``tcp.stream``/``udp.stream``) and TCP analysis flags are those of the whole capture,
+computed once: a filtered capture keeps them, as Wireshark's display filter does.
+The statistics are this room's other modules, one each.
+"""
+from __future__ import annotations
+
+import mmap
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...errors import CaptureError, SetupError, UsageError
+from ..conversations import conversation_ids
+from ..ladder import ladder_text
+from ..ppcb_exchange import exchange
+from ..ppcb_reader import ppcb_packets
+from ..reader.loader import read_capture
+from ..sql.dataset import INFO, open_dataset
+from .conversations import conversation_table, endpoint_table, pair_ids
+from .expert import expert_table
+from .follow import Followed, follow_tcp
+from .hierarchy import protocol_hierarchy, transport_frames, unreassembled
+from .io import io_table
+from .stream_graphs import StreamGraphs
+from ..tcp_sequence import tcp_analysis
+from ..tools.live import LiveCapture
+
+__all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
+
+KINDS = ("tcp", "udp", "ip", "ipv6", "eth")
+
+
+def open_capture(path) -> "Capture":
+    """A pcap/pcapng file, a parquet dataset folder (``convert``) or a ``LiveCapture`` (its file
+    as it stands now, running or stopped: open it again to see more) as a ``Capture``."""
+    path = Path(path.path if isinstance(path, LiveCapture) else path)
+    if path.is_dir():
+        if not (path / INFO).is_file():
+            raise CaptureError(f"{path} is a folder but not a capture dataset (no {INFO})",
+                               "give a .pcap/.pcapng file, or a folder written by wirelab.capture.convert")
+        with open_dataset(path) as ds:
+            return Capture(ds.frame(), path, has_bytes=False)
+    return Capture(read_capture(path), path)
+
+
+@dataclass
+class FlowGraph:
+    """A PPCB exchange: ``packets`` (``exchange``'s table) and ``lines`` (``ladder_text``)."""
+    packets: pd.DataFrame
+    lines: list[str]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+class Capture:
+    """A capture's frames (``frames``: ``read_capture``'s table plus ``conv``, ``a_to_b``,
+    ``stream``) and the statistics of them (see the module docstring)."""
+
+    def __init__(self, frames: pd.DataFrame, source: Path, *, has_bytes: bool = True, root: "Capture | None" = None):
+        if root is None:
+            frames = pd.concat([_shared_addresses(frames), conversation_ids(frames)], axis=1)
+        self.frames, self.source, self._has_bytes, self._root = frames, source, has_bytes, root or self
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def __repr__(self) -> str:
+        narrowed = "" if self._root is self else f" (of {len(self._root)})"
+        return f"<Capture {self.source.name}: {len(self)} frames{narrowed}>"
+
+    # -- the whole capture's, once ------------------------------------------------------------
+    @cached_property
+    def _all_flags(self) -> pd.DataFrame:
+        return tcp_analysis(self.frames, expert=True)
+
+    def flags(self) -> pd.DataFrame:
+        """Wireshark's TCP analysis flags of these frames (computed on the whole capture)."""
+        return self._root._all_flags.loc[self.frames.index]
+
+    @cached_property
+    def _buffer(self):
+        if not self._has_bytes:
+            raise UsageError(f"{self.source} is a dataset: it holds no packet bytes",
+                             "open the pcap/pcapng file it was converted from")
+        with open(self.source, "rb") as f:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def _bytes(self):
+        return self._root._buffer
+
+    def close(self) -> None:
+        """Let go of the file's bytes (mapped on first use by ``follow``, ``eth``, ``protocols``)."""
+        buffer = self._root.__dict__.pop("_buffer", None)
+        if buffer is not None:
+            buffer.close()
+
+    def __enter__(self) -> "Capture":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- Statistics ---------------------------------------------------------------------------
+    def conversations(self, kind: str = "tcp") -> pd.DataFrame:
+        """Statistics › Conversations of ``kind`` ("tcp", "udp", "ip", "ipv6", "eth")."""
+        f = self.frames
+        time = f["time_relative"].to_numpy(np.float64)
+        size = f["frame_len"].to_numpy(np.int64)
+        if kind in ("tcp", "udp"):
+            mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
+            pick = mine & transport_frames(f)
+            g = f[pick]
+            sport, dport = g["sport"].to_numpy(np.int64, na_value=-1), g["dport"].to_numpy(np.int64, na_value=-1)
+            stream, ab = g["stream"].to_numpy(np.int64), g["a_to_b"].to_numpy(bool)
+            lacking = sport < 0
+            if lacking.any():           # a last fragment: its datagram's ports, from the first fragment
+                ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
+                found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
+                sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
+                dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
+            return conversation_table(stream, ab, g["src"].cat.codes.to_numpy(), g["dst"].cat.codes.to_numpy(),
+                                      sport, dport, size[pick], time[pick], names=_names(f))
+        if kind in ("ip", "ipv6"):
+            pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()
+            if kind == "ipv6":          # (Wireshark's IPv6 tap leaves out what it cannot reassemble)
+                pick &= ~unreassembled(f)
+            src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
+            ids, ab = pair_ids(src.astype(np.int64), dst.astype(np.int64))
+            return conversation_table(ids, ab, src, dst, None, None, size[pick], time[pick], names=_names(f))
+        if kind == "eth":
+            pick = (f["linktype"] == 1).to_numpy()
+            src, dst = self._macs(pick)
+            ids, ab = pair_ids(src, dst)
+            return conversation_table(ids, ab, _mac_text(src), _mac_text(dst), None, None, size[pick], time[pick])
+        raise UsageError(f"unknown conversation kind {kind!r}", f"use one of {', '.join(KINDS)}")
+
+    def _macs(self, pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Source and destination MAC of the Ethernet frames ``pick``, as 48-bit integers."""
+        u8 = np.frombuffer(self._bytes(), dtype=np.uint8)
+        at = self.frames["file_offset"].to_numpy(np.int64)[pick]
+        six = 1 << (8 * np.arange(5, -1, -1, dtype=np.int64))
+        dst = u8[at[:, None] + np.arange(6)].astype(np.int64) @ six
+        src = u8[at[:, None] + np.arange(6, 12)].astype(np.int64) @ six
+        return src, dst
+
+    def endpoints(self, kind: str = "tcp") -> pd.DataFrame:
+        """Statistics › Endpoints of ``kind`` (as ``conversations``)."""
+        return endpoint_table(self.conversations(kind))
+
+    def protocols(self, *, ppcb: bool = False) -> pd.DataFrame:
+        """Statistics › Protocol Hierarchy (``ppcb``: frames with a PPCB packet as ``ppcb``,
+        read by the kit, for every port; else ``data`` as tshark without the kit's plugin)."""
+        f = self.frames
+        ether = None
+        if self._has_bytes and (f["linktype"] == 1).any() and f["vlan"].notna().any():
+            u8 = np.frombuffer(self._bytes(), dtype=np.uint8)
+            at = np.minimum(f["file_offset"].to_numpy(np.int64) + 12, u8.size - 2)
+            ether = (u8[at].astype(np.int64) << 8) | u8[at + 1]
+        marked = None
+        if ppcb:
+            packets = self.flow_graph().packets
+            real = packets[~packets["kind"].isin(["not PPCB", "SYN", "FIN", "RST"])]
+            marked = f["frame"].isin(real["frame"]).to_numpy()
+        flags = self.flags()
+        resent = ((flags["retransmission"] & ~flags["fast_retransmission"] & ~flags["spurious_retransmission"])
+                  | flags["out_of_order"]).to_numpy(bool)
+        return protocol_hierarchy(f, outer_ethertype=ether, ppcb=marked, resent=resent)
+
+    def io_graph(self, interval: float = 0.1, *, y: str = "packets", filter=None) -> pd.DataFrame:
+        """Statistics › I/O Graph: ``y`` ("packets", "bytes", "bits") per ``interval`` seconds of the
+        frames ``filter`` keeps (a display filter, a boolean mask, or None: all)."""
+        mask = None if filter is None else self._mask(filter)
+        return io_table(self.frames, interval, y, mask)
+
+    # -- Analyze ------------------------------------------------------------------------------
+    def expert(self) -> pd.DataFrame:
+        """Analyze › Expert Information (TCP): severity, group, protocol, summary, count, frames."""
+        return expert_table(self.frames, self.flags())
+
+    def follow(self, stream: int) -> Followed:
+        """Analyze › Follow › TCP Stream ``stream`` (``tcp.stream``): both directions' bytes."""
+        return follow_tcp(self.frames, self._bytes(), stream)
+
+    def stream(self, i: int, *, a_to_b: bool | None = None) -> StreamGraphs:
+        """TCP stream ``i``'s graphs (``sequence_graph``, ``throughput``, ``rtt``, ``window``,
+        ``plot``) for the direction carrying more data (or ``a_to_b``)."""
+        return StreamGraphs(self.frames, self.flags(), i, a_to_b=a_to_b)
+
+    def flow_graph(self, *, port: int | None = None) -> FlowGraph:
+        """The PPCB exchange (every UDP/TCP port, or ``port``) as ``exchange``'s table and a ladder."""
+        self._bytes()                                    # (a dataset has none: a clear error)
+        packets = exchange(self.source, port=port)
+        packets = packets[packets["frame"].isin(self.frames["frame"])].reset_index(drop=True)
+        return FlowGraph(packets, ladder_text(packets))
+
+    # -- narrowing ----------------------------------------------------------------------------
+    def filter(self, expression) -> "Capture":
+        """The frames a display filter keeps (``"tcp.port == 80 and frame.len > 100"``) or a
+        boolean mask keeps, as a Capture with the same frame and stream numbers."""
+        keep = self._mask(expression)
+        return Capture(self.frames[keep], self.source, has_bytes=self._has_bytes, root=self._root)
+
+    def _mask(self, expression) -> np.ndarray:
+        if not isinstance(expression, str):
+            mask = np.asarray(expression, dtype=bool)
+            if mask.shape != (len(self),):
+                raise UsageError(f"a mask of {mask.shape} for {len(self)} frames", "give one boolean per frame")
+            return mask
+        try:
+            # deferred: the display-filter language is its own room (start-up)
+            from ..filter import compile_filter
+        except ImportError:
+            raise SetupError("this wirelab has no display-filter language (wirelab.capture.filter)",
+                             "update wirelab, or narrow with a boolean mask: cap.filter(cap.frames['sport'] == 80)") from None
+        # on the whole capture's frames, then these rows: a field such as tcp.analysis.* or
+        # tcp.stream means what it means in the whole capture (Wireshark's display filter)
+        # (the capture's own flags and stream numbers are handed over: computed once)
+        root, compiled = self._root.frames, compile_filter(expression)
+        ppcb = None
+        if "ppcb" in getattr(compiled, "sources", ()):
+            self._bytes()                                # (a dataset has none: a clear error)
+            ppcb = ppcb_packets(self.source)
+        mask = np.asarray(compiled.mask(root, self._root._all_flags, streams=root[["conv", "a_to_b", "stream"]],
+                                        ppcb=ppcb), dtype=bool)
+        return mask if root is self.frames else mask[root.index.get_indexer(self.frames.index)]
+
+
+def _shared_addresses(f: pd.DataFrame) -> pd.DataFrame:
+    """``src`` and ``dst`` as categories of one set of addresses (as ``read_capture`` gives them;
+    a dataset's parts may not), so codes compare across the two."""
+    src, dst = f["src"], f["dst"]
+    if hasattr(src, "cat") and hasattr(dst, "cat") and src.cat.categories.equals(dst.cat.categories):
+        return f
+    both = pd.CategoricalDtype(pd.Index(pd.concat([src.astype(object), dst.astype(object)]).dropna().unique()))
+    return f.assign(src=src.astype(object).astype(both), dst=dst.astype(object).astype(both))
+
+
+def _names(f: pd.DataFrame) -> np.ndarray:
+    """The address texts ``src``/``dst``'s codes point into (``read_capture`` shares them)."""
+    return np.asarray(f["src"].cat.categories.astype(str), dtype=object)
+
+
+def _mac_text(values: np.ndarray) -> np.ndarray:
+    """48-bit integers as "aa:bb:cc:dd:ee:ff" (once per distinct address)."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    text = np.array([":".join(f"{(int(v) >> s) & 0xFF:02x}" for s in range(40, -8, -8)) for v in distinct], dtype=object)
+    return text[inverse.reshape(-1)]

@@ -17,10 +17,15 @@ The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import UsageError
 from .reader.frames import Frames
+
+if TYPE_CHECKING:        # pandas only in annotations here; the functions import it when called (start-up)
+    import pandas as pd
 
 __all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
            "first_seen_ids"]

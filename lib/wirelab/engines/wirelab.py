@@ -41,6 +41,7 @@ import weakref
 from contextlib import nullcontext
 
 from ..errors import TransferError, UsageError
+from ..link.contract import link_capabilities
 from ..transfer.progress import Progress
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
@@ -146,7 +147,7 @@ class WirelabEngine:
     def _warm_client(self, link) -> WarmClient | None:
         """The warm client of a link kept for many runs (``client.py``), started on its first
         run; None on a link used once (there a plain process costs the same)."""
-        if not getattr(link, "renewable", False):
+        if not link_capabilities(link).renewable:
             return None
         warm = self._warm.get(link)
         if warm is None or not warm.alive():

@@ -7,9 +7,10 @@ document's sweeps, tables and figures are a lab (``wirelab.labs``). Read in this
 flows written as text), ``plan`` (what a sweep decides once: settings, backend, machine,
 each setting's predictions and deadline), ``runner`` (one road per run: open the link with
 ``wirelab.link.open``, let the engine run across it, decide its status by ``status``'s one
-rule, record; failures recorded, resume), ``engine`` (the seam to the programs; ``engines``
-by name: ``wirelab``, ``iperf3``; ``flows``: several at once on one link, one row per
-stream; a lab may bring its own, e.g. ``labs.broker``, ``labs.peers``), ``deadline`` (each
+rule, record; failures recorded, resume), ``engine`` (the seam to the programs, its contract
+written as types: ``Engine``, ``Capabilities``; ``engines`` by name: ``wirelab``, ``iperf3``; ``flows``: several at once on one link, one row per
+stream; a lab may bring its own, e.g. ``labs.broker``, ``labs.peers``), ``linklayer`` (what a
+sweep needs of the layer that opens its links, as types), ``deadline`` (each
 run's deadline from its prediction), ``prediction`` (the model's ``pred_*`` columns),
 ``calibration`` (the host's own round trip, measured before a UDPR sweep), ``reuse`` (one
 link for consecutive runs), ``events`` (each run's event stream), ``progress`` (one
@@ -29,7 +30,8 @@ from .._exports import lazy
 
 _EXPORTS = {
     "Experiment": "spec", "Setting": "spec", "AXES": "spec", "column_for": "spec", "link_spec": "spec",
-    "Plan": "plan", "Engine": "engine", "MEASURED": "engine", "ENGINES": "engines", "get_engine": "engines",
+    "Plan": "plan", "Engine": "engine", "Capabilities": "engine",
+    "capabilities": "engine", "LinkLayer": "linklayer", "MEASURED": "engine", "ENGINES": "engines", "get_engine": "engines",
     "iperf3_run": "engines", "run": "runner", "run_one": "runner", "default_folder": "runner",
     "ResultStore": "store", "load": "store", "summarize": "stats", "pretty": "stats",
     "confidence_interval": "stats", "t_quantile": "stats", "predict_columns": "prediction",

@@ -49,6 +49,8 @@ import statistics
 import time
 
 from ..model.stopwait import ACC_WIRE_BYTES
+from .engine import capabilities
+from .linklayer import layer_capabilities
 from .prediction import predict_columns
 from .spec import Experiment, Setting
 
@@ -103,17 +105,19 @@ def host_round_trip(engine, link_layer, backend: str, settings: list[Setting], *
     setting needs it or the engine cannot run the probe; ``{"error": …}`` when every probe
     failed (the sweep goes on, predicting without it). Only engines whose UDPR records time
     each DATA→ACC exchange (``times_exchanges = True``, as wirelab's programs do) are probed."""
-    if not needs_probe(settings) or not getattr(engine, "times_exchanges", False):
+    can = capabilities(engine) if engine is not None else None
+    if not needs_probe(settings) or can is None or not can.times_exchanges:
         return None
     target = next(s for s in settings if needs_probe([s]))
-    setting = _probe_setting(target, getattr(engine, "name", "wirelab"), backend)
-    if hasattr(engine, "unsupported") and engine.unsupported(setting):
+    setting = _probe_setting(target, can.name, backend)
+    if can.unsupported(setting):
         return None
-    framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
-    wire = predict_columns(setting.params, wire=link_layer.wire_of(setting.link), **framing)["pred_wire_bytes"]
+    layer = layer_capabilities(link_layer)
+    framing = dict(can.framing(setting) or {})
+    wire = predict_columns(setting.params, wire=layer.wire_of(setting.link), **framing)["pred_wire_bytes"]
     if not math.isfinite(wire):
         return {"error": "the model could not frame the probe's DATA"}
-    meter = getattr(link_layer, "meter_bytes", lambda *_: None)(backend, setting.link)
+    meter = layer.meter_bytes(backend, setting.link)
     # on a wire the cycle holds both packets' transmission; on tbf's meter only what the DATA
     # exceeds its bucket by (model.stopwait.cycle_time)
     held = wire + ACC_WIRE_BYTES if meter is None else max(0.0, wire - meter)

@@ -31,7 +31,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import UsageError
+from ..link.contract import link_capabilities
 from ..model.fairness import jain_index, max_min_shares
+from .engine import capabilities
 from .engines import get_engine
 from .flowspec import Flow, canonical, flow_setting, flows_of
 from .status import decide, fold
@@ -67,7 +69,7 @@ class Flows:
     emits_events = True          # each flow's engine reports to the run's stream, tagged with the flow
 
     def __init__(self, engine, *, predict):
-        self._engines = {getattr(engine, "name", None): engine}
+        self._engines = {capabilities(engine).name: engine}
         self._predict = predict
 
     def predict(self, setting) -> dict:
@@ -83,7 +85,7 @@ class Flows:
             if name not in self._engines:
                 self._engines[name] = get_engine(name)
             each = self._engines[name]
-            if getattr(each, "name", name) == "iperf3":          # iperf3 runs its streams itself
+            if capabilities(each).name == "iperf3":          # iperf3 runs its streams itself
                 tasks.append(_Task(f"f{i}", flow, flow_setting(setting, flow), each, 0))
             else:
                 tasks += [_Task(f"f{i}", flow, flow_setting(setting, flow, streams=1), each, j)
@@ -119,13 +121,13 @@ class Flows:
     def _task_rows(self, task: _Task, setting, run_level: dict, not_run: str | None, status: str) -> list[dict]:
         """The rows of one task: one per stream it ran."""
         params = task.setting.columns()
-        params.update(setting_id=setting.setting_id, engine=getattr(task.engine, "name", task.setting.engine))
+        params.update(setting_id=setting.setting_id, engine=capabilities(task.engine).name)
         head = {**params, **run_level, "flow_id": task.flow_id, "direction": task.flow.direction,
                 "flow_start_s": task.flow.start_s, "flow_streams": task.flow.streams,
                 "flow_began_s": task.began_s, "flow_ended_s": task.ended_s}
         head.update(self._predict(task.setting, engine=task.engine))
         if not_run is not None:
-            count = task.flow.streams if getattr(task.engine, "name", "") == "iperf3" else 1
+            count = task.flow.streams if capabilities(task.engine).name == "iperf3" else 1
             return [{**head, "stream": task.first_stream + j, "status": status, "error": not_run}
                     for j in range(count)]
         record = dict(task.record or {})
@@ -151,15 +153,14 @@ class Flows:
 
 def _why_not(task: _Task, link, count: int) -> str | None:
     """Why this task cannot run here (recorded as ``skipped``), or None."""
-    if task.flow.direction == "b>a" and getattr(task.engine, "name", "") != "iperf3":
+    if task.flow.direction == "b>a" and capabilities(task.engine).name != "iperf3":
         return "the wirelab engine sends a→b only; use engine=iperf3 for b→a (its reverse mode)"
-    if count > 1 and not getattr(link, "one_queue", True):
+    if count > 1 and not link_capabilities(link).one_queue:
         return ("this link gives every server its own shaper, so flows would not share one "
                 "bottleneck: run as root (namespaces or userspace backend)")
-    if hasattr(task.engine, "unsupported"):
-        reason = task.engine.unsupported(task.setting)
-        if reason:
-            return reason
+    reason = capabilities(task.engine).unsupported(task.setting)
+    if reason:
+        return reason
     return link.unsupported(task.flow.proto)
 
 
@@ -171,7 +172,7 @@ def _run_task(task: _Task, link, t0: float, deadline: float, abort: threading.Ev
     task.began_s = time.monotonic() - t0
     try:
         extra = {"capture": capture} if capture else {}
-        if events is not None and getattr(task.engine, "emits_events", False):
+        if events is not None and capabilities(task.engine).emits_events:
             extra.update(events=events, event_tags={"flow": task.flow_id, "stream": task.first_stream})
             events.emit({"event": "flow", "flow": task.flow_id, "stream": task.first_stream,
                          "proto": task.flow.proto, "text": task.flow.text})

@@ -28,7 +28,10 @@ from __future__ import annotations
 
 from .. import link as links
 from . import meta as machine
+from ..link.topology import Topology
 from .deadline import deadline_s, too_long
+from .engine import capabilities
+from .linklayer import layer_capabilities
 from .prediction import predict_columns
 from .spec import Experiment, Setting
 
@@ -40,18 +43,19 @@ class Plan:
 
     def __init__(self, experiment: Experiment, engine, *, settings: list[Setting] | None = None, link_layer=links):
         self.experiment, self.engine, self.link_layer = experiment, engine, link_layer
+        layer, can = layer_capabilities(link_layer), capabilities(engine)
         self._flows = None
         self._predicted: dict[tuple, dict] = {}
         self.settings: list[Setting] = settings if settings is not None else experiment.settings()
         self.backend: str = link_layer.backend_for(
             [spec for s in self.settings for spec in _specs(self.link_for(s))], experiment.backend)
-        self.info = machine.collect(extra={"engine": getattr(engine, "name", type(engine).__name__),
-                                           "backend": self.backend,
-                                           "engine_info": getattr(engine, "info", lambda: {})()})
+        self.info = machine.collect(extra={"engine": can.name, "backend": self.backend,
+                                           "engine_info": can.info()})
         sysctls = self.info["sysctls"]
-        if hasattr(link_layer, "facts"):      # across real hosts: each side's own facts; the sender's kernel
-            self.info["hosts"] = link_layer.facts()
-            sysctls = link_layer.sender_sysctls() or sysctls
+        if layer.facts is not None:      # across real hosts: each side's own facts; the sender's kernel
+            self.info["hosts"] = layer.facts()
+        if layer.sender_sysctls is not None:
+            sysctls = layer.sender_sysctls() or sysctls
         self.timestamps = machine.tcp_timestamps_enabled(sysctls)
         self.default_cc = sysctls.get("net.ipv4.tcp_congestion_control")
 
@@ -66,8 +70,7 @@ class Plan:
 
     def link_for(self, setting: Setting):
         """What a run of ``setting`` opens: its ``LinkSpec``, or its engine's topology."""
-        engine = self.engine_for(setting)
-        return engine.topology(setting) if hasattr(engine, "topology") else setting.link
+        return capabilities(self.engine_for(setting)).topology(setting)
 
     def predictions(self, setting: Setting, *, host_rtt_s: float | tuple | None = None, engine=None) -> dict:
         """The model's ``pred_*`` columns for exactly ``setting``, framed as ``engine`` (default: the
@@ -77,17 +80,16 @@ class Plan:
         engine = engine if engine is not None else self.engine_for(setting)
         key = (setting.setting_id, id(engine), host_rtt_s)
         if key not in self._predicted:
-            if hasattr(engine, "predict"):
-                made = dict(engine.predict(setting))
+            can, layer = capabilities(engine), layer_capabilities(self.link_layer)
+            if can.predict is not None:
+                made = dict(can.predict(setting))
             else:
-                framing = dict(engine.framing(setting) or {}) if hasattr(engine, "framing") else {}
-                carriage = self.link_layer.carriage(self.backend, setting.proto) \
-                    if hasattr(self.link_layer, "carriage") else "packets"
-                params, wire = setting.params, self.link_layer.wire_of(setting.link)
-                if hasattr(self.link_layer, "path_params"):   # across hosts that cannot shape: the real path
-                    params, wire = self.link_layer.path_params(setting)
-                meter = self.link_layer.meter_bytes(self.backend, setting.link) \
-                    if hasattr(self.link_layer, "meter_bytes") and hasattr(setting.link, "forward") else None
+                framing = dict(can.framing(setting) or {})
+                carriage = layer.carriage(self.backend, setting.proto)
+                params, wire = setting.params, layer.wire_of(setting.link)
+                if layer.path_params is not None:   # across hosts that cannot shape: the real path
+                    params, wire = layer.path_params(setting)
+                meter = layer.meter_bytes(self.backend, setting.link)
                 made = predict_columns(params, wire=wire,
                                        timestamps=self.timestamps, default_cc=self.default_cc,
                                        carriage=carriage, host_rtt_s=host_rtt_s, meter_bytes=meter, **framing)
@@ -106,4 +108,4 @@ class Plan:
 
 def _specs(opened) -> list:
     """The ``LinkSpec``s of what a run opens (one, or every link of a topology)."""
-    return [link.spec for link in opened.links] if hasattr(opened, "links") else [opened]
+    return [link.spec for link in opened.links] if isinstance(opened, Topology) else [opened]

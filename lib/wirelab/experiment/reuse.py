@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..link.contract import link_capabilities
+
 __all__ = ["KeptLinks"]
 
 
@@ -57,18 +59,18 @@ class KeptLinks:
             self.close()                # a run that raised may have left anything behind
             raise
         self.runs_on_link += 1
-        if not (self.keep and getattr(link, "renewable", False)):
+        if not (self.keep and link_capabilities(link).renewable):
             self.close()                # now: its describe() then holds its final counters
 
     def _kept_for(self, spec, seed):
         if self._link is None:
             return None
-        other = self._spec != spec
-        if other and not getattr(self._link, "can_reshape", lambda _: False)(spec):
+        other, can = self._spec != spec, link_capabilities(self._link)
+        if other and not can.can_reshape(spec):
             self.close()
             return None
         try:
-            ready = self._link.renew(seed, spec) if other else self._link.renew(seed)
+            ready = can.renew(seed, spec) if other else can.renew(seed)
         except Exception:           # noqa: BLE001 - not in a fresh link's state: build a new one
             ready = None
         if ready is None:

@@ -25,6 +25,9 @@ same three from Wireshark's retransmission flags and RTT samples.
 from __future__ import annotations
 
 import math
+from pathlib import Path
+
+import pandas as pd
 
 from ..model import rfc6349 as rfc
 from .events import read_events
@@ -80,12 +83,9 @@ def run_metrics(row: dict, events: list[dict], *, flow=None, stream=None) -> dic
                         baseline_rtt_s=last.get("min_rtt_s"))
 
 
-def rfc6349_table(frame, folder) -> "pd.DataFrame":
+def rfc6349_table(frame, folder) -> pd.DataFrame:
     """The ``rfc6349_*`` columns of every TCP run of a saved sweep (read from its event streams),
     with the run's setting columns in front."""
-    import pandas as pd
-    from pathlib import Path
-
     out = []
     for _, row in frame.iterrows():
         events_file = row.get("events_file")

@@ -50,7 +50,7 @@ from ..errors import ExperimentError
 from ..link.queues import queue_reader
 from .adaptive import more_runs
 from .calibration import HostRoundTrips
-from .engine import link_columns
+from .engine import Capabilities, capabilities, link_columns
 from .engines import get_engine
 from .events import EVENTS_SUFFIX, EventStream, events_path, read_events
 from .plan import Plan
@@ -88,7 +88,7 @@ def run_one(plan: Plan, setting: Setting, *, rep: int = 0, seed: int = 0, workdi
     lowest, highest)), for the stop-and-wait model.
     The run's event stream (``events``) is written to ``workdir`` and shown to ``on_event``.
     """
-    engine, link_layer = plan.engine_for(setting), plan.link_layer
+    engine = plan.engine_for(setting)
     row = new_row(plan, setting, rep=rep, seed=seed, host_rtt_s=host_rtt_s)
     run_id, timeout = row["run_id"], row["deadline_s"]
     raw: dict = {"run_id": run_id, "setting": setting.columns(), "rep": rep}
@@ -114,12 +114,13 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
          workdir, capture_dir, kept: KeptLinks | None) -> list[dict]:
     """``run_one``'s body: the run's rows, its stream fed while it goes."""
     link_layer, timeout, run_id = plan.link_layer, row["deadline_s"], row["run_id"]
-    reason = engine.unsupported(setting) if hasattr(engine, "unsupported") else None
+    can = capabilities(engine)
+    reason = can.unsupported(setting)
     start = time.monotonic()
     if reason:
         row.update(status="skipped", error=reason, backend=plan.backend, elapsed_s=0.0)
-        return _rows(engine, setting, None, row)
-    keeps = getattr(engine, "keeps_links", True)
+        return _rows(can, setting, None, row)
+    keeps = can.keeps_links
     if kept is None or not keeps:
         if kept is not None:
             kept.close()          # the sweep's link goes first: one testbed of this sweep at a time
@@ -128,19 +129,18 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
     try:
         with kept.lease(plan.link_for(setting), seed=seed) as link:
             opened, runs_before = link, kept.runs_on_link
-            reason = engine.cannot_carry(setting, link) if hasattr(engine, "cannot_carry") \
-                else link.unsupported(setting.proto)
+            reason = can.cannot_carry(setting, link)
             if reason:
                 row.update(status="skipped", error=reason)
             else:
                 extra = {"capture": Path(capture_dir) / f"{run_id}.pcapng"} if capture_dir else {}
-                if getattr(engine, "emits_events", False):
+                if can.emits_events:
                     extra["events"] = events
                 read_queue = queue_reader(link)
                 if read_queue is not None:
                     events.sample("link", read_queue)
                 try:
-                    record = raw["result"] = engine.run(setting, link, deadline=start + timeout, seed=seed,
+                    record = raw["result"] = can.run(setting, link, deadline=start + timeout, seed=seed,
                                                         workdir=workdir, **extra)
                 finally:
                     events.stop_sampling()        # before the link goes: the queue is read no more
@@ -150,16 +150,15 @@ def _run(plan: Plan, engine, setting: Setting, row: dict, raw: dict, events: Eve
     except Exception as err:       # noqa: BLE001 - a failing run must not stop the sweep
         row.update(status="failed", error=failure(err))
         raw["traceback"] = traceback.format_exc()
-    if record is not None and not hasattr(engine, "rows"):      # an engine's rows decide their own
+    if record is not None and can.rows is None:      # an engine's rows decide their own
         fold(row, record)
-        status, error = decide(record, elapsed_s=ran_s, deadline_s=timeout,
-                               measure=getattr(engine, "measure", "goodput_bps"))
+        status, error = decide(record, elapsed_s=ran_s, deadline_s=timeout, measure=can.measure)
         row.update(status=status, error=error)
     row.update(link_columns(opened, plan.backend, raw))
     if opened is not None and keeps:
         row["link_runs_before"] = runs_before
     row["elapsed_s"] = time.monotonic() - start
-    return _rows(engine, setting, record, row)
+    return _rows(can, setting, record, row)
 
 
 def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: float | tuple | None = None) -> dict:
@@ -172,9 +171,9 @@ def new_row(plan: Plan, setting: Setting, *, rep: int, seed: int, host_rtt_s: fl
     return row
 
 
-def _rows(engine, setting: Setting, record: dict | None, row: dict) -> list[dict]:
+def _rows(can: Capabilities, setting: Setting, record: dict | None, row: dict) -> list[dict]:
     """The run's rows: the one row, or the engine's (one per stream, one per message)."""
-    return engine.rows(setting, record, row) if hasattr(engine, "rows") else [row]
+    return can.rows(setting, record, row) if can.rows is not None else [row]
 
 
 def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
@@ -194,7 +193,8 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
     """
     folder = Path(out) if out is not None else default_folder(experiment)
     engine = get_engine(engine if engine is not None else experiment.engine, **(engine_options or {}))
-    engine_name = getattr(engine, "name", type(engine).__name__)
+    can = capabilities(engine)
+    engine_name = can.name
     if engine_name != experiment.engine:
         experiment = Experiment(**{**experiment.to_dict(), "engine": engine_name})
 
@@ -269,9 +269,8 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
                     on_row(row)
 
         try:
-            if hasattr(engine, "open"):
-                engine.open()
-                opened = True
+            can.open()
+            opened = True
             with closing(runs_of(todo)) as ended:
                 for setting, _, rows, raw in ended:
                     save(setting, rows, raw)
@@ -294,7 +293,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             if bar is not None:
                 bar.close()
             if opened:
-                engine.close()
+                can.close()
         frame = store.frame()
     if frame.empty:
         raise ExperimentError(f"nothing was saved in {folder}", "check the folder is writable")

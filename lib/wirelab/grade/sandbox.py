@@ -27,7 +27,6 @@ from __future__ import annotations
 import fcntl
 import os
 import pwd
-import shutil
 import signal
 import subprocess
 import time
@@ -226,12 +225,3 @@ class Program:
             why["SIGKILL"] = " (out of memory: its memory limit was reached)"
         return (f"was killed by {sig}{why.get(sig, '')}" if code < 0
                 else f"ended with status {code}, killed by {sig}{why.get(sig, '')}")
-
-
-def prepare_scratch(path: Path, uid: int) -> Path:
-    """An empty directory the submission's uid owns (its working directory)."""
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
-    os.chown(path, uid, uid)
-    return path

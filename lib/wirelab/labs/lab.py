@@ -94,9 +94,6 @@ class Link:
     def delay(self) -> str:
         return f"{self.delay_s * 1e3:g} ms"
 
-    def loss_text(self) -> str:
-        return f"{self.loss * 100:g} %"
-
 
 class Lab(dict):
     """A lab's sweeps by name (in the order a notebook runs them), with ``values``: the

@@ -18,7 +18,7 @@ from .headers import HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
 from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
 from .tcp import binding_limit, bdp_bytes, tcp_limits
-from .transfer_time import (ALPHA, BETA, TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput,
+from .transfer_time import (BETA, TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput,
                             udp_transfer)
 
 __all__ = ["Prediction", "predict", "SOURCES"]

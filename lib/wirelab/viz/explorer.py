@@ -1,4 +1,4 @@
-"""``explore(capture)``: one linked view of a capture in JupyterLab (issue 33), computed in the kernel.
+"""``explore(capture)`` (the module is ``explorer``: a package front may not export a name that is also one of its modules): one linked view of a capture in JupyterLab (issue 33), computed in the kernel.
 
     import wirelab
     wirelab.explore("captures/tcp-10mbit-loss2.pcapng")        # in a notebook cell

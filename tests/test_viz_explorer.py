@@ -115,3 +115,13 @@ def test_the_plot_helpers_take_an_axes_and_return_it(lossy):
     assert plot_conversation_bytes(rows, ax) is ax and len(ax.lines) == 2
     ax = Figure().subplots()
     assert plot_conversation_rate(rows, 0.1, ax) is ax and len(ax.lines) == 2
+
+
+def test_a_filter_that_keeps_the_conversation_keeps_the_brush(lossy):
+    view = wirelab.explore(lossy)
+    low, high = view.brush.min, view.brush.max
+    view.brush.value = (low, (low + high) / 2)
+    shown = pictures(view)
+    view.filter_box.value = "tcp.stream == 1 and tcp.len > 0"       # the data segments alone
+    assert view.selector.value == ("tcp", 1) and view.brush.value == (low, (low + high) / 2)
+    assert view.redraws == 3 and pictures(view)["sequence"] != shown["sequence"]   # no ACK line now

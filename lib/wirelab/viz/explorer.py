@@ -1,4 +1,4 @@
-"""``explore(capture)`` (the module is ``explorer``: a package front may not export a name that is also one of its modules): one linked view of a capture in JupyterLab (issue 33), computed in the kernel.
+"""``explore(capture)``: one linked view of a capture in JupyterLab (issue 33), computed in the kernel.
 
     import wirelab
     wirelab.explore("captures/tcp-10mbit-loss2.pcapng")        # in a notebook cell
@@ -17,7 +17,8 @@ Why ipywidgets and pictures drawn here (README, "Explore a capture"): every redr
 computed in the kernel and the browser gets PNGs and small HTML (a few tens of KB a view,
 ``payload_bytes``), never the packets; it needs no frontend build, so it works alike in
 JupyterLab, VS Code and voila, and no ipympl. Figures are drawn off pyplot
-(``offscreen`` says why: widget callbacks may run on a second thread).
+(``offscreen`` says why: widget callbacks may run on a second thread). The module is
+``explorer``, not ``explore``: a package front may not export a name that is one of its modules.
 """
 from __future__ import annotations
 
@@ -115,17 +116,19 @@ class Explorer:
     def __init__(self, capture: Capture, *, dpi: float = 72, figsize=(5.6, 2.8)):
         import ipywidgets as w                   # start-up: widgets only for the view
 
+        wide = {"description_width": "90px"}
         self.capture, self.view, self.dpi, self.figsize = capture, capture, dpi, figsize
         self.redraws = 0
         self._quiet = False
         end = float(capture.frames["time_relative"].max()) if len(capture) else 1.0
-        self.filter_box = w.Text(description="filter", continuous_update=False,
+        self.filter_box = w.Text(description="filter", continuous_update=False, style=wide,
                                  placeholder="a display filter, e.g. tcp.analysis.retransmission (Enter)",
                                  layout=w.Layout(width="70%"))
         self.message = w.HTML()
-        self.selector = w.Select(description="conversation", rows=6, layout=w.Layout(width="98%"))
-        self.brush = w.FloatRangeSlider(description="time (s)", min=0.0, max=max(end, 1e-6), value=(0.0, max(end, 1e-6)),
-                                        step=max(end, 1e-6) / 1000, readout_format=".4f", continuous_update=False,
+        self.selector = w.Select(description="conversation", rows=6, style=wide, layout=w.Layout(width="98%"))
+        end = max(end, 1e-6)
+        self.brush = w.FloatRangeSlider(description="time (s)", min=0.0, max=end, value=(0.0, end), step=end / 1000,
+                                        readout_format=".4f", continuous_update=False, style=wide,
                                         layout=w.Layout(width="98%"))
         self.summary = w.HTML()
         self.images = {g: w.Image(format="png", layout=w.Layout(width="49%")) for g in GRAPHS}
@@ -176,14 +179,17 @@ class Explorer:
         options = [(self._label(row), (row.kind, int(row.stream))) for row in table.itertuples()]
         self._table = table
         keep = self.selector.value
+        values = [value for _, value in options]
         self._quiet = True
         try:
             self.selector.options = options
-            values = [value for _, value in options]
             self.selector.value = keep if keep in values else (values[0] if values else None)
         finally:
             self._quiet = False
-        self._select()
+        if keep is not None and keep in values:
+            self.redraw()                        # the same conversation, narrowed: the brush stays
+        else:
+            self._select()
 
     @staticmethod
     def _label(row) -> str:
@@ -198,7 +204,8 @@ class Explorer:
     def _select(self) -> None:
         """The chosen conversation's span becomes the brush's range (all of it chosen), then redraw."""
         if self.selector.value is None:
-            self._clear("no conversation in these frames" + (": try another filter" if self.view is not self.capture else ""))
+            narrowed = self.view is not self.capture
+            self._clear("no conversation in these frames" + (": try another filter" if narrowed else ""))
             return
         rows = self._frames()
         t = rows["time_relative"].to_numpy(np.float64)

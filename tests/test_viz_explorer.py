@@ -96,6 +96,7 @@ def test_what_the_browser_gets_is_small(lossy):
     assert view.payload_bytes() <= 2_000_000
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle     # it shows itself as the widget
+    assert bundle["text/plain"].startswith("<explore tcp-10mbit-loss2.pcapng: 2 conversations")
 
 
 def test_a_ppcb_conversation_shows_its_ladder_and_udp_its_bytes():

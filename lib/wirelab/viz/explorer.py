@@ -143,8 +143,14 @@ class Explorer:
         self.brush.observe(self._on_brush, names="value")
         self._fill_selector()
 
+    def __repr__(self) -> str:
+        return (f"<explore {self.capture.source.name}: {len(self.selector.options)} conversations"
+                " (the view shows in JupyterLab, VS Code or voila)>")
+
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)        # where widgets are not drawn (a saved notebook, a terminal)
+        return bundle
 
     # -- what the browser gets ---------------------------------------------------------------
     def payload_bytes(self) -> int:

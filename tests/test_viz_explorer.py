@@ -126,3 +126,13 @@ def test_a_filter_that_keeps_the_conversation_keeps_the_brush(lossy):
     view.filter_box.value = "tcp.stream == 1 and tcp.len > 0"       # the data segments alone
     assert view.selector.value == ("tcp", 1) and view.brush.value == (low, (low + high) / 2)
     assert view.redraws == 3 and pictures(view)["sequence"] != shown["sequence"]   # no ACK line now
+
+
+def test_a_dataset_is_explored_without_its_bytes(tmp_path):
+    from wirelab.capture import convert
+    folder = convert(CAPTURES / "ppcb.pcapng", tmp_path / "ppcb.dataset", progress=False)
+    view = wirelab.explore(folder)
+    assert view.redraws == 1 and colours(view.images["sequence"].value) > 5
+    assert view.ladder.value == ""                                 # no bytes to read PPCB from
+    view.filter_box.value = "ppcb.type == 5"
+    assert "holds no packet bytes" in view.message.value and "pcap/pcapng file" in view.message.value

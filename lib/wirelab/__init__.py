@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "units": "units:__module__", "predict": "model", "Prediction": "model", "HeaderStack": "model",
-    "read_capture": "capture", "open_capture": "capture",
+    "read_capture": "capture", "open_capture": "capture", "explore": "viz",
     "WirelabError": "errors", "UsageError": "errors", "UnitError": "errors", "ModelError": "errors",
     "SetupError": "errors", "NeedsRootError": "errors", "MissingToolError": "errors",
     "BackendUnavailableError": "errors", "LinkError": "errors", "TransferError": "errors",

@@ -9,7 +9,8 @@ Sweeps (``sweep``): ``plot_predicted_vs_measured``, ``plot_by_protocol``,
 (``panel``): ``experiment_panel``; a graded class (``grade``): ``plot_pass_rate``,
 ``plot_goodput_vs_model``; document 000's figures (``offered_load``): ``plot_offered_load``,
 ``plot_transmission``; a published table beside the measurement, streams sharing a link,
-a clock fit (``reference``); a PPCB exchange as a ladder diagram (as text ``ladder_text``, as a picture ``ladder_svg``). A figure only one document's lab draws lives with that lab
+a clock fit (``reference``); a PPCB exchange as a ladder diagram (as text ``ladder_text``, as a picture ``ladder_svg``); a capture as one
+linked view in JupyterLab (``explore``: conversations, stream graphs, expert information, a time brush, a filter). A figure only one document's lab draws lives with that lab
 (``wirelab.labs``), e.g. document 003's end-to-end delays."""
 from .._exports import lazy
 
@@ -25,6 +26,8 @@ _EXPORTS = {
     "plot_offered_load": "offered_load", "plot_transmission": "offered_load",
     "plot_against_document": "reference", "plot_streams": "reference", "plot_clock_fit": "reference",
     "ladder_text": "ladder", "ladder_svg": "ladder",
+    "explore": "explorer", "Explorer": "explorer", "plot_conversation_bytes": "explorer",
+    "plot_conversation_rate": "explorer",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -1,0 +1,320 @@
+"""``explore(capture)``: one linked view of a capture in JupyterLab (issue 33), computed in the kernel.
+
+    import wirelab
+    wirelab.explore("captures/tcp-10mbit-loss2.pcapng")        # in a notebook cell
+
+The conversation list (TCP and UDP, ``open_capture``'s ``conversations``); choosing one
+redraws its TCP Stream Graphs (tcptrace sequence graph, throughput, RTT, window: see
+``capture.stats.stream_graphs``) and its Expert Information; the time slider is the
+brush: every graph and the expert table show that range of the capture; the filter box
+narrows all of it with a Wireshark display filter (``Capture.filter``; a filter that
+cannot be read shows its message, the caret under the token, in the view). A UDP
+conversation has no sequence numbers of its own: its bytes over time per direction and
+its rate stand in the first two places. A conversation that carries PPCB shows its
+ladder (``capture.ladder``'s SVG).
+
+Why ipywidgets and pictures drawn here (README, "Explore a capture"): every redraw is
+computed in the kernel and the browser gets PNGs and small HTML (a few tens of KB a view,
+``payload_bytes``), never the packets; it needs no frontend build, so it works alike in
+JupyterLab, VS Code and voila, and no ipympl. Figures are drawn off pyplot
+(``offscreen`` says why: widget callbacks may run on a second thread). The module is
+``explorer``, not ``explore``: a package front may not export a name that is one of its modules.
+"""
+from __future__ import annotations
+
+import warnings
+from functools import cached_property
+from html import escape
+
+import numpy as np
+import pandas as pd
+
+from ..capture import Capture, open_capture
+from ..capture.ladder import ladder_svg
+from ..capture.stats.stream_plot import draw
+from ..errors import WirelabError
+from .offscreen import figure_png, new_figure
+
+__all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_rate"]
+
+GRAPHS = ("sequence", "throughput", "rtt", "window")
+MAX_CONVERSATIONS = 200            # the list's rows: the largest by bytes (the browser gets their labels)
+_NOT_PPCB = ("not PPCB", "SYN", "FIN", "RST")
+
+
+def explore(source, *, dpi: float = 72, figsize=(5.6, 2.8)) -> "Explorer":
+    """The linked view of ``source`` (a capture file, a dataset folder, a ``LiveCapture`` or a
+    ``Capture``, e.g. an already filtered one); the returned ``Explorer`` displays itself."""
+    capture = source if isinstance(source, Capture) else open_capture(source)
+    return Explorer(capture, dpi=dpi, figsize=figsize)
+
+
+def plot_conversation_bytes(frames: pd.DataFrame, ax=None):
+    """Bytes sent so far in each direction of one conversation (``frames``: its rows of a
+    ``Capture``'s frames), a step per frame; returns the Axes."""
+    if ax is None:
+        import matplotlib.pyplot as plt          # start-up: only to draw
+        _, ax = plt.subplots(figsize=(8, 4))
+    for forward, label in ((True, "A → B"), (False, "B → A")):
+        side = frames[frames["a_to_b"].to_numpy(bool) == forward]
+        if len(side):
+            ax.step(side["time_relative"], side["frame_len"].cumsum(), where="post", label=label)
+    ax.set_xlabel("time since the capture's first frame (s)")
+    ax.set_ylabel("bytes sent (frames)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best")
+    return ax
+
+
+def plot_conversation_rate(frames: pd.DataFrame, interval: float, ax=None):
+    """Each direction's rate (frame bits per ``interval``, Wireshark's I/O graph) of one
+    conversation's ``frames``; returns the Axes."""
+    if ax is None:
+        import matplotlib.pyplot as plt          # start-up: only to draw
+        _, ax = plt.subplots(figsize=(8, 4))
+    t = frames["time_relative"].to_numpy(np.float64)
+    if t.size:
+        edges = np.arange(np.floor(t.min() / interval), np.floor(t.max() / interval) + 2) * interval
+        for forward, label in ((True, "A → B"), (False, "B → A")):
+            side = frames["a_to_b"].to_numpy(bool) == forward
+            bits, _ = np.histogram(t[side], edges, weights=frames["frame_len"].to_numpy(np.float64)[side] * 8)
+            ax.step(edges[:-1], bits / interval / 1e6, where="post", label=label)
+        ax.legend(loc="best")
+    ax.set_xlabel("time since the capture's first frame (s)")
+    ax.set_ylabel(f"Mbit/s ({interval * 1e3:.3g} ms bins)")
+    return ax
+
+
+class _Range:
+    """A ``StreamGraphs`` seen through the brush: its tables cut to ``[t0, t1]`` (computed on
+    the whole stream first, so a moving average or an RTT is the stream's, not the cut's)."""
+
+    def __init__(self, graphs, t0: float, t1: float):
+        self.graphs, self.stream, self.t0, self.t1 = graphs, graphs.stream, t0, t1
+
+    def _cut(self, table: pd.DataFrame) -> pd.DataFrame:
+        return table[(table["time"] >= self.t0) & (table["time"] <= self.t1)]
+
+    def sequence_graph(self):
+        return self._cut(self.graphs.sequence_graph())
+
+    def throughput(self, **kwargs):
+        return self._cut(self.graphs.throughput(**kwargs))
+
+    def rtt(self):
+        return self._cut(self.graphs.rtt())
+
+    def window(self):
+        return self._cut(self.graphs.window())
+
+
+class Explorer:
+    """The widgets (``filter_box``, ``selector``, ``brush``, ``images``, ``expert``, ``ladder``,
+    ``message``) and what changing them redraws; ``widget`` is the whole view. Setting a
+    widget's value from Python (a test, a script) redraws as a click does."""
+
+    def __init__(self, capture: Capture, *, dpi: float = 72, figsize=(5.6, 2.8)):
+        import ipywidgets as w                   # start-up: widgets only for the view
+
+        wide = {"description_width": "90px"}
+        self.capture, self.view, self.dpi, self.figsize = capture, capture, dpi, figsize
+        self.redraws = 0
+        self._quiet = False
+        end = float(capture.frames["time_relative"].max()) if len(capture) else 1.0
+        self.filter_box = w.Text(description="filter", continuous_update=False, style=wide,
+                                 placeholder="a display filter, e.g. tcp.analysis.retransmission (Enter)",
+                                 layout=w.Layout(width="70%"))
+        self.message = w.HTML()
+        self.selector = w.Select(description="conversation", rows=6, style=wide, layout=w.Layout(width="98%"))
+        end = max(end, 1e-6)
+        self.brush = w.FloatRangeSlider(description="time (s)", min=0.0, max=end, value=(0.0, end), step=end / 1000,
+                                        readout_format=".4f", continuous_update=False, style=wide,
+                                        layout=w.Layout(width="98%"))
+        self.summary = w.HTML()
+        self.images = {g: w.Image(format="png", layout=w.Layout(width="49%")) for g in GRAPHS}
+        self.expert = w.HTML()
+        self.ladder = w.HTML()
+        self.widget = w.VBox([self.filter_box, self.message, self.selector, self.brush, self.summary,
+                              w.HBox([self.images["sequence"], self.images["throughput"]]),
+                              w.HBox([self.images["rtt"], self.images["window"]]),
+                              self.expert, self.ladder])
+        self.filter_box.observe(self._on_filter, names="value")
+        self.selector.observe(self._on_select, names="value")
+        self.brush.observe(self._on_brush, names="value")
+        self._fill_selector()
+
+    def __repr__(self) -> str:
+        return (f"<explore {self.capture.source.name}: {len(self.selector.options)} conversations"
+                " (the view shows in JupyterLab, VS Code or voila)>")
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)        # where widgets are not drawn (a saved notebook, a terminal)
+        return bundle
+
+    # -- what the browser gets ---------------------------------------------------------------
+    def payload_bytes(self) -> int:
+        """The bytes of this view's pictures, HTML and list labels (what a redraw sends)."""
+        html = sum(len(x.value.encode()) for x in (self.message, self.summary, self.expert, self.ladder))
+        labels = sum(len(label.encode()) for label in self.selector._options_labels)
+        return sum(len(image.value) for image in self.images.values()) + html + labels
+
+    # -- the filter ---------------------------------------------------------------------------
+    def _on_filter(self, change) -> None:
+        text = change["new"].strip()
+        try:
+            view = self.capture.filter(text) if text else self.capture
+        except WirelabError as err:              # a FilterError: its caret message, in the view
+            self.message.value = f"<pre style='color:#b00020'>{escape(str(err))}</pre>"
+            return
+        self.view = view
+        self.message.value = (f"<span>{len(view)} of {len(self.capture)} frames match "
+                              f"<code>{escape(text)}</code></span>" if text else "")
+        self._fill_selector()
+
+    def _conversations(self) -> pd.DataFrame:
+        tables = [self.view.conversations(kind).assign(kind=kind) for kind in ("tcp", "udp")]
+        tables = [t for t in tables if len(t)]
+        if not tables:
+            return pd.DataFrame(columns=["kind", "stream", "bytes"])
+        both = pd.concat(tables, ignore_index=True)
+        return both.sort_values("bytes", ascending=False, kind="stable").head(MAX_CONVERSATIONS)
+
+    def _fill_selector(self) -> None:
+        table = self._conversations()
+        options = [(self._label(row), (row.kind, int(row.stream))) for row in table.itertuples()]
+        self._table = table
+        keep = self.selector.value
+        values = [value for _, value in options]
+        self._quiet = True
+        try:
+            self.selector.options = options
+            self.selector.value = keep if keep in values else (values[0] if values else None)
+        finally:
+            self._quiet = False
+        if keep is not None and keep in values:
+            self.redraw()                        # the same conversation, narrowed: the brush stays
+        else:
+            self._select()
+
+    @staticmethod
+    def _label(row) -> str:
+        ends = f"{row.address_a}:{row.port_a} ↔ {row.address_b}:{row.port_b}"
+        return f"{row.kind} {row.stream}  {ends}  {row.packets} frames, {row.bytes:,} B, {row.duration:.3f} s"
+
+    # -- choosing a conversation, brushing a time range -------------------------------------------
+    def _on_select(self, change) -> None:
+        if not self._quiet:
+            self._select()
+
+    def _select(self) -> None:
+        """The chosen conversation's span becomes the brush's range (all of it chosen), then redraw."""
+        if self.selector.value is None:
+            narrowed = self.view is not self.capture
+            self._clear("no conversation in these frames" + (": try another filter" if narrowed else ""))
+            return
+        rows = self._frames()
+        t = rows["time_relative"].to_numpy(np.float64)
+        low, high = float(t.min()), float(t.max())
+        high = high if high > low else low + 1e-3
+        self._quiet = True
+        try:                                     # (min ≤ value ≤ max at every step: widen first)
+            self.brush.min, self.brush.max = min(self.brush.min, low), max(self.brush.max, high)
+            self.brush.value = (low, high)
+            self.brush.min, self.brush.max = low, high
+            self.brush.step = (high - low) / 1000
+        finally:
+            self._quiet = False
+        self.redraw()
+
+    def _on_brush(self, change) -> None:
+        if not self._quiet:
+            self.redraw()
+
+    def _frames(self) -> pd.DataFrame:
+        """The chosen conversation's frames in the view."""
+        kind, stream = self.selector.value
+        f = self.view.frames
+        return f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+
+    # -- drawing ------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        """Draw the chosen conversation's graphs, expert information and ladder for the brush's range."""
+        if self.selector.value is None:
+            return
+        kind, stream = self.selector.value
+        t0, t1 = self.brush.value
+        rows = self._frames()
+        inside = rows[(rows["time_relative"] >= t0).to_numpy() & (rows["time_relative"] <= t1).to_numpy()]
+        self.summary.value = (f"<b>{kind} stream {stream}</b>: {len(inside)} of its {len(rows)} frames, "
+                              f"{int(inside['frame_len'].sum()):,} B between {t0:.4f} s and {t1:.4f} s")
+        try:
+            if kind == "tcp":
+                cut = _Range(self.view.stream(stream), t0, t1)
+                for graph in GRAPHS:
+                    self._picture(graph, lambda ax, g=graph: draw(cut, g, ax))
+            else:
+                interval = max((t1 - t0) / 100, 1e-6)
+                self._picture("sequence", lambda ax: plot_conversation_bytes(inside, ax))
+                self._picture("throughput", lambda ax: plot_conversation_rate(inside, interval, ax))
+                for graph in ("rtt", "window"):     # UDP has no acknowledgements, no window
+                    self._hide(graph)
+        except WirelabError as err:
+            self._clear(str(err))
+            return
+        self.expert.value = self._expert_html(inside)
+        self.ladder.value = self._ladder_html(inside)
+        self.redraws += 1
+
+    def _picture(self, graph: str, paint) -> None:
+        figure = new_figure(figsize=self.figsize)
+        ax = figure.subplots()
+        with warnings.catch_warnings():          # an empty range: "no artists with labels"
+            warnings.simplefilter("ignore", UserWarning)
+            paint(ax)
+        t0, t1 = self.brush.value
+        ax.set_xlim(t0, t1)
+        ax.set_title(ax.get_title() or f"{graph}", fontsize=10)
+        image = self.images[graph]
+        image.value = figure_png(figure, dpi=self.dpi)
+        image.layout.display = None
+
+    def _hide(self, graph: str) -> None:
+        self.images[graph].value = b""
+        self.images[graph].layout.display = "none"
+
+    def _clear(self, why: str) -> None:
+        for graph in GRAPHS:
+            self._hide(graph)
+        self.summary.value = f"<i>{escape(why)}</i>"
+        self.expert.value = self.ladder.value = ""
+
+    def _expert_html(self, inside: pd.DataFrame) -> str:
+        """Expert Information of the frames in range: one row per note, the first frames named."""
+        notes = self.view.filter(self.view.frames.index.isin(inside.index)).expert()
+        if not len(notes):
+            return "<p><b>Expert information</b>: none in this range</p>"
+        rows = "".join(
+            f"<tr><td>{escape(str(n.severity))}</td><td>{escape(n.summary)}</td><td>{n.count}</td>"
+            f"<td>{escape(', '.join(map(str, n.frames[:5])) + (' …' if n.count > 5 else ''))}</td></tr>"
+            for n in notes.itertuples())
+        return ("<p><b>Expert information</b> (this range)</p><table><tr><th>severity</th><th>summary</th>"
+                f"<th>count</th><th>frames</th></tr>{rows}</table>")
+
+    @cached_property
+    def _ppcb(self) -> pd.DataFrame | None:
+        """``exchange``'s packets of the capture, read once (None: a dataset has no bytes to read them from)."""
+        try:
+            return self.capture.flow_graph().packets
+        except WirelabError:
+            return None
+
+    def _ladder_html(self, inside: pd.DataFrame) -> str:
+        """The ladder of the PPCB packets in range (SVG), when this conversation carries PPCB."""
+        packets = self._ppcb
+        if packets is None or not len(packets):
+            return ""
+        mine = packets[packets["frame"].isin(inside["frame"])]
+        if mine["kind"].isin(_NOT_PPCB).all():           # (no PPCB packet among them: no ladder)
+            return ""
+        return "<p><b>PPCB ladder</b></p>" + ladder_svg(mine.reset_index(drop=True))

@@ -38,6 +38,9 @@ fragment's part made every next segment "previous segment not captured". Its fla
 are on its first fragment's frame (the one with the TCP header, in its conversation;
 Wireshark shows them on the last).
 
+A segment whose header (options included) the snaplen cut is left out, as Wireshark's
+dissector throws at the cut before its analysis runs.
+
 Sequence numbers are made relative per direction (32-bit wrap handled for
 flows under 2 GiB per direction). The work is done on numpy columns
 (``tcp_flags_of``, on ``frames.Frames``); ``tcp_analysis`` takes a DataFrame.
@@ -116,7 +119,8 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
     (``conversations_of``)."""
     conv, a_to_b = conversations_of(f, later_fragments=False)
     out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS + (EXPERT if expert else [])}
-    tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
+    # (a header the snaplen cut is not analysed: Wireshark's dissector throws before it)
+    tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0) & (f.payload_offset <= f.cap_len))
     if not tcp.size:
         return out, conv, a_to_b
     at, length = _reassembled(f, tcp)
@@ -200,13 +204,18 @@ def tcp_analysis(df, *, expert: bool = False):
 
 
 def _handshake_rtt(rows: np.ndarray, ab: np.ndarray, c: dict) -> float | None:
-    """Time from the SYN to the ACK that completes the handshake, as seen at the capture point."""
+    """Time from the SYN to the ACK that completes the handshake, as seen at the capture point:
+    from the latest SYN before that ACK (a lost SYN's resend restarts it, as Wireshark's
+    ``ts_mru_syn``, epan/dissectors/packet-tcp.c 4.0)."""
     handshake = c["flags"][rows] & (SYN | ACK)
     syn = np.flatnonzero(handshake == SYN)
     if not syn.size:
         return None
     after = np.flatnonzero((np.arange(rows.size) > syn[0]) & (ab == ab[syn[0]]) & (handshake == ACK))
-    return float(c["time"][rows[after[0]]] - c["time"][rows[syn[0]]]) if after.size else None
+    if not after.size:
+        return None
+    latest = syn[syn < after[0]][-1]
+    return float(c["time"][rows[after[0]]] - c["time"][rows[latest]])
 
 
 def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndarray]:

@@ -11,7 +11,9 @@ fast or spurious one) or out-of-order segment carries no ``data``: Wireshark doe
 hand it to a subdissector (packet-tcp.c, ``tcp_no_subdissector_on_error``, on by default). An IP fragment
 other than the last is ``data`` right under ``ip``: Wireshark reassembles the datagram
 and dissects its transport at the last fragment (``transport_frames``), unless the
-snaplen cut one of its fragments (then every fragment stays ``data``). A row per prefix of a path: its frames and bytes (``frame_len``), in
+snaplen cut one of its fragments (then every fragment stays ``data``). A TCP segment whose
+header the snaplen cut (its options: SACK blocks behind a 80-byte snaplen) is ``tcp:_ws.short``,
+as Wireshark's dissector stops there (``tcp_header_cut``). A row per prefix of a path: its frames and bytes (``frame_len``), in
 the order Wireshark prints them (a protocol's children in order of first frame).
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["LINK", "protocol_hierarchy", "frame_paths", "transport_frames", "unreassembled"]
+__all__ = ["LINK", "protocol_hierarchy", "frame_paths", "transport_frames", "unreassembled", "tcp_header_cut"]
 
 #: link type → Wireshark's protocol name (tcpdump.org/linktypes.html)
 LINK = {0: "null", 108: "null", 1: "eth", 113: "sll", 276: "sll", 101: "raw", 12: "raw", 14: "raw",
@@ -52,6 +54,13 @@ def unreassembled(df: pd.DataFrame) -> np.ndarray:
     return _fragments(df)[2]
 
 
+def tcp_header_cut(df: pd.DataFrame) -> np.ndarray:
+    """TCP segments whose header, options included, the snaplen cut: Wireshark's TCP dissector
+    throws at the cut (``_ws.short``), before its conversation tap and its sequence analysis."""
+    return ((df["proto"] == "tcp").to_numpy()
+            & (df["payload_offset"].fillna(0).to_numpy(np.int64) > df["cap_len"].to_numpy(np.int64)))
+
+
 def transport_frames(df: pd.DataFrame) -> np.ndarray:
     """Frames whose transport header Wireshark dissects: those that are no IP fragment, and the
     last fragment of a datagram whose fragments the file holds whole (Wireshark reassembles
@@ -81,13 +90,14 @@ def frame_paths(df: pd.DataFrame, *, outer_ethertype: np.ndarray | None = None,
     transport = pd.notna(proto) & has_l3 & dissected
     path = path + np.where(transport, ":" + pd.Series(proto).fillna("").astype(str).to_numpy(object), "")
     payload = df["payload_len"].fillna(0).to_numpy(np.int64) > 0
-    carries = transport & payload & np.isin(proto, ["tcp", "udp"])
+    carries = transport & payload & np.isin(proto, ["tcp", "udp"]) & ~tcp_header_cut(df)
     if resent is not None:
         carries &= ~resent
     leaf = np.full(n, ":data", dtype=object)
     if ppcb is not None:
         leaf = np.where(ppcb, ":ppcb", leaf)
     path = path + np.where(carries, leaf, np.where(fragment & ~transport, ":data", ""))
+    path = path + np.where(transport & tcp_header_cut(df), ":_ws.short", "")
     return path
 
 

@@ -38,7 +38,7 @@ from ..sql.dataset import INFO, open_dataset
 from .conversations import conversation_table, endpoint_table, pair_ids
 from .expert import expert_table
 from .follow import Followed, follow_tcp
-from .hierarchy import protocol_hierarchy, transport_frames, unreassembled
+from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 from .io import io_table
 from .stream_graphs import StreamGraphs
 from ..tcp_sequence import tcp_analysis
@@ -128,7 +128,7 @@ class Capture:
         size = f["frame_len"].to_numpy(np.int64)
         if kind in ("tcp", "udp"):
             mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
-            pick = mine & transport_frames(f)
+            pick = mine & transport_frames(f) & ~tcp_header_cut(f)      # (as Wireshark's tap)
             g = f[pick]
             sport, dport = g["sport"].to_numpy(np.int64, na_value=-1), g["dport"].to_numpy(np.int64, na_value=-1)
             stream, ab = g["stream"].to_numpy(np.int64), g["a_to_b"].to_numpy(bool)

@@ -23,6 +23,7 @@ Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
 * zero_window: a window of 0, not SYN/FIN/RST;
 * window_update: no data, a window ≠ 0 and ≠ this direction's previous one, seq =
   nextseq, ack = the previous ack, not SYN/FIN/RST;
+* dupack_num: a duplicate ACK's number, "Duplicate ACK (#n)" (0 on other frames);
 * ack_unseen ("ACKed segment that wasn't captured"): an ACK beyond the other side's
   highest contiguous sequence number seen (then that mark moves up to its nextseq; a
   segment starting at the mark moves it to nextseq). This one follows both sides frame by
@@ -38,8 +39,9 @@ fragment's part made every next segment "previous segment not captured". Its fla
 are on its first fragment's frame (the one with the TCP header, in its conversation;
 Wireshark shows them on the last).
 
-A segment whose header (options included) the snaplen cut is left out, as Wireshark's
-dissector throws at the cut before its analysis runs.
+A segment whose header (options included) the snaplen cut is analysed (it moves the
+state: a duplicate ACK is counted) but shows no flag: Wireshark's dissector runs the
+analysis, then throws at the cut options before it adds the analysis to the tree.
 
 Sequence numbers are made relative per direction (32-bit wrap handled for
 flows under 2 GiB per direction). The work is done on numpy columns
@@ -119,8 +121,9 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
     (``conversations_of``)."""
     conv, a_to_b = conversations_of(f, later_fragments=False)
     out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS + (EXPERT if expert else [])}
-    # (a header the snaplen cut is not analysed: Wireshark's dissector throws before it)
-    tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0) & (f.payload_offset <= f.cap_len))
+    if expert:                                    # "Duplicate ACK (#n)": tcp.analysis.duplicate_ack_num
+        out["dupack_num"] = np.zeros(len(f), dtype=np.int64)
+    tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
     if not tcp.size:
         return out, conv, a_to_b
     at, length = _reassembled(f, tcp)
@@ -142,8 +145,13 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
                 out[name][heads[s["rows"]]] = values
             for name in EXPERT[:3] if expert else ():
                 out[name][heads[s["rows"]]] = s[name]
+            if expert:
+                out["dupack_num"][heads[s["rows"]]] = np.where(s["duplicate_ack"], s["dupnum"], 0)
         if expert:
             out["ack_unseen"][heads[rows]] = _acked_unseen(ab, state, rows)
+    cut = f.payload_offset > f.cap_len        # (see the module docstring: analysed, not shown)
+    for values in out.values():
+        values[cut] = 0
     return out, conv, a_to_b
 
 
@@ -228,12 +236,12 @@ def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndar
         # the reverse direction's state just before each of our packets
         pos = np.searchsorted(rev["rows"], s["rows"]) - 1
         have = pos >= 0
-        acked = np.flatnonzero(rev["has_ack"])
-        apos = np.searchsorted(rev["rows"][acked], s["rows"]) - 1
-        ahave = apos >= 0
-        ap = acked[np.maximum(apos, 0)] if acked.size else np.zeros(n, dtype=np.int64)
-        last_ack = np.where(ahave, rev["ack"][ap] if acked.size else 0, _NONE)
-        last_ack_t = np.where(ahave, rev["t"][ap] if acked.size else 0.0, np.nan)
+        # Wireshark's lastack is the reverse direction's last segment's, ACK flag or not: after
+        # an RST without one (ack 0) it is unset, and nothing is fast or spurious against it
+        ap = np.maximum(pos, 0)
+        ahave = have & rev["has_ack"][ap]
+        last_ack = np.where(ahave, rev["ack"][ap], _NONE)
+        last_ack_t = np.where(ahave, rev["t"][ap], np.nan)
         dupnum = np.where(have, rev["dupnum"][np.maximum(pos, 0)], 0)
         seq, t = s["seq"], s["t"]
         fast = behind & ahave & (dupnum >= 2) & (last_ack == seq) & (t - last_ack_t < FAST_RETRANSMIT_WINDOW)

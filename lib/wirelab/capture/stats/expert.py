@@ -45,7 +45,11 @@ def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, (severity, group, summary) in MARKS.items():
         marked = flags[name].to_numpy(bool)
-        if name == "duplicate_ack" and marked.any():
+        if name == "duplicate_ack" and marked.any() and "dupack_num" in flags:
+            found = flags["dupack_num"].to_numpy(np.int64)[marked]
+            rows += [("note", "Sequence", "TCP", f"{summary} (#{int(k)})", number[marked][found == k])
+                     for k in np.unique(found)]                  # (one row per #n, as tshark)
+        elif name == "duplicate_ack" and marked.any():
             rows += _numbered(number, marked, frames, summary)
         elif marked.any():
             rows.append((severity, group, "TCP", summary, number[marked]))

@@ -23,7 +23,7 @@ from wirelab.capture import open_capture
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "tests" / "data" / "public").glob("*.pcap*"))
-pytestmark = pytest.mark.skipif(not shutil.which("tshark"), reason="tshark not installed (apt-get install tshark)")
+needs_tshark = pytest.mark.skipif(not shutil.which("tshark"), reason="tshark not installed (apt-get install tshark)")
 
 #: the kit's flag column → tshark's field
 FLAG_FIELDS = {"retransmission": "tcp.analysis.retransmission",
@@ -145,6 +145,8 @@ def _says(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def tshark_says():
+    if not shutil.which("tshark"):
+        pytest.skip("tshark not installed (apt-get install tshark)")
     with ThreadPoolExecutor(2) as pool:
         return dict(zip(FILES, pool.map(_says, FILES)))
 
@@ -166,6 +168,41 @@ def _unexpected(path: Path, check: str, diffs: dict[str, object]) -> dict[str, o
 def test_there_are_enough_captures_of_other_software():
     assert len(FILES) >= 20
     assert all(p.stat().st_size < 200_000 for p in FILES)
+
+
+# -- what these captures taught the kit (frame numbers as tshark 4.0 shows them) ----------------
+def _marked(cap, name: str) -> set[int]:
+    return set(cap.frames["frame"][cap.flags()[name].to_numpy()].tolist())
+
+
+def test_a_header_the_snaplen_cut_moves_the_analysis_but_shows_no_flag_and_no_conversation_packet(opened):
+    cap = opened(ROOT / "tests/data/public/iperf3-mss536-loss.pcapng")
+    cut = cap.frames.set_index("frame").loc[[85, 87, 89]]
+    assert (cut["payload_offset"] > cut["cap_len"]).all()       # 52-byte headers behind an 80-byte snaplen
+    assert not cap.flags().loc[cut.index.map(lambda n: n - 1)].drop(columns=["conv", "a_to_b"]).to_numpy().any()
+    data = cap.conversations("tcp").set_index("port_a").loc[57788]
+    assert data["packets_b_to_a"] == 226                         # 229 frames, 3 of them cut
+    rows = {r.protocol: r.frames for r in cap.protocols().itertuples() if r.level == 4}
+    assert rows["_ws.short"] == 3
+    # the cut duplicate ACKs are counted: the next one's number goes on from theirs
+    cap = opened(ROOT / "tests/data/public/iperf3-reordered.pcapng")
+    number = dict(zip(cap.frames["frame"], cap.flags()["dupack_num"]))
+    assert (number[351], number[353], number[355], number[357]) == (1, 0, 3, 4)     # 353 is cut
+
+
+def test_the_handshake_rtt_runs_from_the_latest_syn(opened):
+    """Stream 1's SYN was lost and resent after 1 s: the RTT (the out-of-order threshold) is
+    the resent SYN's 89 µs, so the server's resends 25 ms apart are retransmissions."""
+    cap = opened(ROOT / "tests/data/public/http-parallel-loss-client.pcapng")
+    assert {618, 670, 720} <= _marked(cap, "retransmission")
+    assert not {618, 670, 720} & _marked(cap, "out_of_order")
+
+
+def test_after_a_reset_without_ack_no_resend_is_spurious(opened):
+    """The receiver's RSTs carry no ACK (ack 0): Wireshark's lastack is then unset."""
+    cap = opened(ROOT / "tests/data/public/iperf3-reordered.pcapng")
+    assert 443 in _marked(cap, "retransmission")
+    assert 443 not in _marked(cap, "spurious_retransmission")
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

@@ -81,7 +81,7 @@ loss D 0.03
 loss A 0.03 udp
 capture $B wlpub-b0 iperf3-udp-loss.pcapng "udp port 5201 or tcp port 5201" 96 -- bash -c "ip netns exec $A iperf3 -c 10.78.2.2 -p 5201 -u -b 2M -l 1000 -n 100K; ip netns exec $A iperf3 -c 10.78.2.2 -p 5201 -u -b 2M -l 400 -n 40K"
 loss D 0.03 udp
-# 14-15. UDP datagrams over 1500 B: IPv4 fragments (nanosecond pcap), IPv6 fragment headers
+# 14-15. UDP datagrams over 1500 B: IPv4 fragments (classic pcap), IPv6 fragment headers
 capture $B wlpub-b0 udp-fragments-ipv4.pcap "udp port 5201 or (ip[6:2] & 0x1fff != 0) or tcp port 5201" 0 -P --time-stamp-type host -- ina iperf3 -c 10.78.2.2 -p 5201 -u -b 1M -l 4000 -n 24K
 capture $B wlpub-b0 udp-fragments-ipv6.pcapng "udp port 5201 or ip6[6] == 44 or tcp port 5201" 0 -- ina iperf3 -c fd78:2::2 -p 5201 -u -b 1M -l 3500 -n 21K
 # 16. a small tbf queue (tail drops in bursts) at 5 Mbit/s, captured at the sender

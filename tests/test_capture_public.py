@@ -4,7 +4,8 @@ see that folder's README): file by file, the TCP and UDP conversation tables, ev
 flag frame by frame, the expert counts, the bytes Follow TCP Stream gives for every stream, the
 protocol hierarchy and a set of display filters.
 
-tshark runs three or four times per file, two files at a time, once per module (``tshark_says``).
+tshark runs about 16 times per file (statistics, flags, hierarchy, follow, one per filter), two
+files at a time, once per module (``tshark_says``).
 Where the kit and tshark differ for a reason, the difference is in ``EXPECTED`` with that reason
 (and in the README's capture section); every other difference fails.
 """
@@ -295,3 +296,14 @@ def test_the_filters_are_not_trivial(tshark_says):
         kept = [len(s["filters"][expr]) for s in tshark_says.values()]
         assert any(kept), expr
     assert np.mean([0 < len(s["filters"][e]) for s in tshark_says.values() for e in FILTERS]) > 0.2
+
+
+@pytest.mark.parametrize("name", ["iperf3-mss536-loss.pcapng", "iperf3-reordered.pcapng",
+                                  "http-parallel-loss-client.pcapng"])
+def test_the_datasets_sql_gives_the_same_flags(name, tmp_path):
+    """The DuckDB twin (capture/sql/tcp.py) follows the same three rules."""
+    import pandas as pd
+    from wirelab.capture import convert, open_dataset, read_capture, tcp_analysis
+    path = ROOT / "tests/data/public" / name
+    with open_dataset(convert(path, tmp_path / name, chunk_packets=300, progress=False)) as ds:
+        pd.testing.assert_frame_equal(tcp_analysis(read_capture(path)), ds.tcp_analysis(), check_dtype=False)

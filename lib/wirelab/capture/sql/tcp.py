@@ -42,7 +42,8 @@ def flags_sql(ids: str) -> str:
       SELECT i.conv, i.a_to_b AS ab, coalesce(fr.last_k, p.file_offset) AS k, p.file_offset AS fo,
              coalesce(fr.last_t, p.time) AS t, p.tcp_seq AS seq,
              coalesce(p.tcp_ack, 0) AS ack, coalesce(p.tcp_flags, 0) AS flags,
-             coalesce(p.tcp_win, 0) AS win, coalesce(p.payload_len, 0) + coalesce(fr.more, 0) AS len
+             coalesce(p.tcp_win, 0) AS win, coalesce(p.payload_len, 0) + coalesce(fr.more, 0) AS len,
+             coalesce(p.payload_offset > p.cap_len, false) AS cut     -- a header the snaplen cut: no flags
       FROM {ids} i JOIN packets p USING (file_offset) LEFT JOIN frag fr ON fr.head = p.file_offset
       WHERE p.proto = 'tcp' AND p.tcp_seq IS NOT NULL),
     bases AS (
@@ -50,7 +51,7 @@ def flags_sql(ids: str) -> str:
              coalesce(arg_min(seq, k) FILTER (WHERE NOT ab), 0) AS base_ba
       FROM d GROUP BY conv),
     r AS (
-      SELECT conv, ab, k, fo, t, flags, win, len, {rel_seq} AS seq, {rel_ack} AS ack, {rel_seq} + seglen AS e, seglen
+      SELECT conv, ab, k, fo, t, flags, win, len, cut, {rel_seq} AS seq, {rel_ack} AS ack, {rel_seq} + seglen AS e, seglen
       FROM (SELECT *, len + CASE WHEN flags & 2 > 0 THEN 1 ELSE 0 END
                           + CASE WHEN flags & 1 > 0 THEN 1 ELSE 0 END AS seglen FROM d) JOIN bases USING (conv)),
     s1 AS (   -- per direction, the state before each segment
@@ -77,19 +78,23 @@ def flags_sql(ids: str) -> str:
     syn AS (
       SELECT conv, arg_min(ab, k) AS syn_ab, arg_min(t, k) AS syn_t, min(k) AS syn_k
       FROM r WHERE flags & 18 = 2 GROUP BY conv),
-    rtt AS (
-      SELECT s.conv, arg_min(r.t, r.k) - any_value(s.syn_t) AS rtt
+    hs_ack AS (   -- the ACK that completes the handshake
+      SELECT s.conv, arg_min(r.t, r.k) AS ack_t, min(r.k) AS ack_k
       FROM syn s JOIN r ON r.conv = s.conv AND r.k > s.syn_k AND r.ab = s.syn_ab AND r.flags & 18 = 16
       GROUP BY s.conv),
+    rtt AS (      -- from the latest SYN before it (Wireshark's ts_mru_syn)
+      SELECT a.conv, any_value(a.ack_t) - arg_max(r.t, r.k) AS rtt
+      FROM hs_ack a JOIN r ON r.conv = a.conv AND r.k < a.ack_k AND r.flags & 18 = 2
+      GROUP BY a.conv),
     b AS (    -- the segments behind nextseq, with the other direction's state just before each
-      SELECT b.*, coalesce(rev.dupnum, 0) AS rev_dupnum, acked.ack AS last_ack, acked.t AS last_ack_t,
+      SELECT b.*, coalesce(rev.dupnum, 0) AS rev_dupnum,
+             CASE WHEN rev.flags & 16 > 0 THEN rev.ack END AS last_ack,   -- (no ACK flag: unset)
+             CASE WHEN rev.flags & 16 > 0 THEN rev.t END AS last_ack_t,
              CASE WHEN rtt.rtt IS NOT NULL AND rtt.rtt <> 0 THEN rtt.rtt ELSE {DEFAULT_OOO_THRESHOLD} END
                  AS threshold
       FROM (SELECT * FROM s3 WHERE behind) b
-      ASOF LEFT JOIN (SELECT conv, NOT ab AS ab, k AS rk, dupnum FROM s3) rev
+      ASOF LEFT JOIN (SELECT conv, NOT ab AS ab, k AS rk, dupnum, flags, ack, t FROM s3) rev
         ON b.conv = rev.conv AND b.ab = rev.ab AND b.k > rev.rk
-      ASOF LEFT JOIN (SELECT conv, NOT ab AS ab, k AS rk, ack, t FROM s3 WHERE flags & 16 > 0) acked
-        ON b.conv = acked.conv AND b.ab = acked.ab AND b.k > acked.rk
       LEFT JOIN rtt ON b.conv = rtt.conv),
     b1 AS (
       SELECT *, coalesce(last_ack IS NOT NULL AND rev_dupnum >= 2 AND last_ack = seq
@@ -106,11 +111,12 @@ def flags_sql(ids: str) -> str:
         ON d.conv = rev.conv AND d.ab = rev.ab AND d.k > rev.rk
       WHERE rev.keepalive)
     SELECT fo AS file_offset, conv, ab AS a_to_b, false AS retransmission, false AS fast_retransmission,
-           false AS spurious_retransmission, false AS out_of_order, lost_segment,
-           duplicate_ack AND k NOT IN (SELECT k FROM ka) AS duplicate_ack
+           false AS spurious_retransmission, false AS out_of_order, lost_segment AND NOT cut AS lost_segment,
+           duplicate_ack AND NOT cut AND k NOT IN (SELECT k FROM ka) AS duplicate_ack
     FROM s3 WHERE NOT behind
     UNION ALL
-    SELECT fo, conv, ab, NOT ooo, fast, spur AND NOT fast AND NOT ooo, ooo, lost_segment, duplicate_ack
+    SELECT fo, conv, ab, NOT ooo AND NOT cut, fast AND NOT cut, spur AND NOT fast AND NOT ooo AND NOT cut,
+           ooo AND NOT cut, lost_segment AND NOT cut, duplicate_ack AND NOT cut
     FROM b2"""
 
 def tcp_analysis(ds) -> pd.DataFrame:

@@ -33,7 +33,7 @@ FLAG_FIELDS = {"retransmission": "tcp.analysis.retransmission",
                "out_of_order": "tcp.analysis.out_of_order", "lost_segment": "tcp.analysis.lost_segment",
                "duplicate_ack": "tcp.analysis.duplicate_ack", "keep_alive": "tcp.analysis.keep_alive",
                "zero_window": "tcp.analysis.zero_window", "window_update": "tcp.analysis.window_update",
-               "ack_unseen": "tcp.analysis.ack_lost_segment"}
+               "ack_unseen": "tcp.analysis.ack_lost_segment", "keep_alive_ack": "tcp.analysis.keep_alive_ack"}
 #: display filters run on every file
 FILTERS = ["tcp.analysis.retransmission or tcp.analysis.fast_retransmission",
            "tcp.analysis.duplicate_ack and tcp.port == 8080",
@@ -59,9 +59,8 @@ EXPECTED: dict[tuple[str, str, str], str] = {
 #: tshark's TCP expert notes the kit does not make: "D-SACK Sequence" (the reader does not read
 #: SACK blocks, as in test_capture_open); "window full" (a segment that fills the receiver's
 #: advertised window: it needs the window scale of both sides and the other side's last ACK,
-#: ``tcp.analysis.window_full``); the ACK of a keep-alive (``tcp.analysis.keep_alive_ack``)
-NOT_MADE = {"D-SACK Sequence", "TCP window specified by the receiver is now completely full",
-            "ACK to a TCP keep-alive segment"}
+#: ``tcp.analysis.window_full``)
+NOT_MADE = {"D-SACK Sequence", "TCP window specified by the receiver is now completely full"}
 
 
 def _tshark(path, *args) -> str:

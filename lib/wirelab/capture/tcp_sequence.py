@@ -23,6 +23,8 @@ Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
 * zero_window: a window of 0, not SYN/FIN/RST;
 * window_update: no data, a window ≠ 0 and ≠ this direction's previous one, seq =
   nextseq, ack = the previous ack, not SYN/FIN/RST;
+* keep_alive_ack ("ACK to a TCP keep-alive segment"): what would be a duplicate ACK
+  when the other side's last segment was a keep-alive;
 * dupack_num: a duplicate ACK's number, "Duplicate ACK (#n)" (0 on other frames);
 * ack_unseen ("ACKed segment that wasn't captured"): an ACK beyond the other side's
   highest contiguous sequence number seen (then that mark moves up to its nextseq; a
@@ -62,7 +64,7 @@ DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
 #: Wireshark's expert notes beyond the six flags (``tcp_analysis(df, expert=True)``)
-EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen"]
+EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen", "keep_alive_ack"]
 _NONE = np.iinfo(np.int64).min
 
 
@@ -142,7 +144,8 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
         rtt = _handshake_rtt(rows, ab, c)
         for side, s in state.items():
             for name, values in _classify(s, state.get(not side), rtt).items():
-                out[name][heads[s["rows"]]] = values
+                if name in out:
+                    out[name][heads[s["rows"]]] = values
             for name in EXPERT[:3] if expert else ():
                 out[name][heads[s["rows"]]] = s[name]
             if expert:
@@ -247,16 +250,19 @@ def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndar
         fast = behind & ahave & (dupnum >= 2) & (last_ack == seq) & (t - last_ack_t < FAST_RETRANSMIT_WINDOW)
         spurious = behind & ahave & (s["data"] > 0) & (seq + s["data"] <= last_ack)
     dup = s["duplicate_ack"]
+    answer = np.zeros(n, dtype=bool)
     if rev is not None and dup.any():             # the answer to a keep-alive is no duplicate ACK
         last = np.searchsorted(rev["rows"], s["rows"]) - 1
-        dup = dup & ~((last >= 0) & rev["keep_alive"][np.maximum(last, 0)])
+        answer = dup & (last >= 0) & rev["keep_alive"][np.maximum(last, 0)]
+        dup = dup & ~answer
     threshold = rtt if rtt else DEFAULT_OOO_THRESHOLD
     since = s["t"] - s["nexttime"]     # Wireshark's t is unsigned: negative = huge
     with np.errstate(invalid="ignore"):
         ooo = behind & ~fast & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
     spurious &= ~fast & ~ooo
     return {"retransmission": behind & ~ooo, "fast_retransmission": fast, "spurious_retransmission": spurious,
-            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": dup}
+            "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": dup,
+            "keep_alive_ack": answer}
 
 
 def retransmission_summary(df, flags=None):

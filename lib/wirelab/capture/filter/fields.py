@@ -70,7 +70,8 @@ _TCP_BITS = {"fin": 0x01, "syn": 0x02, "reset": 0x04, "push": 0x08, "ack": 0x10,
 ANALYSIS = {"retransmission": "retransmission", "fast_retransmission": "fast_retransmission",
             "spurious_retransmission": "spurious_retransmission", "out_of_order": "out_of_order",
             "lost_segment": "lost_segment", "duplicate_ack": "duplicate_ack", "keep_alive": "keep_alive",
-            "zero_window": "zero_window", "window_update": "window_update", "ack_lost_segment": "ack_unseen"}
+            "zero_window": "zero_window", "window_update": "window_update", "ack_lost_segment": "ack_unseen",
+            "keep_alive_ack": "keep_alive_ack"}
 
 FIELDS: dict[str, Field] = {
     "frame.number": _f("int", "frame"), "frame.len": _f("int", "frame_len"),

@@ -9,8 +9,7 @@ fast or spurious retransmission is also counted as a retransmission.
 
 Duplicate ACKs are one row per "#n", as tshark's; each FIN says whether its side
 initiates or undergoes the closing. Not made (named in the README): "D-SACK Sequence"
-(the reader does not read SACK blocks), zero-window probes, keep-alive ACKs, "window is
-full" and the notes of protocols other than TCP.
+(the reader does not read SACK blocks), zero-window probes, "window is full" and the notes of protocols other than TCP.
 """
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ MARKS = {
     "spurious_retransmission": ("note", "Sequence", "This frame is a (suspected) spurious retransmission"),
     "duplicate_ack": ("note", "Sequence", "Duplicate ACK"),
     "keep_alive": ("note", "Sequence", "TCP keep-alive segment"),
+    "keep_alive_ack": ("note", "Sequence", "ACK to a TCP keep-alive segment"),
     "window_update": ("chat", "Sequence", "TCP window update"),
 }
 COLUMNS = ["severity", "group", "protocol", "summary", "count", "frames"]

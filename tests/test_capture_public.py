@@ -33,7 +33,8 @@ FLAG_FIELDS = {"retransmission": "tcp.analysis.retransmission",
                "out_of_order": "tcp.analysis.out_of_order", "lost_segment": "tcp.analysis.lost_segment",
                "duplicate_ack": "tcp.analysis.duplicate_ack", "keep_alive": "tcp.analysis.keep_alive",
                "zero_window": "tcp.analysis.zero_window", "window_update": "tcp.analysis.window_update",
-               "ack_unseen": "tcp.analysis.ack_lost_segment", "keep_alive_ack": "tcp.analysis.keep_alive_ack"}
+               "ack_unseen": "tcp.analysis.ack_lost_segment", "keep_alive_ack": "tcp.analysis.keep_alive_ack",
+               "window_full": "tcp.analysis.window_full"}
 #: display filters run on every file
 FILTERS = ["tcp.analysis.retransmission or tcp.analysis.fast_retransmission",
            "tcp.analysis.duplicate_ack and tcp.port == 8080",
@@ -47,20 +48,18 @@ FILTERS = ["tcp.analysis.retransmission or tcp.analysis.fast_retransmission",
            "ip.addr == 10.78.2.0/24 and tcp.stream in {0, 1}",
            "frame.cap_len < frame.len",
            "tcp.window_size_value == 0 or tcp.analysis.window_update"]
+#: the captures the filters run on (a tshark run each: all 23 would double the module's time)
+FILTER_FILES = {"http-parallel-loss-client.pcapng", "http-parallel-loss-server.pcapng", "iperf3-reordered.pcapng",
+                "iperf3-reverse-loss-sender.pcapng", "iperf3-ipv6-loss.pcapng", "tcp-zero-window.pcapng",
+                "http-curl-frames-deleted.pcapng", "udp-fragments-ipv4.pcap", "udp-fragments-ipv6.pcapng",
+                "tcp-reset-sll.pcapng", "loopback-sll2.pcapng"}
 #: the application protocols tshark finds in these captures (the kit says ``data``)
 APPLICATIONS = ["http", "tls", "iperf3", "data-text-lines"]
 #: (file, check, key) → why the kit differs from tshark there
-_FLAGS_FILTER = "tcp.len > 1000 and not tcp.analysis.flags"
-EXPECTED: dict[tuple[str, str, str], str] = {
-    **{(name, "filters", _FLAGS_FILTER): "tcp.analysis.flags includes window_full, which the kit does not make "
-       "(NOT_MADE): the segments that fill the receiver's window are kept by the kit, not by tshark"
-       for name in ("tcp-zero-window.pcapng",)},
-}
+EXPECTED: dict[tuple[str, str, str], str] = {}
 #: tshark's TCP expert notes the kit does not make: "D-SACK Sequence" (the reader does not read
-#: SACK blocks, as in test_capture_open); "window full" (a segment that fills the receiver's
-#: advertised window: it needs the window scale of both sides and the other side's last ACK,
-#: ``tcp.analysis.window_full``)
-NOT_MADE = {"D-SACK Sequence", "TCP window specified by the receiver is now completely full"}
+#: SACK blocks, as in test_capture_open)
+NOT_MADE = {"D-SACK Sequence"}
 
 
 def _tshark(path, *args) -> str:
@@ -139,7 +138,7 @@ def _says(path: Path) -> dict:
     said = statistics(path)
     said["flags"], said["phs"] = _flags(path), _hierarchy(path)
     said["follow"] = _follow_all(path, len(said["conv"].get("tcp", []))) if _whole(path) else None
-    said["filters"] = _filter_frames(path)
+    said["filters"] = _filter_frames(path) if path.name in FILTER_FILES else None
     return said
 
 
@@ -278,7 +277,7 @@ def test_protocol_hierarchy_equals_tsharks(path, opened, tshark_says):
     assert _unexpected(path, "protocols", diffs) == {}
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in FILES if p.name in FILTER_FILES], ids=lambda p: p.name)
 def test_display_filters_keep_tsharks_frames(path, opened, tshark_says):
     cap, said = opened(path), tshark_says[path]["filters"]
     diffs = {}
@@ -292,9 +291,9 @@ def test_display_filters_keep_tsharks_frames(path, opened, tshark_says):
 def test_the_filters_are_not_trivial(tshark_says):
     """Each filter keeps some frames somewhere and leaves some out (else equality proves little)."""
     for expr in FILTERS:
-        kept = [len(s["filters"][expr]) for s in tshark_says.values()]
+        kept = [len(s["filters"][expr]) for s in tshark_says.values() if s["filters"]]
         assert any(kept), expr
-    assert np.mean([0 < len(s["filters"][e]) for s in tshark_says.values() for e in FILTERS]) > 0.2
+    assert np.mean([0 < len(s["filters"][e]) for s in tshark_says.values() if s["filters"] for e in FILTERS]) > 0.3
 
 
 @pytest.mark.parametrize("name", ["iperf3-mss536-loss.pcapng", "iperf3-reordered.pcapng",

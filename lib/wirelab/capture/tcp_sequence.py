@@ -23,6 +23,9 @@ Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
 * zero_window: a window of 0, not SYN/FIN/RST;
 * window_update: no data, a window ≠ 0 and ≠ this direction's previous one, seq =
   nextseq, ack = the previous ack, not SYN/FIN/RST;
+* window_full ("TCP window specified by the receiver is now completely full"): a segment
+  with data that ends at the other side's last ACK plus its window, scaled by the shift its
+  SYN announced (not made when that SYN is not in the capture);
 * keep_alive_ack ("ACK to a TCP keep-alive segment"): what would be a duplicate ACK
   when the other side's last segment was a keep-alive;
 * dupack_num: a duplicate ACK's number, "Duplicate ACK (#n)" (0 on other frames);
@@ -64,7 +67,7 @@ DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
 #: Wireshark's expert notes beyond the six flags (``tcp_analysis(df, expert=True)``)
-EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen", "keep_alive_ack"]
+EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen", "keep_alive_ack", "window_full"]
 _NONE = np.iinfo(np.int64).min
 
 
@@ -111,7 +114,7 @@ def _direction(rows: np.ndarray, c: dict, base: int, rev_ack_base: int) -> dict:
     behind = ~first & ((seglen > 0) | ((flags & (SYN | FIN)) > 0)) & (seq < nextseq) & ~keepalive
     update = (~first & (seglen == 0) & (win != 0) & (win != _before(win, -1)) & (seq == nextseq)
               & (prev >= 0) & (ack == prev_ack) & ~control)
-    return {"rows": rows, "seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t,
+    return {"rows": rows, "seq": seq, "end": end, "ack": ack, "has_ack": has_ack, "t": t, "win": win, "flags": flags,
             "nextseq": nextseq, "nexttime": nexttime, "lost_segment": lost, "duplicate_ack": dup,
             "dupnum": counted - counted[run_start], "behind": behind, "data": data,
             "keep_alive": keepalive, "zero_window": (win == 0) & ~control, "window_update": update}
@@ -132,7 +135,8 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
     keep = np.argsort(at, kind="stable")          # segments in the order they are whole
     heads, tcp = tcp[keep], at[keep]              # (headers and flags: the first fragment's frame)
     c = {"seq": f.tcp_seq[heads], "ack": np.maximum(f.tcp_ack[heads], 0), "flags": np.maximum(f.tcp_flags[heads], 0),
-         "win": np.maximum(f.tcp_win[heads], 0), "len": length[keep], "time": f.time[tcp]}
+         "win": np.maximum(f.tcp_win[heads], 0), "len": length[keep], "time": f.time[tcp],
+         "wscale": f.tcp_wscale[heads]}
     ab_all = a_to_b[heads]
     order = np.argsort(conv[heads], kind="stable")
     bounds = np.flatnonzero(np.diff(conv[heads][order])) + 1
@@ -152,10 +156,38 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
                 out["dupack_num"][heads[s["rows"]]] = np.where(s["duplicate_ack"], s["dupnum"], 0)
         if expert:
             out["ack_unseen"][heads[rows]] = _acked_unseen(ab, state, rows)
+            shift = _window_shifts(rows, ab, c)
+            for side, s in state.items():
+                if (not side) in state:
+                    out["window_full"][heads[s["rows"]]] = _window_full(s, state[not side], shift[not side])
     cut = f.payload_offset > f.cap_len        # (see the module docstring: analysed, not shown)
     for values in out.values():
         values[cut] = 0
     return out, conv, a_to_b
+
+
+def _window_shifts(rows: np.ndarray, ab: np.ndarray, c: dict) -> dict[bool, int | None]:
+    """Each direction's window scale shift from its SYN (RFC 7323 §2.2): the option's, 0 if
+    its SYN or the other's had none, None if its SYN is not in the capture (Wireshark's
+    ``win_scale`` -1: unknown)."""
+    out = {}
+    for side in (True, False):
+        syn = rows[(ab == side) & ((c["flags"][rows] & SYN) > 0)]
+        out[side] = None if not syn.size else max(int(c["wscale"][syn[0]]), -1)
+    both = all(v is not None and v >= 0 for v in out.values())
+    return {side: None if v is None else (v if both else 0) for side, v in out.items()}
+
+
+def _window_full(s: dict, rev: dict, shift: int | None) -> np.ndarray:
+    """Wireshark's TCP_A_WINDOW_FULL: a segment with data (not SYN/FIN/RST) that ends where the
+    other side's last segment's ACK plus its window (scaled) ends, packet-tcp.c (4.0)."""
+    if shift is None:
+        return np.zeros(s["seq"].size, dtype=bool)
+    pos = np.searchsorted(rev["rows"], s["rows"]) - 1
+    at = np.maximum(pos, 0)
+    edge = rev["ack"][at] + (rev["win"][at] << shift)
+    return ((pos >= 0) & rev["has_ack"][at] & (s["data"] > 0) & ((s["flags"] & (SYN | FIN | RST)) == 0)
+            & (s["end"] == edge))
 
 
 def _acked_unseen(ab: np.ndarray, state: dict, rows: np.ndarray) -> np.ndarray:

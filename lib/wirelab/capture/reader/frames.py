@@ -28,8 +28,8 @@ __all__ = ["Frames", "INTS"]
 
 #: The integer fields, -1 where missing.
 INTS = ("frame_len", "cap_len", "sport", "dport", "ip_len", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
-        "tcp_flags", "tcp_win", "tcp_opts_len", "payload_len", "vlan", "tcp_mss", "payload_offset",
-        "file_offset", "iface", "linktype")
+        "tcp_flags", "tcp_win", "tcp_opts_len", "payload_len", "vlan", "tcp_mss", "tcp_wscale",
+        "payload_offset", "file_offset", "iface", "linktype")
 
 
 @dataclass

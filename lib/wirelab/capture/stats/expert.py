@@ -9,7 +9,7 @@ fast or spurious retransmission is also counted as a retransmission.
 
 Duplicate ACKs are one row per "#n", as tshark's; each FIN says whether its side
 initiates or undergoes the closing. Not made (named in the README): "D-SACK Sequence"
-(the reader does not read SACK blocks), zero-window probes, "window is full" and the notes of protocols other than TCP.
+(the reader does not read SACK blocks), zero-window probes and the notes of protocols other than TCP.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ MARKS = {
     "ack_unseen": ("warning", "Sequence", "ACKed segment that wasn't captured (common at capture start)"),
     "out_of_order": ("warning", "Sequence", "This frame is a (suspected) out-of-order segment"),
     "zero_window": ("warning", "Sequence", "TCP Zero Window segment"),
+    "window_full": ("warning", "Sequence", "TCP window specified by the receiver is now completely full"),
     "retransmission": ("note", "Sequence", "This frame is a (suspected) retransmission"),
     "fast_retransmission": ("note", "Sequence", "This frame is a (suspected) fast retransmission"),
     "spurious_retransmission": ("note", "Sequence", "This frame is a (suspected) spurious retransmission"),

@@ -245,7 +245,7 @@ def test_keep_alives_zero_windows_and_window_updates_are_wiresharks(tmp_path):
     for name, field in fields.items():
         marked = theirs[field].astype(str).str.len().to_numpy() > 0
         assert ours[name].tolist() == marked.tolist(), name
-    assert ours[EXPERT].sum().tolist() == [2, 1, 1, 0, 2, 1]       # (keep-alive ACKs, a full window)
+    assert ours[EXPERT].sum().tolist() == [2, 1, 1, 0, 2, 1, 0]    # (keep-alive ACKs, a full window, no reuse)
     # the DuckDB twin marks the same six flags on it
     from wirelab.capture import convert, open_dataset
     with open_dataset(convert(path, tmp_path / "keepalive.dataset", progress=False)) as ds:

@@ -11,6 +11,12 @@ protocol, in order of its first packet (the key to join frames on:
 protocol only, as Wireshark's ``tcp.stream`` and ``udp.stream`` do (a TCP
 conversation after two UDP ones is ``conv`` 2 and ``stream`` 0, ``tcp.stream == 0``).
 
+A TCP SYN (without ACK) on ports already in use begins a new conversation when its sequence
+number is not that direction's first one in the current conversation (a resent SYN is not):
+Wireshark's "A new tcp session is started with the same ports as an earlier session"
+(``TCP_A_REUSED_PORTS``, epan/dissectors/packet-tcp.c 4.0; ``_split_reused``). Without it a
+reused 4-tuple was one conversation, its second handshake "previous segment not captured".
+
 The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 ``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,
 ``flows`` and ``io_graph`` take and give DataFrames.
@@ -28,7 +34,7 @@ if TYPE_CHECKING:        # pandas only in annotations here; the functions import
     import pandas as pd
 
 __all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
-           "first_seen_ids"]
+           "first_seen_ids", "reused_ports"]
 
 #: The flow table's columns, in order.
 FLOW_COLUMNS = ["conv", "stream", "proto", "a", "a_port", "b", "b_port", "packets", "bytes", "packets_a_to_b", "bytes_a_to_b",
@@ -81,6 +87,7 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
     keys = np.stack([proto, np.where(forward, src, dst), np.where(forward, sport, dport),
                      np.where(forward, dst, src), np.where(forward, dport, sport)], axis=1)[valid]
     ids, first = first_seen_ids(keys)
+    ids, first = _split_reused(f, np.flatnonzero(valid), ids, forward[valid], first)
     conv = np.full(len(f), -1, dtype=np.int64)
     conv[valid] = ids
     # "A" is whoever sent the conversation's first packet
@@ -88,6 +95,53 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
     a_is_lo = forward[begins]
     a_to_b = (conv >= 0) & (forward == a_is_lo[np.maximum(conv, 0)]) if a_is_lo.size else conv >= 0
     return conv, a_to_b, begins
+
+
+def _split_reused(f: Frames, rows: np.ndarray, ids: np.ndarray, forward: np.ndarray, first: np.ndarray):
+    """``ids`` (per frame ``rows``, a 5-tuple's group) split where a SYN reuses the ports (see the
+    module docstring), renumbered in order of first frame; and each group's first row."""
+    flags, seq = f.tcp_flags[rows], f.tcp_seq[rows]
+    syn = (flags >= 0) & ((flags & 0x12) == 0x02) & f.protocol("tcp")[rows]
+    syn[first] = False                             # (a group's first frame starts it anyway)
+    if not syn.any():
+        return ids, first
+    order = np.argsort(ids, kind="stable")         # each group's rows, in frame order
+    starts = np.searchsorted(ids[order], np.arange(int(ids.max()) + 2))
+    sub = np.zeros(ids.size, dtype=np.int64)
+    for gid in np.unique(ids[syn]):
+        g = order[starts[gid]:starts[gid + 1]]
+        begin, part = 0, 0                         # (positions in g)
+        for at in np.flatnonzero(syn[g]):
+            side = forward[g[begin:at]] == forward[g[at]]
+            if not side.any():
+                continue                           # this SYN sets its direction's base
+            k = g[begin:at][np.argmax(side)]        # that direction's first frame here
+            base = seq[k] if (flags[k] & 0x02) else (seq[k] - 1) % 2 ** 32
+            if seq[g[at]] != base:
+                part += 1
+                begin = at
+                sub[g[at:]] = part
+    if not sub.any():
+        return ids, first
+    return first_seen_ids(np.stack([ids, sub], axis=1))
+
+
+def reused_ports(f: Frames, conv: np.ndarray) -> np.ndarray:
+    """Per frame: the SYN that began a conversation on ports an earlier one used."""
+    out = np.zeros(len(f), dtype=bool)
+    if not (conv >= 0).any():
+        return out
+    rows = np.flatnonzero(conv >= 0)
+    _, at = np.unique(conv[rows], return_index=True)
+    begins = rows[at]
+    forward = (f.src < f.dst) | ((f.src == f.dst) & (f.sport <= f.dport))
+    keys = np.stack([f.proto, np.where(forward, f.src, f.dst), np.where(forward, f.sport, f.dport),
+                     np.where(forward, f.dst, f.src), np.where(forward, f.dport, f.sport)], axis=1)[begins]
+    ids, first = first_seen_ids(keys)
+    later = np.ones(begins.size, dtype=bool)
+    later[first] = False
+    out[begins[later]] = True
+    return out
 
 
 def _ports_of_later_fragments(f: Frames, sport: np.ndarray, dport: np.ndarray):

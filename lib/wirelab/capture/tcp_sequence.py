@@ -26,6 +26,8 @@ Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
 * window_full ("TCP window specified by the receiver is now completely full"): a segment
   with data that ends at the other side's last ACK plus its window, scaled by the shift its
   SYN announced (not made when that SYN is not in the capture);
+* reused_ports ("A new tcp session is started with the same ports as an earlier session
+  in this trace"): the SYN that begins it (``conversations``' docstring);
 * keep_alive_ack ("ACK to a TCP keep-alive segment"): what would be a duplicate ACK
   when the other side's last segment was a keep-alive;
 * dupack_num: a duplicate ACK's number, "Duplicate ACK (#n)" (0 on other frames);
@@ -56,7 +58,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conversations import conversations_of, first_seen_ids
+from .conversations import conversations_of, first_seen_ids, reused_ports
 from .reader.frames import Frames
 
 __all__ = ["tcp_analysis", "tcp_flags_of", "retransmission_summary", "FLAGS", "EXPERT"]
@@ -67,7 +69,8 @@ DEFAULT_OOO_THRESHOLD = 0.003        # s, without a handshake RTT
 FLAGS = ["retransmission", "fast_retransmission", "spurious_retransmission", "out_of_order",
          "lost_segment", "duplicate_ack"]
 #: Wireshark's expert notes beyond the six flags (``tcp_analysis(df, expert=True)``)
-EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen", "keep_alive_ack", "window_full"]
+EXPERT = ["keep_alive", "zero_window", "window_update", "ack_unseen", "keep_alive_ack", "window_full",
+          "reused_ports"]
 _NONE = np.iinfo(np.int64).min
 
 
@@ -128,6 +131,7 @@ def tcp_flags_of(f: Frames, *, expert: bool = False) -> tuple[dict[str, np.ndarr
     out = {name: np.zeros(len(f), dtype=bool) for name in FLAGS + (EXPERT if expert else [])}
     if expert:                                    # "Duplicate ACK (#n)": tcp.analysis.duplicate_ack_num
         out["dupack_num"] = np.zeros(len(f), dtype=np.int64)
+        out["reused_ports"] = reused_ports(f, conv) & f.protocol("tcp")
     tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
     if not tcp.size:
         return out, conv, a_to_b

@@ -136,6 +136,27 @@ ip netns exec $R tc class add dev wlpub-r1 parent 1: classid 1:10 htb rate 20mbi
 ip netns exec $R tc class add dev wlpub-r1 parent 1: classid 1:20 htb rate 1mbit ceil 1mbit
 ip netns exec $R tc filter add dev wlpub-r1 parent 1: protocol ip prio 1 u32 match u16 0x0000 0x000f at 4 match u8 6 0xff at 9 flowid 1:20
 capture $B wlpub-b0 iperf3-reordered.pcapng "tcp port 5201" 80 -- ina iperf3 -c 10.78.2.2 -p 5201 -n 300K
+ip netns exec $R tc qdisc del dev wlpub-r1 root
+ip netns exec $R tc qdisc add dev wlpub-r1 root tbf rate 20mbit burst 32kbit latency 50ms
+# 24. TCP in IP fragments: the client sends without DF (ip_no_pmtu_disc), the router's link
+#     to the server has an MTU of 1000 (the server keeps 1500: its MSS stays 1460), so every full
+#     segment arrives in two fragments
+ina sysctl -qw net.ipv4.ip_no_pmtu_disc=1
+ip -n $R link set wlpub-r1 mtu 1000
+capture $B wlpub-b0 tcp-in-ip-fragments.pcapng "tcp port 5201 or (ip[6:2] & 0x1fff != 0)" 0 -- ina iperf3 -c 10.78.2.2 -p 5201 -n 40K
+ip -n $R link set wlpub-r1 mtu 1500
+ina sysctl -qw net.ipv4.ip_no_pmtu_disc=0
+# 25. one 4-tuple three times: python's socket binds client port 40000 (SO_REUSEADDR) for three
+#     HTTP/1.0 GETs one after another (the server closes first, so its TIME_WAIT takes the new SYN)
+cat > $W/reuse.py <<'PY'
+import socket
+for i in range(3):
+    c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); c.bind(("10.78.1.1", 40000))
+    c.connect(("10.78.2.2", 8080)); c.sendall(b"GET /f1.txt HTTP/1.0\r\n\r\n")
+    while c.recv(65536): pass
+    c.close()
+PY
+capture $B wlpub-b0 tcp-port-reuse.pcapng "tcp port 8080" 0 -- ina python3 $W/reuse.py
 # 23. frames the capture lost: 14, 15 and 20 of the first with editcap's frame deletion (ACKed
 #     unseen segments, gaps)
 if [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" http-curl-frames-deleted.pcapng "* ]]; then

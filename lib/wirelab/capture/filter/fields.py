@@ -71,7 +71,7 @@ ANALYSIS = {"retransmission": "retransmission", "fast_retransmission": "fast_ret
             "spurious_retransmission": "spurious_retransmission", "out_of_order": "out_of_order",
             "lost_segment": "lost_segment", "duplicate_ack": "duplicate_ack", "keep_alive": "keep_alive",
             "zero_window": "zero_window", "window_update": "window_update", "ack_lost_segment": "ack_unseen",
-            "keep_alive_ack": "keep_alive_ack", "window_full": "window_full"}
+            "keep_alive_ack": "keep_alive_ack", "window_full": "window_full", "reused_ports": "reused_ports"}
 
 FIELDS: dict[str, Field] = {
     "frame.number": _f("int", "frame"), "frame.len": _f("int", "frame_len"),

@@ -33,6 +33,8 @@ MARKS = {
     "duplicate_ack": ("note", "Sequence", "Duplicate ACK"),
     "keep_alive": ("note", "Sequence", "TCP keep-alive segment"),
     "keep_alive_ack": ("note", "Sequence", "ACK to a TCP keep-alive segment"),
+    "reused_ports": ("note", "Sequence",
+                     "A new tcp session is started with the same ports as an earlier session in this trace"),
     "window_update": ("chat", "Sequence", "TCP window update"),
 }
 COLUMNS = ["severity", "group", "protocol", "summary", "count", "frames"]

@@ -8,6 +8,8 @@ hole in the sequence space (a segment never captured) is skipped and counted in
 ``missing``. Done with numpy (a running maximum, one gather of every byte), not a loop
 over segments. ``chunks`` says which frame brought which bytes, in frame order, as
 Wireshark prints them: A → B from node 0 (the first frame's source), B → A from node 1.
+A TCP segment in IP fragments is followed whole, as Wireshark does after reassembly: a
+later fragment's bytes are the segment's from its offset on (``_fragment_seqs``).
 """
 from __future__ import annotations
 
@@ -60,6 +62,29 @@ def _direction(u8: np.ndarray, seq, length, held, start_in_file, frame) -> tuple
     return data, chunks, missing
 
 
+def _fragment_seqs(rows: pd.DataFrame) -> np.ndarray:
+    """Each row's sequence number (-1: none): its own, or for a later IP fragment of a TCP
+    segment, its first fragment's plus the fragment's offset less that TCP header (the latest
+    first fragment before it with the same addresses and IP id, as ``tcp_sequence._reassembled``)."""
+    seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)
+    later = (rows["frag_offset"].fillna(0).to_numpy(np.int64) > 0) & (seq < 0)
+    if not later.any():
+        return seq
+    key = {"src": rows["src"].astype(str).to_numpy(), "dst": rows["dst"].astype(str).to_numpy(),
+           "ip_id": rows["ip_id"].to_numpy(np.int64, na_value=-1), "frame": rows["frame"].to_numpy(np.int64)}
+    table = pd.DataFrame({**key, "row": np.arange(len(rows)), "seq": seq,
+                          "hdr": rows["tcp_hdr_len"].to_numpy(np.int64, na_value=0)})
+    heads = table[rows["more_frags"].fillna(False).to_numpy(bool)
+                  & (rows["frag_offset"].fillna(0).to_numpy(np.int64) == 0) & (seq >= 0)]
+    found = pd.merge_asof(table[later], heads[["frame", "src", "dst", "ip_id", "seq", "hdr"]], on="frame",
+                          by=["src", "dst", "ip_id"], suffixes=("", "_head"))
+    offset = rows["frag_offset"].to_numpy(np.int64, na_value=0)[found["row"].to_numpy()]
+    at = found["seq_head"].to_numpy(np.float64) + offset - found["hdr_head"].to_numpy(np.float64)
+    seq = seq.copy()
+    seq[found["row"].to_numpy()] = np.where(np.isnan(at), -1, np.mod(np.nan_to_num(at), 2 ** 32)).astype(np.int64)
+    return seq
+
+
 def follow_tcp(frames: pd.DataFrame, buffer, stream: int) -> Followed:
     """TCP stream ``stream`` (``tcp.stream``) of ``frames`` (a ``read_capture`` table with the
     ``stream``/``a_to_b`` columns of ``conversation_ids``), its bytes read from ``buffer``
@@ -78,14 +103,15 @@ def follow_tcp(frames: pd.DataFrame, buffer, stream: int) -> Followed:
     offset = rows["payload_offset"].fillna(-1).to_numpy(np.int64)
     held = np.clip(np.minimum(payload, rows["cap_len"].to_numpy(np.int64) - offset), 0, None)
     data = payload > 0
+    seq = _fragment_seqs(rows)
     out, parts, missing = {}, [], {}
     for side, name in ((True, "a_to_b"), (False, "b_to_a")):      # (two directions, not frames)
-        pick = data & (ab == side) & rows["tcp_seq"].notna().to_numpy()
+        pick = data & (ab == side) & (seq >= 0)
         if not pick.any():
             out[name], missing[name] = b"", 0
             continue
         out[name], chunks, missing[name] = _direction(
-            u8, rows["tcp_seq"].to_numpy(np.int64, na_value=0)[pick], payload[pick], held[pick],
+            u8, seq[pick], payload[pick], held[pick],
             rows["file_offset"].to_numpy(np.int64)[pick] + offset[pick], rows["frame"].to_numpy(np.int64)[pick])
         chunks.insert(1, "a_to_b", side)
         parts.append(chunks)

@@ -40,7 +40,8 @@ _EXPORTS = {
     "compare_with_stack": "tools.scapy_layout",
     "layout": "tools.scapy_layout", "iter_capture": "reader.stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
     "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence", "compile_filter": "filter.display",
-    "open_capture": "stats.opened", "Capture": "stats.opened",
+    "open_capture": "stats.opened", "Capture": "stats.opened", "loss_places": "stats.losses",
+    "handshakes": "stats.losses",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

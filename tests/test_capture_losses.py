@@ -1,0 +1,171 @@
+"""Where a loss happened (capture/stats/losses.py): before the capture point, after it, spurious;
+the handshake's round trip split at the capture point."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import wirelab
+from wirelab.capture import handshakes, loss_places, read_capture
+
+ROOT = Path(__file__).resolve().parents[1]
+RECEIVER = ROOT / "captures" / "tcp-10mbit-loss2.pcapng"       # dumpcap in wlcap-b, the receiver (captures/README.md)
+SENDER = ROOT / "tests" / "data" / "tcp-loss-at-sender.pcapng"  # the same testbed, dumpcap in the sender's namespace
+needs_tshark = pytest.mark.skipif(not shutil.which("tshark"), reason="tshark not installed (apt-get install tshark)")
+
+FAR, NEAR = 0.030, 0.001            # the crafted capture: 30 ms to the server and back, 1 ms to the client
+
+
+def _crafted(path: Path) -> dict:
+    """A capture taken next to a client sending 100 B segments (scapy): the handshake, then
+    segment 2 never captured and resent (before), 4 captured and resent after a silence with
+    its ACK a round trip later (after), 5 resent though already ACKed and 6 resent with the
+    ACK covering it back 1 ms later (spurious both). Returns each resend's frame number."""
+    scapy = pytest.importorskip("scapy.all")
+    IP, TCP, wrpcap, Ether = scapy.IP, scapy.TCP, scapy.wrpcap, scapy.Ether
+    c, s = dict(src="10.9.0.1", dst="10.9.0.2"), dict(src="10.9.0.2", dst="10.9.0.1")
+    cp, sp = dict(sport=40000, dport=80), dict(sport=80, dport=40000)
+    iss, irs = 1000, 5000
+    frames = []
+
+    def send(t, ip, tcp, payload=b""):
+        p = Ether() / IP(**ip) / TCP(**tcp) / payload
+        p.time = t
+        frames.append(p)
+        return len(frames)
+
+    def data(t, k):                     # the k-th segment of 100 B (k from 1)
+        return send(t, c, dict(cp, flags="PA", seq=iss + 1 + (k - 1) * 100, ack=irs + 1, window=1000), bytes([k]) * 100)
+
+    def ack(t, upto):                   # the server's ACK of the first ``upto`` segments
+        return send(t, s, dict(sp, flags="A", seq=irs + 1, ack=iss + 1 + upto * 100, window=1000))
+
+    send(0.0, c, dict(cp, flags="S", seq=iss, window=1000))
+    send(FAR, s, dict(sp, flags="SA", seq=irs, ack=iss + 1, window=1000))
+    send(FAR + NEAR, c, dict(cp, flags="A", seq=iss + 1, ack=irs + 1, window=1000))
+    t = 0.1
+    data(t, 1)
+    data(t + 0.001, 3)                  # segment 2 lost before the capture point: a hole
+    ack(t + FAR, 1)
+    ack(t + FAR + 0.001, 1)             # (a duplicate)
+    resent = {"before": data(t + 0.2, 2)}
+    ack(t + 0.2 + FAR, 3)
+    t = 0.5
+    data(t, 4)                          # captured, lost beyond: no ACK, resent 0.2 s later
+    resent["after"] = data(t + 0.2, 4)
+    ack(t + 0.2 + FAR, 4)
+    t = 1.0
+    data(t, 5)
+    ack(t + FAR, 5)                     # it arrived ...
+    resent["spurious_acked"] = data(t + 0.2, 5)      # ... and is sent again
+    ack(t + 0.2 + FAR, 5)
+    t = 1.5
+    data(t, 6)                          # its ACK is late (a queue): the resend goes, then the ACK comes
+    resent["spurious_early"] = data(t + 0.2, 6)
+    ack(t + 0.2 + NEAR, 6)              # 1 ms after the resend: 30 ms are needed for the resend's own
+    ack(t + 0.2 + FAR, 6)
+    wrpcap(str(path), frames)
+    return resent
+
+
+@pytest.fixture(scope="module")
+def crafted(tmp_path_factory):
+    path = tmp_path_factory.mktemp("losses") / "crafted.pcap"
+    return path, _crafted(path)
+
+
+def test_a_capture_at_the_receiver_saw_every_loss_before_it():
+    places = wirelab.open_capture(RECEIVER).losses()
+    assert len(places) == 43                         # Wireshark's retransmissions (captures/README.md)
+    assert set(places["where"]) == {"before"}
+    assert places["original_frame"].isna().all()
+    # each resend fills a hole a "previous segment not captured" opened before it
+    cap = wirelab.open_capture(RECEIVER)
+    lost = cap.frames["frame"][cap.flags()["lost_segment"].to_numpy()].to_numpy()
+    assert all((lost < frame).any() for frame in places["frame"])
+
+
+def test_a_capture_at_the_sender_saw_every_loss_after_it():
+    cap = wirelab.open_capture(SENDER)
+    places = cap.losses()
+    assert len(places) == int(cap.flags()["retransmission"].sum()) > 0
+    assert set(places["where"]) == {"after"}
+    # the original: an earlier frame with the same first byte
+    f = cap.frames.set_index("frame")
+    for row in places.itertuples():
+        assert row.original_frame < row.frame
+        assert f.loc[row.original_frame, "tcp_seq"] == f.loc[row.frame, "tcp_seq"]
+    assert not cap.flags()["lost_segment"].any()     # (nothing was lost before the sender's capture point)
+
+
+def test_crafted_losses_in_each_place(crafted):
+    path, resent = crafted
+    places = loss_places(read_capture(path)).set_index("frame")
+    assert len(places) == 4
+    for place, frame in resent.items():
+        assert places.loc[frame, "where"] == place.split("_")[0], (place, places.loc[frame].to_dict())
+    assert "ACKed before the resend" in places.loc[resent["spurious_acked"], "reason"]
+    assert "sooner than a round trip" in places.loc[resent["spurious_early"], "reason"]
+    assert pd.isna(places.loc[resent["before"], "original_frame"])
+    assert places.loc[resent["after"], "original_frame"] == resent["after"] - 1
+    # the first ACK covering the resend, after it
+    assert places.loc[resent["after"], "ack_frame"] == resent["after"] + 1
+
+
+def test_crafted_handshake_is_split_at_the_capture_point(crafted):
+    path, _ = crafted
+    h = handshakes(read_capture(path)).iloc[0]
+    assert (h["syn"], h["synack"], h["ack"]) == (1, 2, 3)
+    assert h["server_side"] == pytest.approx(FAR, abs=1e-6) and h["client_side"] == pytest.approx(NEAR, abs=1e-6)
+    assert h["initial_rtt"] == pytest.approx(FAR + NEAR, abs=1e-6)
+    assert h["nearer"] == "client" and h["client"] == "10.9.0.1:40000" and h["server"] == "10.9.0.2:80"
+
+
+@needs_tshark
+def test_crafted_resends_are_the_ones_tshark_flags(crafted):
+    path, resent = crafted
+    out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", "tcp.analysis.retransmission", "-T", "fields",
+                          "-e", "frame.number"], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert sorted(int(x) for x in out.split()) == sorted(resent.values())
+
+
+@needs_tshark
+@pytest.mark.parametrize("path", [RECEIVER, SENDER, ROOT / "captures" / "ipv6.pcapng", ROOT / "captures" / "ppcb.pcapng"],
+                         ids=lambda p: p.name)
+def test_the_handshake_split_sums_to_tsharks_initial_rtt(path):
+    out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", "tcp.analysis.initial_rtt", "-T", "fields",
+                          "-e", "tcp.stream", "-e", "tcp.analysis.initial_rtt"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    theirs = {int(s): float(r) for s, r in (line.split("\t") for line in out.splitlines())}
+    mine = wirelab.open_capture(path).handshakes().set_index("stream")
+    assert set(mine.index) == set(theirs)
+    for stream, irtt in theirs.items():
+        # (frame times are float64 epoch seconds: 2.4e-7 s apart near 1.7e9 s)
+        assert mine.loc[stream, "initial_rtt"] == pytest.approx(irtt, abs=5e-7)
+        assert mine.loc[stream, "server_side"] > 0 and mine.loc[stream, "client_side"] > 0
+
+
+def test_the_sender_side_capture_is_nearer_the_client():
+    # at the sender (the client) the SYN → SYN-ACK trip crosses the router, SYN-ACK → ACK does not
+    h = wirelab.open_capture(SENDER).handshakes()
+    assert (h["nearer"] == "client").all()
+
+
+def test_a_filtered_capture_keeps_the_losses_of_its_frames():
+    cap = wirelab.open_capture(SENDER)
+    every = cap.losses()
+    one = cap.filter("tcp.stream == 1").losses()
+    assert 0 < len(one) < len(every)
+    assert (one["stream"] == 1).all()
+    assert np.array_equal(one["frame"], every[every["stream"] == 1]["frame"])
+    assert len(cap.filter("tcp.stream == 1").handshakes()) == 1
+
+
+def test_no_retransmissions_no_rows():
+    places = wirelab.open_capture(ROOT / "captures" / "udp-fragments.pcapng").losses()
+    assert places.empty and list(places.columns)[:3] == ["frame", "stream", "a_to_b"]

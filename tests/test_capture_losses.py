@@ -169,3 +169,19 @@ def test_a_filtered_capture_keeps_the_losses_of_its_frames():
 def test_no_retransmissions_no_rows():
     places = wirelab.open_capture(ROOT / "captures" / "udp-fragments.pcapng").losses()
     assert places.empty and list(places.columns)[:3] == ["frame", "stream", "a_to_b"]
+
+
+@pytest.mark.parametrize("which", ["receiver", "sender", "crafted"])
+def test_a_dataset_places_the_losses_as_the_file_does(tmp_path, crafted, which):
+    from wirelab.capture import convert
+    from wirelab.capture.report import report
+
+    path = {"receiver": RECEIVER, "sender": SENDER, "crafted": crafted[0]}[which]
+    convert(path, tmp_path / "d", chunk_packets=100)          # (several parts: the SQL sees them as one)
+    for chosen in (None, "tcp.stream == 1", "frame.number > 5"):
+        from_file = report(path, ppcb=False, filter=chosen)["losses"]
+        from_dataset = report(tmp_path / "d", filter=chosen)["losses"]
+        assert from_dataset == from_file, chosen
+    if which == "crafted":
+        whole = report(tmp_path / "d")["losses"]
+        assert {k: whole[k] for k in ("before", "after", "spurious")} == {"before": 1, "after": 1, "spurious": 2}

@@ -7,8 +7,10 @@ down: the conversation table (``conversations``), Wireshark's TCP analysis flags
 (``tcp_sequence``), the overhead read from the wire and, given the link's rate, the
 model's goodput beside the measured one (``overhead``), PPCB sessions (``ppcb_reader``),
 nttcp's UDP end markers (``udp_ending``), RFC 6349's metrics of the main TCP transfer
-(``rfc6349``) and where the losses happened relative to the capture point (``stats.losses``). ``render(report)`` is the text the command prints. Nothing here is computed
-that those modules do not compute: this module only assembles.
+(``rfc6349``) and where the losses happened relative to the capture point
+(``stats.losses``; ``sql.losses`` for a dataset). ``render(report)`` is the text the
+command prints. Nothing here is computed that those modules do not compute: this module
+only assembles.
 """
 from __future__ import annotations
 
@@ -169,7 +171,10 @@ def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
     from .sql.tcp import flag_counts
     from .sql.udp_ending import end_marker_rows
 
+    from .sql.losses import handshake_rows, loss_tables, where_counts
+
     with open_dataset(path) as ds:
+        loss_tables(ds)                           # (on the whole capture, before a filter narrows it)
         read, counts = _narrow(ds, chosen) if chosen is not None else (len(ds), flag_counts(ds))
         flows = ds.flows().head(top).astype(object).to_dict("records")
         if chosen is not None:                    # (numbered as in the whole capture, as for a file)
@@ -181,7 +186,8 @@ def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
         if chosen is not None:
             out.update(filter=chosen.text, packets_read=read)
         out["udp_end_markers"] = _end_markers(end_marker_rows(ds))
-        out["losses"] = {"note": "not placed for a dataset: open the capture file it was made from"}
+        kept = None if chosen is None else "filter_kept"
+        out["losses"] = {**where_counts(ds, kept=kept), "handshakes": handshake_rows(ds, kept=kept)}
         out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
         return out
 
@@ -223,8 +229,6 @@ def _frame_parts(ov: dict) -> str:
 
 def _render_losses(losses: dict, flows: list[dict]) -> list[str]:
     """Where the retransmissions' originals were lost, and the shown TCP flows' handshakes split."""
-    if losses.get("note"):
-        return ["", f"where the losses happened: {losses['note']}"]
     lines = []
     total = sum(losses.get(place, 0) for place in ("before", "after", "spurious", "unknown"))
     if total:

@@ -19,7 +19,8 @@ capture point the kit tells three places apart, per retransmitted segment (``whe
 
 The original is the first captured segment holding the resend's first byte. Holes
 are the gaps "previous segment not captured" opens in each direction's sequence
-space; a byte below the highest sequence seen and in no hole was captured. Not read
+space; a byte below the highest sequence seen and in no hole was captured, and one in
+a hole was captured once a segment overlapping that hole brought it. Not read
 (the kit's reader does not decode SACK blocks): D-SACK (RFC 2883), which would show
 a spurious resend at a capture at the sender even when the ACKs are late.
 
@@ -99,13 +100,18 @@ def loss_places_of(f: Frames, flags: dict, conv: np.ndarray, a_to_b: np.ndarray)
 
     resent = np.flatnonzero(np.asarray(flags["retransmission"])[rows] & data)
     behind = np.flatnonzero(data & (seq < nextseq) & (nextseq > -_MID))
-    k_r, k_b = hole_of(resent), hole_of(behind)
+    k_r = hole_of(resent)
+    # each segment behind the highest sequence, once per hole it overlaps (holes are ordered)
+    lo = np.searchsorted(h_side * _SPAN + h_end + _MID, side[behind] * _SPAN + seq[behind] + _MID, side="right")
+    hi = np.searchsorted(h_key, side[behind] * _SPAN + end[behind] + _MID, side="left")
+    count = np.maximum(hi - lo, 0)
+    k_b = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(count.sum())
     original = np.full(resent.size, -1, dtype=np.int64)
     # outside every hole: the first segment that took the direction past the first byte
     out = (k_r < 0) & (seq[resent] >= 0)
     original[out] = np.searchsorted(top, side[resent[out]] * _SPAN + seq[resent[out]] + _MID, side="right")
     # inside a hole: an earlier segment that filled it where the resend starts
-    original[k_r >= 0] = _filled(resent[k_r >= 0], k_r[k_r >= 0], behind[k_b >= 0], k_b[k_b >= 0], seq, end)
+    original[k_r >= 0] = _filled(resent[k_r >= 0], k_r[k_r >= 0], np.repeat(behind, count), k_b, seq, end)
     where = np.where(seq[resent] < 0, "unknown", np.where(original >= 0, "after", "before")).astype(object)
     reason = where.copy()
     ack, acked_before = _acks(rows, side, bits, f.tcp_ack, base_of, present, resent, end, len(f))
@@ -125,8 +131,8 @@ def loss_places_of(f: Frames, flags: dict, conv: np.ndarray, a_to_b: np.ndarray)
 
 def _filled(r: np.ndarray, k_r: np.ndarray, b: np.ndarray, k_b: np.ndarray, seq, end) -> np.ndarray:
     """For resends ``r`` in holes ``k_r``: the earliest segment of ``b`` (segments behind the
-    highest sequence, in holes ``k_b``) in the same hole, before it, holding its first byte
-    (-1: none). Pairs are made within a hole only: a few segments each."""
+    highest sequence, once per hole ``k_b`` they overlap) in the same hole, before it, holding
+    its first byte (-1: none). Pairs are made within a hole only: a few segments each."""
     out = np.full(r.size, -1, dtype=np.int64)
     if not r.size or not b.size:
         return out

@@ -24,8 +24,9 @@ FAR, NEAR = 0.030, 0.001            # the crafted capture: 30 ms to the server a
 def _crafted(path: Path) -> dict:
     """A capture taken next to a client sending 100 B segments (scapy): the handshake, then
     segment 2 never captured and resent (before), 4 captured and resent after a silence with
-    its ACK a round trip later (after), 5 resent though already ACKed and 6 resent with the
-    ACK covering it back 1 ms later (spurious both). Returns each resend's frame number."""
+    its ACK a round trip later (after), 5 resent though already ACKed, 6 resent with the
+    ACK covering it back 1 ms later and 7 resent and D-SACKed (spurious all three). Returns
+    each resend's frame number."""
     scapy = pytest.importorskip("scapy.all")
     IP, TCP, wrpcap, Ether = scapy.IP, scapy.TCP, scapy.wrpcap, scapy.Ether
     c, s = dict(src="10.9.0.1", dst="10.9.0.2"), dict(src="10.9.0.2", dst="10.9.0.1")
@@ -42,8 +43,10 @@ def _crafted(path: Path) -> dict:
     def data(t, k):                     # the k-th segment of 100 B (k from 1)
         return send(t, c, dict(cp, flags="PA", seq=iss + 1 + (k - 1) * 100, ack=irs + 1, window=1000), bytes([k]) * 100)
 
-    def ack(t, upto):                   # the server's ACK of the first ``upto`` segments
-        return send(t, s, dict(sp, flags="A", seq=irs + 1, ack=iss + 1 + upto * 100, window=1000))
+    def ack(t, upto, twice=None):       # the server's ACK of the first ``upto`` segments (a D-SACK of one)
+        edge = iss + 1 + ((twice or 1) - 1) * 100
+        options = [("NOP", None), ("NOP", None), ("SAck", (edge, edge + 100))] if twice else []
+        return send(t, s, dict(sp, flags="A", seq=irs + 1, ack=iss + 1 + upto * 100, window=1000, options=options))
 
     send(0.0, c, dict(cp, flags="S", seq=iss, window=1000))
     send(FAR, s, dict(sp, flags="SA", seq=irs, ack=iss + 1, window=1000))
@@ -58,7 +61,7 @@ def _crafted(path: Path) -> dict:
     t = 0.5
     data(t, 4)                          # captured, lost beyond: no ACK, resent 0.2 s later
     resent["after"] = data(t + 0.2, 4)
-    ack(t + 0.2 + FAR, 4)
+    ack(t + 0.2 + FAR + 0.005, 4)       # (a round trip and a little: the resend's own ACK)
     t = 1.0
     data(t, 5)
     ack(t + FAR, 5)                     # it arrived ...
@@ -69,6 +72,10 @@ def _crafted(path: Path) -> dict:
     resent["spurious_early"] = data(t + 0.2, 6)
     ack(t + 0.2 + NEAR, 6)              # 1 ms after the resend: 30 ms are needed for the resend's own
     ack(t + 0.2 + FAR, 6)
+    t = 2.0
+    data(t, 7)                          # its ACK is lost on the way back: resent, and the receiver says
+    resent["spurious_dsack"] = data(t + 0.2, 7)      # it got it twice (RFC 2883: a block below the ACK)
+    ack(t + 0.2 + FAR + 0.005, 7, twice=7)
     wrpcap(str(path), frames)
     return resent
 
@@ -93,24 +100,45 @@ def test_a_capture_at_the_receiver_saw_every_loss_before_it():
 def test_a_capture_at_the_sender_saw_every_loss_after_it():
     cap = wirelab.open_capture(SENDER)
     places = cap.losses()
-    assert len(places) == int(cap.flags()["retransmission"].sum()) > 0
-    assert set(places["where"]) == {"after"}
+    assert len(places) == int(cap.flags()["retransmission"].sum()) == 11
+    assert not cap.flags()["lost_segment"].any()     # (nothing was lost before the sender's capture point)
     # the original: an earlier frame with the same first byte
     f = cap.frames.set_index("frame")
     for row in places.itertuples():
         assert row.original_frame < row.frame
         assert f.loc[row.original_frame, "tcp_seq"] == f.loc[row.frame, "tcp_seq"]
-    assert not cap.flags()["lost_segment"].any()     # (nothing was lost before the sender's capture point)
+    # the transfer's 10 were lost beyond; the control connection's resend (a probe sent while
+    # the ACK was late) arrived twice: the receiver's D-SACK (frame 730) says so
+    assert (places[places["stream"] == 1]["where"] == "after").sum() == 10
+    probe = places[places["stream"] == 0].iloc[0]
+    assert (probe["frame"], probe["where"]) == (728, "spurious") and "D-SACK" in probe["reason"]
+
+
+@needs_tshark
+def test_the_dsacks_read_are_tsharks():
+    from wirelab.capture.reader.frames import Frames
+    from wirelab.capture.stats.dsack import dsack_of
+
+    cap = wirelab.open_capture(SENDER)
+    f = Frames.of(cap.frames)
+    found = dsack_of(f, cap._bytes(), np.flatnonzero(f.tcp_opts_len >= 10))
+    out = subprocess.run(["tshark", "-n", "-r", str(SENDER), "-Y", "tcp.options.sack.dsack_le", "-T", "fields",
+                          "-e", "frame.number"], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert sorted(found["row"] + 1) == sorted(int(x) for x in out.split()) and found["row"].size
 
 
 def test_crafted_losses_in_each_place(crafted):
     path, resent = crafted
-    places = loss_places(read_capture(path)).set_index("frame")
-    assert len(places) == 4
+    places = wirelab.open_capture(path).losses().set_index("frame")        # (with the file's bytes)
+    assert len(places) == 5
     for place, frame in resent.items():
         assert places.loc[frame, "where"] == place.split("_")[0], (place, places.loc[frame].to_dict())
     assert "ACKed before the resend" in places.loc[resent["spurious_acked"], "reason"]
     assert "sooner than a round trip" in places.loc[resent["spurious_early"], "reason"]
+    assert "D-SACK" in places.loc[resent["spurious_dsack"], "reason"]
+    # without the file's bytes no D-SACK is read: the resend is "after" the capture point
+    alone = loss_places(read_capture(path), buffer=None).set_index("frame")
+    assert alone.loc[resent["spurious_dsack"], "where"] == "after"
     assert pd.isna(places.loc[resent["before"], "original_frame"])
     assert places.loc[resent["after"], "original_frame"] == resent["after"] - 1
     # the first ACK covering the resend, after it
@@ -181,7 +209,10 @@ def test_a_dataset_places_the_losses_as_the_file_does(tmp_path, crafted, which):
     for chosen in (None, "tcp.stream == 1", "frame.number > 5"):
         from_file = report(path, ppcb=False, filter=chosen)["losses"]
         from_dataset = report(tmp_path / "d", filter=chosen)["losses"]
+        assert from_file.pop("dsack_read") and not from_dataset.pop("dsack_read")
+        if which != "receiver" and chosen != "tcp.stream == 1":   # (a dataset has no bytes: no D-SACK read)
+            from_file["spurious"], from_file["after"] = from_file["spurious"] - 1, from_file["after"] + 1
         assert from_dataset == from_file, chosen
     if which == "crafted":
-        whole = report(tmp_path / "d")["losses"]
-        assert {k: whole[k] for k in ("before", "after", "spurious")} == {"before": 1, "after": 1, "spurious": 2}
+        whole = report(path)["losses"]
+        assert {k: whole[k] for k in ("before", "after", "spurious")} == {"before": 1, "after": 1, "spurious": 3}

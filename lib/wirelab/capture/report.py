@@ -74,7 +74,9 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     flags, conv, a_to_b = tcp_flags_of(frames)
     read = len(frames)
     whole = frames
-    places, shakes = loss_places_of(frames, flags, conv, a_to_b), handshakes_of(frames, conv, a_to_b)
+    shakes = handshakes_of(frames, conv, a_to_b)
+    buffer = _buffer(path)
+    places = loss_places_of(frames, flags, conv, a_to_b, buffer=buffer, shakes=shakes)
     if chosen is not None:                        # (pandas: the filter reads read_capture's table)
         from .reader.columns import frame_from_part
         keep = chosen.mask(frame_from_part(part, info))
@@ -90,7 +92,7 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
         out.update(filter=chosen.text, packets_read=read)
     out["losses"] = _losses(whole, places, shakes, None if chosen is None else keep)
     if ppcb:
-        out["ppcb"] = _ppcb(frames, _buffer(path))
+        out["ppcb"] = _ppcb(frames, buffer)
     out["udp_end_markers"] = _end_markers(frames)
     out["rfc6349"] = _rfc6349(rfc6349_of(frames, flags, conv, a_to_b, achievable_bps=out.get("predicted_goodput_bps")))
     return out
@@ -107,7 +109,7 @@ def _losses(f: Frames, places: dict, shakes: dict, keep) -> dict:
     rows = [{"client": f"{names[f.src[s]]}:{f.sport[s]}", "server": f"{names[f.dst[s]]}:{f.dport[s]}",
              "server_side_s": float(far), "client_side_s": float(near), "initial_rtt_s": float(far + near)}
             for s, far, near in zip(shakes["syn"][seen], shakes["server_side"][seen], shakes["client_side"][seen])]
-    return {**where_summary(places["where"][mine]), "handshakes": rows}
+    return {**where_summary(places["where"][mine]), "handshakes": rows, "dsack_read": True}
 
 
 def _rfc6349(metrics: dict | None):
@@ -187,7 +189,8 @@ def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
             out.update(filter=chosen.text, packets_read=read)
         out["udp_end_markers"] = _end_markers(end_marker_rows(ds))
         kept = None if chosen is None else "filter_kept"
-        out["losses"] = {**where_counts(ds, kept=kept), "handshakes": handshake_rows(ds, kept=kept)}
+        out["losses"] = {**where_counts(ds, kept=kept), "handshakes": handshake_rows(ds, kept=kept),
+                         "dsack_read": False}             # (a dataset holds no packet bytes)
         out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
         return out
 
@@ -235,7 +238,8 @@ def _render_losses(losses: dict, flows: list[dict]) -> list[str]:
         lines += ["", f"where the losses happened, of {total} retransmissions: {losses['before']} before the capture "
                       f"point (never captured), {losses['after']} after it (captured, then resent), "
                       f"{losses['spurious']} spurious (the original arrived)"
-                      + (f", {losses['unknown']} unknown (sent before the capture began)" if losses["unknown"] else "")]
+                      + (f", {losses['unknown']} unknown (sent before the capture began)" if losses["unknown"] else "")
+                      + ("" if losses.get("dsack_read", True) else " (D-SACK blocks not read: a dataset holds no bytes)")]
     elif any(losses.get("handshakes", [])):
         lines += ["", "where the losses happened: no retransmissions"]
     shown = {frozenset((f"{f['a']}:{f['a_port']}", f"{f['b']}:{f['b_port']}")) for f in flows if f["proto"] == "tcp"}

@@ -20,9 +20,10 @@ capture point the kit tells three places apart, per retransmitted segment (``whe
 The original is the first captured segment holding the resend's first byte. Holes
 are the gaps "previous segment not captured" opens in each direction's sequence
 space; a byte below the highest sequence seen and in no hole was captured, and one in
-a hole was captured once a segment overlapping that hole brought it. Not read
-(the kit's reader does not decode SACK blocks): D-SACK (RFC 2883), which would show
-a spurious resend at a capture at the sender even when the ACKs are late.
+a hole was captured once a segment overlapping that hole brought it. Given the file's
+bytes, a D-SACK (RFC 2883; ``dsack``) after the resend holding its first byte also
+makes it ``spurious``: the receiver got it twice, which a capture at the sender shows
+even when the ACKs are late.
 
 The handshake (``handshakes``): SYN → SYN-ACK is the round trip from the capture
 point to the server and back (the far side, for a capture at the client), SYN-ACK →
@@ -40,6 +41,7 @@ import numpy as np
 
 from ..reader.frames import Frames
 from ..tcp_sequence import ACK, FIN, SYN, _relative
+from .dsack import dsack_of
 
 __all__ = ["PLACES", "REASONS", "loss_places", "handshakes", "loss_places_of", "handshakes_of", "where_summary"]
 
@@ -49,6 +51,7 @@ REASONS = {
     "after": "captured, then resent, no sign it arrived: lost after the capture point",
     "spurious_acked": "its bytes were ACKed before the resend",
     "spurious_early": "the ACK covering it came back sooner than a round trip after the resend",
+    "spurious_dsack": "a D-SACK after the resend says it arrived twice",
     "unknown": "sent before the capture began",
 }
 _SPAN = 2 ** 34           # one direction's block of combined keys (relative sequence numbers are ±2^31 + a segment)
@@ -62,12 +65,14 @@ def _blocks(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[np.cumsum(starts) - 1], first
 
 
-def loss_places_of(f: Frames, flags: dict, conv: np.ndarray, a_to_b: np.ndarray) -> dict[str, np.ndarray]:
+def loss_places_of(f: Frames, flags: dict, conv: np.ndarray, a_to_b: np.ndarray, *, buffer=None,
+                   shakes: dict | None = None) -> dict[str, np.ndarray]:
     """Every retransmission (``flags["retransmission"]``, from ``tcp_flags_of`` on ``f``) with
     its place: ``row`` (index into ``f``), ``conv``, ``a_to_b``, ``seq``/``end`` (relative to the
     direction's first segment), ``where`` (``PLACES``), ``reason`` (a key of ``REASONS``),
     ``original`` and ``ack`` (rows of the original and of the first ACK covering the resend
-    after it, -1: none)."""
+    after it, -1: none). ``buffer``: the file's bytes, to read D-SACK blocks (none: not read);
+    ``shakes``: ``handshakes_of`` when already made."""
     tcp = np.flatnonzero(f.protocol("tcp") & (f.tcp_seq >= 0) & (conv >= 0))
     side_all = conv[tcp] * 2 + a_to_b[tcp].astype(np.int64)
     order = np.lexsort((tcp, side_all))
@@ -116,13 +121,16 @@ def loss_places_of(f: Frames, flags: dict, conv: np.ndarray, a_to_b: np.ndarray)
     reason = where.copy()
     ack, acked_before = _acks(rows, side, bits, f.tcp_ack, base_of, present, resent, end, len(f))
     t = f.time[rows]
-    rt = _return_trip(f, conv, a_to_b, side[resent])
+    rt = _return_trip(shakes if shakes is not None else handshakes_of(f, conv, a_to_b), side[resent])
     captured = original >= 0
     early = captured & ~acked_before & (ack >= 0)
     early[early] = (t[np.maximum(ack[early], 0)] - t[resent[early]]) < rt[early]
-    reason[captured & acked_before] = "spurious_acked"
+    dsacked = _dsacked(f, buffer, rows, side, seq, base_of, bits, resent) & (seq[resent] >= 0)
+    # (a D-SACK of a resend whose original the capture missed: it arrived all the same)
+    reason[dsacked] = "spurious_dsack"
     reason[early] = "spurious_early"
-    where[captured & (acked_before | early)] = "spurious"
+    reason[captured & acked_before] = "spurious_acked"
+    where[(captured & (acked_before | early)) | dsacked] = "spurious"
     return {"row": rows[resent], "conv": side[resent] // 2, "a_to_b": (side[resent] % 2).astype(bool),
             "seq": seq[resent], "end": end[resent], "where": where, "reason": reason,
             "original": np.where(captured, rows[np.maximum(original, 0)], -1),
@@ -210,13 +218,38 @@ def handshakes_of(f: Frames, conv: np.ndarray, a_to_b: np.ndarray) -> dict[str, 
             "ack": ack_row[pick], "server_side": far, "client_side": near, "initial_rtt": far + near}
 
 
-def _return_trip(f: Frames, conv, a_to_b, direction: np.ndarray) -> np.ndarray:
+def _dsacked(f: Frames, buffer, rows, side, seq, base_of, bits, resent) -> np.ndarray:
+    """Which resends a later D-SACK of the other side holds the first byte of (``dsack``)."""
+    out = np.zeros(resent.size, dtype=bool)
+    if buffer is None or not resent.size:
+        return out
+    acks = np.flatnonzero(((bits & ACK) > 0) & (f.tcp_opts_len[rows] >= 10))
+    d = dsack_of(f, buffer, rows[acks])
+    if not d["row"].size:
+        return out
+    order = np.argsort(rows[acks], kind="stable")
+    pos = acks[order][np.searchsorted(rows[acks][order], d["row"])]       # the D-SACKs' positions
+    target = side[pos] ^ 1
+    base = base_of[np.minimum(target, base_of.size - 1)]
+    left, right = _relative(d["left"], base), _relative(d["right"], base)
+    key = side[resent] * _SPAN + seq[resent] + _MID
+    by = np.argsort(key, kind="stable")
+    lo = np.searchsorted(key[by], target * _SPAN + left + _MID, side="left")
+    hi = np.searchsorted(key[by], target * _SPAN + right + _MID, side="left")
+    count = np.maximum(hi - lo, 0)
+    which = by[np.repeat(lo - np.cumsum(count) + count, count) + np.arange(count.sum())]
+    later = rows[resent[which]] < np.repeat(d["row"], count)
+    out[which[later]] = True
+    return out
+
+
+def _return_trip(h: dict, direction: np.ndarray) -> np.ndarray:
     """For data directions ``direction`` (conv·2 + a_to_b): the handshake's round trip from the
-    capture point to that direction's receiver and back (0 without a handshake)."""
+    capture point to that direction's receiver and back (0 without a handshake; ``h``:
+    ``handshakes_of``)."""
     out = np.zeros(direction.size)
     if not direction.size:
         return out
-    h = handshakes_of(f, conv, a_to_b)
     i = np.searchsorted(h["conv"], direction // 2)
     ii = np.minimum(i, max(h["conv"].size - 1, 0))
     ok = (i < h["conv"].size) & (h["conv"][ii] == direction // 2) if h["conv"].size else np.zeros(direction.size, bool)
@@ -253,16 +286,16 @@ def _analysed(df, flags):
     return f, marks, conv, ab
 
 
-def loss_places(df, flags=None):
+def loss_places(df, flags=None, *, buffer=None):
     """Where each retransmission's original was lost (module docstring), as a DataFrame:
     ``frame``, ``stream`` (``tcp.stream``), ``a_to_b``, ``time`` (s since the first frame),
     ``seq``/``end`` (relative), ``where``, ``reason`` (in words), ``original_frame`` and
     ``ack_frame`` (<NA>: none). ``df``: ``read_capture``'s table (or ``Capture.frames``);
-    ``flags``: its ``tcp_analysis`` when already made."""
+    ``flags``: its ``tcp_analysis`` when already made; ``buffer``: the file's bytes (for D-SACKs)."""
     import pandas as pd                                 # (start-up: analyze's report reads no DataFrame)
 
     f, marks, conv, ab = _analysed(df, flags)
-    r = loss_places_of(f, marks, conv, ab)
+    r = loss_places_of(f, marks, conv, ab, buffer=buffer)
     stream, frame = _streams_and_numbers(df)
     row, t0 = r["row"], (f.time[0] if len(f) else 0.0)
 

@@ -218,7 +218,7 @@ class Capture:
 
     @cached_property
     def _all_losses(self) -> pd.DataFrame:
-        return loss_places(self.frames, self._all_flags)
+        return loss_places(self.frames, self._all_flags, buffer=self._buffer if self._has_bytes else None)
 
     def losses(self) -> pd.DataFrame:
         """Each retransmission (of these frames) and where its original was lost: ``before`` the

@@ -163,7 +163,8 @@ def test_crafted_resends_are_the_ones_tshark_flags(crafted):
 
 
 @needs_tshark
-@pytest.mark.parametrize("path", [RECEIVER, SENDER, ROOT / "captures" / "ipv6.pcapng", ROOT / "captures" / "ppcb.pcapng"],
+@pytest.mark.parametrize("path", [RECEIVER, SENDER, ROOT / "captures" / "ipv6.pcapng",
+                                  ROOT / "captures" / "ppcb.pcapng"],
                          ids=lambda p: p.name)
 def test_the_handshake_split_sums_to_tsharks_initial_rtt(path):
     out = subprocess.run(["tshark", "-n", "-r", str(path), "-Y", "tcp.analysis.initial_rtt", "-T", "fields",

@@ -239,7 +239,8 @@ def _render_losses(losses: dict, flows: list[dict]) -> list[str]:
                       f"point (never captured), {losses['after']} after it (captured, then resent), "
                       f"{losses['spurious']} spurious (the original arrived)"
                       + (f", {losses['unknown']} unknown (sent before the capture began)" if losses["unknown"] else "")
-                      + ("" if losses.get("dsack_read", True) else " (D-SACK blocks not read: a dataset holds no bytes)")]
+                      + ("" if losses.get("dsack_read", True)
+                         else " (D-SACK blocks not read: a dataset holds no bytes)")]
     elif any(losses.get("handshakes", [])):
         lines += ["", "where the losses happened: no retransmissions"]
     shown = {frozenset((f"{f['a']}:{f['a_port']}", f"{f['b']}:{f['b_port']}")) for f in flows if f["proto"] == "tcp"}
@@ -249,7 +250,8 @@ def _render_losses(losses: dict, flows: list[dict]) -> list[str]:
         nearer = "client" if h["client_side_s"] < h["server_side_s"] else "server"
         lines.append(f"  handshake {h['client']} → {h['server']}: initial RTT {h['initial_rtt_s'] * 1e3:.3f} ms = "
                      f"{h['server_side_s'] * 1e3:.3f} ms SYN → SYN-ACK (the server's side of the capture point) + "
-                     f"{h['client_side_s'] * 1e3:.3f} ms SYN-ACK → ACK (the client's side): captured nearer the {nearer}")
+                     f"{h['client_side_s'] * 1e3:.3f} ms SYN-ACK → ACK (the client's side): "
+                     f"captured nearer the {nearer}")
     return lines
 
 

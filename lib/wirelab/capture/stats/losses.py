@@ -1,4 +1,4 @@
-"""Where a loss happened, relative to the capture point: per TCP retransmission, and the handshake's round trip split in two.
+"""Where a loss happened relative to the capture point, per TCP retransmission; the handshake's round trip split there.
 
 Wireshark flags a retransmission but does not say where its original went. From one
 capture point the kit tells three places apart, per retransmitted segment (``where``):

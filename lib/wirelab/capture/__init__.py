@@ -9,7 +9,8 @@ Five rooms below, the statistics on this floor:
 - ``tools/``: other tools' eyes (dumpcap's ``LiveCapture``, tshark, pyshark, scapy, the
   kit's Wireshark dissector for PPCB);
 - ``stats/``: Wireshark's Statistics and Analyze menus as data (conversations, endpoints,
-  protocol hierarchy, I/O graph, expert information, follow, TCP stream graphs) and
+  protocol hierarchy, I/O graph, expert information, follow, TCP stream graphs), where
+  each loss happened relative to the capture point (``loss_places``, ``handshakes``) and
   ``open_capture``, the one object that offers them for a file or a dataset;
 - ``filter/``: Wireshark's display filters (``compile_filter``), on frames and in SQL.
 

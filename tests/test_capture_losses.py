@@ -217,3 +217,18 @@ def test_a_dataset_places_the_losses_as_the_file_does(tmp_path, crafted, which):
     if which == "crafted":
         whole = report(path)["losses"]
         assert {k: whole[k] for k in ("before", "after", "spurious")} == {"before": 1, "after": 1, "spurious": 3}
+
+
+def test_a_hole_filled_twice_first_before_then_after(tmp_path):
+    # 100..200 and 300..400 seen, 200..300 missing (a hole); resent twice; no ACK captured at all
+    scapy = pytest.importorskip("scapy.all")
+    frames = []
+    for seq, t in ((100, 0.0), (300, 0.01), (200, 0.5), (200, 0.9)):
+        p = scapy.Ether() / scapy.IP(src="10.9.0.1", dst="10.9.0.2") / scapy.TCP(sport=1, dport=2, flags="P", seq=seq) \
+            / (b"x" * 100)
+        p.time = t
+        frames.append(p)
+    scapy.wrpcap(str(tmp_path / "twice.pcap"), frames)
+    places = wirelab.open_capture(tmp_path / "twice.pcap").losses()
+    assert list(places["frame"]) == [3, 4] and list(places["where"]) == ["before", "after"]
+    assert pd.isna(places["original_frame"][0]) and places["original_frame"][1] == 3

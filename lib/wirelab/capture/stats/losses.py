@@ -165,6 +165,8 @@ def _acks(rows, side, bits, raw_ack, base_of, present, resent, end, n) -> tuple[
     target = side[has] ^ 1                                # the direction an ACK acknowledges
     keep = present[np.minimum(target, present.size - 1)] & (target < present.size)
     has, target = has[keep], target[keep]
+    if not has.size:
+        return np.full(resent.size, -1, dtype=np.int64), np.zeros(resent.size, dtype=bool)
     order = np.lexsort((rows[has], target))
     has, target = has[order], target[order]
     value = _relative(raw_ack[rows[has]], base_of[target])

@@ -173,6 +173,7 @@ def run_interval(runs: pd.DataFrame) -> pd.DataFrame:
     ok["interval_from"] = ["runs" if pd.notna(a) else "σ" if pd.notna(b) else None
                            for a, b in zip(low, ok["run_high_s"])]
     ok["inside"] = (ok["transfer_s"] >= ok["run_low_s"]) & (ok["transfer_s"] <= ok["run_high_s"])
+    ok["faster"], ok["slower"] = ok["transfer_s"] < ok["run_low_s"], ok["transfer_s"] > ok["run_high_s"]
     return ok[ok["run_high_s"].notna() & (ok["run_high_s"] > ok["run_low_s"])]
 
 
@@ -288,7 +289,9 @@ def main(argv=None) -> int:
               f"(simulated runs: {compared_runs.loc[compared_runs['interval_from'] == 'runs', 'inside'].mean():.0%} "
               f"of {int((compared_runs['interval_from'] == 'runs').sum())}; mean ± 1.645 σ: "
               f"{compared_runs.loc[compared_runs['interval_from'] == 'σ', 'inside'].mean():.0%} of "
-              f"{int((compared_runs['interval_from'] == 'σ').sum())})")
+              f"{int((compared_runs['interval_from'] == 'σ').sum())}); faster than their 5 %: "
+              f"{compared_runs['faster'].mean():.0%}, slower than their 95 %: {compared_runs['slower'].mean():.0%} "
+              "(5 % each if the model is unbiased)")
     beyond = compared[compared["residual"].abs() > 0.25]
     print(f"settings beyond ±25 %: {len(beyond)} of {len(compared)}")
     fast = above_eta_c(runs)

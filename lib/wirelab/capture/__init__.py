@@ -9,7 +9,8 @@ Five rooms below, the statistics on this floor:
 - ``tools/``: other tools' eyes (dumpcap's ``LiveCapture``, tshark, pyshark, scapy, the
   kit's Wireshark dissector for PPCB);
 - ``stats/``: Wireshark's Statistics and Analyze menus as data (conversations, endpoints,
-  protocol hierarchy, I/O graph, expert information, follow, TCP stream graphs) and
+  protocol hierarchy, I/O graph, expert information, follow, TCP stream graphs), where
+  each loss happened relative to the capture point (``loss_places``, ``handshakes``) and
   ``open_capture``, the one object that offers them for a file or a dataset;
 - ``filter/``: Wireshark's display filters (``compile_filter``), on frames and in SQL.
 
@@ -40,7 +41,8 @@ _EXPORTS = {
     "compare_with_stack": "tools.scapy_layout",
     "layout": "tools.scapy_layout", "iter_capture": "reader.stream", "convert": "sql.dataset", "open_dataset": "sql.dataset",
     "CaptureDataset": "sql.dataset", "FLAGS": "tcp_sequence", "compile_filter": "filter.display",
-    "open_capture": "stats.opened", "Capture": "stats.opened",
+    "open_capture": "stats.opened", "Capture": "stats.opened", "loss_places": "stats.losses",
+    "handshakes": "stats.losses",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -6,9 +6,11 @@ importing pandas would cost more than all the rest) or a dataset folder written 
 down: the conversation table (``conversations``), Wireshark's TCP analysis flags
 (``tcp_sequence``), the overhead read from the wire and, given the link's rate, the
 model's goodput beside the measured one (``overhead``), PPCB sessions (``ppcb_reader``),
-nttcp's UDP end markers (``udp_ending``) and RFC 6349's metrics of the main TCP transfer
-(``rfc6349``). ``render(report)`` is the text the command prints. Nothing here is computed
-that those modules do not compute: this module only assembles.
+nttcp's UDP end markers (``udp_ending``), RFC 6349's metrics of the main TCP transfer
+(``rfc6349``) and where the losses happened relative to the capture point
+(``stats.losses``; ``sql.losses`` for a dataset). ``render(report)`` is the text the
+command prints. Nothing here is computed that those modules do not compute: this module
+only assembles.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from .reader import jit
 from .reader.frames import Frames
 from .reader.loader import _buffer, read_part
 from .rfc6349 import rfc6349_of
+from .stats.losses import handshakes_of, loss_places_of, where_summary
 from .tcp_sequence import tcp_flags_of
 from .udp_ending import udp_end_markers
 
@@ -71,6 +74,9 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     flags, conv, a_to_b = tcp_flags_of(frames)
     read = len(frames)
     whole = frames
+    shakes = handshakes_of(frames, conv, a_to_b)
+    buffer = _buffer(path)
+    places = loss_places_of(frames, flags, conv, a_to_b, buffer=buffer, shakes=shakes)
     if chosen is not None:                        # (pandas: the filter reads read_capture's table)
         from .reader.columns import frame_from_part
         keep = chosen.mask(frame_from_part(part, info))
@@ -84,11 +90,26 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
                   lambda: overhead_of(frames, retransmission=flags["retransmission"]), rate_bps, wire)
     if chosen is not None:
         out.update(filter=chosen.text, packets_read=read)
+    out["losses"] = _losses(whole, places, shakes, None if chosen is None else keep)
     if ppcb:
-        out["ppcb"] = _ppcb(frames, _buffer(path))
+        out["ppcb"] = _ppcb(frames, buffer)
     out["udp_end_markers"] = _end_markers(frames)
     out["rfc6349"] = _rfc6349(rfc6349_of(frames, flags, conv, a_to_b, achievable_bps=out.get("predicted_goodput_bps")))
     return out
+
+
+def _losses(f: Frames, places: dict, shakes: dict, keep) -> dict:
+    """The retransmissions (of the frames ``keep`` keeps) counted by where their originals were
+    lost, and the handshakes' round trips split at the capture point, JSON-ready."""
+    import numpy as np
+
+    mine = np.ones(places["row"].size, dtype=bool) if keep is None else np.asarray(keep)[places["row"]]
+    seen = np.ones(shakes["syn"].size, dtype=bool) if keep is None else np.asarray(keep)[shakes["syn"]]
+    names = f.addresses + ["?"]
+    rows = [{"client": f"{names[f.src[s]]}:{f.sport[s]}", "server": f"{names[f.dst[s]]}:{f.dport[s]}",
+             "server_side_s": float(far), "client_side_s": float(near), "initial_rtt_s": float(far + near)}
+            for s, far, near in zip(shakes["syn"][seen], shakes["server_side"][seen], shakes["client_side"][seen])]
+    return {**where_summary(places["where"][mine]), "handshakes": rows, "dsack_read": True}
 
 
 def _rfc6349(metrics: dict | None):
@@ -152,7 +173,10 @@ def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
     from .sql.tcp import flag_counts
     from .sql.udp_ending import end_marker_rows
 
+    from .sql.losses import handshake_rows, loss_tables, where_counts
+
     with open_dataset(path) as ds:
+        loss_tables(ds)                           # (on the whole capture, before a filter narrows it)
         read, counts = _narrow(ds, chosen) if chosen is not None else (len(ds), flag_counts(ds))
         flows = ds.flows().head(top).astype(object).to_dict("records")
         if chosen is not None:                    # (numbered as in the whole capture, as for a file)
@@ -164,6 +188,9 @@ def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
         if chosen is not None:
             out.update(filter=chosen.text, packets_read=read)
         out["udp_end_markers"] = _end_markers(end_marker_rows(ds))
+        kept = None if chosen is None else "filter_kept"
+        out["losses"] = {**where_counts(ds, kept=kept), "handshakes": handshake_rows(ds, kept=kept),
+                         "dsack_read": False}             # (a dataset holds no packet bytes)
         out["rfc6349"] = _rfc6349(ds.rfc6349(achievable_bps=out.get("predicted_goodput_bps")))
         return out
 
@@ -203,6 +230,31 @@ def _frame_parts(ov: dict) -> str:
     return f"frame {ov['frame_len']} B" + ("" if size else f" ({link}, no link header)") + " = " + " + ".join(parts)
 
 
+def _render_losses(losses: dict, flows: list[dict]) -> list[str]:
+    """Where the retransmissions' originals were lost, and the shown TCP flows' handshakes split."""
+    lines = []
+    total = sum(losses.get(place, 0) for place in ("before", "after", "spurious", "unknown"))
+    if total:
+        lines += ["", f"where the losses happened, of {total} retransmissions: {losses['before']} before the capture "
+                      f"point (never captured), {losses['after']} after it (captured, then resent), "
+                      f"{losses['spurious']} spurious (the original arrived)"
+                      + (f", {losses['unknown']} unknown (sent before the capture began)" if losses["unknown"] else "")
+                      + ("" if losses.get("dsack_read", True)
+                         else " (D-SACK blocks not read: a dataset holds no bytes)")]
+    elif any(losses.get("handshakes", [])):
+        lines += ["", "where the losses happened: no retransmissions"]
+    shown = {frozenset((f"{f['a']}:{f['a_port']}", f"{f['b']}:{f['b_port']}")) for f in flows if f["proto"] == "tcp"}
+    for h in losses.get("handshakes", []):
+        if frozenset((h["client"], h["server"])) not in shown:
+            continue
+        nearer = "client" if h["client_side_s"] < h["server_side_s"] else "server"
+        lines.append(f"  handshake {h['client']} → {h['server']}: initial RTT {h['initial_rtt_s'] * 1e3:.3f} ms = "
+                     f"{h['server_side_s'] * 1e3:.3f} ms SYN → SYN-ACK (the server's side of the capture point) + "
+                     f"{h['client_side_s'] * 1e3:.3f} ms SYN-ACK → ACK (the client's side): "
+                     f"captured nearer the {nearer}")
+    return lines
+
+
 def render(r: dict) -> str:
     lines = [f"{r['file']}: {r['format']}, {r['packets']} frames"
              + (f" of {r['packets_read']} (display filter: {r['filter']})" if r.get("filter") else "")]
@@ -220,6 +272,7 @@ def render(r: dict) -> str:
                      f"{f['duration']:>8.3f}s {good:>14}")
     lines.append("")
     lines.append("TCP analysis (frames): " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r["tcp_analysis"].items()))
+    lines += _render_losses(r.get("losses") or {}, r["flows"])
     ppcb = r.get("ppcb") or {}
     if ppcb.get("sessions"):
         lines += ["", "PPCB sessions (read as the kit's Wireshark dissector reads them):"]

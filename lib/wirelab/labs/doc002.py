@@ -285,7 +285,10 @@ def nttcp_table(frame: pd.DataFrame) -> pd.DataFrame:
         for name, run in (("short", short), ("long", long_)):
             paper, seconds = NTTCP[name], float(run["sender_duration_s"])
             spec = LinkSpec.parse(rate=run["rate_bps"], wire="real", queue=None)
-            wire_bytes = float(run["bytes_offered"]) * 8 / float(run["pred_goodput_bps"]) * spec.forward.rate_bps / 8
+            # the bytes the receiver counted (a timed run counts its interval, not what the sender's socket
+            # still held at its end): the bucket's burst is a share of those
+            counted = run["bytes_delivered"] if pd.notna(run.get("bytes_delivered")) else run["bytes_offered"]
+            wire_bytes = float(counted) * 8 / float(run["pred_goodput_bps"]) * spec.forward.rate_bps / 8
             burst = burst_at_start(run["backend"], spec)
             receiver_pred = float(run["pred_goodput_bps"]) * wire_bytes / max(wire_bytes - burst, 1.0)
             sender_pred = math.nan if name == "short" else \

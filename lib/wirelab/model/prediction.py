@@ -302,6 +302,13 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                             setting=_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
                                              window_bytes, queue_bytes),
                             mss=mss, window_s=window_s, iw=initial_window)
+    elif window_s is not None and timeable and 0 < loss <= _chain_loss_limit() and cc == "bbr":
+        segment = 8.0 * mss / (eta * rate_bps)
+        setting = dict(loss=loss, segment_s=segment, base_s=(rtt_s or 0.0) + segment + 8.0 * header / rate_bps,
+                       queue=None if queue_bytes is None else queue_bytes * eta / mss,
+                       cap=None if window_bytes is None else max(window_bytes / mss, 2.0))
+        return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady, setting=setting,
+                            mss=mss, window_s=window_s, iw=initial_window)
     elif window_s is not None and timeable:
         start, duration = window_s
         if loss > _chain_loss_limit() and cc in BETA:
@@ -346,10 +353,11 @@ def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, set
     from .window_runs import RUNS, timed_runs
     start, duration = window_s
     base = setting["base_s"]
-    run = timed_run(until_s=start + duration, iw=iw, **setting)
-    round_s = run.round_s(start, duration)
+    chain = steady.cc != "bbr"                      # BBR has no window chain: its runs only
+    run = timed_run(until_s=start + duration, iw=iw, **setting) if chain else None
+    round_s = run.round_s(start, duration) if chain else None
     spread = None
-    if (start + duration) / base <= _MOST_TIMED_ROUNDS:
+    if not chain or (start + duration) / base <= _MOST_TIMED_ROUNDS:
         per_run = 8.0 * mss / duration * timed_runs(
             start_s=start, duration_s=duration, loss=setting["loss"], cc=steady.cc, segment_s=setting["segment_s"],
             base_s=base, rtt_s=common["rtt_s"] or 0.0, iw=iw,
@@ -362,9 +370,9 @@ def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, set
     else:
         goodput = 8.0 * mss * run.segments(start, duration) / duration
         how = "the window's distribution carried round by round (window_chain)"
-    notes.append(f"a timed run from {start:g} s to {start + duration:g} s: {how}; delayed ACKs: mean round "
-                 f"{round_s * 1e3:.1f} ms against R0 = {base * 1e3:.1f} ms: {goodput / 1e6:.3f} Mbit/s, the steady "
-                 f"state {steady.goodput_bps / 1e6:.3f}; retransmission timeouts not modelled")
+    clock = (f"; delayed ACKs: mean round {round_s * 1e3:.1f} ms against R0 = {base * 1e3:.1f} ms" if chain else "")
+    notes.append(f"a timed run from {start:g} s to {start + duration:g} s: {how}{clock}: {goodput / 1e6:.3f} "
+                 f"Mbit/s, the steady state {steady.goodput_bps / 1e6:.3f}; retransmission timeouts not modelled")
     out = _finish("tcp", rate_bps, stack, packets, limits, steady.binding, goodput, notes, common, cc=steady.cc,
                   steady=(steady.goodput_bps, steady.binding), round_s=round_s)
     return out if spread is None else replace(out, spread=spread)

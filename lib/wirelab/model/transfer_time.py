@@ -169,8 +169,8 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
     std_s = None                                           # one run's spread, where derived
     notes = list(steady.notes)
     resent = loss if steady.retransmissions_on_link else 0.0   # the link's share spent on resending
-    if loss <= 0 or steady.cc == "bbr":
-        # Loss-free slow start, or BBR: its startup does not stop at a random loss.
+    if loss <= 0 or (steady.cc == "bbr" and recovery != "linux"):
+        # Loss-free slow start (or BBR without Linux's rules: its startup does not stop at a random loss).
         start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap)
         _add(data, "link", n * segment / (1.0 - resent))
         _add(data, "slow_start", start.idle - start.window_idle)
@@ -181,7 +181,7 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
             flight = min(d, math.ceil(1 + rtt_s / segment))
             _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
             notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
-    elif recovery == "linux" and steady.cc in BETA:
+    elif recovery == "linux" and (steady.cc in BETA or steady.cc == "bbr"):
         # Linux's own rules at independent loss, run by run (window_runs): the mean, the spread and
         # the quantiles of one run's data time
         from .window_runs import file_runs           # numpy: only when a transfer at loss is predicted
@@ -213,8 +213,9 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
                       data_time_min_s=runs.fastest_s, simulated_runs=len(runs.data_times_s))
         notes.append(f"Linux's rules run by run ({len(runs.data_times_s)} seeded runs, model.window_runs: "
                      "IW10 slow start" + (", HyStart" if steady.cc == "cubic" else "")
-                     + ", SACK/RACK-TLP, PRR's recovery round, "
-                     + ("CUBIC's curve and W_est" if steady.cc == "cubic" else "Reno's AIMD")
+                     + (", SACK/RACK-TLP, packet conservation's round, no cut" if steady.cc == "bbr" else
+                        ", SACK/RACK-TLP, PRR's recovery round, "
+                        + ("CUBIC's curve and W_est" if steady.cc == "cubic" else "Reno's AIMD"))
                      + f"); one run's data time {runs.quantile(0.05):.3f}–{runs.quantile(0.95):.3f} s (90 %)")
     else:
         d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0

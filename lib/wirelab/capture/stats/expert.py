@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..tcp_sequence import FIN, RST, SYN, ACK
 
-__all__ = ["MARKS", "expert_table"]
+__all__ = ["MARKS", "expert_table", "expert_text"]
 
 #: flag → (severity, group, summary), packet-tcp.c (4.0)
 MARKS = {
@@ -120,3 +120,23 @@ def _handshake(number: np.ndarray, marked: np.ndarray, port: pd.Series, summary:
     order = np.argsort(inverse, kind="stable")
     groups = np.split(found[order], np.flatnonzero(np.diff(inverse[order])) + 1)
     return [("chat", "Sequence", "TCP", summary.format(int(p)), g) for p, g in zip(values, groups)]
+
+
+_HEADINGS = {"error": "Errors", "warning": "Warns", "note": "Notes", "chat": "Chats"}
+
+
+def expert_text(table: pd.DataFrame) -> str:
+    """``expert_table``'s rows as ``tshark -q -z expert`` prints them: one block per severity,
+    its rows in the order first seen (Wireshark 4.0, ui/cli/tap-expert.c's format)."""
+    lines = []
+    for severity in _SEVERITY:
+        rows = table[table["severity"] == severity]
+        if not len(rows):
+            continue
+        # (in one frame Wireshark notes a fast or spurious retransmission before the retransmission)
+        plain = (rows["summary"] == MARKS["retransmission"][2]).to_numpy()
+        rows = rows.iloc[np.lexsort((plain, [int(f[0]) for f in rows["frames"]]))]
+        lines += ["", f"{_HEADINGS[severity]} ({int(rows['count'].sum())})", "=============",
+                  "   Frequency      Group           Protocol  Summary"]
+        lines += [f"{int(r.count):12d} {r.group:>10} {r.protocol:>18}  {r.summary}" for r in rows.itertuples()]
+    return "\n".join(lines) + "\n"

@@ -22,6 +22,9 @@ from ...errors import UsageError
 
 __all__ = ["Followed", "follow_tcp"]
 
+#: tshark's ascii mode: printable ASCII and CR/LF as they are, every other byte "."
+_ASCII = bytes(b if 0x20 <= b < 0x7F or b in (0x0A, 0x0D) else 0x2E for b in range(256))
+
 
 @dataclass
 class Followed:
@@ -38,6 +41,24 @@ class Followed:
     def __repr__(self) -> str:
         return (f"<TCP stream {self.stream}: {self.a} → {self.b} {len(self.a_to_b)} B, "
                 f"← {len(self.b_to_a)} B, {self.missing} B missing>")
+
+    def text(self, mode: str = "ascii") -> str:
+        """What ``tshark -q -z follow,tcp,MODE,N`` prints (``mode`` "ascii" or "raw"): a length
+        and the bytes (ascii: unprintable ones as ".", CR and LF kept) or their hex (raw) per
+        chunk, B → A's indented by a tab (Wireshark 4.0, ui/cli/tap-follow.c)."""
+        if mode not in ("ascii", "raw"):
+            raise UsageError(f"unknown follow mode {mode!r}", "use ascii or raw")
+        rule = "=" * 67
+        lines = ["", rule, f"Follow: tcp,{mode}", f"Filter: tcp.stream eq {self.stream}",
+                 f"Node 0: {self.a}", f"Node 1: {self.b}"]
+        data = {True: self.a_to_b, False: self.b_to_a}
+        for ab, start, end in zip(self.chunks["a_to_b"], self.chunks["start"], self.chunks["end"]):
+            piece, tab = data[bool(ab)][int(start):int(end)], "" if ab else "\t"
+            if mode == "raw":
+                lines.append(tab + piece.hex())
+            else:
+                lines += [f"{tab}{len(piece)}", piece.translate(_ASCII).decode("ascii")]
+        return "\n".join(lines + [rule]) + "\n"
 
 
 def _direction(u8: np.ndarray, seq, length, held, start_in_file, frame) -> tuple[bytes, pd.DataFrame, int]:

@@ -9,6 +9,8 @@
     cap.follow(0).a_to_b              # Analyze › Follow › TCP Stream (tshark -z follow,tcp,raw,0)
     cap.stream(0).sequence_graph()    # Statistics › TCP Stream Graphs (tcptrace, throughput, rtt, window)
     cap.flow_graph()                  # a PPCB exchange as a ladder
+    cap.losses()                      # where each retransmission's original was lost
+    cap.handshakes()                  # each handshake's round trip, split at the capture point
     cap.filter("tcp.port == 5201")    # a display filter: the narrowed capture
 
 ``path`` is a pcap/pcapng file, a running or stopped ``LiveCapture`` (its file so far),
@@ -40,6 +42,7 @@ from .expert import expert_table
 from .follow import Followed, follow_tcp
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 from .io import io_table
+from .losses import handshakes, loss_places
 from .stream_graphs import StreamGraphs
 from ..tcp_sequence import tcp_analysis
 from ..tools.live import LiveCapture
@@ -212,6 +215,22 @@ class Capture:
         packets = exchange(self.source, port=port)
         packets = packets[packets["frame"].isin(self.frames["frame"])].reset_index(drop=True)
         return FlowGraph(packets, ladder_text(packets))
+
+    @cached_property
+    def _all_losses(self) -> pd.DataFrame:
+        return loss_places(self.frames, self._all_flags, buffer=self._buffer if self._has_bytes else None)
+
+    def losses(self) -> pd.DataFrame:
+        """Each retransmission (of these frames) and where its original was lost: ``before`` the
+        capture point, ``after`` it, ``spurious`` or ``unknown`` (``stats.losses``)."""
+        every = self._root._all_losses
+        return every[every["frame"].isin(self.frames["frame"])].reset_index(drop=True)
+
+    def handshakes(self) -> pd.DataFrame:
+        """Each TCP handshake (its SYN among these frames): SYN → SYN-ACK (the server's side of the
+        capture point) and SYN-ACK → ACK (the client's side), summing to Wireshark's iRTT."""
+        every = handshakes(self._root.frames, self._root._all_flags)
+        return every[every["syn"].isin(self.frames["frame"])].reset_index(drop=True)
 
     # -- narrowing ----------------------------------------------------------------------------
     def filter(self, expression) -> "Capture":

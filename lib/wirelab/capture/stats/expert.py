@@ -8,8 +8,9 @@ expert=True)`` (read ``tcp_sequence``'s docstring for their rules). As in Wiresh
 fast or spurious retransmission is also counted as a retransmission.
 
 Duplicate ACKs are one row per "#n", as tshark's; each FIN says whether its side
-initiates or undergoes the closing. Not made (named in the README): "D-SACK Sequence"
-(the reader does not read SACK blocks), zero-window probes and the notes of protocols other than TCP.
+initiates or undergoes the closing. "D-SACK Sequence" is made where the capture's bytes
+are there (read by ``dsack``: a dataset holds none). Not made (named in the README):
+zero-window probes and the notes of protocols other than TCP.
 """
 from __future__ import annotations
 
@@ -41,9 +42,10 @@ COLUMNS = ["severity", "group", "protocol", "summary", "count", "frames"]
 _SEVERITY = ["error", "warning", "note", "chat"]
 
 
-def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
+def expert_table(frames: pd.DataFrame, flags: pd.DataFrame, *, dsack: np.ndarray | None = None) -> pd.DataFrame:
     """The notes of the TCP frames in ``frames`` (a ``read_capture`` table, or rows of one);
-    ``flags``: ``tcp_analysis(..., expert=True)`` of the same rows."""
+    ``flags``: ``tcp_analysis(..., expert=True)`` of the same rows; ``dsack``: the rows whose
+    first SACK block is a D-SACK (``dsack.dsack_of``), when the capture's bytes are there."""
     number = frames["frame"].to_numpy(np.int64)
     rows = []
     for name, (severity, group, summary) in MARKS.items():
@@ -56,6 +58,8 @@ def expert_table(frames: pd.DataFrame, flags: pd.DataFrame) -> pd.DataFrame:
             rows += _numbered(number, marked, frames, summary)
         elif marked.any():
             rows.append((severity, group, "TCP", summary, number[marked]))
+    if dsack is not None and dsack.any():
+        rows.append(("warning", "Sequence", "TCP", "D-SACK Sequence", number[dsack]))
     tcp = (frames["proto"] == "tcp").to_numpy() & frames["tcp_flags"].notna().to_numpy()
     bits = frames["tcp_flags"].fillna(0).to_numpy(np.int64)
     rows += _handshake(number, tcp & ((bits & (SYN | ACK)) == SYN), frames["dport"],

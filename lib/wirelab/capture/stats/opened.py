@@ -37,7 +37,9 @@ from ..ppcb_exchange import exchange
 from ..ppcb_reader import ppcb_packets
 from ..reader.loader import read_capture
 from ..sql.dataset import INFO, open_dataset
+from ..reader.frames import Frames
 from .conversations import conversation_table, endpoint_table, pair_ids
+from .dsack import dsack_of
 from .expert import expert_table
 from .follow import Followed, follow_tcp
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
@@ -197,8 +199,15 @@ class Capture:
 
     # -- Analyze ------------------------------------------------------------------------------
     def expert(self) -> pd.DataFrame:
-        """Analyze › Expert Information (TCP): severity, group, protocol, summary, count, frames."""
-        return expert_table(self.frames, self.flags())
+        """Analyze › Expert Information (TCP): severity, group, protocol, summary, count, frames
+        ("D-SACK Sequence" too when the capture's bytes are there: a dataset holds none)."""
+        dsack = None
+        if self._has_bytes:
+            f = self.frames
+            rows = np.flatnonzero(((f["proto"] == "tcp") & (f["tcp_opts_len"].fillna(0) > 0)).to_numpy())
+            dsack = np.zeros(len(f), dtype=bool)
+            dsack[dsack_of(Frames.of(f), self._bytes(), rows)["row"]] = True
+        return expert_table(self.frames, self.flags(), dsack=dsack)
 
     def follow(self, stream: int) -> Followed:
         """Analyze › Follow › TCP Stream ``stream`` (``tcp.stream``): both directions' bytes."""

@@ -315,11 +315,14 @@ def test_the_filters_are_not_trivial(tshark_says):
 
 
 @pytest.mark.parametrize("name", ["iperf3-mss536-loss.pcapng", "iperf3-reordered.pcapng",
-                                  "http-parallel-loss-client.pcapng"])
-def test_the_datasets_sql_gives_the_same_flags(name, tmp_path):
-    """The DuckDB twin (capture/sql/tcp.py) follows the same three rules."""
+                                  "http-parallel-loss-client.pcapng", "tcp-port-reuse.pcapng"])
+def test_the_datasets_sql_gives_the_same_flags_and_flows(name, tmp_path):
+    """The DuckDB twin (capture/sql/) follows the same rules: header cut, RTT from the latest
+    SYN, lastack without ACK, reused ports."""
     import pandas as pd
-    from wirelab.capture import convert, open_dataset, read_capture, tcp_analysis
+    from wirelab.capture import convert, flows, open_dataset, read_capture, tcp_analysis
     path = ROOT / "tests/data/public" / name
+    df = read_capture(path)
     with open_dataset(convert(path, tmp_path / name, chunk_packets=300, progress=False)) as ds:
-        pd.testing.assert_frame_equal(tcp_analysis(read_capture(path)), ds.tcp_analysis(), check_dtype=False)
+        pd.testing.assert_frame_equal(tcp_analysis(df), ds.tcp_analysis(), check_dtype=False)
+        pd.testing.assert_frame_equal(flows(df), ds.flows(), check_dtype=False)

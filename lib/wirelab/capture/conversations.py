@@ -16,6 +16,8 @@ number is not that direction's first one in the current conversation (a resent S
 Wireshark's "A new tcp session is started with the same ports as an earlier session"
 (``TCP_A_REUSED_PORTS``, epan/dissectors/packet-tcp.c 4.0; ``_split_reused``). Without it a
 reused 4-tuple was one conversation, its second handshake "previous segment not captured".
+(The DuckDB twin, ``sql/flows.py``, compares with the direction's last SYN instead of its
+first segment: the same wherever each conversation begins with its SYN.)
 
 The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 ``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,

@@ -19,7 +19,7 @@ def conversations_sql(later_fragments: bool = True) -> str:
     """A query: ``file_offset``, ``conv`` (from 0) and ``a_to_b`` of every packet in a
     conversation (packets in none are left out)."""
     ports = """
-      SELECT p.file_offset, p.src, p.dst, p.proto,
+      SELECT p.file_offset, p.src, p.dst, p.proto, p.tcp_flags, p.tcp_seq,
              CASE WHEN coalesce(p.frag_offset, 0) > 0 THEN h.sp ELSE p.sport END AS sp,
              CASE WHEN coalesce(p.frag_offset, 0) > 0 THEN h.dp ELSE p.dport END AS dp
       FROM packets p LEFT JOIN (
@@ -29,23 +29,39 @@ def conversations_sql(later_fragments: bool = True) -> str:
           GROUP BY src, dst, proto, ip_id) h
         ON coalesce(p.frag_offset, 0) > 0 AND p.src = h.src AND p.dst = h.dst AND p.proto = h.proto
            AND p.ip_id = h.ip_id""" if later_fragments else """
-      SELECT file_offset, src, dst, proto, sport AS sp, dport AS dp FROM packets"""
+      SELECT file_offset, src, dst, proto, tcp_flags, tcp_seq, sport AS sp, dport AS dp FROM packets"""
     return f"""
     WITH ported AS ({ports}),
     keyed AS (
-      SELECT file_offset, proto, (src < dst OR (src = dst AND sp <= dp)) AS fwd,
+      SELECT file_offset, proto, (src < dst OR (src = dst AND sp <= dp)) AS fwd, tcp_seq,
+             coalesce(proto = 'tcp' AND tcp_flags & 18 = 2, false) AS syn,
              CASE WHEN src < dst OR (src = dst AND sp <= dp) THEN src ELSE dst END AS lo_a,
              CASE WHEN src < dst OR (src = dst AND sp <= dp) THEN sp ELSE dp END AS lo_p,
              CASE WHEN src < dst OR (src = dst AND sp <= dp) THEN dst ELSE src END AS hi_a,
              CASE WHEN src < dst OR (src = dst AND sp <= dp) THEN dp ELSE sp END AS hi_p
       FROM ported
       WHERE src IS NOT NULL AND dst IS NOT NULL AND proto IS NOT NULL AND sp IS NOT NULL AND dp IS NOT NULL),
+    split AS (   -- a SYN on reused ports begins a conversation (conversations._split_reused: its seq is
+                 -- not that of the direction's last SYN, or the direction began without one)
+      SELECT *, CASE WHEN syn AND rn > 1 AND ((last_syn IS NOT NULL AND last_syn <> tcp_seq)
+                                             OR (last_syn IS NULL AND earlier > 0)) THEN 1 ELSE 0 END AS new
+      FROM (SELECT *, row_number() OVER g AS rn,
+                   last_value(CASE WHEN syn THEN tcp_seq END IGNORE NULLS) OVER before AS last_syn,
+                   count(*) OVER before AS earlier
+            FROM keyed
+            WINDOW g AS (PARTITION BY proto, lo_a, lo_p, hi_a, hi_p ORDER BY file_offset),
+                   before AS (PARTITION BY proto, lo_a, lo_p, hi_a, hi_p, fwd ORDER BY file_offset
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))),
+    parted AS (
+      SELECT *, sum(new) OVER (PARTITION BY proto, lo_a, lo_p, hi_a, hi_p ORDER BY file_offset
+                               ROWS UNBOUNDED PRECEDING) AS part
+      FROM split),
     convs AS (
-      SELECT proto, lo_a, lo_p, hi_a, hi_p, arg_min(fwd, file_offset) AS first_fwd,
+      SELECT proto, lo_a, lo_p, hi_a, hi_p, part, arg_min(fwd, file_offset) AS first_fwd,
              row_number() OVER (ORDER BY min(file_offset)) - 1 AS conv
-      FROM keyed GROUP BY proto, lo_a, lo_p, hi_a, hi_p)
+      FROM parted GROUP BY proto, lo_a, lo_p, hi_a, hi_p, part)
     SELECT k.file_offset, c.conv, k.fwd = c.first_fwd AS a_to_b
-    FROM keyed k JOIN convs c USING (proto, lo_a, lo_p, hi_a, hi_p)"""
+    FROM parted k JOIN convs c USING (proto, lo_a, lo_p, hi_a, hi_p, part)"""
 
 
 def conversations(ds, later_fragments: bool = True) -> str:

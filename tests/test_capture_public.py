@@ -208,6 +208,13 @@ def test_a_syn_on_reused_ports_begins_a_new_conversation(opened):
     assert not _marked(cap, "lost_segment") and not _marked(cap, "ack_unseen")
 
 
+def test_a_resend_of_acknowledged_bytes_within_the_rtt_is_spurious_not_out_of_order(opened):
+    """Frame 362 comes 2.7 µs after the highest segment (the RTT is 6.6 µs) with bytes the
+    receiver had ACKed: tshark 4.0.17 checks spurious first."""
+    cap = opened(ROOT / "tests/data/public/iperf3-reordered-run2.pcapng")
+    assert 362 in _marked(cap, "spurious_retransmission") and 362 not in _marked(cap, "out_of_order")
+
+
 def test_after_a_reset_without_ack_no_resend_is_spurious(opened):
     """The receiver's RSTs carry no ACK (ack 0): Wireshark's lastack is then unset."""
     cap = opened(ROOT / "tests/data/public/iperf3-reordered.pcapng")
@@ -315,10 +322,11 @@ def test_the_filters_are_not_trivial(tshark_says):
 
 
 @pytest.mark.parametrize("name", ["iperf3-mss536-loss.pcapng", "iperf3-reordered.pcapng",
-                                  "http-parallel-loss-client.pcapng", "tcp-port-reuse.pcapng"])
+                                  "http-parallel-loss-client.pcapng", "tcp-port-reuse.pcapng",
+                                  "iperf3-reordered-run2.pcapng"])
 def test_the_datasets_sql_gives_the_same_flags_and_flows(name, tmp_path):
     """The DuckDB twin (capture/sql/) follows the same rules: header cut, RTT from the latest
-    SYN, lastack without ACK, reused ports."""
+    SYN, lastack without ACK, reused ports, spurious before out-of-order."""
     import pandas as pd
     from wirelab.capture import convert, flows, open_dataset, read_capture, tcp_analysis
     path = ROOT / "tests/data/public" / name

@@ -11,10 +11,12 @@ The rules (Wireshark 4.0, epan/dissectors/packet-tcp.c,
   segment was a keep-alive (then it is the keep-alive's ACK).
 * a segment carrying data with seq < nextseq (not a keep-alive) is, in order:
   fast_retransmission if the other direction has sent ≥ 2 duplicate ACKs for
-  exactly this seq, the last under 20 ms ago; out_of_order if it came less
+  exactly this seq, the last under 20 ms ago; spurious_retransmission if the
+  other side had already acknowledged all of it; out_of_order if it came less
   than one handshake RTT (3 ms without a handshake; never if earlier) after the segment that
-  set nextseq and does not end at nextseq; spurious_retransmission if the
-  other side had already acknowledged all of it; otherwise retransmission.
+  set nextseq and does not end at nextseq; otherwise retransmission (tshark
+  4.0.17 checks spurious before out-of-order: a resend of acknowledged bytes arriving
+  within the RTT is spurious).
   Wireshark marks fast and spurious ones as retransmissions too.
 
 Three more of Wireshark's expert notes, with ``expert=True`` (``EXPERT``):
@@ -293,9 +295,9 @@ def _classify(s: dict, rev: dict | None, rtt: float | None) -> dict[str, np.ndar
         dup = dup & ~answer
     threshold = rtt if rtt else DEFAULT_OOO_THRESHOLD
     since = s["t"] - s["nexttime"]     # Wireshark's t is unsigned: negative = huge
-    with np.errstate(invalid="ignore"):
-        ooo = behind & ~fast & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
-    spurious &= ~fast & ~ooo
+    spurious &= ~fast                  # (exclusive anyway: a fast one starts at the last ACK)
+    with np.errstate(invalid="ignore"):         # (a spurious one is no out-of-order one: 4.0.17 checks it first)
+        ooo = behind & ~fast & ~spurious & (since >= 0) & (since < threshold) & (s["nextseq"] != s["end"])
     return {"retransmission": behind & ~ooo, "fast_retransmission": fast, "spurious_retransmission": spurious,
             "out_of_order": ooo, "lost_segment": s["lost_segment"], "duplicate_ack": dup,
             "keep_alive_ack": answer}

@@ -102,7 +102,7 @@ def flags_sql(ids: str) -> str:
              coalesce(last_ack IS NOT NULL AND len > 0 AND seq + len <= last_ack, false) AS spur
       FROM b),
     b2 AS (
-      SELECT *, coalesce(NOT fast AND t - nexttime >= 0 AND t - nexttime < threshold
+      SELECT *, coalesce(NOT fast AND NOT spur AND t - nexttime >= 0 AND t - nexttime < threshold
                          AND nextseq <> e, false) AS ooo
       FROM b1),
     ka AS (   -- duplicate ACKs answering a keep-alive (the other side's last segment) are none
@@ -115,7 +115,7 @@ def flags_sql(ids: str) -> str:
            duplicate_ack AND NOT cut AND k NOT IN (SELECT k FROM ka) AS duplicate_ack
     FROM s3 WHERE NOT behind
     UNION ALL
-    SELECT fo, conv, ab, NOT ooo AND NOT cut, fast AND NOT cut, spur AND NOT fast AND NOT ooo AND NOT cut,
+    SELECT fo, conv, ab, NOT ooo AND NOT cut, fast AND NOT cut, spur AND NOT fast AND NOT cut,
            ooo AND NOT cut, lost_segment AND NOT cut, duplicate_ack AND NOT cut
     FROM b2"""
 

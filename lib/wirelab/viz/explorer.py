@@ -33,6 +33,7 @@ from ..capture import Capture, open_capture
 from ..capture.ladder import ladder_svg
 from ..capture.stats.stream_plot import draw
 from ..errors import WirelabError
+from ..wire.ppcb import HEADER_BY_CODE
 from .offscreen import figure_png, new_figure
 
 __all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_rate"]
@@ -309,8 +310,27 @@ class Explorer:
         except WirelabError:
             return None
 
+    def _may_carry_ppcb(self) -> bool:
+        """Whether a payload of the chosen conversation starts with a PPCB type byte: without one
+        it carries no PPCB packet (each starts a datagram or a direction's bytes), and reading the
+        whole capture as PPCB (every TCP stream walked, seconds on a million packets) is skipped."""
+        kind, stream = self.selector.value
+        f = self.capture.frames
+        rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        try:
+            u8 = np.frombuffer(self.capture._bytes(), dtype=np.uint8)
+        except WirelabError:                             # a dataset: no bytes
+            return False
+        start = rows["payload_offset"].to_numpy(np.int64, na_value=-1)
+        held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
+            (rows["cap_len"].to_numpy(np.int64) > start)
+        first = u8[rows["file_offset"].to_numpy(np.int64)[held] + start[held]]
+        return bool(np.isin(first, list(HEADER_BY_CODE)).any())
+
     def _ladder_html(self, inside: pd.DataFrame) -> str:
         """The ladder of the PPCB packets in range (SVG), when this conversation carries PPCB."""
+        if not self._may_carry_ppcb():
+            return ""
         packets = self._ppcb
         if packets is None or not len(packets):
             return ""

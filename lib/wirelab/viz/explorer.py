@@ -311,9 +311,10 @@ class Explorer:
             return None
 
     def _may_carry_ppcb(self) -> bool:
-        """Whether a payload of the chosen conversation starts with a PPCB type byte: without one
-        it carries no PPCB packet (each starts a datagram or a direction's bytes), and reading the
-        whole capture as PPCB (every TCP stream walked, seconds on a million packets) is skipped."""
+        """Whether the chosen conversation may carry PPCB: a UDP datagram, or the first byte of a
+        TCP direction (its lowest sequence number), is a PPCB type byte. Without one the reading
+        (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
+        TCP stream walked, seconds on a million packets) is skipped."""
         kind, stream = self.selector.value
         f = self.capture.frames
         rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
@@ -325,7 +326,18 @@ class Explorer:
         held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
             (rows["cap_len"].to_numpy(np.int64) > start)
         first = u8[rows["file_offset"].to_numpy(np.int64)[held] + start[held]]
-        return bool(np.isin(first, list(HEADER_BY_CODE)).any())
+        starts = np.isin(first, list(HEADER_BY_CODE))
+        seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
+        if kind != "tcp" or (seq < 0).any():             # (a datagram each, or no sequence numbers)
+            return bool(starts.any())
+        side = rows["a_to_b"].to_numpy(bool)[held]
+        for this in (True, False):                       # a direction's bytes begin at its lowest seq
+            mine = np.flatnonzero(side == this)
+            if mine.size:
+                relative = (seq[mine] - seq[mine[0]] + 2 ** 31) % 2 ** 32 - 2 ** 31
+                if starts[mine[relative == relative.min()]].any():
+                    return True
+        return False
 
     def _ladder_html(self, inside: pd.DataFrame) -> str:
         """The ladder of the PPCB packets in range (SVG), when this conversation carries PPCB."""

@@ -126,6 +126,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packets", type=int, default=1_000_000)
     parser.add_argument("--flows", type=int, default=1000)
+    parser.add_argument("--random-payload", action="store_true", help="random payload bytes, not zeros")
     parser.add_argument("--repeat", type=int, default=3, help="conversation-table runs in one process, best kept")
     parser.add_argument("--timeout", type=float, default=600, help="seconds each tshark run may take")
     parser.add_argument("--child", nargs=2, metavar=("TASK", "FILE"), help=argparse.SUPPRESS)
@@ -137,9 +138,10 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="wirelab-bench-explorer-") as tmp:
         path = Path(tmp) / "flows.pcap"
         start = time.perf_counter()
-        write_flows(path, args.packets, args.flows)
+        write_flows(path, args.packets, args.flows, random_payload=args.random_payload)
         size = path.stat().st_size
-        print(f"file: {args.packets:,} packets, {args.flows} flows, {size / MB:,.0f} MB "
+        print(f"file: {args.packets:,} packets, {args.flows} flows, {size / MB:,.0f} MB, "
+              f"{'random' if args.random_payload else 'zero'} payloads "
               f"(written in {time.perf_counter() - start:.1f} s)")
         run_child("conv", path, 1, args.timeout)                 # not timed: file pages and kernels warm
 

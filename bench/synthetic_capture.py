@@ -6,7 +6,8 @@ TCP analysis flags nothing) and 20 % UDP (1,200-byte datagrams one way). Each pa
 drawn from a Zipf-like weight (a few large conversations, many small), its time uniform over
 ``seconds``, sorted. IPv4 header checksums are right (RFC 791's one's-complement sum); TCP and
 UDP checksums are 0 (tshark does not check them by default). Seeded: the same arguments give the
-same file. Frames are written whole (no snaplen), as a capture without ``-s`` is.
+same file. Frames are written whole (no snaplen), as a capture without ``-s`` is; payloads are
+zeros, or random bytes (``random_payload``: as iperf3 sends by default).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _ip_checksum(h: np.ndarray) -> np.ndarray:
 
 
 def write_flows(path: Path, packets: int = 1_000_000, flows: int = 1000, seconds: float = 10.0,
-                seed: int = 33, chunk: int = 100_000) -> Path:
+                seed: int = 33, chunk: int = 100_000, random_payload: bool = False) -> Path:
     rng = np.random.default_rng(seed)
     n_tcp = flows * 4 // 5
     weight = 1.0 / np.arange(1, flows + 1) ** 0.8
@@ -77,7 +78,8 @@ def write_flows(path: Path, packets: int = 1_000_000, flows: int = 1000, seconds
         for lo in range(0, packets, chunk):
             hi = min(lo + chunk, packets)
             at = np.r_[0, np.cumsum(size[lo:hi])]
-            buf = np.zeros(int(at[-1]), np.uint8)
+            buf = (rng.integers(0, 256, int(at[-1]), dtype=np.uint8) if random_payload
+                   else np.zeros(int(at[-1]), np.uint8))
             for is_tcp, dtype in ((True, TCP_HEAD), (False, UDP_HEAD)):
                 pick = np.flatnonzero(tcp[lo:hi] == is_tcp)
                 i = pick + lo

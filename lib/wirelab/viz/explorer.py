@@ -33,7 +33,7 @@ from ..capture import Capture, open_capture
 from ..capture.ladder import ladder_svg
 from ..capture.stats.stream_plot import draw
 from ..errors import WirelabError
-from ..wire.ppcb import HEADER_BY_CODE
+from ..wire.ppcb import CODES, DATA_HEADER, HEADER_BY_CODE, OFFSETS
 from .offscreen import figure_png, new_figure
 
 __all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_rate"]
@@ -41,6 +41,7 @@ __all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_
 GRAPHS = ("sequence", "throughput", "rtt", "window")
 MAX_CONVERSATIONS = 200            # the list's rows: the largest by bytes (the browser gets their labels)
 _NOT_PPCB = ("not PPCB", "SYN", "FIN", "RST")
+DATA = CODES["DATA"]
 
 
 def explore(source, *, dpi: float = 72, figsize=(5.6, 2.8)) -> "Explorer":
@@ -327,8 +328,10 @@ class Explorer:
             (rows["cap_len"].to_numpy(np.int64) > start)
         first = u8[rows["file_offset"].to_numpy(np.int64)[held] + start[held]]
         starts = np.isin(first, list(HEADER_BY_CODE))
+        if kind == "udp":
+            return self._whole_ppcb_datagram(rows[held], u8, first, starts)
         seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
-        if kind != "tcp" or (seq < 0).any():             # (a datagram each, or no sequence numbers)
+        if (seq < 0).any():                              # (no sequence numbers: any byte may start one)
             return bool(starts.any())
         side = rows["a_to_b"].to_numpy(bool)[held]
         for this in (True, False):                       # a direction's bytes begin at its lowest seq
@@ -338,6 +341,25 @@ class Explorer:
                 if starts[mine[relative == relative.min()]].any():
                     return True
         return False
+
+    @staticmethod
+    def _whole_ppcb_datagram(rows: pd.DataFrame, u8: np.ndarray, first: np.ndarray, starts: np.ndarray) -> bool:
+        """Whether a datagram is exactly one PPCB packet by its length: its type's header, or a
+        DATA's header and ``data_len`` (``ppcb_reader.packet_fields``; a datagram of any other
+        length is "not PPCB", no ladder). Fragmented datagrams: any type byte will do."""
+        if rows["more_frags"].fillna(False).to_numpy(bool).any() or \
+                (rows["frag_offset"].to_numpy(np.int64, na_value=0) > 0).any():
+            return bool(starts.any())
+        size = rows["payload_len"].to_numpy(np.int64)
+        header = np.zeros(256, np.int64)
+        header[list(HEADER_BY_CODE)] = list(HEADER_BY_CODE.values())
+        whole = starts & (first != DATA) & (size == header[first])
+        data = np.flatnonzero(starts & (first == DATA) & (rows["cap_len"].to_numpy(np.int64) >= (
+            rows["payload_offset"].to_numpy(np.int64) + DATA_HEADER)))
+        at = rows["file_offset"].to_numpy(np.int64)[data] + rows["payload_offset"].to_numpy(np.int64)[data]
+        length = u8[at[:, None] + np.arange(OFFSETS["data_len"], DATA_HEADER)].astype(np.int64) @ \
+            (256 ** np.arange(DATA_HEADER - OFFSETS["data_len"] - 1, -1, -1))
+        return bool(whole.any() or (size[data] == DATA_HEADER + length).any())
 
     def _ladder_html(self, inside: pd.DataFrame) -> str:
         """The ladder of the PPCB packets in range (SVG), when this conversation carries PPCB."""

@@ -25,6 +25,7 @@ The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 """
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,7 +50,21 @@ def first_seen_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     and the row where each group first appears."""
     if keys.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    packed = _one_number(keys)
+    return _first_seen(list(keys.T), keys)
+
+
+def _first_seen(columns: list[np.ndarray], keys: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``first_seen_ids`` of the keys given as columns (``keys``: the same as rows, if at hand)."""
+    packed = _one_number(columns)
+    pandas = sys.modules.get("pandas")
+    if packed is not None and pandas is not None:
+        # pandas already loaded (a DataFrame came in): its hash table numbers the keys in order
+        # of first appearance in one pass, 6x as fast as sorting them (np.unique) on 1M frames;
+        # ``wirelab analyze`` runs without pandas and sorts
+        ids = pandas.factorize(packed, sort=False)[0].astype(np.int64, copy=False)
+        return ids, np.flatnonzero(np.diff(np.maximum.accumulate(ids), prepend=-1) > 0)
+    if packed is None and keys is None:
+        keys = np.stack(columns, axis=1)
     _, first, inverse = np.unique(keys if packed is None else packed, axis=0 if packed is None else None,
                                   return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
@@ -58,16 +73,18 @@ def first_seen_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse.reshape(-1)], first[order]
 
 
-def _one_number(keys: np.ndarray) -> np.ndarray | None:
-    """Each row of small integers as one int64 (mixed radix), or None when they do not fit: one
-    number sorts several times faster than a row."""
-    low = keys.min(axis=0)
-    spans = (keys.max(axis=0) - low + 1).astype(object)            # (Python ints: no overflow)
-    if np.prod(spans) >= 2 ** 62:
+def _one_number(columns: list[np.ndarray]) -> np.ndarray | None:
+    """Each key (one element of each column, small integers) as one int64 (mixed radix), or
+    None when they do not fit: one number sorts several times faster than a row."""
+    low = [int(c.min()) for c in columns]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(columns, low)]      # (Python ints: no overflow)
+    if np.prod(np.array(spans, dtype=object)) >= 2 ** 62:
         return None
-    out = np.zeros(keys.shape[0], dtype=np.int64)
-    for column, span in zip((keys - low).T, spans):
-        out = out * int(span) + column
+    out = np.zeros(columns[0].size, dtype=np.int64)
+    for column, lo, span in zip(columns, low, spans):
+        out *= span
+        out += column
+        out -= lo
     return out
 
 
@@ -86,10 +103,14 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
         sport, dport = _ports_of_later_fragments(f, sport, dport)
     valid = (src >= 0) & (dst >= 0) & (proto >= 0) & (sport >= 0) & (dport >= 0)
     forward = (src < dst) | ((src == dst) & (sport <= dport))
-    keys = np.stack([proto, np.where(forward, src, dst), np.where(forward, sport, dport),
-                     np.where(forward, dst, src), np.where(forward, dport, sport)], axis=1)[valid]
-    ids, first = first_seen_ids(keys)
-    ids, first = _split_reused(f, np.flatnonzero(valid), ids, forward[valid], first)
+    if not valid.any():
+        ids, first = first_seen_ids(np.zeros((0, 5), dtype=np.int64))
+    else:                               # (column by column: no n × 5 copy of the keys)
+        fw = forward[valid]
+        vs, vd, vsp, vdp = src[valid], dst[valid], sport[valid], dport[valid]
+        ids, first = _first_seen([proto[valid], np.where(fw, vs, vd), np.where(fw, vsp, vdp),
+                                  np.where(fw, vd, vs), np.where(fw, vdp, vsp)])
+        ids, first = _split_reused(f, np.flatnonzero(valid), ids, fw, first)
     conv = np.full(len(f), -1, dtype=np.int64)
     conv[valid] = ids
     # "A" is whoever sent the conversation's first packet

@@ -200,15 +200,19 @@ def _acked_unseen(ab: np.ndarray, state: dict, rows: np.ndarray) -> np.ndarray:
     """Wireshark's TCP_A_ACK_LOST_PACKET for one conversation's segments (``rows``, in order;
     ``ab``: their directions; ``state``: ``_direction``'s per side), epan/dissectors/packet-tcp.c
     (4.0): ``maxseqtobeacked`` per side, 0 while unset."""
-    where = {side: {int(r): i for i, r in enumerate(s["rows"])} for side, s in state.items()}
-    mark, nextseq = {True: 0, False: 0}, {True: 0, False: 0}
+    # (a loop frame by frame: Python lists, not numpy scalars, ~4x as fast; a side's ``rows``
+    # are ``rows[ab]`` in order, so a side's i-th frame is its i-th in ``rows``)
+    has_ack, acks, seqs, ends = ({side: s[name].tolist() for side, s in state.items()}
+                                 for name in ("has_ack", "ack", "seq", "end"))
+    taken, mark, nextseq = {True: 0, False: 0}, {True: 0, False: 0}, {True: 0, False: 0}
     out = np.zeros(rows.size, dtype=bool)
-    for n, (row, side) in enumerate(zip(rows.tolist(), ab.tolist())):
-        s, i = state[side], where[side][row]
-        if s["has_ack"][i] and mark[not side] and int(s["ack"][i]) > mark[not side]:
+    for n, side in enumerate(ab.tolist()):
+        i = taken[side]
+        taken[side] = i + 1
+        if has_ack[side][i] and mark[not side] and acks[side][i] > mark[not side]:
             out[n] = True
             mark[not side] = nextseq[not side]
-        seq, end = int(s["seq"][i]), int(s["end"][i])
+        seq, end = seqs[side][i], ends[side][i]
         if end > nextseq[side] or not nextseq[side]:
             nextseq[side] = end
         if seq == mark[side] or not mark[side]:

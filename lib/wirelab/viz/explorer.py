@@ -33,6 +33,7 @@ from ..capture import Capture, open_capture
 from ..capture.ladder import ladder_svg
 from ..capture.stats.stream_plot import draw
 from ..errors import WirelabError
+from ..wire.ppcb import CODES, DATA_HEADER, HEADER_BY_CODE, OFFSETS
 from .offscreen import figure_png, new_figure
 
 __all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_rate"]
@@ -40,6 +41,7 @@ __all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_
 GRAPHS = ("sequence", "throughput", "rtt", "window")
 MAX_CONVERSATIONS = 200            # the list's rows: the largest by bytes (the browser gets their labels)
 _NOT_PPCB = ("not PPCB", "SYN", "FIN", "RST")
+DATA = CODES["DATA"]
 
 
 def explore(source, *, dpi: float = 72, figsize=(5.6, 2.8)) -> "Explorer":
@@ -309,8 +311,60 @@ class Explorer:
         except WirelabError:
             return None
 
+    def _may_carry_ppcb(self) -> bool:
+        """Whether the chosen conversation may carry PPCB: a UDP datagram, or the first byte of a
+        TCP direction (its lowest sequence number), is a PPCB type byte. Without one the reading
+        (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
+        TCP stream walked, seconds on a million packets) is skipped."""
+        kind, stream = self.selector.value
+        f = self.capture.frames
+        rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        try:
+            u8 = np.frombuffer(self.capture._bytes(), dtype=np.uint8)
+        except WirelabError:                             # a dataset: no bytes
+            return False
+        start = rows["payload_offset"].to_numpy(np.int64, na_value=-1)
+        held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
+            (rows["cap_len"].to_numpy(np.int64) > start)
+        first = u8[rows["file_offset"].to_numpy(np.int64)[held] + start[held]]
+        starts = np.isin(first, list(HEADER_BY_CODE))
+        if kind == "udp":
+            return self._whole_ppcb_datagram(rows[held], u8, first, starts)
+        seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
+        if (seq < 0).any():                              # (no sequence numbers: any byte may start one)
+            return bool(starts.any())
+        side = rows["a_to_b"].to_numpy(bool)[held]
+        for this in (True, False):                       # a direction's bytes begin at its lowest seq
+            mine = np.flatnonzero(side == this)
+            if mine.size:
+                relative = (seq[mine] - seq[mine[0]] + 2 ** 31) % 2 ** 32 - 2 ** 31
+                if starts[mine[relative == relative.min()]].any():
+                    return True
+        return False
+
+    @staticmethod
+    def _whole_ppcb_datagram(rows: pd.DataFrame, u8: np.ndarray, first: np.ndarray, starts: np.ndarray) -> bool:
+        """Whether a datagram is exactly one PPCB packet by its length: its type's header, or a
+        DATA's header and ``data_len`` (``ppcb_reader.packet_fields``; a datagram of any other
+        length is "not PPCB", no ladder). Fragmented datagrams: any type byte will do."""
+        if rows["more_frags"].fillna(False).to_numpy(bool).any() or \
+                (rows["frag_offset"].to_numpy(np.int64, na_value=0) > 0).any():
+            return bool(starts.any())
+        size = rows["payload_len"].to_numpy(np.int64)
+        header = np.zeros(256, np.int64)
+        header[list(HEADER_BY_CODE)] = list(HEADER_BY_CODE.values())
+        whole = starts & (first != DATA) & (size == header[first])
+        data = np.flatnonzero(starts & (first == DATA) & (rows["cap_len"].to_numpy(np.int64) >= (
+            rows["payload_offset"].to_numpy(np.int64) + DATA_HEADER)))
+        at = rows["file_offset"].to_numpy(np.int64)[data] + rows["payload_offset"].to_numpy(np.int64)[data]
+        length = u8[at[:, None] + np.arange(OFFSETS["data_len"], DATA_HEADER)].astype(np.int64) @ \
+            (256 ** np.arange(DATA_HEADER - OFFSETS["data_len"] - 1, -1, -1))
+        return bool(whole.any() or (size[data] == DATA_HEADER + length).any())
+
     def _ladder_html(self, inside: pd.DataFrame) -> str:
         """The ladder of the PPCB packets in range (SVG), when this conversation carries PPCB."""
+        if not self._may_carry_ppcb():
+            return ""
         packets = self._ppcb
         if packets is None or not len(packets):
             return ""

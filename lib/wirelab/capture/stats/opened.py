@@ -134,16 +134,18 @@ class Capture:
         if kind in ("tcp", "udp"):
             mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
             pick = mine & transport_frames(f) & ~tcp_header_cut(f)      # (as Wireshark's tap)
-            g = f[pick]
-            sport, dport = g["sport"].to_numpy(np.int64, na_value=-1), g["dport"].to_numpy(np.int64, na_value=-1)
-            stream, ab = g["stream"].to_numpy(np.int64), g["a_to_b"].to_numpy(bool)
+            # column by column: ``f[pick]`` would copy every column of the frames (a third of the time)
+            sport = f["sport"].to_numpy(np.int64, na_value=-1)[pick]
+            dport = f["dport"].to_numpy(np.int64, na_value=-1)[pick]
+            stream, ab = f["stream"].to_numpy(np.int64)[pick], f["a_to_b"].to_numpy(bool)[pick]
             lacking = sport < 0
             if lacking.any():           # a last fragment: its datagram's ports, from the first fragment
                 ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
                 found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
                 sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
                 dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
-            return conversation_table(stream, ab, g["src"].cat.codes.to_numpy(), g["dst"].cat.codes.to_numpy(),
+            src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
+            return conversation_table(stream, ab, src, dst,
                                       sport, dport, size[pick], time[pick], names=_names(f))
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()

@@ -6,6 +6,8 @@ line are steps (the bytes the receiver has and the bytes it allows).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import UsageError
 
 __all__ = ["draw"]
@@ -25,8 +27,9 @@ def draw(graphs, graph: str, ax=None, **kwargs):
         data, acks = g[g["kind"] == "data"], g[g["kind"] == "ack"]
         for resent, colour, label in ((False, "C0", "data"), (True, "C3", "retransmission")):
             part = data[data["retransmission"] == resent]
-            if len(part):
-                ax.vlines(part["time"], part["seq"], part["end"], colors=colour, label=label)
+            if len(part):                # the bars as one line broken by NaN: ``vlines`` makes an
+                x, y = _bars(part)           # object per bar (1 s for 40,000 segments, this 10 ms)
+                ax.plot(x, y, color=colour, label=label)
         if len(acks):
             ax.step(acks["time"], acks["seq"], where="post", color="C2", label="ACK")
             ax.step(acks["time"], acks["window"], where="post", color="C1", label="receive window")
@@ -50,3 +53,12 @@ def draw(graphs, graph: str, ax=None, **kwargs):
     ax.set_title(f"TCP stream {graphs.stream}: {graph}")
     ax.legend(loc="best")
     return ax
+
+
+def _bars(part):
+    """x and y of vertical bars (``time``, from ``seq`` to ``end``) as one polyline, NaN between."""
+    n = len(part)
+    x, y = np.full(3 * n, np.nan), np.full(3 * n, np.nan)
+    x[0::3] = x[1::3] = part["time"].to_numpy(np.float64)
+    y[0::3], y[1::3] = part["seq"].to_numpy(np.float64), part["end"].to_numpy(np.float64)
+    return x, y

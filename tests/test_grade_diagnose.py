@@ -129,3 +129,12 @@ def test_a_flood_of_text_is_read_only_as_far_as_needed():
     data = random.Random(2).randbytes(100_000)
     found = diagnose(data, data[:5000] + b"x" * 5_000_000, CHUNK)
     assert found.cause == "text_added" and found.offsets == {"at": 5000, "length": 5_000_000}
+
+
+def test_a_missing_tail_after_the_kits_server_gave_up_blames_the_sending_not_stdin():
+    # a client over a link that lost its DATA MAX_RETRANSMITS times (or one that stopped resending): the
+    # server timed out waiting; reading stdin is not the suspect (seen: 17 of 20 DATA, then 5 sends lost)
+    data = bytes(range(256)) * 80
+    finding = diagnose(data, data[:17000], 1000, side="client", peer_gave_up=True)
+    assert finding.cause == "tail_missing" and "stdin" not in finding.advice and "resending" in finding.advice
+    assert "stdin" in diagnose(data, data[:17000], 1000, side="client").advice

@@ -168,7 +168,8 @@ def _shown(text: bytes) -> str:
     return repr(text[:60])[2:-1] + ("..." if len(text) > 60 else "")
 
 
-def _prefix(expected: bytes, n: int, chunk: int | None, side: str, running: bool) -> Finding:
+def _prefix(expected: bytes, n: int, chunk: int | None, side: str, running: bool,
+            peer_gave_up: bool = False) -> Finding:
     N = len(expected)
     holds, program = _who(side)
     cut = _cut(expected, n)
@@ -183,7 +184,11 @@ def _prefix(expected: bytes, n: int, chunk: int | None, side: str, running: bool
         return Finding("stops_at_byte", f"{holds} the first {n} of the {N} B input exactly, then nothing; {where}",
                        advice, {"delivered": n, "byte_at": at, "byte": value, "included": included})
     packets = f" ({n // chunk} whole DATA of {chunk} B)" if chunk and n and n % chunk == 0 else ""
-    if side == "client":
+    if side == "client" and peer_gave_up:
+        advice = (f"wirelab's server waited for the next DATA until its MAX_WAIT and resends were spent: did "
+                  f"{program} stop resending it (MAX_RETRANSMITS) or end the session while it was still unacknowledged? "
+                  "The ladder below shows every send")
+    elif side == "client":
         advice = (f"{program} sent only {n} B: does it read all of stdin before it starts (read() or fread() "
                   "until it returns 0; one call may return less than asked), and send every byte it read?")
     elif running:
@@ -199,18 +204,20 @@ def _prefix(expected: bytes, n: int, chunk: int | None, side: str, running: bool
 
 
 def diagnose(expected: bytes, got: bytes, chunk: int | None = None, *, side: str = "server",
-             running: bool = True) -> Finding | None:
+             running: bool = True, peer_gave_up: bool = False) -> Finding | None:
     """How ``got`` differs from ``expected`` (``None``: it does not). ``chunk``: the DATA size, where
     known (runs of the input are looked for at its multiples first); ``side``: client, server or pair
-    (module doc); ``running``: whether the program that wrote ``got`` still ran when it was read."""
+    (module doc); ``running``: whether the program that wrote ``got`` still ran when it was read;
+    ``peer_gave_up``: the kit's server stopped waiting for the next DATA (then a missing tail is the
+    client's sending, not its reading of stdin)."""
     if got == expected:
         return None
     holds, program = _who(side)
     N = len(expected)
     if not got:
-        return _prefix(expected, 0, chunk, side, running)
+        return _prefix(expected, 0, chunk, side, running, peer_gave_up)
     if len(got) < N and expected.startswith(got):
-        return _prefix(expected, len(got), chunk, side, running)
+        return _prefix(expected, len(got), chunk, side, running, peer_gave_up)
     runs = _runs(expected, got, chunk)
     if not any(r[0] == "input" for r in runs):
         return Finding("nothing", f"{holds} {len(got)} B, none of them the input's (they begin "

@@ -14,11 +14,13 @@ for the drawn link (prediction.py reads the test's link), and the report says
 whose link a test ran on (``GradeTest.describe_link``).
 
 Fair draws: a correct program must never fail by bad luck. A udpr client or
-server sends one datagram at a time and resends it after MAX_WAIT, so over a
-link whose forward direction only loses, its tries are the link's successive
-loss draws; a pattern with MAX_RETRANSMITS + 1 losses in a row in the first
-``PATTERN_PACKETS`` draws would lose one packet every time, and is passed over
-for the next candidate (the userspace link's draws are reproduced:
+server sends one datagram at a time and resends it after MAX_WAIT, so its tries
+are the link's successive loss draws, the forward one for the packet and, where
+it got through, the reverse one for its answer; a pattern with MAX_RETRANSMITS
+failed tries in a row in the first ``PATTERN_PACKETS`` would lose one packet every
+time for a program that reads MAX_RETRANSMITS as its sends in all (a reading the
+assignment allows: notebooks/ppcb-protocol.md, Readings), and is passed over for
+the next candidate (the userspace link's draws are reproduced:
 ``wirelab.link.userspace`` seeds each direction's shaper from ``Random(seed)``).
 
 How the grader knows the student: a class folder's sub-folder or archive is
@@ -73,19 +75,27 @@ def _fair_seed(rng: random.Random, spec: LinkSpec, retransmits: int) -> int:
 
 
 def fair_pattern(seed: int, spec: LinkSpec, retransmits: int, packets: int = PATTERN_PACKETS) -> bool:
-    """No run of ``retransmits`` + 1 losses in the first ``packets`` loss draws of either direction of the
-    userspace link seeded with ``seed`` (true where a direction draws for more than loss: its draws then
-    interleave with the others' and no run can be foretold)."""
+    """No run of ``retransmits`` failed tries in the first ``packets`` tries of a stop-and-wait exchange
+    over the userspace link seeded with ``seed``: a try draws the forward direction's loss for its packet and,
+    if that got through, the reverse direction's for the answer (a lost answer costs a try too: the sender
+    resends after MAX_WAIT and the peer answers again). True where a direction draws for more than loss (its
+    draws then interleave with the others' and no run can be foretold)."""
     top = random.Random(seed)
+    sides = []
     for direction in (spec.forward, spec.reverse):
         draws = random.Random(top.random())          # as link.userspace._routes seeds each direction's shaper
-        if not direction.loss or direction.duplicate or direction.reorder or direction.jitter_s:
-            continue
-        run = 0
-        for _ in range(packets):
-            run = run + 1 if draws.random() < direction.loss else 0
-            if run > retransmits:
-                return False
+        if direction.loss and (direction.duplicate or direction.reorder or direction.jitter_s):
+            return True
+        sides.append((draws, direction.loss or 0.0))
+    (forward, p_forward), (reverse, p_reverse) = sides
+    run = 0
+    for _ in range(packets):
+        lost = bool(p_forward) and forward.random() < p_forward
+        if not lost and p_reverse:
+            lost = reverse.random() < p_reverse
+        run = run + 1 if lost else 0
+        if run >= retransmits:          # the assignment also allows MAX_RETRANSMITS sends in all
+            return False
     return True
 
 

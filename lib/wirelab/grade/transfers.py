@@ -80,7 +80,10 @@ def _student_client(ctx: TestContext, data: bytes, data_path) -> None:
         raise Failed("ppcbc exited 0, but wirelab's server never completed a session (no CONN, or no RCVD sent)")
     if not served.ok or sink.bytes != len(data) or sink.hexdigest() != hashlib.sha256(data).hexdigest():
         chunk = round(served.bytes_received / served.packets_received) if served.packets_received else None
-        finding = diagnose(data, bytes(sink.kept), chunk, side="client")
+        # the kit's server gave up waiting (its MAX_WAIT and resends spent): the client's stdin is not the
+        # suspect, its sending is (a link that lost every try, or a client that stopped resending)
+        gave_up = bool(served.receiver_error) and "timeout" in served.receiver_error
+        finding = diagnose(data, bytes(sink.kept), chunk, side="client", peer_gave_up=gave_up)
         raise Failed(f"ppcbc exited 0, but wirelab's server delivered {served.bytes_delivered} of {len(data)} B"
                      + (f" ({served.receiver_error})" if served.receiver_error else "")
                      + (f"; {finding}" if finding else ""))

@@ -68,7 +68,8 @@ def test_the_draw_is_the_one_my_link_makes():
 
 
 def test_drawn_loss_patterns_cannot_fail_a_correct_program(cat):
-    """No MAX_RETRANSMITS + 1 losses in a row on any student's link; a pattern that has them is refused."""
+    """No MAX_RETRANSMITS lost tries in a row on any student's link (a program may read MAX_RETRANSMITS as its
+    sends in all); a pattern that has them is refused."""
     r = cat.assignment.max_retransmits
     for test in drawing(cat):
         for n in range(60):
@@ -110,11 +111,15 @@ def test_gradescopes_metadata_names_the_student(tmp_path):
 
 @pytest.mark.root
 def test_a_correct_program_passes_on_its_students_drawn_link(project_root, tmp_path):
-    source = tmp_path / "class" / "s1234567"
-    shutil.copytree(project_root / "data" / "example-class" / "correct-python", source)
+    # two students of one course, one correct program: two links, the same score
+    sources = []
+    for student in ("s1234567", "s7654321"):
+        sources.append((student, tmp_path / "class" / student))
+        shutil.copytree(project_root / "data" / "example-class" / "correct-python", sources[-1][1])
     cat = load_catalogue().select(["client-udpr-20KB-loss10"])
-    graded = grade_class([("s1234567", source)], cat, tmp_path / "out", jobs=1, progress=False,
-                         capture=False)[0]
+    both = grade_class(sources, cat, tmp_path / "out", jobs=1, progress=False, capture=False)
+    assert both[0].tests[0].link != both[1].tests[0].link and both[0].score == both[1].score == 100
+    graded = both[0]
     test, = graded.tests
     drawn = own_link(cat.tests[0], "s1234567", "", cat.assignment)
     assert test.status == "pass", test.reason

@@ -171,15 +171,19 @@ def test_another_sandbox_or_kit_grades_again_and_says_which(class_dir, grader, t
 
 def test_a_results_json_saved_before_keys_loads_and_means_a_full_regrading(class_dir, grader, tmp_path, capsys,
                                                                           project_root):
-    recorded = project_root / "data" / "example-class" / "results.json"      # saved before keys were kept
+    # the example class's grading as an older wirelab saved it: no keys, nor when it was graded
+    saved = json.loads((project_root / "data" / "example-class" / "results.json").read_text())
+    for graded in saved:
+        graded.pop("key", None), graded.pop("graded_at", None)
+    out = tmp_path / "reports"
+    out.mkdir()
+    recorded = out / "results.json"
+    recorded.write_text(json.dumps(saved))
     old = load_graded(recorded)
     assert old and not any(g.key for g in old)
     names = [g.name for g in old[:3]]
     for name, folder in zip(names, NAMES):
         (class_dir / folder).rename(class_dir / name)
-    out = tmp_path / "reports"
-    out.mkdir()
-    shutil.copy(recorded, out / "results.json")
     cat = load_catalogue().select(["build-*"])
     classroom.grade_class([(n, class_dir / n) for n in names], cat, out, progress=False)
     assert grader.graded == names

@@ -6,7 +6,6 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from wirelab.capture import flows, io_graph, read_capture, retransmission_summary, tcp_analysis, udp_loss

@@ -20,7 +20,7 @@ import pytest
 
 from platform_schemas import gradescope_problems
 from wirelab.errors import UsageError
-from wirelab.grade.autograder import APT_PACKAGES, CONFIG, build_bundle, load_config
+from wirelab.grade.autograder import APT_PACKAGES, CONFIG, build_bundle
 from wirelab.grade.handin import lay_out
 
 HERE = Path(__file__).resolve().parent

@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from wirelab.experiment import iperf3_run
-from wirelab.link import LinkSpec, Testbed, broker_network, capabilities
+from wirelab.link import LinkSpec, broker_network, capabilities
 from wirelab.link.inspect import wait_for_qdisc
 from wirelab.link.netns import list_namespaces, run
 from link_probe import UdpCounter, UdpEcho, udp_blast, udp_rtts

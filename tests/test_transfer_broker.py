@@ -9,7 +9,7 @@ import time
 import pytest
 
 from wirelab.transfer import broker
-from wirelab.transfer.broker import ACK, MESSAGE_BYTES, MSG, Message, pack, unpack
+from wirelab.transfer.broker import MESSAGE_BYTES, MSG, Message, pack, unpack
 
 
 def test_the_message_is_32_bytes_and_round_trips():

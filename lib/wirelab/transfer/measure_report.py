@@ -45,6 +45,8 @@ def fold_report(result: Result, report: dict, same_clock: bool, fit: ClockFit | 
                                "the data (RFC 5905 offsets, least squares over the smallest-RTT half)")
         # goodput's last instant is the end of the data: the receiver's clock, corrected there
         result.clock_offset_s, result.clock = fit.at(last), "offset estimate"
+    if report.get("receiver_socket_drops") is not None:   # lost at the receiving host, not on the link
+        result.metadata["receiver_socket_drops"] = report["receiver_socket_drops"]
     if report.get("delays_sampled"):
         result.metadata["delays_sampled"] = True
     if "end_markers" in report:          # nttcp's: how many arrived, the first one's time

@@ -1,0 +1,120 @@
+"""A host kept off the CPU is named, not blamed on the model: the UDP receiver stamps each datagram
+with the kernel's arrival time and counts what its socket dropped; the residual table turns a slow
+sender and a receiver's drops into quantified reasons."""
+import math
+import socket
+import time
+
+import pandas as pd
+import pytest
+
+from wirelab.analysis.reasons import reasons
+from wirelab.analysis.residuals import residual_table
+from wirelab.transfer.measure_server import _arrivals
+
+
+@pytest.fixture
+def pair():
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender.connect(receiver.getsockname())
+    yield sender, receiver
+    sender.close()
+    receiver.close()
+
+
+def test_a_datagram_read_late_keeps_its_arrival_time(pair):
+    sender, receiver = pair
+    receive = _arrivals(receiver, bytearray(2048))
+    sent_ns = time.time_ns()
+    sender.send(b"x" * 100)
+    # the receiver is kept away 50 ms (the stall under test, not a synchronisation)
+    time.sleep(0.05)
+    receiver.settimeout(1.0)
+    n, _, arrived_ns = receive()
+    read_ns = time.time_ns()
+    assert n == 100
+    assert arrived_ns - sent_ns < 0.02e9 <= read_ns - arrived_ns
+
+
+def test_the_datagrams_a_full_socket_dropped_are_counted(pair):
+    sender, receiver = pair
+    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    receive = _arrivals(receiver, bytearray(2048))
+    for _ in range(200):
+        sender.send(b"y" * 1000)
+    receiver.settimeout(0.2)
+    read = 0
+    while True:
+        try:
+            receive()
+        except socket.timeout:
+            break
+        read += 1
+    assert 0 < read < 200
+    assert receive.drops == 200 - read
+
+
+def test_the_drop_count_is_this_session_s_not_the_socket_s_life(pair):
+    sender, receiver = pair
+    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    for _ in range(100):                      # an earlier session's drops
+        sender.send(b"z" * 1000)
+    receiver.settimeout(0.2)
+    try:
+        while True:
+            receiver.recv(2048)
+    except socket.timeout:
+        pass
+    receive = _arrivals(receiver, bytearray(2048))
+    for _ in range(3):
+        sender.send(b"w" * 1000)
+    for _ in range(3):
+        receive()
+    assert receive.drops == 0
+
+
+def _udp_runs(**columns):
+    base = dict(experiment="x", setting_id=0, status="ok", engine="wirelab", backend="userspace", workload="file",
+                proto="udp", size_bytes=2_000_000, rate_bps=60e6, delay_s=0.005, loss=0.0, mtu=1500,
+                pred_goodput_bps=57.29e6, pred_transfer_time_s=0.2943, pred_data_time_s=0.2793,
+                pred_time_link_s=0.2743, pred_datagrams=1359, bytes_delivered=2_000_000)
+    frame = pd.DataFrame([{**base, "run_id": i, "rep": i, **{k: v[i] for k, v in columns.items()}}
+                          for i in range(len(next(iter(columns.values()))))])
+    return frame
+
+
+def test_a_sender_that_offered_less_than_the_link_is_the_reason_and_its_size():
+    # as measured under load: the sender took 0.373 s to send what the link carries in 0.274 s
+    spans = [0.3729, 0.3731, 0.3728]
+    runs = _udp_runs(first_data_time_s=[0.0, 0.0, 0.0], last_data_time_s=spans,
+                     transfer_s=[s + 0.0053 for s in spans], goodput_bps=[8 * 2e6 / (s + 0.0053) for s in spans])
+    row = residual_table(runs).iloc[0]
+    assert row["measured/predicted"] == pytest.approx(0.74, abs=0.01)
+    assert "slow sender" in row["reasons"] and row["verdict"] == "explained"
+    (slow,) = [r for r in reasons(_summary(runs)) if r.name == "slow sender"]
+    assert slow.low == pytest.approx(0.2793 / (0.3729 + 0.005) - 1, abs=1e-3)
+
+
+def test_a_sender_that_kept_the_line_busy_is_no_reason():
+    runs = _udp_runs(first_data_time_s=[0.0] * 3, last_data_time_s=[0.250] * 3, transfer_s=[0.2795] * 3,
+                     goodput_bps=[8 * 2e6 / 0.2795] * 3)
+    assert not [r for r in reasons(_summary(runs)) if r.name == "slow sender"]
+
+
+def test_receiver_drops_are_their_share_of_the_datagrams_and_older_sweeps_stay_silent():
+    runs = _udp_runs(first_data_time_s=[0.0] * 2, last_data_time_s=[0.25] * 2, transfer_s=[0.28] * 2,
+                     goodput_bps=[50e6] * 2, metadata_receiver_socket_drops=[40, 28])
+    (drops,) = [r for r in reasons(_summary(runs)) if r.name == "receiver drops"]
+    assert drops.low == pytest.approx(-34 / 1359)
+    older = runs.drop(columns=["metadata_receiver_socket_drops", "first_data_time_s", "last_data_time_s"])
+    assert not {r.name for r in reasons(_summary(older))} & {"receiver drops", "slow sender"}
+
+
+def _summary(runs):
+    from wirelab.analysis.residuals import _host_columns
+    from wirelab.experiment.stats import summarize
+    row = summarize(_host_columns(runs), metrics=("goodput_bps", "send_span_s", "receiver_socket_drops")).iloc[0]
+    assert math.isfinite(row["measured_over_predicted"])
+    return row

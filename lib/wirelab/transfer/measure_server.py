@@ -19,20 +19,15 @@ a line over time: offset and drift (``clock.py``).
 from __future__ import annotations
 
 from array import array
-import os
 import socket
-import struct
 import time
 
 from ..errors import ProtocolError, TransferError
 from . import ppcb
+from .arrivals import datagram_receiver, stamp_arrivals
 from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
                            MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
-
-#: socket(7), asm-generic/socket.h: the kernel's receive time (a struct timespec, the SCM of the same number).
-SO_TIMESTAMPNS = 35
-_TIMESPEC = struct.Struct("@qq")
 
 __all__ = ["Tally", "serve_measure_tcp", "serve_measure_udp", "enable_gro"]
 
@@ -226,7 +221,7 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     sock.sendto(json_packet(HELLO_ACK, {"rcvbuf_granted_bytes":
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
-    receive = _arrivals(sock, buf)
+    receive = datagram_receiver(sock, buf)
     records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
     if progress is not None:
         progress.count = _running_total(records)
@@ -279,7 +274,7 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
         if gro:
             enable_gro(sock, False)
         drops = receive.drops
-        _stamp_arrivals(sock, False)
+        stamp_arrivals(sock, False)
     for i in range(0, len(records), 4):
         seq, send_ns, receive_ns, size = records[i:i + 4]
         tally.add(seq, send_ns, size, receive_ns)
@@ -296,60 +291,6 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     result = _result("udp", hello, report, error)
     result.lost = report.get("lost")
     return result, raw
-
-
-def _stamp_arrivals(sock: socket.socket, on: bool = True) -> bool:
-    """Ask the kernel for each datagram's arrival time (socket(7): SO_TIMESTAMPNS); False where it
-    cannot."""
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, int(on))
-        return True
-    except OSError:
-        return False
-
-
-def _arrivals(sock: socket.socket, buf: bytearray):
-    """A function receiving one datagram into ``buf``: (bytes, address, arrival ns). The arrival is
-    the kernel's (when the datagram reached this host, as a capture stamps it), so a receiver kept
-    off the CPU does not stretch the measured interval. Its ``drops`` attribute: what the socket's
-    full buffer dropped since the function was made (None where the kernel does not say)."""
-    class Receive:
-        start = socket_drops(sock)
-
-        @property
-        def drops(self):
-            now = socket_drops(sock)
-            return None if now is None or self.start is None else now - self.start
-
-        def __call__(self):
-            if not stamped:
-                n, addr = sock.recvfrom_into(buf)
-                return n, addr, time.time_ns()
-            n, ancillary, _, addr = sock.recvmsg_into(buffers, space)
-            for level, kind, data in ancillary:
-                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= _TIMESPEC.size:
-                    seconds, nanoseconds = _TIMESPEC.unpack_from(data)
-                    return n, addr, seconds * 1_000_000_000 + nanoseconds
-            return n, addr, time.time_ns()
-    stamped, buffers, space = _stamp_arrivals(sock), [buf], socket.CMSG_SPACE(_TIMESPEC.size)
-    return Receive()
-
-
-def socket_drops(sock: socket.socket) -> int | None:
-    """The datagrams this UDP socket's full receive buffer has dropped in its life (proc(5):
-    /proc/net/udp's ``drops``, the socket found by its inode), or None where it cannot be read."""
-    inode = str(os.fstat(sock.fileno()).st_ino)
-    for table in ("/proc/self/net/udp", "/proc/self/net/udp6"):
-        try:
-            with open(table) as lines:
-                next(lines, None)
-                for line in lines:
-                    fields = line.split()
-                    if len(fields) > 12 and fields[9] == inode:
-                        return int(fields[12])
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 def _running_total(records: array):

@@ -1,0 +1,89 @@
+"""A receiver kept off the CPU does not stretch what it measures: UDP datagrams and TCP reads carry
+the kernel's arrival time, and what a UDP socket's full buffer dropped is counted as the host's."""
+import socket
+import time
+
+import pytest
+
+from wirelab.transfer.arrivals import datagram_receiver as _arrivals
+from wirelab.transfer.sockets import Meter
+from wirelab.transfer.tcp import StreamReader
+
+
+@pytest.fixture
+def pair():
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender.connect(receiver.getsockname())
+    yield sender, receiver
+    sender.close()
+    receiver.close()
+
+
+def test_a_datagram_read_late_keeps_its_arrival_time(pair):
+    sender, receiver = pair
+    receive = _arrivals(receiver, bytearray(2048))
+    sent_ns = time.time_ns()
+    sender.send(b"x" * 100)
+    # the receiver is kept away 50 ms (the stall under test, not a synchronisation)
+    time.sleep(0.05)
+    receiver.settimeout(1.0)
+    n, _, arrived_ns = receive()
+    read_ns = time.time_ns()
+    assert n == 100
+    assert arrived_ns - sent_ns < 0.02e9 <= read_ns - arrived_ns
+
+
+def test_the_datagrams_a_full_socket_dropped_are_counted(pair):
+    sender, receiver = pair
+    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    receive = _arrivals(receiver, bytearray(2048))
+    for _ in range(200):
+        sender.send(b"y" * 1000)
+    receiver.settimeout(0.2)
+    read = 0
+    while True:
+        try:
+            receive()
+        except socket.timeout:
+            break
+        read += 1
+    assert 0 < read < 200
+    assert receive.drops == 200 - read
+
+
+def test_the_drop_count_is_this_session_s_not_the_socket_s_life(pair):
+    sender, receiver = pair
+    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    for _ in range(100):                      # an earlier session's drops
+        sender.send(b"z" * 1000)
+    receiver.settimeout(0.2)
+    try:
+        while True:
+            receiver.recv(2048)
+    except socket.timeout:
+        pass
+    receive = _arrivals(receiver, bytearray(2048))
+    for _ in range(3):
+        sender.send(b"w" * 1000)
+    for _ in range(3):
+        receive()
+    assert receive.drops == 0
+
+
+def test_a_tcp_read_made_late_keeps_the_last_segment_s_arrival():
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    conn, _ = server.accept()
+    reader = StreamReader(conn, Meter())
+    reader.stamp_arrivals()
+    conn.settimeout(1.0)
+    sent = time.time()
+    client.sendall(b"a" * 5000)
+    time.sleep(0.05)                          # the reader is kept away (the stall under test)
+    assert reader.read(5000) == b"a" * 5000
+    read = time.time()
+    assert reader.arrived_s() - sent < 0.02 <= read - reader.arrived_s()
+    for sock in (client, conn, server):
+        sock.close()

@@ -10,6 +10,25 @@ from wirelab.transfer.sockets import Meter
 from wirelab.transfer.tcp import StreamReader
 
 
+@pytest.fixture(scope="module", autouse=True)
+def stamping_on():
+    """The kernel turns stamping on a moment after a socket first asks (net_enable_timestamp defers
+    it to a work item): keep one socket asking, and wait until a datagram comes stamped at arrival."""
+    keeper = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    keeper.bind(("127.0.0.1", 0))
+    receive = _arrivals(keeper, bytearray(64))
+    keeper.settimeout(1.0)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        keeper.sendto(b"probe", keeper.getsockname())
+        before_read = time.time_ns()
+        _, _, arrived = receive()
+        if arrived < before_read:
+            break
+    yield
+    keeper.close()
+
+
 @pytest.fixture
 def pair():
     receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -24,7 +24,7 @@ import time
 
 from ..errors import ProtocolError, TransferError
 from . import ppcb
-from .arrivals import datagram_receiver, stamp_arrivals
+from .arrivals import datagram_receiver
 from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
                            MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
@@ -128,6 +128,7 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
         most = hello.get("read")                            # the reader's length: bytes per recv
         most = most if isinstance(most, int) and 0 < most <= 1 << 24 else None
         interval = _interval(hello)
+        reader.stamp_arrivals()              # records counted by when they arrived, not when read
         raw = bytearray(packet)
         view = memoryview(raw)
         ends_ns = None                                      # the interval's end (this end's clock)
@@ -142,7 +143,7 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
                 raise
             kind = raw[0]
             if kind == RECORD:
-                now_ns = time.time_ns()
+                now_ns = reader.arrived_ns or time.time_ns()
                 if ends_ns is not None and now_ns >= ends_ns:
                     break                                   # the first record after the interval
                 _, seq, send_ns = REC.unpack_from(raw)
@@ -274,7 +275,6 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
         if gro:
             enable_gro(sock, False)
         drops = receive.drops
-        stamp_arrivals(sock, False)
     for i in range(0, len(records), 4):
         seq, send_ns, receive_ns, size = records[i:i + 4]
         tally.add(seq, send_ns, size, receive_ns)

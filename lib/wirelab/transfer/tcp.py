@@ -74,9 +74,10 @@ class StreamReader:
         if have:
             view[:have] = self.buf[:have]
             del self.buf[:have]
+        receive = self._receive_stamped_into if self.stamped else self.sock.recv_into
         try:
             while have < len(view):
-                have += self._receive(self.sock.recv_into, view[have:have + most] if most else view[have:])
+                have += self._receive(receive, view[have:have + most] if most else view[have:])
         except TransferError:
             self.buf[:0] = view[:have]        # a part read stays readable: the stream keeps its framing
             raise
@@ -85,6 +86,11 @@ class StreamReader:
         data, ancillary, _, _ = self.sock.recvmsg(size, ANCILLARY_SPACE)
         self.arrived_ns = arrival_ns(ancillary) or self.arrived_ns
         return data
+
+    def _receive_stamped_into(self, view: memoryview) -> int:
+        n, ancillary, _, _ = self.sock.recvmsg_into([view], ANCILLARY_SPACE)
+        self.arrived_ns = arrival_ns(ancillary) or self.arrived_ns
+        return n
 
     def _receive(self, receive, arg):
         """One recv/recv_into; a timeout, an error or an empty read become TransferError."""
@@ -119,6 +125,7 @@ def listen_tcp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
     """A listening socket (port 0: any free port; read it with ``getsockname()``)."""
     sock = open_socket("tcp", sndbuf=sndbuf, rcvbuf=rcvbuf)
     bind(sock, host, port)
+    stamp_arrivals(sock)     # inherited by each connection; on now: the kernel turns stamping on a moment later
     sock.listen(backlog)
     return sock
 

@@ -27,6 +27,7 @@ import time
 
 from ..errors import ProtocolError
 from . import ppcb
+from .arrivals import stamp_arrivals
 from .result import Result
 from .sockets import DEFAULT_HOST, Meter, bind, buffer_sizes, hand_over, open_socket, waiting_on
 
@@ -41,6 +42,7 @@ def listen_udp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
     """A bound UDP socket for ``serve_udp`` (port 0: any free port)."""
     sock = open_socket("udp", sndbuf=sndbuf, rcvbuf=rcvbuf)
     bind(sock, host, port)
+    stamp_arrivals(sock)     # now, not per session: the kernel turns stamping on a moment after it is first asked
     return sock
 
 

@@ -129,3 +129,15 @@ def test_bbr_holds_its_window_a_round_per_recovery_and_never_cuts_it():
     cubic = file_runs(segments=297, loss=0.028, cc="cubic", queue=147, **link)
     assert free.mean_s < bbr.mean_s < cubic.mean_s
     assert 0.95 < bbr.mean_s < 1.25
+
+
+@pytest.mark.parametrize("cc", ["bbr", "reno", "cubic"])
+def test_a_window_beyond_a_shallow_queue_still_ends_the_file(cc):
+    # BBR's window (2·BDP + 3) never fits a queue shallower than the pipe: the queue drops the excess
+    # every round, but the file's last flight is only what is left, and that fits (the model once
+    # counted the whole window's excess against the last few segments and never finished)
+    link = _link(10e6, 0.03)
+    runs = file_runs(segments=700, loss=0.0, cc=cc, queue=30, runs=200, **link)
+    assert np.isfinite(runs.data_times_s).all() and runs.rounds_max < 200
+    # and never faster than the link carries the file
+    assert runs.fastest_s >= 700 * link["segment_s"]

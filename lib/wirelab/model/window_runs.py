@@ -29,7 +29,8 @@ each rule cited):
   W_cubic(t) = C(t − K)³ + W_max (RFC 9438 §4.2, t one min RTT ahead, K from W_max and β,
   fast convergence §4.7) and the Reno-friendly W_est (§4.3, α = 3(1 − β)/(1 + β)), at most half
   the window a round (tcp_cubic.c); after HyStart W_max is the window itself (K = 0);
-* a window beyond the pipe plus the bottleneck's queue overflows it: a loss (tail drop);
+* a flight (the window, or what is left of the file) beyond the pipe plus the bottleneck's queue
+  overflows it: a loss (tail drop);
 * BBR v1 (Cardwell et al., ACM Queue 2016; Linux tcp_bbr.c): no cut on random loss; start-up grows
   by what was ACKed up to cwnd_gain·BDP, except in the first round of each recovery episode (packet
   conservation: the window held), an episode lasting about a round.
@@ -40,7 +41,8 @@ and quantiles are the prediction's; ``FileRuns.mean_interval`` is the interval o
 mean of n runs (the model's), which shrinks with n.
 
 Not modelled: retransmission timeouts (a lost retransmission: ``recovery.expected_rto`` is added
-to the mean by ``transfer_time``), receive-window autotuning, BBR's pacing gains and ProbeRTT,
+to the mean by ``transfer_time``), receive-window autotuning, BBR's pacing gains and ProbeRTT (its
+flight is its window: behind a queue shallower than the pipe it overflows every round),
 reordering. Measured (BBR files at 0.6-2.8 % loss, 15 settings, 3-6 runs each): these runs' mean
 time 0.84-1.01 of the measured (the earlier "start-up runs on through loss": 0.68-1.0).
 """
@@ -212,9 +214,11 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
         # each sent segment lost with probability p (a fraction of one counts as one, that often)
         whole = np.floor(sent) + (rng.random(runs) < sent - np.floor(sent)) if loss > 0 else sent
         lost = np.minimum(rng.binomial(whole.astype(np.int64), loss), sent) if loss > 0 else np.zeros(runs)
-        # a flight beyond the pipe and the queue: the queue drops what does not fit (tail drop)
-        overflow = cwnd > top + 1e-9
-        lost = np.where(overflow, np.minimum(np.maximum(lost, cwnd - np.floor(top)), sent), lost)
+        # a flight beyond the pipe and the queue: the queue drops what does not fit (tail drop); the
+        # flight is the window, or what is left of the file when that is less
+        flight = np.minimum(cwnd, np.ceil(left - 1e-9))
+        overflow = flight > top + 1e-9
+        lost = np.where(overflow, np.minimum(np.maximum(lost, flight - np.floor(top)), sent), lost)
         if timed:
             overlap = np.clip(np.minimum(elapsed + base_s, until) - np.maximum(elapsed, window[0]), 0.0, None)
             in_window += (sent - lost) * overlap / base_s

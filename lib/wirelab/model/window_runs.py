@@ -206,19 +206,8 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
                              "a smaller file or less loss")
         if timed and elapsed.min() >= until:
             break
-        cwnd = np.floor(w + 1e-9)
-        clocked = np.where((phase == CA) | (phase == SEEN_CA), delayed_ack_round(base_s, segment_s, cwnd),
-                           base_s + segment_s / 2)
-        rate = np.minimum(cwnd * base_s / np.maximum(clocked, cwnd * segment_s), link)
-        sent = np.minimum(rate, left)                 # a rate of segments: no rounding to whole ones
-        # each sent segment lost with probability p (a fraction of one counts as one, that often)
-        whole = np.floor(sent) + (rng.random(runs) < sent - np.floor(sent)) if loss > 0 else sent
-        lost = np.minimum(rng.binomial(whole.astype(np.int64), loss), sent) if loss > 0 else np.zeros(runs)
-        # a flight beyond the pipe and the queue: the queue drops what does not fit (tail drop); the
-        # flight is the window, or what is left of the file when that is less
-        flight = np.minimum(cwnd, np.ceil(left - 1e-9))
-        overflow = flight > top + 1e-9
-        lost = np.where(overflow, np.minimum(np.maximum(lost, flight - np.floor(top)), sent), lost)
+        cwnd, clocked, rate, sent, lost, overflow = _send(w, phase, left, rng, loss=loss, base_s=base_s,
+                                                          segment_s=segment_s, link=link, top=top)
         if timed:
             overlap = np.clip(np.minimum(elapsed + base_s, until) - np.maximum(elapsed, window[0]), 0.0, None)
             in_window += (sent - lost) * overlap / base_s
@@ -231,11 +220,7 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
         going = active & ~finished                   # this round's idle counts: another follows
         idle = np.where(going, base_s - sent * segment_s, 0.0)
         at_cap = (cwnd >= math.floor(cap + 1e-9)) if cap is not None else np.zeros(runs, dtype=bool)
-        spent["link"] += np.where(active, sent * segment_s, 0.0)
-        spent["window"] += np.where(at_cap, idle, 0.0)
-        spent["slow_start"] += np.where(~at_cap & ((phase == SS) | (phase == SEEN_SS)), idle, 0.0)
-        spent[cc] += np.where(~at_cap & (phase != SS) & (phase != SEEN_SS), idle, 0.0)
-        spent["loss_recovery"] += np.where(going & tail, np.maximum(sent * segment_s + pto, base_s) - base_s, 0.0)
+        _account(spent, cc, phase, active, going, at_cap, tail, sent * segment_s, idle, pto, base_s)
         left = left - (sent - lost)
         active &= ~finished
         # the window's next round
@@ -247,44 +232,86 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
             hold = (lost > 0) & ~held
             w = np.where(hold, w, np.minimum(w + acked, 2.0 * link + 3.0))
             held = hold
-            if cap is not None:
-                w = np.minimum(w, cap)
-            continue
-        seen = (phase == SEEN_SS) | (phase == SEEN_CA)
-        share = rate / np.maximum(cwnd, 1.0)
-        if cc == "cubic":
-            grown_ca = _cubic_step(w, cwnd, share, clocked, rtt_s, state)
         else:
-            grown_ca = w + share
-        # slow start grows by every segment ACKed; in a round with a loss, only until the loss is
-        # seen (a later segment's SACK, RFC 8985 §6): by the segments before the first lost one, at a
-        # uniform place in the flight (ss -ti here: a loss in the window of 20 cut from 30)
-        first_lost = np.where(lost > 0, rng.random(runs), 1.0)
-        grown_ss = w + acked * first_lost
-        if cc == "cubic" and hystart:
-            ss_now = (phase == SS) & (cwnd >= HYSTART_LOW_WINDOW)
-            exit_train = ss_now & train & (sent * segment_s > train_s)
-            exit_delay = ss_now & ((grown_ss - link) * segment_s >= delay_rise)   # passed during the round
-            exit_at = np.where(exit_train, np.minimum(grown_ss, w + train_s / segment_s), grown_ss)
-            exit_at = np.where(exit_delay & ~exit_train, np.minimum(grown_ss, link + delay_rise / segment_s), exit_at)
-            hystart_exit = (exit_train | exit_delay) & (lost == 0) & ~overflow
-        else:
-            hystart_exit, exit_at = np.zeros(runs, dtype=bool), grown_ss
-        cut = ssthresh_after_loss(cwnd, beta)
-        if cc == "cubic":             # W_max, with fast convergence (RFC 9438 §4.7)
-            last_max = np.where(seen, np.where(cwnd < last_max, cwnd * (1 + beta) / 2, cwnd), last_max)
-        nxt = np.where(phase == SS, np.where(hystart_exit, exit_at, grown_ss),
-                       np.where(phase == CA, grown_ca, np.where(phase == SEEN_CA, grown_ca, w)))
-        w = np.where(seen, cut, nxt)
+            # slow start grows by every segment ACKed; in a round with a loss, only until the loss is
+            # seen (a later segment's SACK, RFC 8985 §6): by the segments before the first lost one, at a
+            # uniform place in the flight (ss -ti here: a loss in the window of 20 cut from 30)
+            first_lost = np.where(lost > 0, rng.random(runs), 1.0)
+            hystart_exit, exit_at = _hystart(phase, cwnd, w, w + acked * first_lost, sent, lost, overflow,
+                                             hystart=hystart and cc == "cubic", train=train, train_s=train_s,
+                                             delay_rise=delay_rise, link=link, segment_s=segment_s)
+            w, phase, last_max = _next_window(cc, phase, w, cwnd, w + acked * first_lost, hystart_exit, exit_at,
+                                              (lost > 0) | overflow, rate, clocked, rtt_s, beta, state, last_max,
+                                              cap)
         if cap is not None:
             w = np.minimum(w, cap)
-        hit = (lost > 0) | overflow
-        new_phase = np.select(
-            [seen, phase == RECOVERY, hit & (phase == SS), hit, hystart_exit],
-            [RECOVERY, np.where(hit, SEEN_CA, CA), SEEN_SS, SEEN_CA, CA], phase)
-        if cc == "cubic":
-            _epoch(((phase == RECOVERY) & ~hit) | hystart_exit, w, state, np.where(hystart_exit, w, last_max))
-        phase = new_phase
     terms = {name: float(v.mean()) for name, v in spent.items() if v.any()}
     terms["propagation"] = rtt_s / 2
     return done, rounds, terms, in_window
+
+
+def _send(w, phase, left, rng, *, loss, base_s, segment_s, link, top):
+    """One round's sending (module docstring): (whole window, the ACK clock's round, segments the
+    round carries, those sent, those lost, whether the flight overflowed the queue)."""
+    cwnd = np.floor(w + 1e-9)
+    clocked = np.where((phase == CA) | (phase == SEEN_CA), delayed_ack_round(base_s, segment_s, cwnd),
+                       base_s + segment_s / 2)
+    rate = np.minimum(cwnd * base_s / np.maximum(clocked, cwnd * segment_s), link)
+    sent = np.minimum(rate, left)                 # a rate of segments: no rounding to whole ones
+    # each sent segment lost with probability p (a fraction of one counts as one, that often)
+    whole = np.floor(sent) + (rng.random(len(w)) < sent - np.floor(sent)) if loss > 0 else sent
+    lost = np.minimum(rng.binomial(whole.astype(np.int64), loss), sent) if loss > 0 else np.zeros(len(w))
+    # a flight beyond the pipe and the queue: the queue drops what does not fit (tail drop); the
+    # flight is the window, or what is left of the file when that is less
+    flight = np.minimum(cwnd, np.ceil(left - 1e-9))
+    overflow = flight > top + 1e-9
+    lost = np.where(overflow, np.minimum(np.maximum(lost, flight - np.floor(top)), sent), lost)
+    return cwnd, clocked, rate, sent, lost, overflow
+
+
+def _account(spent, cc, phase, active, going, at_cap, tail, busy, idle, pto, base_s) -> None:
+    """Add one round to the mean time by cause (``FileRuns``): ``busy`` the link's share, ``idle``
+    the rest of a round another follows, named by what held the window."""
+    slow_start = (phase == SS) | (phase == SEEN_SS)
+    spent["link"] += np.where(active, busy, 0.0)
+    spent["window"] += np.where(at_cap, idle, 0.0)
+    spent["slow_start"] += np.where(~at_cap & slow_start, idle, 0.0)
+    spent[cc] += np.where(~at_cap & ~slow_start, idle, 0.0)
+    spent["loss_recovery"] += np.where(going & tail, np.maximum(busy + pto, base_s) - base_s, 0.0)
+
+
+def _hystart(phase, cwnd, w, grown_ss, sent, lost, overflow, *, hystart, train, train_s, delay_rise, link,
+             segment_s):
+    """Where HyStart ends slow start this round (module docstring; tcp_cubic.c ``hystart_update``):
+    (which runs, the window they leave with)."""
+    if not hystart:
+        return np.zeros(len(w), dtype=bool), grown_ss
+    ss_now = (phase == SS) & (cwnd >= HYSTART_LOW_WINDOW)
+    exit_train = ss_now & train & (sent * segment_s > train_s)
+    exit_delay = ss_now & ((grown_ss - link) * segment_s >= delay_rise)   # passed during the round
+    exit_at = np.where(exit_train, np.minimum(grown_ss, w + train_s / segment_s), grown_ss)
+    exit_at = np.where(exit_delay & ~exit_train, np.minimum(grown_ss, link + delay_rise / segment_s), exit_at)
+    return (exit_train | exit_delay) & (lost == 0) & ~overflow, exit_at
+
+
+def _next_window(cc, phase, w, cwnd, grown_ss, hystart_exit, exit_at, hit, rate, clocked, rtt_s, beta, state,
+                 last_max, cap):
+    """Reno's or CUBIC's window and phase for the next round (module docstring): slow start, HyStart's
+    exit, congestion avoidance, the cut a round after a loss, the recovery round. Returns (window,
+    phase, W_max)."""
+    seen = (phase == SEEN_SS) | (phase == SEEN_CA)
+    share = rate / np.maximum(cwnd, 1.0)
+    grown_ca = _cubic_step(w, cwnd, share, clocked, rtt_s, state) if cc == "cubic" else w + share
+    if cc == "cubic":             # W_max, with fast convergence (RFC 9438 §4.7)
+        last_max = np.where(seen, np.where(cwnd < last_max, cwnd * (1 + beta) / 2, cwnd), last_max)
+    nxt = np.where(phase == SS, np.where(hystart_exit, exit_at, grown_ss),
+                   np.where((phase == CA) | (phase == SEEN_CA), grown_ca, w))
+    w_next = np.where(seen, ssthresh_after_loss(cwnd, beta), nxt)
+    if cap is not None:
+        w_next = np.minimum(w_next, cap)
+    new_phase = np.select(
+        [seen, phase == RECOVERY, hit & (phase == SS), hit, hystart_exit],
+        [RECOVERY, np.where(hit, SEEN_CA, CA), SEEN_SS, SEEN_CA, CA], phase)
+    if cc == "cubic":
+        _epoch(((phase == RECOVERY) & ~hit) | hystart_exit, w_next, state, np.where(hystart_exit, w_next, last_max))
+    return w_next, new_phase, last_max

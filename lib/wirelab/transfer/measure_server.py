@@ -275,6 +275,19 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
         if gro:
             enable_gro(sock, False)
         drops = receive.drops
+    report = _udp_report(tally, records, meter, sock, error=error, drops=drops, sent=sent,
+                         markers=markers if hello.get("end_markers") else None)
+    raw = json_packet(REPORT, report)
+    if sent is not None:
+        sock.sendto(raw, client)
+    result = _result("udp", hello, report, error)
+    result.lost = report.get("lost")
+    return result, raw
+
+
+def _udp_report(tally: Tally, records: array, meter, sock, *, error, drops, sent, markers) -> dict:
+    """The REPORT of a UDP session: its records tallied (only now: the loop kept up instead), the
+    datagrams the socket dropped, those the sender's END says were lost, nttcp's end markers."""
     for i in range(0, len(records), 4):
         seq, send_ns, receive_ns, size = records[i:i + 4]
         tally.add(seq, send_ns, size, receive_ns)
@@ -283,14 +296,9 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     report["receiver_socket_drops"] = drops
     if sent is not None:
         report["lost"] = max(sent - tally.unique, 0)
-    if hello.get("end_markers"):
+    if markers is not None:
         report.update(end_markers=len(markers), end_marker_first_s=markers[0] / 1e9 if markers else None)
-    raw = json_packet(REPORT, report)
-    if sent is not None:
-        sock.sendto(raw, client)
-    result = _result("udp", hello, report, error)
-    result.lost = report.get("lost")
-    return result, raw
+    return report
 
 
 def _running_total(records: array):

@@ -189,6 +189,15 @@ def error_outputs(page) -> list[str]:
     return page.evaluate(ERRORS)
 
 
+def executed_notebook(page) -> dict:
+    """The open notebook's outputs, cell by cell, as nbformat has them (what papermill would save)."""
+    return {"cells": [{"outputs": outputs} for outputs in page.evaluate(OUTPUTS)]}
+
+
+OUTPUTS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+    .map(c => c.model.type === 'code' ? c.model.outputs.toJSON() : [])"""
+
+
 def unrun_cells(page) -> int:
     return page.evaluate(UNRUN)
 

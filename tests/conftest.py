@@ -115,5 +115,28 @@ def labs_without_root(request, tmp_path_factory):
         labs.stop()
 
 
+class QuickOutputs:
+    """The executed notebooks of this session's quick-mode run, by notebook name: the run that
+    checks each lab (headless, tests/test_notebooks.py, or in JupyterLab, tests/test_browser_lab.py)
+    records what it executed, and tests/test_notebooks.py's reference coverage reads it: the labs
+    run once a session, not once per check."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def record(self, name: str, notebook: dict) -> None:
+        import json
+        (self.folder / name).write_text(json.dumps(notebook), encoding="utf-8")
+
+    def recorded(self) -> dict[str, dict]:
+        import json
+        return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted(self.folder.glob("*.ipynb"))}
+
+
+@pytest.fixture(scope="session")
+def quick_outputs(tmp_path_factory) -> QuickOutputs:
+    return QuickOutputs(tmp_path_factory.mktemp("quick-outputs"))
+
+
 def _skipped_if(item) -> bool:
     return any(m.args and m.args[0] for m in item.iter_markers("skipif"))

@@ -119,9 +119,11 @@ def page(lab_page, lab, labs_without_root, request):
     lab.shutdown_kernels()                   # one kernel at a time on two cores
 
 
-def run_in_browser(page, lab, name: str) -> None:
+def run_in_browser(page, lab, name: str, quick_outputs=None) -> None:
     lab_tools.open_notebook(page, lab, f"notebooks/{name}")
     outcome = lab_tools.run_all(page, NOTEBOOK_TIMEOUT_S)
+    if quick_outputs is not None:           # this session's run of the lab: for its reference coverage
+        quick_outputs.record(name, lab_tools.executed_notebook(page))
     errors = lab_tools.error_outputs(page)
     assert not errors, f"{name}: {errors}"
     assert outcome == "true", f"{name}: Run All ended with {outcome}; JupyterLab log:\n{lab.log_tail()}"
@@ -134,16 +136,16 @@ def run_in_browser(page, lab, name: str) -> None:
 
 @pytest.mark.parametrize("path", sorted((p for p in NOTEBOOKS if not p.name.startswith("05-")), key=judges_itself),
                          ids=lambda p: p.stem)      # those judging their measurements last (module docstring)
-def test_notebook_runs_in_jupyterlab(page, lab, path):
-    run_in_browser(page, lab, path.name)
+def test_notebook_runs_in_jupyterlab(page, lab, path, quick_outputs):
+    run_in_browser(page, lab, path.name, quick_outputs)
     if path.name.startswith("01-"):                       # the calculator: a widget with a drawn bar
         images = page.locator(".widget-output img")
         assert images.count() >= 1 and inked_fraction(images.first.screenshot()) > 0.01
 
 
-def test_flagship_runs_and_its_control_panel_draws_a_plot(page, lab, workspace):
+def test_flagship_runs_and_its_control_panel_draws_a_plot(page, lab, workspace, quick_outputs):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    run_in_browser(page, lab, "05-predicted-vs-measured.ipynb")
+    run_in_browser(page, lab, "05-predicted-vs-measured.ipynb", quick_outputs)
     button = page.locator("button.widget-button", has_text="Run")
     assert button.count() == 1
     status = page.locator(".widget-hbox", has=button).locator(".widget-html-content").first

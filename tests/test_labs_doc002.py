@@ -128,6 +128,12 @@ def test_every_nttcp_run_of_the_document_and_its_rule():
     flood = table.loc[("B_internet_up21", "udp")]
     assert flood["sender_mean_Mbps"] == pytest.approx(956.7, abs=0.1) and flood["receiver_mean_Mbps"] < 20.3
     assert table["network_bound"].all(), "every line: CPU s < Real s, Real-Mbit/s < CPU-Mbit/s"
+    lines = doc002.nttcp_lines_table()
+    assert len(lines) == 56 and lines["network_bound"].all() and "command" not in lines
+    third = lines[(lines["scenario"] == "A_home_10M") & (lines["run"] == 3)].set_index("line")
+    assert third.loc["sender", "real_mbps"] == 9.4656 and third.loc["receiver", "real_mbps"] == 9.4149
+    cpu_bound = doc002.nttcp_lines_table(lines.assign(cpu_s=lines["real_s"] + 1))
+    assert not cpu_bound["network_bound"].any()                 # CPU s above Real s: the application's limit
 
 
 def test_h2_to_h1_goes_through_a_queue_the_sender_can_outrun_beside_the_nic_queue():

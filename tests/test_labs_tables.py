@@ -168,3 +168,33 @@ def test_the_documents_crosses_name_the_sides_it_gave_them_never_iperf3s_both():
     crosses = [line for line in ax.get_lines() if line.get_label().startswith("document")][0]
     assert sorted(crosses.get_xdata()) == [100, 100000]       # 10 kB on: a range in its text, drawn as bars
     assert "document, a range in its text" in [c.get_label() for c in ax.collections]
+
+
+def test_document_000s_tables_show_every_published_row_the_run_did_not_measure_after_the_measured():
+    frame = _runs(proto=["udp"], packet_bytes=[65000], offered_bps=[80e6], rate_bps=[1e9], time_s=[1.0],
+                  goodput_bps=[79e6], bytes_offered=[10e6], bytes_sent=[10e6], bytes_received=[9.9e6],
+                  packets_sent=[154], lost=[1], one_way_delay_mean_s=[0.0006])
+    doc = load_reference("seed000_offered_load")
+    measured = offered_load_table(frame, doc)
+    every = offered_load_table(frame, doc, every_document_row=True)
+    assert len(measured) == 1 and len(every) == len(doc) == 36     # 65000 B UDP at 10 MB/s is Appendix B's
+    assert every["measured"].tolist() == [True] + [False] * 35
+    assert every.iloc[0].drop("measured").equals(measured.iloc[0])
+    rest = every[~every["measured"]]
+    assert rest["n"].isna().all() and rest["doc_received_MBps"].notna().all()
+    assert set(zip(every["proto"], every["packet_bytes"], every["offered_MBps"])) == \
+        set(zip(doc["protocol"], doc["packet_bytes"], doc["offered_MBps"]))
+    buffers = buffers_table(_runs(proto=["udp"], packet_bytes=[64000], sndbuf_bytes=[163840], rcvbuf_bytes=[163840],
+                                  rate_bps=[1e9], goodput_bps=[8e8], bytes_sent=[1e8], bytes_received=[9e7],
+                                  sndbuf_granted_bytes=[327680], rcvbuf_granted_bytes=[327680]),
+                            load_reference("seed000_buffers"))
+    assert len(buffers) == 10 and buffers["measured"].sum() == 1 and buffers["doc_rate_Mbps"].notna().all()
+    # the model is filled for the settings only the document ran
+    assert buffers["pred_rcvbuf_granted"].notna().all()
+    from wirelab.labs.doc000 import buffers_1s_table
+    burst = buffers_1s_table(_runs(proto=["tcp"], packet_bytes=[1400], sndbuf_bytes=[2240], rcvbuf_bytes=[2240],
+                                   bytes_offered=[1e7], bytes_sent=[1e7], bytes_received=[9.9e6],
+                                   one_way_delay_mean_s=[0.0003], rcvbuf_granted_bytes=[4608]),
+                             load_reference("seed000_buffers_1s"))
+    assert len(burst) == 16 and burst["measured"].sum() == 1          # 8 settings × tcp and udp
+    assert burst.iloc[0][["doc_received_MB", "doc_echo_ms"]].tolist() == [9.909172, 0.32]

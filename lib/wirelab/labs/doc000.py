@@ -10,7 +10,8 @@ the model and the document's numbers side by side. Notebook ``07-offered-load-an
     buffers_1s_table(runs, doc000.reference("seed000_buffers_1s"))
     transmission_table(runs)
 
-Its clocks (one-way delay across two of them): ``labs.clocks``. Its split of a radar
+Appendix B's tables (offered load, pacing, maxima): ``labs.offered_load``, whose names this
+module hands on. Its clocks (one-way delay across two of them): ``labs.clocks``. Its split of a radar
 sweep across processing boards: ``partition_table`` (``model.partition``).
 
 How the thesis paced its sender: a ``java.util.Timer`` ran the sending task once a
@@ -46,17 +47,19 @@ from ..experiment import Experiment
 from ..experiment.stats import summarize
 from ..link import capabilities
 from ..model import predict
-from ..model.load import burst_delay, packet_delay, received_rate, udp_datagrams_buffered
+from ..model.load import burst_delay, packet_delay, udp_datagrams_buffered
 from ..model.partition import parallel_split, round_robin
 from .boards import partition_table
 from ..model.window import granted_buffer
 from ..reference import load_reference
 from .clocks import two_clocks
+from .offered_load import (MB, WMEM_DEFAULT, _mean_ci, _ok, load_prediction, maxima_table, offered_load_table,
+                           pacing_table, with_document_rows)
 from .thesis_findings import early_trials_table, findings_table
 from .lab import Exercise, Lab, Link, Sweep, values
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "reference", "two_clocks", "load_prediction", "offered_load_table",
-           "pacing_table", "maxima_table", "early_trials_table", "findings_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
+           "pacing_table", "maxima_table", "with_document_rows", "early_trials_table", "findings_table", "buffers_table", "buffers_1s_table", "transmission_table", "partition_table",
            "MB", "WMEM_DEFAULT", "FULL", "QUICK"]
 
 #: The document's values (its Appendix B and figures 22-32), on its 1 Gbit/s LAN.
@@ -124,159 +127,15 @@ def reference(name: str = "seed000_offered_load") -> pd.DataFrame:
                          "seed000_offered_load, seed000_buffers or seed000_buffers_1s")
     return load_reference(name)
 
-#: Document 000's unit: megabytes (10⁶ B) per second.
-MB = 1e6
-
-
-#: Linux's default SO_SNDBUF (net.core.wmem_default): what a UDP socket may have waiting.
-WMEM_DEFAULT = 212992
-
-
-def load_prediction(proto: str, packet: int, offered_bps: float, rate_bps: float, *, mtu: int = 1500,
-                    timestamps: bool = True, sndbuf: float = WMEM_DEFAULT, pacing: str = "even") -> dict:
-    """The model for one offered load: received rate (min(offered, η·C)), and what it would be
-    if a router dropped fragments independently; what is not delivered; one write's delay
-    (transmission of all its packets; above capacity plus the backlog). Emulated wire (IP + 14 B).
-
-    The bottleneck here is the sender's own interface (tbf on it, as document 000's 1 Gbit/s
-    NIC): a full queue pushes back into the socket, so a UDP sender is held back rather than
-    dropped, and its backlog is at most its send buffer (``sndbuf``, granted). TCP's backlog
-    is as much as autotuning lets its send buffer grow: not modelled (NaN) above capacity.
-    ``pacing="tick"``: each second's bytes leave in one burst (document 000's timer), and a
-    packet waits for the burst ahead of it (``model.load.burst_delay``, the backlog at most
-    ``sndbuf`` for UDP; for TCP the whole burst, which autotuning lets its buffer hold): the
-    wait if the link were the only queue and the burst were handed to it at once."""
-    p = predict(proto, rate_bps, mtu=mtu, payload=int(packet), timestamps=timestamps and proto == "tcp",
-                wire="emulated")
-    eta, fragments = p.efficiency, p.fragments
-    over = offered_bps > eta * rate_bps
-    backlog = (sndbuf if proto == "udp" else math.nan) if over else 0.0
-    received = received_rate(offered_bps, eta, rate_bps)
-    delay = math.nan if backlog != backlog else packet_delay(p.wire_bytes, rate_bps, queue_bytes=backlog)
-    if pacing == "tick" and not over:          # one burst a second, below the link's capacity
-        burst = math.ceil(offered_bps / 8 / packet - 1e-9)
-        delay = burst_delay(burst, p.wire_bytes, rate_bps, backlog_bytes=sndbuf if proto == "udp" else math.inf)
-    return {"pred_efficiency": eta, "pred_fragments": fragments, "pred_wire_bytes": p.wire_bytes,
-            "pred_received_bps": received,
-            "pred_received_independent_bps": received_rate(offered_bps, eta, rate_bps, fragments=fragments,
-                                                           independent=True) if proto == "udp" else received,
-            "pred_undelivered": 1.0 - received / offered_bps if offered_bps else 0.0,
-            "pred_delay_s": delay}
-
-
-def _ok(frame: pd.DataFrame) -> pd.DataFrame:
-    if frame.empty or "status" not in frame:
-        raise UsageError("no runs in this table", "pass the table run() returned")
-    out = frame.copy()
-    if "bytes_received" not in out:          # what a failed-only or foreign table lacks
-        return out
-    if "offered_bps" in out and out["offered_bps"].notna().any():
-        offered = out["bytes_offered"].where(out["bytes_offered"] > 0)
-        out["undelivered"] = (1.0 - out["bytes_received"] / offered).clip(lower=0.0)
-        out["sent_fraction"] = (out["bytes_sent"] / offered).clip(upper=1.0)
-        sent = out["packets_sent"].where(out["packets_sent"] > 0)
-        out["lost_fraction"] = (out["lost"] / sent).where(out["proto"] == "udp") if "lost" in out else math.nan
-    sent = out["bytes_sent"] - out.reindex(columns=["send_queue_bytes"]).fillna(0)["send_queue_bytes"]  # never left
-    out["received_fraction"] = out["bytes_received"] / sent.where(sent > 0)
-    return out
-
-
-def _mean_ci(summary: pd.DataFrame, metric: str, factor: float, name: str) -> pd.DataFrame:
-    return pd.DataFrame({name: summary[f"{metric}_mean"] * factor, f"{name}_ci": summary[f"{metric}_ci"] * factor})
-
-
-def offered_load_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
-                       sndbuf: float = WMEM_DEFAULT, pacing: str = "even") -> pd.DataFrame:
-    """Received MB/s, what was not delivered, and each packet's delay against the offered load,
-    per (proto, packet, offered): measured (mean, 95 % CI; ``delay_ms`` one way), the model (for
-    the sender's ``pacing``), document 000 (App. B; ``doc_echo_ms`` its stamp-to-echo round trip). Not delivered = not sent (``sent_fraction`` < 1: the
-    sender was held back or could not keep the pace) + lost (``lost_fraction`` of what was sent, UDP)."""
-    runs = _ok(frame)
-    if pacing == "tick" and "bytes_received" in runs:   # a second's bytes arrive in a burst: count them per
-        runs["goodput_bps"] = 8 * runs["bytes_received"] / runs["time_s"]   # second of the run, as the thesis
-    metrics = ["goodput_bps", "undelivered", "sent_fraction", "lost_fraction", "one_way_delay_mean_s"]
-    summary = summarize(runs, metrics=metrics, by=["proto", "packet_bytes", "offered_bps", "rate_bps"])
-    out = summary[["proto", "packet_bytes", "rate_bps", "n"]].copy()
-    out.insert(2, "offered_MBps", (summary["offered_bps"] / 8 / MB).round(6))   # 0.1 MB/s, not 0.1000…01
-    out = pd.concat([out, _mean_ci(summary, "goodput_bps", 1 / 8 / MB, "received_MBps"),
-                     _mean_ci(summary, "undelivered", 1.0, "undelivered"),
-                     _mean_ci(summary, "one_way_delay_mean_s", 1e3, "delay_ms")], axis=1)
-    out["sent_fraction"] = summary["sent_fraction_mean"]
-    out["lost_fraction"] = summary["lost_fraction_mean"]
-    out["first_error"] = summary["first_error"]
-    out["pacing"] = pacing
-    model = [load_prediction(p, int(s), o, r, sndbuf=sndbuf, pacing=pacing) for p, s, o, r in
-             zip(summary["proto"], summary["packet_bytes"], summary["offered_bps"], summary["rate_bps"])]
-    model = pd.DataFrame(model, index=summary.index)
-    out["pred_received_MBps"] = model["pred_received_bps"] / 8 / MB
-    out["pred_received_independent_MBps"] = model["pred_received_independent_bps"] / 8 / MB
-    out["pred_undelivered"] = model["pred_undelivered"]
-    out["pred_delay_ms"] = model["pred_delay_s"] * 1e3
-    out["pred_fragments"] = model["pred_fragments"]
-    if reference is not None:
-        doc = reference.rename(columns={"protocol": "proto", "received_MBps": "doc_received_MBps",
-                                        "send_time_per_packet_ms": "doc_echo_ms"})
-        out = out.merge(doc, how="left", left_on=["proto", "packet_bytes", "offered_MBps"],
-                        right_on=["proto", "packet_bytes", "offered_MBps"])
-    return out.sort_values(["proto", "packet_bytes", "offered_MBps"]).reset_index(drop=True)
-
-
-#: What a pacing table shows of each side (measured and the model).
-_PACED = ["received_MBps", "sent_fraction", "lost_fraction", "delay_ms", "pred_delay_ms"]
-
-
-def pacing_table(even: pd.DataFrame, tick: pd.DataFrame) -> pd.DataFrame:
-    """Two ``offered_load_table``s side by side, per (proto, packet, offered) both measured:
-    evenly paced (``*_even``) against each second's bytes at a 1 s tick (``*_tick``, how the
-    thesis sent), with the document's numbers, which were made the tick's way."""
-    keys = ["proto", "packet_bytes", "offered_MBps"]
-    doc = [c for c in ("doc_received_MBps", "doc_echo_ms") if c in even]
-    left = even[keys + ["pred_received_MBps"] + _PACED + doc]
-    right = tick[keys + _PACED]
-    out = left.merge(right, on=keys, suffixes=("_even", "_tick"))
-    return out[keys + ["pred_received_MBps"] + [f"{c}_{side}" for c in _PACED for side in ("even", "tick")] + doc]
-
-
-def maxima_table(even: pd.DataFrame, tick: pd.DataFrame | None = None, *,
-                 offered_MBps: float | None = None) -> pd.DataFrame:
-    """Appendix B's maxima, per protocol and packet size the most that arrived and at which offered
-    load (1400 B: 37.92 TCP, 24.62 UDP at 100 MB/s; 40000 B: 118.9, 105.2 and 65000 B: 119.9, 117.6
-    at 500 MB/s), beside the most that arrived here, evenly paced and at a 1 s tick, and the model:
-    η·C on this link (tbf charges IP + 14 B) and on the thesis's real 1 Gbit/s Ethernet (+ 38 B).
-    ``offered_MBps``: compare at that one level instead."""
-    doc = reference("seed000_offered_load")
-    if offered_MBps is not None:
-        doc = doc[doc["offered_MBps"] == offered_MBps]
-    doc = doc.loc[doc.groupby(["protocol", "packet_bytes"])["received_MBps"].idxmax()]
-    rate = float(even["rate_bps"].iloc[0]) if len(even) else 1e9
-    rows = []
-    for row in doc.itertuples():
-        found = {}
-        for side, table in (("even", even), ("tick", tick)):
-            if table is None:
-                continue
-            match = table[(table["proto"] == row.protocol) & (table["packet_bytes"] == row.packet_bytes)]
-            if offered_MBps is not None:
-                match = match[match["offered_MBps"] == offered_MBps]
-            best = match.loc[match["received_MBps"].idxmax()] if match["received_MBps"].notna().any() else None
-            found[f"received_MBps_{side}"] = math.nan if best is None else float(best["received_MBps"])
-            found[f"at_offered_MBps_{side}"] = math.nan if best is None else float(best["offered_MBps"])
-        here = predict(row.protocol, rate, payload=int(row.packet_bytes), wire="emulated",
-                       timestamps=row.protocol == "tcp").goodput_bps / 8 / MB
-        cable = predict(row.protocol, 1e9, payload=int(row.packet_bytes), wire="real",
-                        timestamps=row.protocol == "tcp").goodput_bps / 8 / MB
-        rows.append({"proto": row.protocol, "packet_bytes": row.packet_bytes, "doc_at_offered_MBps": row.offered_MBps,
-                     "doc_received_MBps": row.received_MBps, **found, "pred_received_MBps": here,
-                     "pred_real_wire_MBps": cable})
-    return pd.DataFrame(rows)
-
 
 def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
                   rmem_max: float | None = None, wmem_max: float | None = None) -> pd.DataFrame:
     """Rate and share received per (proto, packet, SO_SNDBUF, SO_RCVBUF) requested: measured,
     the buffers the kernel granted (measured and the model: doubled, capped at the machine's
     ``wmem_max`` / ``rmem_max``, at least the minimum), how many datagrams the receive buffer
-    holds (model), and document 000's figures 22–23 (Mbit/s, MB received of 1000 sent)."""
+    holds (model), and document 000's figures 22–23 (Mbit/s, MB received of 1000 sent): each of its
+    settings, those this run did not measure after the others (``measured`` False, the model's
+    columns filled)."""
     runs = _ok(frame)
     keys = ["proto", "packet_bytes", "sndbuf_bytes", "rcvbuf_bytes"]
     summary = summarize(runs, metrics=["goodput_bps", "received_fraction", "sndbuf_granted_bytes",
@@ -286,6 +145,12 @@ def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
                      _mean_ci(summary, "received_fraction", 100.0, "received_pct")], axis=1)
     out["sndbuf_granted"] = summary["sndbuf_granted_bytes_mean"]
     out["rcvbuf_granted"] = summary["rcvbuf_granted_bytes_mean"]
+    out["first_error"] = summary["first_error"]
+    if reference is not None:        # every setting of figures 22-23, the measured ones first
+        doc = reference.rename(columns={"protocol": "proto", "rate_mbps": "doc_rate_Mbps"})
+        doc["doc_received_pct"] = 100.0 * doc["received_MB"] / doc["sent_MB"]
+        doc = doc[keys + ["doc_rate_Mbps", "doc_received_pct"]]
+        out = with_document_rows(out.merge(doc, how="left", on=keys), doc, keys)
     snd = {} if wmem_max is None else {"cap": float(wmem_max)}
     rcv = {} if rmem_max is None else {"cap": float(rmem_max)}
     out["pred_sndbuf_granted"] = [granted_buffer(v, "snd", **snd) for v in out["sndbuf_bytes"]]
@@ -296,11 +161,6 @@ def buffers_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None, *,
     # a datagram's memory must fit the send buffer at once, or send() fails (ENOBUFS)
     out["pred_note"] = ["a datagram larger than the send buffer cannot be sent" if p == "udp" and s > g else ""
                         for p, s, g in zip(out["proto"], out["packet_bytes"], out["pred_sndbuf_granted"])]
-    out["first_error"] = summary["first_error"]
-    if reference is not None:
-        doc = reference.rename(columns={"protocol": "proto", "rate_mbps": "doc_rate_Mbps"})
-        doc["doc_received_pct"] = 100.0 * doc["received_MB"] / doc["sent_MB"]
-        out = out.merge(doc[keys + ["doc_rate_Mbps", "doc_received_pct"]], how="left", on=keys)
     return out
 
 
@@ -308,7 +168,8 @@ def buffers_1s_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None)
     """Document 000's figures 27–28: 10 MB offered in one second with the smallest and largest
     buffers. Per (proto, packet, SO_SNDBUF, SO_RCVBUF): MB received of what was offered and each
     packet's mean one-way delay (measured), beside the document's bytes received and its "send
-    time" (``doc_echo_ms``: stamp to echo, a round trip; see the module's docstring)."""
+    time" (``doc_echo_ms``: stamp to echo, a round trip; see the module's docstring), for every
+    setting of the figures (those this run did not measure after the others, ``measured`` False)."""
     runs = _ok(frame)
     keys = ["proto", "packet_bytes", "sndbuf_bytes", "rcvbuf_bytes"]
     summary = summarize(runs, metrics=["bytes_received", "bytes_offered", "one_way_delay_mean_s",
@@ -326,7 +187,8 @@ def buffers_1s_table(frame: pd.DataFrame, reference: pd.DataFrame | None = None)
             part["doc_received_MB"] = reference[f"received_bytes_{proto}"] / MB
             part["doc_echo_ms"] = reference[f"send_time_ms_{proto}"]
             rows.append(part)
-        out = out.merge(pd.concat(rows), how="left", on=keys)
+        doc = pd.concat(rows, ignore_index=True)
+        out = with_document_rows(out.merge(doc, how="left", on=keys), doc, keys)
     return out
 
 

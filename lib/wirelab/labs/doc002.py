@@ -37,7 +37,7 @@ from .lab import Exercise, Lab, Link, Sweep, values
 from .payload_loss import EXCESS, boundaries, boundary_table, column_value, where_data_is_lost
 
 __all__ = ["EXERCISES", "exercises", "sweeps", "FULL", "QUICK", "reference", "payload_sweep", "where_data_is_lost",
-           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "nttcp_runs_table", "adapter_table", "ADAPTER", "markers_table", "NTTCP", "SIZES",
+           "boundaries", "boundary_table", "EXCESS", "DOC_PPPOE_PAYLOAD", "wire_table", "fttc_table", "nttcp_table", "nttcp_runs_table", "nttcp_lines_table", "adapter_table", "ADAPTER", "markers_table", "NTTCP", "SIZES",
            "QUICK_SIZES"]
 
 
@@ -224,9 +224,19 @@ def nttcp_runs_table(runs: pd.DataFrame | None = None) -> pd.DataFrame:
                      "sender_mean_Mbps": tx["real_mbps"].mean(),
                      "sender/receiver": tx["real_mbps"].mean() / rx["real_mbps"].mean(),
                      "real_s": f"{part['real_s'].min():g}-{part['real_s'].max():g}",
-                     "network_bound": bool(((part["cpu_s"] < part["real_s"])
-                                            & (part["real_mbps"] < part["cpu_mbps"])).all())})
+                     "network_bound": bool(_network_bound(part).all())})
     return pd.DataFrame(rows)
+
+
+def nttcp_lines_table(runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each nttcp line the document printed (``seed002_nttcp_runs``, its command aside), with nttcp's rule
+    for that line (``network_bound``, as in ``nttcp_runs_table``)."""
+    runs = load_reference("seed002_nttcp_runs") if runs is None else runs
+    return runs.drop(columns="command", errors="ignore").assign(network_bound=_network_bound(runs))
+
+
+def _network_bound(lines: pd.DataFrame) -> pd.Series:
+    return (lines["cpu_s"] < lines["real_s"]) & (lines["real_mbps"] < lines["cpu_mbps"])
 
 
 #: Document 002, tests 1.b and 2.b (H2 → H1, through its store-and-forward USB adapter): TCP "a very

@@ -134,6 +134,51 @@ def _queues(routes: dict, now: float) -> dict:
             for _, shaper, name, _ in routes.values()}
 
 
+def _answer(commands: bytes, routes: dict) -> tuple[bytes, tuple | None]:
+    """Answer each whole command line (``serve``'s docstring); return what is left of the input and
+    a ``renew`` asked for, if any."""
+    renew = None
+    while b"\n" in commands:
+        line, commands = commands.split(b"\n", 1)
+        word, _, argument = line.decode().strip().partition(" ")
+        if word == "counters":
+            print(json.dumps(_counters(routes)), flush=True)
+        elif word == "queue":
+            print(json.dumps(_queues(routes, time.monotonic())), flush=True)
+        elif word == "renew":
+            asked = json.loads(argument or "null")
+            asked = asked if isinstance(asked, dict) else {"seed": asked}
+            renew = (asked.get("seed"), asked.get("specs"))
+    return commands, renew
+
+
+def _admit(sock, route, heap: list, seq: int, now: float) -> int:
+    """Read what waits on ``sock`` (at most 256 frames: the clock must run) and give each frame its
+    time to come out on the far side; returns the last sequence number used."""
+    out, shaper, _, charge = route
+    for _ in range(256):
+        try:
+            frame = sock.recv(65536)
+        except BlockingIOError:
+            break
+        datagram = datagram_key(frame) if shaper.loss_unit == "datagram" else None
+        for due in shaper.admit(charge(len(frame)), now, datagram):
+            seq += 1
+            heapq.heappush(heap, (due, seq, out, frame, shaper))
+    return seq
+
+
+def _send_due(heap: list, now: float) -> None:
+    """Send every frame due by ``now``, counting how late the loop was."""
+    while heap and heap[0][0] <= now:
+        due, _, out, frame, shaper = heapq.heappop(heap)
+        shaper.counters.late_s_max = max(shaper.counters.late_s_max, now - due)
+        try:
+            out.send(frame)
+        except OSError as err:   # ENOBUFS, or the far end went away
+            shaper.counters.extra[err.__class__.__name__] = shaper.counters.extra.get(err.__class__.__name__, 0) + 1
+
+
 def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
     """Forward frames between every cable pair in ``config`` until stopped; return counters.
 
@@ -186,42 +231,16 @@ def serve(config: dict, *, stop_after_s: float | None = None) -> dict:
                 chunk = os.read(control, 4096)
                 if not chunk:            # the owner closed it: no more commands
                     readable.remove(control)
-                commands += chunk
-                while b"\n" in commands:
-                    line, commands = commands.split(b"\n", 1)
-                    word, _, argument = line.decode().strip().partition(" ")
-                    if word == "counters":
-                        print(json.dumps(_counters(routes)), flush=True)
-                    elif word == "queue":
-                        print(json.dumps(_queues(routes, time.monotonic())), flush=True)
-                    elif word == "renew":
-                        asked = json.loads(argument or "null")
-                        asked = asked if isinstance(asked, dict) else {"seed": asked}
-                        renew = (asked.get("seed"), asked.get("specs"))
+                commands, asked = _answer(commands + chunk, routes)
+                renew = asked or renew
                 continue
-            out, shaper, _, charge = routes[sock]
-            for _ in range(256):     # drain, but let the clock run
-                try:
-                    frame = sock.recv(65536)
-                except BlockingIOError:
-                    break
-                datagram = datagram_key(frame) if shaper.loss_unit == "datagram" else None
-                for due in shaper.admit(charge(len(frame)), now, datagram):
-                    seq += 1
-                    heapq.heappush(heap, (due, seq, out, frame, shaper))
+            seq = _admit(sock, routes[sock], heap, seq, now)
         now = time.monotonic()
         if heap and not ready and now < heap[0][0] <= now + EARLY_S:
             due = heap[0][0]
             while now < due:             # woke early on purpose: wait out the rest, on time
                 now = time.monotonic()
-        while heap and heap[0][0] <= now:
-            due, _, out, frame, shaper = heapq.heappop(heap)
-            shaper.counters.late_s_max = max(shaper.counters.late_s_max, now - due)
-            try:
-                out.send(frame)
-            except OSError as err:   # ENOBUFS, or the far end went away
-                shaper.counters.extra[err.__class__.__name__] = shaper.counters.extra.get(
-                    err.__class__.__name__, 0) + 1
+        _send_due(heap, now)
         if renew is not None and not heap:      # nothing in flight: start afresh
             seed, specs = renew
             if specs is not None:

@@ -26,7 +26,7 @@ TRANSPORT = Transport(
     # the udp program speaks udp and udpr: it is told which (lazy: transfer sits above this floor)
     sender=Ref("wirelab.transfer.udp_client:send_udp", {"proto": NAME}),
     receiver=Ref("wirelab.transfer.udp_server:serve_session"),
-    model=Ref("wirelab.model.prediction:datagram_model"),
+    model=Ref("wirelab.model.datagram:datagram_model"),
     modes=("file", "time", "load", "echo"),
     columns=("lost",),
     peer_scenarios={"client_dies": "client_dies", "server_dies": None, "silent_client": "silent_client",

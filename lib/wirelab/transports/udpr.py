@@ -26,7 +26,7 @@ TRANSPORT = Transport(
     # the udp program speaks udp and udpr: it is told which (lazy: transfer sits above this floor)
     sender=Ref("wirelab.transfer.udp_client:send_udp", {"proto": NAME}),
     receiver=Ref("wirelab.transfer.udp_server:serve_session"),
-    model=Ref("wirelab.model.prediction:stop_and_wait_model"),
+    model=Ref("wirelab.model.datagram:stop_and_wait_model"),
     modes=("file",),
     columns=("retransmissions", "max_retransmits"),
     peer_scenarios={"client_dies": None, "server_dies": None, "silent_client": "silent_client",

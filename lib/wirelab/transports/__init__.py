@@ -43,7 +43,7 @@ from types import MappingProxyType
 
 from ..errors import UsageError
 
-__all__ = ["Transport", "Option", "Ref", "get", "names", "transports", "by_protocol_id", "protocol_ids",
+__all__ = ["Transport", "Option", "Ref", "get", "names", "transports", "by_protocol_id", "protocol_ids", "protocol_names",
            "options", "option", "MEMBERS", "SOCKETS", "MODES"]
 
 #: The sockets a transport can run over (its programs' ``socket.SOCK_STREAM`` or ``SOCK_DGRAM``).
@@ -81,7 +81,9 @@ class Option:
     ``name`` as an axis (a list sweeps it) stored in ``column``; predictions and the programs get
     it as the keyword ``name``; the notebooks' widgets offer ``choices``.
     """
-    #: keyword in Python (``send(..., window=8)``, ``Experiment(window=[1, 4])``) and the axis name
+    #: keyword in Python (``send(..., window=8)``, ``Experiment(window=[1, 4])``) and the axis name; it must
+    #: not be a name the kit already uses for something else: experiment/axes.py's AXES ("window" there is
+    #: TCP's socket window in bytes, ``--window`` of ``wirelab predict`` too) nor predict()'s keywords
     name: str
     #: what people type or pass → the value (SI floats/ints); raises a UsageError naming a right value
     parse: Callable[[object], object]
@@ -258,6 +260,11 @@ def by_protocol_id(protocol_id: int) -> Transport | None:
 def protocol_ids() -> dict[str, int]:
     """name → PPCB protocol id, every transport's (wire/ppcb.py's PROTOCOL_IDS: the assignment's three)."""
     return {t.name: t.protocol_id for t in transports()}
+
+
+def protocol_names() -> dict[int, str]:
+    """PPCB protocol id → name, every transport's (the capture reader's and the servers' lookup)."""
+    return {t.protocol_id: t.name for t in transports()}
 
 
 def options() -> dict[str, Option]:

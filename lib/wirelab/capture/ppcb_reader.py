@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..wire.headers import UDP_HEADER
 from .. import transports
+from ..wire.headers import UDP_HEADER
 from ..wire.ppcb import CARRIES, CODES, HEADER_BY_CODE, MAX_DATA, OFFSETS, SIZES, TYPES
 from .conversations import conversations_of, first_seen_ids
 from .reader.frames import Frames

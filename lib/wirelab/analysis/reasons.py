@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import transports
 from ..errors import WirelabError
 from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES, cycle_time
@@ -128,8 +129,15 @@ def _tbf_burst(row, *_) -> Reason | None:
                                f"{saved * 1e3:.1f} ms less, +{effect:.1%}", effect)
 
 
+def _transport(row) -> transports.Transport | None:
+    """The row's transport (None for a protocol this kit does not know: a folder from elsewhere)."""
+    name = row.get("proto")
+    return transports.get(name) if name in transports.names() else None
+
+
 def _host_round_trip(row, *_) -> Reason | None:
-    if row.get("proto") != "udpr":
+    transport = _transport(row)
+    if transport is None or not transport.ack_clocked:      # each DATA waits for its ACC: the host's own round trip
         return None
     measured, predicted = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s", 0.0)
     packets, seconds = _number(row, "pred_datagrams"), _number(row, "pred_data_time_s")
@@ -150,9 +158,10 @@ def _host_round_trip(row, *_) -> Reason | None:
 
 
 def _rare_timeouts(row, *_) -> Reason | None:
-    if row.get("proto") == "tcp":
+    transport = _transport(row)
+    if transport is not None and transport.stream:
         return _rare_rto(row)
-    if row.get("proto") != "udpr":
+    if transport is None or not transport.retransmits:       # the programs' own MAX_WAIT timeouts
         return None
     expected, seconds = _number(row, "pred_time_timeouts_s"), _number(row, "pred_data_time_s")
     resent, wait = _number(row, "retransmissions_mean"), _number(row, "max_wait_s")
@@ -237,8 +246,9 @@ def _round_trip(row, *_) -> Reason | None:
 
 
 def _slow_sender(row, *_) -> Reason | None:
-    if row.get("proto") != "udp" or row.get("workload", "file") != "file":
-        return None
+    transport = _transport(row)
+    if transport is None or transport.stream or transport.acked or row.get("workload", "file") != "file":
+        return None                  # only a sender that never waits for the network keeps the line busy
     span, link, data = (_number(row, name) for name in ("send_span_s_mean", "pred_time_link_s", "pred_data_time_s"))
     if not all(math.isfinite(v) and v > 0 for v in (span, link, data)) or data < link:
         return None

@@ -46,9 +46,11 @@ from __future__ import annotations
 
 import math
 
+from .. import transports
 from ..errors import WirelabError
 from ..link.spec import LinkSpec
 from ..model import CONGESTION_CONTROLS, predict
+from .._plain import field
 
 __all__ = ["predict_columns", "predict_like", "PRED_COLUMNS", "FRAMING_COLUMNS", "WIRES"]
 
@@ -89,7 +91,7 @@ def _timed(params: dict) -> tuple[float, float] | None:
 
 def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> str | None:
     """The cc column, else the machine's default; None (the classic Reno answer) if unknown."""
-    if proto != "tcp":
+    if not transports.get(proto).stream:          # a congestion control is a TCP stream's
         return None
     cc = _get(params, "cc") or (None if _missing(default_cc) else default_cc)
     if cc is not None and cc not in CONGESTION_CONTROLS:
@@ -137,7 +139,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         kwargs = dict(wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
                       udp_header=udp_header, default_cc=default_cc, carriage=carriage, meter_bytes=meter_bytes)
         out = predict_columns(params, host_rtt_s=median, **kwargs)
-        if _get(params, "proto", "tcp") == "udpr" and math.isfinite(out["pred_goodput_bps"]):
+        if transports.get(_get(params, "proto", "tcp")).ack_clocked and math.isfinite(out["pred_goodput_bps"]):
             # a longer host round trip, a lower goodput: the interval's ends swap
             out.update(pred_goodput_low_bps=predict_columns(params, host_rtt_s=high, **kwargs)["pred_goodput_bps"],
                        pred_goodput_high_bps=predict_columns(params, host_rtt_s=low, **kwargs)["pred_goodput_bps"],
@@ -152,6 +154,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host,
                pred_meter_bytes=math.nan if meter is None else meter)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
+    transport = transports.get(proto)
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
         return out
@@ -162,11 +165,11 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     both = there + _get(params, "delay_reverse_s", there)       # there and back: one way may be 0
     rtt = both if both > 0 else None
     notes: list[str] = []
-    if proto == "udpr" and host:
+    if transport.ack_clocked and host:
         rtt = (rtt or 0.0) + host
         notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
                      "(measured by a lossless UDPR probe at this rate just before the setting's runs)")
-    if proto == "udpr" and meter is not None:
+    if transport.ack_clocked and meter is not None:
         notes.append(f"tbf meters the rate (a bucket of {meter:.0f} B): a DATA leaves once the bucket holds it, "
                      "not serialized: cycle = max(DATA/C, RTT + what exceeds the bucket /C)")
     cc = _congestion_control(proto, params, default_cc, notes)
@@ -174,7 +177,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     file_bytes = _get(params, "size_bytes")
     file_bytes = None if file_bytes is None else int(file_bytes)
     per_packet, carried = chunk, file_bytes          # what the transport carries, framing included
-    if proto == "tcp" and stream_header:
+    if transport.stream and stream_header:
         per_packet = None                            # the stream is cut into full segments anyway
         if file_bytes is not None:
             carried = file_bytes + stream_header * math.ceil(file_bytes / (chunk or 1000))
@@ -184,34 +187,35 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
             carried = file_bytes + udp_header * math.ceil(file_bytes / chunk)
     try:
         p = predict(proto, rate, mtu=_get(params, "mtu"), payload=per_packet,
-                    timestamps=timestamps and proto == "tcp", rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
+                    timestamps=timestamps and transport.stream, rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
                     loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
                     window_bytes=_get(params, "window_bytes"),
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
                     max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
-                    carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params),
+                    carriage=carriage if transport.stream else "packets", window_s=_timed(params),
                     queue_bytes=_queue_bytes(params) if wire != "payload" else None,
-                    meter_bytes=meter if proto == "udpr" else None)
+                    meter_bytes=meter if transport.ack_clocked else None,
+                    **transport.option_values({o.column: _get(params, o.column) for o in transport.options}))
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
     share = 1.0
-    if proto == "tcp" and stream_header:
+    if transport.stream and stream_header:
         framed = chunk or 1000
         share = framed / (framed + stream_header)
         notes.insert(0, f"{stream_header} B of application framing per {framed:g} B: ×{share:.4f}")
-    elif proto == "udp" and udp_header and p.payload_bytes:
+    elif not transport.reliable and udp_header and p.payload_bytes:
         share = (p.payload_bytes - udp_header) / p.payload_bytes
         notes.insert(0, f"{udp_header} B of application framing per datagram: ×{share:.4f}")
     limits = {name: value * share for name, value in p.limits.items()}
     if wire == "payload":
-        limits["link"] = share * rate * (p.delivery_probability if proto == "udp" else 1.0)
+        limits["link"] = share * rate * (p.delivery_probability if not transport.reliable else 1.0)
         notes.append("the relay paces application bytes, so η = 1")
-    elif proto == "udp":
+    elif not transport.reliable:                  # what arrives of what the link carries
         limits["link"] = (p.steady_goodput_bps if p.transfer is not None else p.goodput_bps) * share
     offered = _get(params, "offered_bps")
-    if offered is not None and proto == "udp":
+    if offered is not None and not transport.reliable:
         limits["offered"] = offered * p.delivery_probability
     binding = min(limits, key=limits.get)
     steady_goodput, steady_binding = limits[binding], binding
@@ -219,7 +223,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if p.transfer is None and p.steady_goodput_bps is not None:      # what a timed run's window sees
         goodput = p.goodput_bps * share
     notes.extend(p.notes)
-    if rtt is None and proto == "tcp" and cc is None and carriage == "packets":
+    if rtt is None and transport.stream and cc is None and carriage == "packets":
         notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
     if p.transfer is not None and wire != "payload":
         t = p.transfer
@@ -261,7 +265,7 @@ def predict_like(row, **changes) -> dict:
     params.update(changes)
 
     def value(name, default):
-        v = row.get(name, default) if hasattr(row, "get") else default
+        v = field(row, name, default)
         return default if _missing(v) else v
     payload = value("pred_payload_arg", None)
     host = value("pred_host_rtt_s", None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from .. import transports
 from ..transfer import make_data
 from .exchange import Exchange, Failed
 from .packets import OTHER, build, matches, parse, read_stream, session_of
@@ -83,7 +84,7 @@ def silent_server(stage: Stage) -> dict:
     """A server that never answers: tcp accepts and reads CONN; udp takes every datagram. The client
     gives up (udpr after resending CONN, MAX_WAIT apart)."""
     proto, wait = stage.proto, stage.max_wait
-    if proto == "tcp":
+    if transports.get(proto).stream:
         listener = stage.listener("tcp")
         data, client = _client(stage, 1000)
         conn = _accept(listener)                 # accept, read CONN, never answer
@@ -93,13 +94,14 @@ def silent_server(stage: Stage) -> dict:
         return {}
     ex = Exchange(stage, stage.listener("udp"))
     data, client = _client(stage, 1000)
-    tries = 1 + stage.retransmits if proto == "udpr" else 1
+    resends = transports.get(proto).retransmits
+    tries = 1 + stage.retransmits if resends else 1
     bound = wait * tries + 1.5
     while client.poll() is None and client.runtime_s < bound:
         ex.receive(0.05)
     conns = [t for t, raw, _ in ex.seen if matches(raw, "CONN")]
     stage.gives_up(client, bound, "nobody answered its CONN")
-    if proto == "udpr":
+    if resends:
         _counted(stage, len(conns), "CONN", "a silent server")
     elif len(conns) != 1:
         raise Failed(f"ppcbc sent CONN {len(conns)} times to a silent server (expected 1: one send, no resend)")
@@ -151,7 +153,7 @@ def lost_acc(stage: Stage) -> dict:
 # ------------------------------------------------------------------------- errors
 def conrjt(stage: Stage) -> dict:
     """CONRJT for the client's CONN: it gives up, and never sends CONN again."""
-    if stage.proto == "tcp":
+    if transports.get(stage.proto).stream:
         listener = stage.listener("tcp")
         data, client = _client(stage, 1000)
         conn = _accept(listener)
@@ -175,7 +177,7 @@ def conrjt(stage: Stage) -> dict:
 
 def rjt(stage: Stage) -> dict:
     """RJT for DATA 0 (tcp: then the connection closed): the client gives up."""
-    if stage.proto == "tcp":
+    if transports.get(stage.proto).stream:
         listener = stage.listener("tcp")
         data, client = _client(stage, 5000)
         conn = _accept(listener)

@@ -101,6 +101,11 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
     src, dst, proto, sport, dport = f.src, f.dst, f.proto, f.sport, f.dport
     if later_fragments:
         sport, dport = _ports_of_later_fragments(f, sport, dport)
+    compiled = _compiled(f)
+    if compiled is not None:            # one pass, the same answer (reader/number_jit.py)
+        columns = (src, dst, proto, sport, dport, f.tcp_flags, f.tcp_seq)
+        # (int64, contiguous: the types it was compiled for, so it is never compiled again)
+        return compiled.number(*(np.ascontiguousarray(c, dtype=np.int64) for c in columns), _code(f, "tcp"))
     valid = (src >= 0) & (dst >= 0) & (proto >= 0) & (sport >= 0) & (dport >= 0)
     forward = (src < dst) | ((src == dst) & (sport <= dport))
     if not valid.any():
@@ -118,6 +123,20 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
     a_is_lo = forward[begins]
     a_to_b = (conv >= 0) & (forward == a_is_lo[np.maximum(conv, 0)]) if a_is_lo.size else conv >= 0
     return conv, a_to_b, begins
+
+
+def _compiled(f: Frames):
+    """The compiled numbering when it is loaded (or pays for loading) and the codes fit its keys."""
+    from .reader.jit import numbering            # (numba only when it pays: start-up)
+
+    compiled = numbering(len(f))
+    if compiled is None or not len(f) or max(f.src.max(), f.dst.max()) >= 2 ** 31 or f.proto.max() >= 2 ** 31:
+        return None
+    return compiled
+
+
+def _code(f: Frames, name: str) -> int:
+    return f.protocols.index(name) if name in f.protocols else -1
 
 
 def _split_reused(f: Frames, rows: np.ndarray, ids: np.ndarray, forward: np.ndarray, first: np.ndarray):

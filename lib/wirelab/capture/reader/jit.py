@@ -2,7 +2,8 @@
 
 The reader has two implementations of its two hot loops, which give the
 same answer: numpy (``walk.py``, ``fastpath.py``, ``dissect.py``) and
-compiled (``walk_jit.py``, ``decode_jit.py``). numpy needs nothing beyond
+compiled (``walk_jit.py``, ``decode_jit.py``); so has the numbering of
+conversations above it (``conversations.py``, ``number_jit.py``). numpy needs nothing beyond
 numpy and is the reference; the compiled kernels read a large capture two
 to three times as fast. They are used when:
 
@@ -42,7 +43,7 @@ import numpy as np
 
 from .formats import RECORD_FORMATS
 
-__all__ = ["kernels", "walker", "readonly", "status", "one_shot", "ENV_OFF", "MIN_BYTES", "ONE_SHOT_BYTES", "PCAP",
+__all__ = ["kernels", "walker", "readonly", "status", "one_shot", "ENV_OFF", "numbering", "MIN_BYTES", "ONE_SHOT_BYTES", "PCAP",
            "PCAPNG"]
 
 ENV_OFF = "WIRELAB_NO_JIT"
@@ -54,6 +55,9 @@ MIN_BYTES = 8 << 20
 #: kernels from their cache takes 0.4 to 0.9 s, and numpy reads ~750,000 packets/s against the
 #: kernels' ~1,100,000 (measured on a 57,000-frame, 78 MB capture): they pay off from ~2 GB
 ONE_SHOT_BYTES = 2 << 30
+#: what a frame counts for when deciding whether to load the kernels to number conversations
+#: (``numbering``): from 1M frames, where numpy takes ~0.4 s, what loading them from the cache costs
+FRAME_BYTES = 8
 #: chains the compiled walker follows at once (walk_jit.py): enough reads in flight to hide
 #: most of the memory's latency, few enough that seeding them costs little
 CHAINS = 16
@@ -99,6 +103,14 @@ def kernels(window_bytes: int = MIN_BYTES):
     return _state["kernels"]
 
 
+def numbering(frames: int):
+    """The compiled conversation numbering (``number_jit``) for a capture of ``frames`` frames,
+    or None: numpy (``conversations``). Loaded as ``kernels`` is, for a window of
+    ``FRAME_BYTES`` per frame: numpy numbers ~2.5 M frames/s, the kernel ~50 M."""
+    loaded = kernels(frames * FRAME_BYTES)
+    return None if loaded is None else loaded[2]
+
+
 def readonly(u8: np.ndarray) -> np.ndarray:
     """The bytes as a read-only array: every call then has the types the kernels were compiled
     for (a writable array would make numba compile them again)."""
@@ -138,13 +150,13 @@ def _load():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")          # numba's warnings are not the student's
-                from . import decode_jit, walk_jit      # (numba: here, not at start-up)
-                steps = decode_jit.warm_up_steps(walk_jit)
+                from . import decode_jit, number_jit, walk_jit     # (numba: here, not at start-up)
+                steps = decode_jit.warm_up_steps(walk_jit) + number_jit.warm_up_steps()
                 result["steps"] = len(steps)
                 for i, step in enumerate(steps):
                     step()
                     result["done"] = i + 1
-            result["kernels"] = walk_jit, decode_jit
+            result["kernels"] = walk_jit, decode_jit, number_jit
         except ImportError as err:                       # no numba: the numpy path, silently
             result["why_not"] = f"numba is not installed ({err})"
         except RuntimeError as err:                      # (numba: "no locator available")
@@ -161,7 +173,8 @@ def _load():
     _state["seconds"] = time.perf_counter() - t0
     _state["why_not"] = result.get("why_not")
     if loaded is not None:
-        _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode))
+        _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode,
+                                                                           loaded[2].number))
     return loaded
 
 

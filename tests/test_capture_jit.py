@@ -334,3 +334,25 @@ def test_conversations_are_numbered_the_same_both_ways_on_crowded_five_tuples(mo
     assert reference[2].size > 1000                   # (many conversations: the table grew)
     for a, b in zip(reference, fast):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("path", sorted([*(ROOT / "captures").glob("*.pcap*"), *(ROOT / "tests/data/public").glob("*.pcap*")]),
+                         ids=lambda p: p.name)
+def test_conversation_tables_are_the_same_both_ways(monkeypatch, path):
+    """``open_capture(...).conversations(kind)`` with the compiled numbering and sums (number_jit)
+    and with numpy's: the same tables, to the last bit."""
+    import pandas as pd
+
+    from wirelab import open_capture
+    tables, calls = {}, []
+    for name in PATHS:
+        use_path(name, monkeypatch)
+        if name == "compiled":
+            number_jit = jit.kernels(0)[2]
+            real = number_jit.tally
+            monkeypatch.setattr(number_jit, "tally", lambda *args: calls.append(1) or real(*args))
+        cap = open_capture(path)
+        tables[name] = [cap.conversations(kind) for kind in ("tcp", "udp", "ip", "ipv6")]
+    assert calls                                      # (the compiled sums ran)
+    for numpy_table, compiled_table in zip(*tables.values()):
+        pd.testing.assert_frame_equal(numpy_table, compiled_table)

@@ -135,17 +135,19 @@ class Capture:
             mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
             pick = mine & transport_frames(f) & ~tcp_header_cut(f)      # (as Wireshark's tap)
             # column by column: ``f[pick]`` would copy every column of the frames (a third of the time)
-            sport = f["sport"].to_numpy(np.int64, na_value=-1)[pick]
-            dport = f["dport"].to_numpy(np.int64, na_value=-1)[pick]
-            stream, ab = f["stream"].to_numpy(np.int64)[pick], f["a_to_b"].to_numpy(bool)[pick]
-            lacking = sport < 0
-            if lacking.any():           # a last fragment: its datagram's ports, from the first fragment
-                ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
-                found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
-                sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
-                dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
-            src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
-            return conversation_table(stream, ab, src, dst,
+            sport = f["sport"].to_numpy(np.int64, na_value=-1)
+            dport = f["dport"].to_numpy(np.int64, na_value=-1)
+            stream, ab = f["stream"].to_numpy(np.int64), f["a_to_b"].to_numpy(bool)
+            src, dst = f["src"].cat.codes.to_numpy(), f["dst"].cat.codes.to_numpy()
+            if not (pick & (sport < 0)).any():      # (the frames counted, picked as they are counted)
+                return conversation_table(stream, ab, src, dst, sport, dport, size, time, names=_names(f), pick=pick)
+            sport, dport, stream, ab = sport[pick], dport[pick], stream[pick], ab[pick]
+            lacking = sport < 0         # a last fragment: its datagram's ports, from the first fragment
+            ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
+            found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
+            sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
+            dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
+            return conversation_table(stream, ab, src[pick], dst[pick],
                                       sport, dport, size[pick], time[pick], names=_names(f))
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()

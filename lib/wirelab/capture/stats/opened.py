@@ -45,6 +45,7 @@ from .follow import Followed, follow_tcp
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 from .io import io_table
 from .losses import handshakes, loss_places
+from .stream_flags import StreamFlags
 from .stream_graphs import StreamGraphs
 from ..tcp_sequence import tcp_analysis
 from ..tools.live import LiveCapture
@@ -99,8 +100,18 @@ class Capture:
         return tcp_analysis(self.frames, expert=True)
 
     def flags(self) -> pd.DataFrame:
-        """Wireshark's TCP analysis flags of these frames (computed on the whole capture)."""
-        return self._root._all_flags.loc[self.frames.index]
+        """Wireshark's TCP analysis flags of these frames: those of the whole capture (for a
+        filtered capture of a few conversations, only theirs are analysed: ``stream_flags``)."""
+        root = self._root
+        if "_all_flags" not in root.__dict__:
+            some = root._stream_flags.at(root.frames.index.get_indexer(self.frames.index))
+            if some is not None:
+                return some
+        return root._all_flags.loc[self.frames.index]
+
+    @cached_property
+    def _stream_flags(self) -> StreamFlags:
+        return StreamFlags(self.frames)
 
     @cached_property
     def _buffer(self):
@@ -220,7 +231,9 @@ class Capture:
     def stream(self, i: int, *, a_to_b: bool | None = None) -> StreamGraphs:
         """TCP stream ``i``'s graphs (``sequence_graph``, ``throughput``, ``rtt``, ``window``,
         ``plot``) for the direction carrying more data (or ``a_to_b``)."""
-        return StreamGraphs(self.frames, self.flags(), i, a_to_b=a_to_b)
+        f = self.frames                   # (its frames only: their flags alone are analysed)
+        mine = self.filter(((f["proto"] == "tcp") & (f["stream"] == i)).to_numpy())
+        return StreamGraphs(mine.frames, mine.flags(), i, a_to_b=a_to_b)
 
     def flow_graph(self, *, port: int | None = None) -> FlowGraph:
         """The PPCB exchange (every UDP/TCP port, or ``port``) as ``exchange``'s table and a ladder."""

@@ -174,11 +174,13 @@ def reused_ports(f: Frames, conv: np.ndarray) -> np.ndarray:
     if not (conv >= 0).any():
         return out
     rows = np.flatnonzero(conv >= 0)
-    _, at = np.unique(conv[rows], return_index=True)
-    begins = rows[at]
-    forward = (f.src < f.dst) | ((f.src == f.dst) & (f.sport <= f.dport))
-    keys = np.stack([f.proto, np.where(forward, f.src, f.dst), np.where(forward, f.sport, f.dport),
-                     np.where(forward, f.dst, f.src), np.where(forward, f.dport, f.sport)], axis=1)[begins]
+    begins = np.full(int(conv.max()) + 1, len(f), dtype=np.int64)     # each conversation's first frame
+    np.minimum.at(begins, conv[rows], rows)                            # (one pass, no sort)
+    begins = begins[begins < len(f)]
+    src, dst, sport, dport = f.src[begins], f.dst[begins], f.sport[begins], f.dport[begins]
+    forward = (src < dst) | ((src == dst) & (sport <= dport))
+    keys = np.stack([f.proto[begins], np.where(forward, src, dst), np.where(forward, sport, dport),
+                     np.where(forward, dst, src), np.where(forward, dport, sport)], axis=1)
     ids, first = first_seen_ids(keys)
     later = np.ones(begins.size, dtype=bool)
     later[first] = False

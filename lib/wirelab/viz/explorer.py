@@ -235,9 +235,19 @@ class Explorer:
 
     def _frames(self) -> pd.DataFrame:
         """The chosen conversation's frames in the view."""
-        kind, stream = self.selector.value
-        f = self.view.frames
-        return f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        return self._chosen().frames
+
+    def _chosen(self) -> Capture:
+        """The view narrowed to the chosen conversation, made once per choice: every redraw (a
+        brush) works on its frames, not the capture's million (and its TCP flags are its own
+        only, ``Capture.flags``)."""
+        key = (id(self.view), self.selector.value)
+        if getattr(self, "_chosen_key", None) != key:
+            kind, stream = self.selector.value
+            f = self.view.frames
+            self._chosen_view = self.view.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
+            self._chosen_key = key
+        return self._chosen_view
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -252,7 +262,7 @@ class Explorer:
                               f"{int(inside['frame_len'].sum()):,} B between {t0:.4f} s and {t1:.4f} s")
         try:
             if kind == "tcp":
-                cut = _Range(self.view.stream(stream), t0, t1)
+                cut = _Range(self._chosen().stream(stream), t0, t1)
                 for graph in GRAPHS:
                     self._picture(graph, lambda ax, g=graph: draw(cut, g, ax))
             else:
@@ -293,7 +303,8 @@ class Explorer:
 
     def _expert_html(self, inside: pd.DataFrame) -> str:
         """Expert Information of the frames in range: one row per note, the first frames named."""
-        notes = self.view.filter(self.view.frames.index.isin(inside.index)).expert()
+        chosen = self._chosen()
+        notes = chosen.filter(chosen.frames.index.isin(inside.index)).expert()
         if not len(notes):
             return "<p><b>Expert information</b>: none in this range</p>"
         rows = "".join(
@@ -312,6 +323,13 @@ class Explorer:
             return None
 
     def _may_carry_ppcb(self) -> bool:
+        """Whether the chosen conversation may carry PPCB (``_carries_ppcb``), once per conversation."""
+        known = self.__dict__.setdefault("_ppcb_conversations", {})
+        if self.selector.value not in known:
+            known[self.selector.value] = self._carries_ppcb()
+        return known[self.selector.value]
+
+    def _carries_ppcb(self) -> bool:
         """Whether the chosen conversation may carry PPCB: a UDP datagram, or the first byte of a
         TCP direction (its lowest sequence number), is a PPCB type byte. Without one the reading
         (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every

@@ -55,9 +55,10 @@ MIN_BYTES = 8 << 20
 #: kernels from their cache takes 0.4 to 0.9 s, and numpy reads ~750,000 packets/s against the
 #: kernels' ~1,100,000 (measured on a 57,000-frame, 78 MB capture): they pay off from ~2 GB
 ONE_SHOT_BYTES = 2 << 30
-#: what a frame counts for when deciding whether to load the kernels to number conversations
-#: (``numbering``): from 1M frames, where numpy takes ~0.4 s, what loading them from the cache costs
-FRAME_BYTES = 8
+#: what a frame counts for when deciding whether to load the kernels only to number
+#: conversations (``numbering``): numpy numbers ~15 M frames/s (pandas loaded), the kernel
+#: ~70 M, loading the kernels costs 0.4 to 0.9 s: that pays from ~8 M frames (``MIN_BYTES``)
+FRAME_BYTES = 1
 #: chains the compiled walker follows at once (walk_jit.py): enough reads in flight to hide
 #: most of the memory's latency, few enough that seeding them costs little
 CHAINS = 16
@@ -105,8 +106,8 @@ def kernels(window_bytes: int = MIN_BYTES):
 
 def numbering(frames: int):
     """The compiled conversation numbering (``number_jit``) for a capture of ``frames`` frames,
-    or None: numpy (``conversations``). Loaded as ``kernels`` is, for a window of
-    ``FRAME_BYTES`` per frame: numpy numbers ~2.5 M frames/s, the kernel ~50 M."""
+    or None: numpy (``conversations``). Used when the reader loaded the kernels (a capture of
+    8 MB or more, ``MIN_BYTES``), else loaded as ``kernels`` is, for ``FRAME_BYTES`` a frame."""
     loaded = kernels(frames * FRAME_BYTES)
     return None if loaded is None else loaded[2]
 

@@ -350,3 +350,19 @@ def test_the_flags_of_a_few_streams_are_those_of_the_whole_capture(path, opened,
     for s in streams[:3]:
         pd.testing.assert_frame_equal(fresh.stream(s).sequence_graph(), whole.stream(s).sequence_graph())
     assert "_all_flags" not in fresh.__dict__
+
+
+def test_read_at_gives_the_bytes_at_those_offsets_a_stretch_at_a_time(monkeypatch):
+    """``Capture.read_at``: the file's bytes at any offsets in any order (repeated too), the same
+    whether it reads the file in one stretch or a page at a time (letting each go)."""
+    import wirelab.capture.stats.opened as opened
+    path = ROOT / "captures" / "tcp-10mbit-loss2.pcapng"
+    data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+    offsets = np.random.default_rng(5).integers(0, data.size - 6, 500)
+    offsets[:3] = [0, data.size - 6, offsets[10]]
+    expected = data[offsets[:, None] + np.arange(6)]
+    with open_capture(path) as cap:
+        np.testing.assert_array_equal(cap.read_at(offsets, 6), expected)
+        monkeypatch.setattr(opened, "READ_STRETCH", 4096)
+        np.testing.assert_array_equal(cap.read_at(offsets, 6), expected)
+        np.testing.assert_array_equal(cap.read_at(offsets[:0], 6), expected[:0])

@@ -338,16 +338,17 @@ class Explorer:
         f = self.capture.frames
         rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
         try:
-            u8 = np.frombuffer(self.capture._bytes(), dtype=np.uint8)
+            self.capture._bytes()
+            read = self.capture.read_at                   # (a stretch at a time: resident memory stays low)
         except WirelabError:                             # a dataset: no bytes
             return False
         start = rows["payload_offset"].to_numpy(np.int64, na_value=-1)
         held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
             (rows["cap_len"].to_numpy(np.int64) > start)
-        first = u8[rows["file_offset"].to_numpy(np.int64)[held] + start[held]]
+        first = read(rows["file_offset"].to_numpy(np.int64)[held] + start[held])[:, 0]
         starts = np.isin(first, list(HEADER_BY_CODE))
         if kind == "udp":
-            return self._whole_ppcb_datagram(rows[held], u8, first, starts)
+            return self._whole_ppcb_datagram(rows[held], read, first, starts)
         seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
         if (seq < 0).any():                              # (no sequence numbers: any byte may start one)
             return bool(starts.any())
@@ -361,7 +362,7 @@ class Explorer:
         return False
 
     @staticmethod
-    def _whole_ppcb_datagram(rows: pd.DataFrame, u8: np.ndarray, first: np.ndarray, starts: np.ndarray) -> bool:
+    def _whole_ppcb_datagram(rows: pd.DataFrame, read, first: np.ndarray, starts: np.ndarray) -> bool:
         """Whether a datagram is exactly one PPCB packet by its length: its type's header, or a
         DATA's header and ``data_len`` (``ppcb_reader.packet_fields``; a datagram of any other
         length is "not PPCB", no ladder). Fragmented datagrams: any type byte will do."""
@@ -375,7 +376,7 @@ class Explorer:
         data = np.flatnonzero(starts & (first == DATA) & (rows["cap_len"].to_numpy(np.int64) >= (
             rows["payload_offset"].to_numpy(np.int64) + DATA_HEADER)))
         at = rows["file_offset"].to_numpy(np.int64)[data] + rows["payload_offset"].to_numpy(np.int64)[data]
-        length = u8[at[:, None] + np.arange(OFFSETS["data_len"], DATA_HEADER)].astype(np.int64) @ \
+        length = read(at + OFFSETS["data_len"], DATA_HEADER - OFFSETS["data_len"]).astype(np.int64) @ \
             (256 ** np.arange(DATA_HEADER - OFFSETS["data_len"] - 1, -1, -1))
         return bool(whole.any() or (size[data] == DATA_HEADER + length).any())
 

@@ -53,6 +53,8 @@ from ..tools.live import LiveCapture
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
 KINDS = ("tcp", "udp", "ip", "ipv6", "eth")
+#: ``read_at``'s stretch of the file (what it keeps mapped at most)
+READ_STRETCH = 64 << 20
 
 
 def open_capture(path) -> "Capture":
@@ -123,6 +125,25 @@ class Capture:
 
     def _bytes(self):
         return self._root._buffer
+
+    def read_at(self, offsets, width: int = 1) -> np.ndarray:
+        """``width`` bytes of the file at each of ``offsets`` (file positions), as an n × width
+        array. Read through the file's map a stretch of ``READ_STRETCH`` bytes at a time, each
+        stretch's pages let go once read (``MADV_DONTNEED``; the page cache keeps them): bytes
+        scattered over a large file would otherwise leave the whole file resident in this
+        process (the kernel maps 64 kB around every page it faults in)."""
+        buffer = self._bytes()
+        u8, offsets = np.frombuffer(buffer, dtype=np.uint8), np.asarray(offsets, dtype=np.int64)
+        out = np.zeros((offsets.size, width), dtype=np.uint8)
+        order = np.argsort(offsets, kind="stable")
+        at = offsets[order]
+        parts = np.split(np.arange(at.size), np.flatnonzero(np.diff(at // READ_STRETCH)) + 1) if at.size else []
+        for part in parts:
+            out[order[part]] = u8[at[part][:, None] + np.arange(width)]
+            if hasattr(mmap, "MADV_DONTNEED"):
+                low = int(at[part[0]]) - int(at[part[0]]) % mmap.PAGESIZE
+                buffer.madvise(mmap.MADV_DONTNEED, low, min(int(at[part[-1]]) + width, len(buffer)) - low)
+        return out
 
     def close(self) -> None:
         """Let go of the file's bytes (mapped on first use by ``follow``, ``eth``, ``protocols``)."""

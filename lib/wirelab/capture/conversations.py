@@ -21,7 +21,10 @@ first segment: the same wherever each conversation begins with its SYN.)
 
 The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 ``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,
-``flows`` and ``io_graph`` take and give DataFrames.
+``flows`` and ``io_graph`` take and give DataFrames. The numbering has a compiled twin,
+one pass with a hash table (``reader/number_jit.py``), used where the reader's kernels
+are loaded (``reader.jit.numbering``); numpy is the reference (both give the same numbers,
+``tests/test_capture_jit.py``).
 """
 from __future__ import annotations
 

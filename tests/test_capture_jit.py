@@ -1,5 +1,5 @@
 """The compiled reader (capture.walk_jit, capture.decode_jit) gives exactly what the numpy reader
-gives: same DataFrame (columns, types, values, missing values, notes) on every committed capture,
+gives (and the compiled conversation numbering, number_jit, what numpy's gives): same DataFrame (columns, types, values, missing values, notes) on every committed capture,
 on every link type and file format, on damaged files (or the same CaptureError), read whole or
 streamed in small windows. And it stays out of the way: numba is not loaded by the command
 line, nor where it cannot cache its work or the address space is limited."""
@@ -33,7 +33,7 @@ class Calls:
 
     def __init__(self, monkeypatch):
         self.walks = self.blocks = self.rows = 0
-        walk_jit, decode_jit = jit.kernels(0) or pytest.fail(str(jit.status()))
+        walk_jit, decode_jit = (jit.kernels(0) or pytest.fail(str(jit.status())))[:2]
         real_walk, real_usual = walk_jit.walk, decode_jit.usual
 
         def walk(*args):
@@ -283,3 +283,76 @@ def test_compiled_or_numpy_is_decided_once_per_window_and_the_whole_window_follo
     assert 0 < calls.walks < len(asked) and 0 < calls.blocks < len(asked)
     for numpy_chunk, chunk in zip(reference, alternating):
         assert_same(numpy_chunk, chunk)
+
+
+def _numbered_both_ways(monkeypatch, f):
+    """``conversations._conversations`` of ``f`` by numpy and by the compiled twin (which must run)."""
+    import wirelab.capture.conversations as conversations
+    use_path("compiled", monkeypatch)
+    ran = []
+    real = conversations._compiled
+
+    def compiled(frames):
+        ran.append(real(frames))
+        return ran[-1]
+    monkeypatch.setattr(conversations, "_compiled", compiled)
+    fast = conversations._conversations(f, True)
+    assert ran and ran[0] is not None
+    monkeypatch.setattr(conversations, "_compiled", lambda frames: None)
+    return conversations._conversations(f, True), fast
+
+
+@pytest.mark.parametrize("path", sorted([*(ROOT / "captures").glob("*.pcap*"), *(ROOT / "tests/data/public").glob("*.pcap*")]),
+                         ids=lambda p: p.name)
+def test_conversations_are_numbered_the_same_both_ways(monkeypatch, path):
+    """Every committed and public capture (reused ports, IP fragments, IPv6 among them): the same
+    conversation per frame, the same direction, the same first frames."""
+    from wirelab.capture.reader.frames import Frames
+    reference, fast = _numbered_both_ways(monkeypatch, Frames.of(read_capture(path)))
+    for a, b in zip(reference, fast):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_conversations_are_numbered_the_same_both_ways_on_crowded_five_tuples(monkeypatch, seed):
+    """Random frames over a few addresses and ports, SYNs and sequence numbers drawn from a handful
+    (ports reused over and over, missing fields, SYNs resent and not), enough five-tuples to grow
+    the compiled twin's table several times: the same numbers, directions and first frames."""
+    from wirelab.capture.reader.frames import INTS, Frames
+    rng = np.random.default_rng(seed)
+    n, few = 20_000, [4, 4, 40, 40] if seed % 2 else [40, 40, 300, 300]
+    pick = lambda values, p=None: rng.choice(np.array(values, dtype=np.int64), n, p=p)      # noqa: E731
+    ints = {name: np.full(n, -1, dtype=np.int64) for name in INTS}
+    ints.update(sport=rng.integers(-1, few[2], n), dport=rng.integers(-1, few[3], n),
+                tcp_flags=pick([-1, 0x02, 0x12, 0x10, 0x18], [0.05, 0.1, 0.05, 0.5, 0.3]),
+                tcp_seq=pick([-1, 0, 1, 2, 4294967295]), frag_offset=pick([-1, 0], [0.1, 0.9]))
+    f = Frames(time=np.arange(n, dtype=float), src=rng.integers(-1, few[0], n), dst=rng.integers(-1, few[1], n),
+               addresses=[str(i) for i in range(max(few[:2]))], proto=pick([-1, 0, 1], [0.02, 0.78, 0.2]),
+               protocols=["tcp", "udp"], more_frags=np.zeros(n, dtype=bool), l3=np.zeros(n, dtype=np.int8),
+               ints=ints)
+    reference, fast = _numbered_both_ways(monkeypatch, f)
+    assert reference[2].size > 1000                   # (many conversations: the table grew)
+    for a, b in zip(reference, fast):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("path", sorted([*(ROOT / "captures").glob("*.pcap*"), *(ROOT / "tests/data/public").glob("*.pcap*")]),
+                         ids=lambda p: p.name)
+def test_conversation_tables_are_the_same_both_ways(monkeypatch, path):
+    """``open_capture(...).conversations(kind)`` with the compiled numbering and sums (number_jit)
+    and with numpy's: the same tables, to the last bit."""
+    import pandas as pd
+
+    from wirelab import open_capture
+    tables, calls = {}, []
+    for name in PATHS:
+        use_path(name, monkeypatch)
+        if name == "compiled":
+            number_jit = jit.kernels(0)[2]
+            real = number_jit.tally
+            monkeypatch.setattr(number_jit, "tally", lambda *args: calls.append(1) or real(*args))
+        cap = open_capture(path)
+        tables[name] = [cap.conversations(kind) for kind in ("tcp", "udp", "ip", "ipv6")]
+    assert calls                                      # (the compiled sums ran)
+    for numpy_table, compiled_table in zip(*tables.values()):
+        pd.testing.assert_frame_equal(numpy_table, compiled_table)

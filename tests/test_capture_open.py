@@ -325,3 +325,44 @@ def test_filter_with_the_real_display_filter_language_equals_tshark():
         out = subprocess.run([tshark, "-r", str(path), "-Y", expr, "-T", "fields", "-e", "frame.number"],
                              capture_output=True, text=True, check=True, timeout=60).stdout.split()
         assert sorted(int(f) for f in kept.frames["frame"]) == [int(f) for f in out], expr
+
+
+@pytest.mark.parametrize("path", [*FILES, *sorted(ROOT.glob("tests/data/public/*.pcap*"))], ids=lambda p: p.name)
+def test_the_flags_of_a_few_streams_are_those_of_the_whole_capture(path, opened, monkeypatch):
+    """A capture narrowed to some TCP streams analyses only those (``stream_flags``): each
+    stream's flags, expert notes and graphs, and those of two streams at once, are the ones
+    the whole capture's analysis gives (reused ports and conversation numbers included)."""
+    whole = opened(path)
+    every = whole.flags()
+    streams = sorted(whole.conversations("tcp")["stream"])
+    if not streams:
+        pytest.skip("no TCP stream")
+    import wirelab.capture.stats.stream_flags as stream_flags
+    monkeypatch.setattr(stream_flags, "WHOLE_SHARE", 1.0)     # (streams of any size: never the whole)
+    fresh = open_capture(path)              # (nothing analysed yet: the flags of its streams only)
+    f = fresh.frames
+    tcp = (f["proto"] == "tcp").to_numpy()
+    for chosen in [[s] for s in streams] + [streams[-2:]]:
+        mask = tcp & f["stream"].isin(chosen).to_numpy()
+        narrowed = fresh.filter(mask)
+        pd.testing.assert_frame_equal(narrowed.flags(), every.loc[narrowed.frames.index])
+        pd.testing.assert_frame_equal(narrowed.expert(), whole.filter(mask).expert())
+    for s in streams[:3]:
+        pd.testing.assert_frame_equal(fresh.stream(s).sequence_graph(), whole.stream(s).sequence_graph())
+    assert "_all_flags" not in fresh.__dict__
+
+
+def test_read_at_gives_the_bytes_at_those_offsets_a_stretch_at_a_time(monkeypatch):
+    """``Capture.read_at``: the file's bytes at any offsets in any order (repeated too), the same
+    whether it reads the file in one stretch or a page at a time (letting each go)."""
+    import wirelab.capture.stats.opened as opened
+    path = ROOT / "captures" / "tcp-10mbit-loss2.pcapng"
+    data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+    offsets = np.random.default_rng(5).integers(0, data.size - 6, 500)
+    offsets[:3] = [0, data.size - 6, offsets[10]]
+    expected = data[offsets[:, None] + np.arange(6)]
+    with open_capture(path) as cap:
+        np.testing.assert_array_equal(cap.read_at(offsets, 6), expected)
+        monkeypatch.setattr(opened, "READ_STRETCH", 4096)
+        np.testing.assert_array_equal(cap.read_at(offsets, 6), expected)
+        np.testing.assert_array_equal(cap.read_at(offsets[:0], 6), expected[:0])

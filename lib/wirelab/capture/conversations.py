@@ -21,7 +21,10 @@ first segment: the same wherever each conversation begins with its SYN.)
 
 The work is done on numpy columns (``frames.Frames``: ``conversations_of``,
 ``flow_table``), so ``wirelab analyze`` runs without pandas; ``conversation_ids``,
-``flows`` and ``io_graph`` take and give DataFrames.
+``flows`` and ``io_graph`` take and give DataFrames. The numbering has a compiled twin,
+one pass with a hash table (``reader/number_jit.py``), used where the reader's kernels
+are loaded (``reader.jit.numbering``); numpy is the reference (both give the same numbers,
+``tests/test_capture_jit.py``).
 """
 from __future__ import annotations
 
@@ -101,6 +104,11 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
     src, dst, proto, sport, dport = f.src, f.dst, f.proto, f.sport, f.dport
     if later_fragments:
         sport, dport = _ports_of_later_fragments(f, sport, dport)
+    compiled = _compiled(f)
+    if compiled is not None:            # one pass, the same answer (reader/number_jit.py)
+        columns = (src, dst, proto, sport, dport, f.tcp_flags, f.tcp_seq)
+        # (int64, contiguous: the types it was compiled for, so it is never compiled again)
+        return compiled.number(*(np.ascontiguousarray(c, dtype=np.int64) for c in columns), _code(f, "tcp"))
     valid = (src >= 0) & (dst >= 0) & (proto >= 0) & (sport >= 0) & (dport >= 0)
     forward = (src < dst) | ((src == dst) & (sport <= dport))
     if not valid.any():
@@ -118,6 +126,20 @@ def _conversations(f: Frames, later_fragments: bool) -> tuple[np.ndarray, np.nda
     a_is_lo = forward[begins]
     a_to_b = (conv >= 0) & (forward == a_is_lo[np.maximum(conv, 0)]) if a_is_lo.size else conv >= 0
     return conv, a_to_b, begins
+
+
+def _compiled(f: Frames):
+    """The compiled numbering when it is loaded (or pays for loading) and the codes fit its keys."""
+    from .reader.jit import numbering            # (numba only when it pays: start-up)
+
+    compiled = numbering(len(f))
+    if compiled is None or not len(f) or max(f.src.max(), f.dst.max()) >= 2 ** 31 or f.proto.max() >= 2 ** 31:
+        return None
+    return compiled
+
+
+def _code(f: Frames, name: str) -> int:
+    return f.protocols.index(name) if name in f.protocols else -1
 
 
 def _split_reused(f: Frames, rows: np.ndarray, ids: np.ndarray, forward: np.ndarray, first: np.ndarray):
@@ -155,11 +177,13 @@ def reused_ports(f: Frames, conv: np.ndarray) -> np.ndarray:
     if not (conv >= 0).any():
         return out
     rows = np.flatnonzero(conv >= 0)
-    _, at = np.unique(conv[rows], return_index=True)
-    begins = rows[at]
-    forward = (f.src < f.dst) | ((f.src == f.dst) & (f.sport <= f.dport))
-    keys = np.stack([f.proto, np.where(forward, f.src, f.dst), np.where(forward, f.sport, f.dport),
-                     np.where(forward, f.dst, f.src), np.where(forward, f.dport, f.sport)], axis=1)[begins]
+    begins = np.full(int(conv.max()) + 1, len(f), dtype=np.int64)     # each conversation's first frame
+    np.minimum.at(begins, conv[rows], rows)                            # (one pass, no sort)
+    begins = begins[begins < len(f)]
+    src, dst, sport, dport = f.src[begins], f.dst[begins], f.sport[begins], f.dport[begins]
+    forward = (src < dst) | ((src == dst) & (sport <= dport))
+    keys = np.stack([f.proto[begins], np.where(forward, src, dst), np.where(forward, sport, dport),
+                     np.where(forward, dst, src), np.where(forward, dport, sport)], axis=1)
     ids, first = first_seen_ids(keys)
     later = np.ones(begins.size, dtype=bool)
     later[first] = False

@@ -235,9 +235,19 @@ class Explorer:
 
     def _frames(self) -> pd.DataFrame:
         """The chosen conversation's frames in the view."""
-        kind, stream = self.selector.value
-        f = self.view.frames
-        return f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        return self._chosen().frames
+
+    def _chosen(self) -> Capture:
+        """The view narrowed to the chosen conversation, made once per choice: every redraw (a
+        brush) works on its frames, not the capture's million (and its TCP flags are its own
+        only, ``Capture.flags``)."""
+        key = (id(self.view), self.selector.value)
+        if getattr(self, "_chosen_key", None) != key:
+            kind, stream = self.selector.value
+            f = self.view.frames
+            self._chosen_view = self.view.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
+            self._chosen_key = key
+        return self._chosen_view
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -252,7 +262,7 @@ class Explorer:
                               f"{int(inside['frame_len'].sum()):,} B between {t0:.4f} s and {t1:.4f} s")
         try:
             if kind == "tcp":
-                cut = _Range(self.view.stream(stream), t0, t1)
+                cut = _Range(self._chosen().stream(stream), t0, t1)
                 for graph in GRAPHS:
                     self._picture(graph, lambda ax, g=graph: draw(cut, g, ax))
             else:
@@ -293,7 +303,8 @@ class Explorer:
 
     def _expert_html(self, inside: pd.DataFrame) -> str:
         """Expert Information of the frames in range: one row per note, the first frames named."""
-        notes = self.view.filter(self.view.frames.index.isin(inside.index)).expert()
+        chosen = self._chosen()
+        notes = chosen.filter(chosen.frames.index.isin(inside.index)).expert()
         if not len(notes):
             return "<p><b>Expert information</b>: none in this range</p>"
         rows = "".join(
@@ -312,6 +323,13 @@ class Explorer:
             return None
 
     def _may_carry_ppcb(self) -> bool:
+        """Whether the chosen conversation may carry PPCB (``_carries_ppcb``), once per conversation."""
+        known = self.__dict__.setdefault("_ppcb_conversations", {})
+        if self.selector.value not in known:
+            known[self.selector.value] = self._carries_ppcb()
+        return known[self.selector.value]
+
+    def _carries_ppcb(self) -> bool:
         """Whether the chosen conversation may carry PPCB: a UDP datagram, or the first byte of a
         TCP direction (its lowest sequence number), is a PPCB type byte. Without one the reading
         (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
@@ -320,16 +338,17 @@ class Explorer:
         f = self.capture.frames
         rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
         try:
-            u8 = np.frombuffer(self.capture._bytes(), dtype=np.uint8)
+            self.capture._bytes()
+            read = self.capture.read_at                   # (a stretch at a time: resident memory stays low)
         except WirelabError:                             # a dataset: no bytes
             return False
         start = rows["payload_offset"].to_numpy(np.int64, na_value=-1)
         held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
             (rows["cap_len"].to_numpy(np.int64) > start)
-        first = u8[rows["file_offset"].to_numpy(np.int64)[held] + start[held]]
+        first = read(rows["file_offset"].to_numpy(np.int64)[held] + start[held])[:, 0]
         starts = np.isin(first, list(HEADER_BY_CODE))
         if kind == "udp":
-            return self._whole_ppcb_datagram(rows[held], u8, first, starts)
+            return self._whole_ppcb_datagram(rows[held], read, first, starts)
         seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
         if (seq < 0).any():                              # (no sequence numbers: any byte may start one)
             return bool(starts.any())
@@ -343,7 +362,7 @@ class Explorer:
         return False
 
     @staticmethod
-    def _whole_ppcb_datagram(rows: pd.DataFrame, u8: np.ndarray, first: np.ndarray, starts: np.ndarray) -> bool:
+    def _whole_ppcb_datagram(rows: pd.DataFrame, read, first: np.ndarray, starts: np.ndarray) -> bool:
         """Whether a datagram is exactly one PPCB packet by its length: its type's header, or a
         DATA's header and ``data_len`` (``ppcb_reader.packet_fields``; a datagram of any other
         length is "not PPCB", no ladder). Fragmented datagrams: any type byte will do."""
@@ -357,7 +376,7 @@ class Explorer:
         data = np.flatnonzero(starts & (first == DATA) & (rows["cap_len"].to_numpy(np.int64) >= (
             rows["payload_offset"].to_numpy(np.int64) + DATA_HEADER)))
         at = rows["file_offset"].to_numpy(np.int64)[data] + rows["payload_offset"].to_numpy(np.int64)[data]
-        length = u8[at[:, None] + np.arange(OFFSETS["data_len"], DATA_HEADER)].astype(np.int64) @ \
+        length = read(at + OFFSETS["data_len"], DATA_HEADER - OFFSETS["data_len"]).astype(np.int64) @ \
             (256 ** np.arange(DATA_HEADER - OFFSETS["data_len"] - 1, -1, -1))
         return bool(whole.any() or (size[data] == DATA_HEADER + length).any())
 

@@ -25,9 +25,11 @@ def new_figure(figsize=(7, 4)):
 
 
 def figure_png(figure, *, dpi: float = 100) -> bytes:
-    """The figure as PNG bytes, cropped to what is drawn."""
+    """The figure as PNG bytes, cropped to what is drawn (by its constrained layout when it has
+    one: cropping again, ``bbox_inches="tight"``, draws the figure twice)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
+    laid_out = figure.get_layout_engine() is not None
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches=None if laid_out else "tight", facecolor="white")
     return buffer.getvalue()
 
 

@@ -12,7 +12,8 @@ numpy; ``fastpath`` for the usual Ethernet/IPv4/TCP or UDP packet), ``formats``
 (the byte tables), ``part`` and ``columns`` (the arrays and the DataFrame),
 ``stream`` (``iter_capture``), ``frames``; ``jit`` (when the compiled twins are
 used, and why not), ``jit_build``, ``walk_jit`` and ``decode_jit`` (the twins,
-numba). ``python -m wirelab.capture.reader.jit`` compiles them ahead.
+numba), ``number_jit`` (the twin of the conversation numbering one floor up,
+compiled with them). ``python -m wirelab.capture.reader.jit`` compiles them ahead.
 """
 from ..._exports import lazy
 

@@ -72,18 +72,12 @@ class Frames:
         """The columns of a ``read_capture`` DataFrame (or of any DataFrame with some of its
         columns, categories or plain values: what is absent is missing)."""
         n = len(df)
-
-        def filled(name):
-            if name not in df:
-                return np.full(n, -1, dtype=np.int64)
-            column = df[name]
-            return column.fillna(-1).to_numpy(np.int64) if column.hasnans else column.to_numpy(np.int64)
         (src, dst), addresses = _categories(df, ["src", "dst"])
         (proto,), protocols = _categories(df, ["proto"])
         more = df["more_frags"].fillna(False).to_numpy(bool) if "more_frags" in df else np.zeros(n, dtype=bool)
         l3 = df["l3"].cat.codes.to_numpy(np.int8) if "l3" in df else np.zeros(n, dtype=np.int8)
         return cls(time=df["time"].to_numpy(np.float64), src=src, dst=dst, addresses=addresses, proto=proto,
-                   protocols=protocols, more_frags=more, l3=l3, ints={name: filled(name) for name in INTS},
+                   protocols=protocols, more_frags=more, l3=l3, ints=_Columns(df),
                    info=df.attrs.get("capture", {}))
 
     @classmethod
@@ -98,6 +92,36 @@ class Frames:
         proto, protocols = _protocols(part)
         return cls(time=part["time"], src=src, dst=dst, addresses=addresses, proto=proto, protocols=protocols,
                    more_frags=part["more_frags"] & part["more_frags_ok"], l3=part["l3"], ints=ints, info=info)
+
+
+class _Columns(dict):
+    """A DataFrame's integer columns (``INTS``) as int64 arrays, -1 where missing, each made when
+    first asked for: most analyses need a few of the twenty (on 1M frames each costs a copy)."""
+
+    def __init__(self, df):
+        super().__init__()
+        self._df = df
+
+    def __missing__(self, name: str) -> np.ndarray:
+        if name not in INTS:
+            raise KeyError(name)
+        df = self._df
+        if name not in df:
+            value = np.full(len(df), -1, dtype=np.int64)
+        else:
+            column = df[name]
+            value = column.to_numpy(np.int64, na_value=-1) if column.hasnans else column.to_numpy(np.int64)
+        self[name] = value
+        return value
+
+    def __contains__(self, name) -> bool:
+        return name in INTS
+
+    def __iter__(self):
+        return iter(INTS)
+
+    def items(self):
+        return [(name, self[name]) for name in INTS]
 
 
 def _categories(df, names: list[str]) -> tuple[list[np.ndarray], list[str]]:

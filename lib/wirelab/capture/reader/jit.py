@@ -2,7 +2,8 @@
 
 The reader has two implementations of its two hot loops, which give the
 same answer: numpy (``walk.py``, ``fastpath.py``, ``dissect.py``) and
-compiled (``walk_jit.py``, ``decode_jit.py``). numpy needs nothing beyond
+compiled (``walk_jit.py``, ``decode_jit.py``); so has the numbering of
+conversations above it (``conversations.py``, ``number_jit.py``). numpy needs nothing beyond
 numpy and is the reference; the compiled kernels read a large capture two
 to three times as fast. They are used when:
 
@@ -42,7 +43,7 @@ import numpy as np
 
 from .formats import RECORD_FORMATS
 
-__all__ = ["kernels", "walker", "readonly", "status", "one_shot", "ENV_OFF", "MIN_BYTES", "ONE_SHOT_BYTES", "PCAP",
+__all__ = ["kernels", "walker", "readonly", "status", "one_shot", "ENV_OFF", "numbering", "MIN_BYTES", "ONE_SHOT_BYTES", "PCAP",
            "PCAPNG"]
 
 ENV_OFF = "WIRELAB_NO_JIT"
@@ -54,6 +55,10 @@ MIN_BYTES = 8 << 20
 #: kernels from their cache takes 0.4 to 0.9 s, and numpy reads ~750,000 packets/s against the
 #: kernels' ~1,100,000 (measured on a 57,000-frame, 78 MB capture): they pay off from ~2 GB
 ONE_SHOT_BYTES = 2 << 30
+#: what a frame counts for when deciding whether to load the kernels only to number
+#: conversations (``numbering``): numpy numbers ~15 M frames/s (pandas loaded), the kernel
+#: ~70 M, loading the kernels costs 0.4 to 0.9 s: that pays from ~8 M frames (``MIN_BYTES``)
+FRAME_BYTES = 1
 #: chains the compiled walker follows at once (walk_jit.py): enough reads in flight to hide
 #: most of the memory's latency, few enough that seeding them costs little
 CHAINS = 16
@@ -99,6 +104,14 @@ def kernels(window_bytes: int = MIN_BYTES):
     return _state["kernels"]
 
 
+def numbering(frames: int):
+    """The compiled conversation numbering (``number_jit``) for a capture of ``frames`` frames,
+    or None: numpy (``conversations``). Used when the reader loaded the kernels (a capture of
+    8 MB or more, ``MIN_BYTES``), else loaded as ``kernels`` is, for ``FRAME_BYTES`` a frame."""
+    loaded = kernels(frames * FRAME_BYTES)
+    return None if loaded is None else loaded[2]
+
+
 def readonly(u8: np.ndarray) -> np.ndarray:
     """The bytes as a read-only array: every call then has the types the kernels were compiled
     for (a writable array would make numba compile them again)."""
@@ -138,13 +151,13 @@ def _load():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")          # numba's warnings are not the student's
-                from . import decode_jit, walk_jit      # (numba: here, not at start-up)
-                steps = decode_jit.warm_up_steps(walk_jit)
+                from . import decode_jit, number_jit, walk_jit     # (numba: here, not at start-up)
+                steps = decode_jit.warm_up_steps(walk_jit) + number_jit.warm_up_steps()
                 result["steps"] = len(steps)
                 for i, step in enumerate(steps):
                     step()
                     result["done"] = i + 1
-            result["kernels"] = walk_jit, decode_jit
+            result["kernels"] = walk_jit, decode_jit, number_jit
         except ImportError as err:                       # no numba: the numpy path, silently
             result["why_not"] = f"numba is not installed ({err})"
         except RuntimeError as err:                      # (numba: "no locator available")
@@ -161,7 +174,8 @@ def _load():
     _state["seconds"] = time.perf_counter() - t0
     _state["why_not"] = result.get("why_not")
     if loaded is not None:
-        _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode))
+        _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode,
+                                                                           loaded[2].number))
     return loaded
 
 

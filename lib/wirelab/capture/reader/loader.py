@@ -25,8 +25,8 @@ Columns (missing values are <NA>; an unreadable header leaves its fields missing
 ``df.attrs["capture"]`` holds the file format, the interfaces (name, link
 type, snaplen, drops from pcapng statistics blocks) and notes about damage.
 
-The file is read a window at a time (``decode``), so what it costs in memory
-is the DataFrame, not the file. For a capture larger than memory, read it
+The file is read a window at a time (``decode``; ``WHOLE_FILE_WINDOW``), so
+what it costs in memory is the DataFrame and two windows, not the file. For a capture larger than memory, read it
 in chunks with ``stream.iter_capture`` or convert it once into a parquet
 dataset (``dataset.convert``) and query that with DuckDB.
 """
@@ -45,8 +45,12 @@ from ..._plain import is_file_object
 
 __all__ = ["read_capture", "read_part", "capture_info"]
 
-#: read_capture keeps every packet in memory anyway: bigger windows of the file cost less per record
-WHOLE_FILE_WINDOW = 512 << 20
+#: the window of the file ``read_capture`` maps at a time. Two are mapped at once (one decoded
+#: while the next is scanned) and their pages count in the process's resident size: 512 MiB
+#: windows made reading a 1 GB capture peak at 1.37x the file's size, 128 MiB at 0.67x, for
+#: the same time within the machine's noise (bench/bench_explorer.py); smaller ones cost more
+#: per record (32 MiB: 1.5x the time)
+WHOLE_FILE_WINDOW = 128 << 20
 
 
 def _buffer(source):

@@ -38,19 +38,22 @@ def pair_ids(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dport, frame_len: np.ndarray,
-                       time_relative: np.ndarray, *, names=None) -> pd.DataFrame:
-    """One row per conversation number in ``ids`` (per frame; the frames given are those counted)
-    in ``COLUMNS`` (``sport``/``dport`` None: no ports). ``src``/``dst`` label each frame's ends,
-    or are codes into ``names`` (text made for the table's rows only, not for every frame)."""
-    if not ids.size:
+                       time_relative: np.ndarray, *, names=None, pick: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per conversation number in ``ids`` (per frame; the frames given are those counted,
+    or those ``pick`` selects) in ``COLUMNS`` (``sport``/``dport`` None: no ports). ``src``/``dst``
+    label each frame's ends, or are codes into ``names`` (text made for the table's rows only,
+    not for every frame)."""
+    ids = np.asarray(ids)
+    sums = _compiled_sums(ids, a_to_b, frame_len, time_relative, pick)
+    if sums is None:                        # numpy: the frames counted, then their sums
+        if pick is not None:
+            ids, a_to_b, frame_len, time_relative = ids[pick], a_to_b[pick], frame_len[pick], time_relative[pick]
+            src, dst = np.asarray(src)[pick], np.asarray(dst)[pick]
+            sport, dport = (None, None) if sport is None else (sport[pick], dport[pick])
+        sums = _numpy_sums(ids, a_to_b, frame_len, time_relative)
+    numbers, first, packets, sizes, start, end = sums
+    if not numbers.size:
         return pd.DataFrame(columns=COLUMNS if sport is not None else [c for c in COLUMNS if "port" not in c])
-    numbers, first, inverse, start, end = _groups(ids, time_relative)
-    n = numbers.size
-
-    def count(where, weights=None):
-        return np.bincount(inverse[where], weights=None if weights is None else weights[where],
-                           minlength=n).astype(np.int64)
-    everything = np.ones(ids.size, dtype=bool)
     # "A" sent the first frame: its source, whichever way ``a_to_b`` was computed
     a_first = a_to_b[first]
     table = {"stream": numbers,
@@ -58,9 +61,9 @@ def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dpo
              "port_a": None if sport is None else np.where(a_first, sport[first], dport[first]),
              "address_b": np.where(a_first, np.asarray(dst)[first], np.asarray(src)[first]),
              "port_b": None if sport is None else np.where(a_first, dport[first], sport[first]),
-             "packets": count(everything), "bytes": count(everything, frame_len),
-             "packets_a_to_b": count(a_to_b), "bytes_a_to_b": count(a_to_b, frame_len),
-             "packets_b_to_a": count(~a_to_b), "bytes_b_to_a": count(~a_to_b, frame_len),
+             "packets": packets[:, 0] + packets[:, 1], "bytes": sizes[:, 0] + sizes[:, 1],
+             "packets_a_to_b": packets[:, 0], "bytes_a_to_b": sizes[:, 0],
+             "packets_b_to_a": packets[:, 1], "bytes_b_to_a": sizes[:, 1],
              "rel_start": start, "duration": end - start}
     seconds = np.where(table["duration"] > 0, table["duration"], np.nan)
     table["bps_a_to_b"] = table["bytes_a_to_b"] * 8 / seconds
@@ -69,6 +72,46 @@ def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dpo
         names = np.asarray(names, dtype=object)
         table["address_a"], table["address_b"] = names[table["address_a"]], names[table["address_b"]]
     return pd.DataFrame({k: v for k, v in table.items() if v is not None})
+
+
+def _compiled_sums(ids, a_to_b, frame_len, time, pick):
+    """``_numpy_sums`` of the frames ``pick`` selects (None: all) in one compiled pass
+    (``reader/number_jit.tally``), or None where it is not loaded or the ids are not small
+    conversation numbers."""
+    from ..reader.jit import numbering          # (numba only when it pays: start-up)
+
+    compiled = numbering(ids.size)
+    if compiled is None or ids.dtype.kind not in "iu":
+        return None
+    pick = np.ones(ids.size, dtype=bool) if pick is None else np.ascontiguousarray(pick, dtype=bool)
+    if not pick.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64), \
+            np.zeros(0), np.zeros(0)
+    low, high = int(ids.min(where=pick, initial=0)), int(ids.max(where=pick, initial=0))    # (no copy)
+    if low < 0 or high >= 4 * ids.size + 1024:
+        return None
+    first, packets, sizes, start, end = compiled.tally(
+        np.ascontiguousarray(ids, dtype=np.int64), np.ascontiguousarray(a_to_b, dtype=bool),
+        np.ascontiguousarray(frame_len, dtype=np.int64), np.ascontiguousarray(time, dtype=np.float64), pick, high + 1)
+    numbers = np.flatnonzero(first >= 0)
+    return numbers, first[numbers], packets[numbers], sizes[numbers], start[numbers], end[numbers]
+
+
+def _numpy_sums(ids, a_to_b, frame_len, time):
+    """The distinct ``ids`` (sorted), the row where each first appears, packets and bytes each way
+    ([:, 0] A → B), first and last time."""
+    if not ids.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64), \
+            np.zeros(0), np.zeros(0)
+    numbers, first, inverse, start, end = _groups(ids, time)
+    n = numbers.size
+
+    def count(where, weights=None):
+        return np.bincount(inverse[where], weights=None if weights is None else weights[where],
+                           minlength=n).astype(np.int64)
+    packets = np.stack([count(a_to_b), count(~a_to_b)], axis=1)
+    sizes = np.stack([count(a_to_b, frame_len), count(~a_to_b, frame_len)], axis=1)
+    return numbers, first, packets, sizes, start, end
 
 
 def _groups(ids: np.ndarray, time: np.ndarray):

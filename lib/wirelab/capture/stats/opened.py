@@ -45,6 +45,7 @@ from .follow import Followed, follow_tcp
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 from .io import io_table
 from .losses import handshakes, loss_places
+from .stream_flags import StreamFlags
 from .stream_graphs import StreamGraphs
 from ..tcp_sequence import tcp_analysis
 from ..tools.live import LiveCapture
@@ -52,6 +53,8 @@ from ..tools.live import LiveCapture
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
 KINDS = ("tcp", "udp", "ip", "ipv6", "eth")
+#: ``read_at``'s stretch of the file (what it keeps mapped at most)
+READ_STRETCH = 64 << 20
 
 
 def open_capture(path) -> "Capture":
@@ -99,8 +102,18 @@ class Capture:
         return tcp_analysis(self.frames, expert=True)
 
     def flags(self) -> pd.DataFrame:
-        """Wireshark's TCP analysis flags of these frames (computed on the whole capture)."""
-        return self._root._all_flags.loc[self.frames.index]
+        """Wireshark's TCP analysis flags of these frames: those of the whole capture (for a
+        filtered capture of a few conversations, only theirs are analysed: ``stream_flags``)."""
+        root = self._root
+        if "_all_flags" not in root.__dict__:
+            some = root._stream_flags.at(root.frames.index.get_indexer(self.frames.index))
+            if some is not None:
+                return some
+        return root._all_flags.loc[self.frames.index]
+
+    @cached_property
+    def _stream_flags(self) -> StreamFlags:
+        return StreamFlags(self.frames)
 
     @cached_property
     def _buffer(self):
@@ -112,6 +125,25 @@ class Capture:
 
     def _bytes(self):
         return self._root._buffer
+
+    def read_at(self, offsets, width: int = 1) -> np.ndarray:
+        """``width`` bytes of the file at each of ``offsets`` (file positions), as an n × width
+        array. Read through the file's map a stretch of ``READ_STRETCH`` bytes at a time, each
+        stretch's pages let go once read (``MADV_DONTNEED``; the page cache keeps them): bytes
+        scattered over a large file would otherwise leave the whole file resident in this
+        process (the kernel maps 64 kB around every page it faults in)."""
+        buffer = self._bytes()
+        u8, offsets = np.frombuffer(buffer, dtype=np.uint8), np.asarray(offsets, dtype=np.int64)
+        out = np.zeros((offsets.size, width), dtype=np.uint8)
+        order = np.argsort(offsets, kind="stable")
+        at = offsets[order]
+        parts = np.split(np.arange(at.size), np.flatnonzero(np.diff(at // READ_STRETCH)) + 1) if at.size else []
+        for part in parts:
+            out[order[part]] = u8[at[part][:, None] + np.arange(width)]
+            if hasattr(mmap, "MADV_DONTNEED"):
+                low = int(at[part[0]]) - int(at[part[0]]) % mmap.PAGESIZE
+                buffer.madvise(mmap.MADV_DONTNEED, low, min(int(at[part[-1]]) + width, len(buffer)) - low)
+        return out
 
     def close(self) -> None:
         """Let go of the file's bytes (mapped on first use by ``follow``, ``eth``, ``protocols``)."""
@@ -135,17 +167,19 @@ class Capture:
             mine = (f["proto"] == kind).to_numpy() & (f["stream"] >= 0).to_numpy()
             pick = mine & transport_frames(f) & ~tcp_header_cut(f)      # (as Wireshark's tap)
             # column by column: ``f[pick]`` would copy every column of the frames (a third of the time)
-            sport = f["sport"].to_numpy(np.int64, na_value=-1)[pick]
-            dport = f["dport"].to_numpy(np.int64, na_value=-1)[pick]
-            stream, ab = f["stream"].to_numpy(np.int64)[pick], f["a_to_b"].to_numpy(bool)[pick]
-            lacking = sport < 0
-            if lacking.any():           # a last fragment: its datagram's ports, from the first fragment
-                ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
-                found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
-                sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
-                dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
-            src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
-            return conversation_table(stream, ab, src, dst,
+            sport = f["sport"].to_numpy(np.int64, na_value=-1)
+            dport = f["dport"].to_numpy(np.int64, na_value=-1)
+            stream, ab = f["stream"].to_numpy(np.int64), f["a_to_b"].to_numpy(bool)
+            src, dst = f["src"].cat.codes.to_numpy(), f["dst"].cat.codes.to_numpy()
+            if not (pick & (sport < 0)).any():      # (the frames counted, picked as they are counted)
+                return conversation_table(stream, ab, src, dst, sport, dport, size, time, names=_names(f), pick=pick)
+            sport, dport, stream, ab = sport[pick], dport[pick], stream[pick], ab[pick]
+            lacking = sport < 0         # a last fragment: its datagram's ports, from the first fragment
+            ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
+            found = ported.reindex(pd.MultiIndex.from_arrays([stream[lacking], ab[lacking]]))
+            sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
+            dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
+            return conversation_table(stream, ab, src[pick], dst[pick],
                                       sport, dport, size[pick], time[pick], names=_names(f))
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()
@@ -218,7 +252,9 @@ class Capture:
     def stream(self, i: int, *, a_to_b: bool | None = None) -> StreamGraphs:
         """TCP stream ``i``'s graphs (``sequence_graph``, ``throughput``, ``rtt``, ``window``,
         ``plot``) for the direction carrying more data (or ``a_to_b``)."""
-        return StreamGraphs(self.frames, self.flags(), i, a_to_b=a_to_b)
+        f = self.frames                   # (its frames only: their flags alone are analysed)
+        mine = self.filter(((f["proto"] == "tcp") & (f["stream"] == i)).to_numpy())
+        return StreamGraphs(mine.frames, mine.flags(), i, a_to_b=a_to_b)
 
     def flow_graph(self, *, port: int | None = None) -> FlowGraph:
         """The PPCB exchange (every UDP/TCP port, or ``port``) as ``exchange``'s table and a ladder."""

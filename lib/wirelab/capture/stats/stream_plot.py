@@ -13,14 +13,16 @@ from ...errors import UsageError
 __all__ = ["draw"]
 
 GRAPHS = ("sequence", "throughput", "rtt", "window")
+#: points drawn up to which the legend finds the emptiest place (``loc="best"``)
+MAX_BEST_POINTS = 5000
 
 
 def draw(graphs, graph: str, ax=None, **kwargs):
     """``graphs`` (a ``StreamGraphs``) as ``graph`` on ``ax`` (a new figure when None)."""
     if graph not in GRAPHS:
         raise UsageError(f"unknown graph {graph!r}", f"use one of {', '.join(GRAPHS)}")
-    import matplotlib.pyplot as plt                     # start-up: only to draw
     if ax is None:
+        import matplotlib.pyplot as plt                 # start-up: only to draw (not onto a given ax)
         _, ax = plt.subplots(figsize=(8, 4))
     if graph == "sequence":
         g = graphs.sequence_graph()
@@ -51,7 +53,10 @@ def draw(graphs, graph: str, ax=None, **kwargs):
         ax.set_ylabel("bytes")
     ax.set_xlabel("time since the capture's first frame (s)")
     ax.set_title(f"TCP stream {graphs.stream}: {graph}")
-    ax.legend(loc="best")
+    # "best" tries every place against every point drawn: 0.1 s a figure on 100,000 points, so
+    # a large graph takes the corner the tcptrace line leaves empty
+    points = sum(len(line.get_xdata()) for line in ax.get_lines())
+    ax.legend(loc="best" if points <= MAX_BEST_POINTS else "upper left")
     return ax
 
 

@@ -1,0 +1,173 @@
+"""Conversation numbers in one compiled pass over the frames (numba): the twin of ``conversations._conversations``.
+
+numpy numbers conversations by sorting or hashing the five-tuples of all frames
+(``first_seen_ids``), then splits those whose ports a new handshake reuses
+(``_split_reused``), then finds which way each frame goes: several passes over
+the frames. Here one loop visits
+each frame once with a hash table of the five-tuples seen so far (open
+addressing, linear probing, grown at half full), and decides all three as it
+goes:
+
+- a five-tuple not seen before begins a conversation, numbered in order of
+  first frame, its first frame's direction "A to B";
+- a TCP SYN without ACK of a known five-tuple begins a new conversation when
+  its sequence number is not the one of its direction's first frame in the
+  current conversation (that frame's sequence number if it is a SYN, else one
+  less: Wireshark's ``TCP_A_REUSED_PORTS``; ``conversations`` says why);
+- every other frame belongs to its five-tuple's current conversation.
+
+``tally`` sums each conversation's frames for its table (``stats.conversations``) the same
+way: one pass, where numpy makes a dozen. Both give exactly what the numpy path
+gives (``tests/test_capture_jit.py`` compares them on every committed and public
+capture and on crowded random ones); numpy is the reference, used when numba is
+not (``jit.kernels``, ``jit.numbering``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit_build import njit
+
+__all__ = ["number", "tally", "warm_up_steps"]
+
+_MIX1, _MIX2 = -7046029254386353131, 0x27D4EB2F165667C5     # odd 64-bit constants (Fibonacci, xxHash's)
+
+
+@njit
+def _slot(k1, k2, bits):
+    # multiplicative (Fibonacci) hashing: the product's high bits depend on all of the key's
+    # (int64 arithmetic wraps; the arithmetic shift's sign bits are masked off)
+    h = (k1 * _MIX1 ^ k2) * _MIX2
+    return (h >> (64 - bits)) & ((1 << bits) - 1)
+
+
+@njit
+def number(src, dst, proto, sport, dport, flags, seq, tcp):
+    """Per frame: conversation (-1: none), whether it goes A → B; and each conversation's first
+    frame. ``src``/``dst`` are address codes (< 2**31), ``proto`` protocol codes (``tcp`` is
+    TCP's), ports 0 to 65535; any of them -1 (missing): the frame is in no conversation."""
+    n = src.size
+    conv = np.full(n, -1, np.int64)
+    a_to_b = np.zeros(n, np.bool_)
+    begins = np.empty(n, np.int64)                     # a conversation's first frame
+    c_fw = np.empty(n, np.bool_)                       # and whether that frame goes lower → higher
+    bits = 10
+    keys1, keys2, slots = np.empty(1 << bits, np.int64), np.empty(1 << bits, np.int64), np.full(1 << bits, -1, np.int64)
+    g_conv = np.empty(1 << (bits - 1), np.int64)       # a group's (five-tuple's) current conversation
+    g_base = np.empty((1 << (bits - 1), 2), np.int64)  # each direction's base sequence number there
+    g_has = np.zeros((1 << (bits - 1), 2), np.bool_)
+    at = groups = convs = 0
+    while True:
+        # (the loop runs in ``_run`` until the table is half full: arrays that never change
+        # inside a loop keep it fast, 3x as fast as growing them in it)
+        at, groups, convs = _run(at, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, tcp, conv,
+                                 a_to_b, begins, c_fw, keys1, keys2, slots, g_conv, g_base, g_has)
+        if at >= n:
+            return conv, a_to_b, begins[:convs].copy()
+        bits += 1                                      # twice the slots, every five-tuple again
+        keys1, keys2, slots = _rehash(keys1, keys2, slots, bits)
+        g_conv, g_base, g_has = _grow(g_conv), _grow(g_base), _grow(g_has)
+        g_has[groups:] = False
+
+
+@njit
+def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, tcp, conv, a_to_b, begins, c_fw,
+         keys1, keys2, slots, g_conv, g_base, g_has):
+    """``number``'s loop from frame ``i`` to the end, or to the first new five-tuple that would
+    fill the table more than half: (where it stopped, groups, conversations)."""
+    n, mask = src.size, (1 << bits) - 1
+    while i < n:
+        s, d, p, sp, dp = src[i], dst[i], proto[i], sport[i], dport[i]
+        if s < 0 or d < 0 or p < 0 or sp < 0 or dp < 0:
+            i += 1
+            continue
+        fw = s < d or (s == d and sp <= dp)
+        side = 0 if fw else 1
+        if fw:
+            k1, k2 = (p << 32) | (sp << 16) | dp, (s << 32) | d
+        else:
+            k1, k2 = (p << 32) | (dp << 16) | sp, (d << 32) | s
+        at = _slot(k1, k2, bits)
+        while slots[at] >= 0 and (keys1[at] != k1 or keys2[at] != k2):
+            at = (at + 1) & mask
+        g = slots[at]
+        new = False
+        if g < 0:                                      # a five-tuple not seen before
+            if 2 * (groups + 1) > mask + 1:
+                return i, groups, convs                # (``number`` grows the table)
+            g, groups, new = groups, groups + 1, True
+            slots[at], keys1[at], keys2[at] = g, k1, k2
+        elif p == tcp and flags[i] >= 0 and (flags[i] & 0x12) == 0x02 and g_has[g, side] \
+                and seq[i] != g_base[g, side]:         # a SYN reusing the ports: a new conversation
+            new = True
+            g_has[g, 0] = g_has[g, 1] = False
+        if new:
+            begins[convs], c_fw[convs], g_conv[g] = i, fw, convs
+            convs += 1
+        c = g_conv[g]
+        if not g_has[g, side]:                         # this direction's first frame here
+            g_has[g, side] = True
+            g_base[g, side] = seq[i] if (flags[i] & 0x02) != 0 else (seq[i] - 1) & 0xFFFFFFFF
+        conv[i] = c
+        a_to_b[i] = fw == c_fw[c]
+        i += 1
+    return i, groups, convs
+
+
+@njit
+def _grow(a):
+    out = np.empty((2 * a.shape[0],) + a.shape[1:], a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit
+def _rehash(keys1, keys2, slots, bits):
+    cap = 1 << bits
+    new1, new2, new_slots = np.empty(cap, np.int64), np.empty(cap, np.int64), np.full(cap, -1, np.int64)
+    mask = cap - 1
+    for j in range(slots.size):
+        if slots[j] >= 0:
+            at = _slot(keys1[j], keys2[j], bits)
+            while new_slots[at] >= 0:
+                at = (at + 1) & mask
+            new_slots[at], new1[at], new2[at] = slots[j], keys1[j], keys2[j]
+    return new1, new2, new_slots
+
+
+@njit
+def tally(ids, a_to_b, frame_len, time, pick, size):
+    """Per conversation number below ``size`` of the frames ``pick`` selects: its first frame
+    (-1: none), packets and bytes each way ([:, 0] A → B), first and last time (NaN left out, as
+    ``np.fmin``/``np.fmax``): ``stats.conversations``' sums in one pass, no copy of the frames."""
+    first = np.full(size, -1, np.int64)
+    packets, sizes = np.zeros((size, 2), np.int64), np.zeros((size, 2), np.int64)
+    start, end = np.full(size, np.nan), np.full(size, np.nan)
+    for i in range(ids.size):
+        if not pick[i]:
+            continue
+        g = ids[i]
+        if first[g] < 0:
+            first[g] = i
+        side = 0 if a_to_b[i] else 1
+        packets[g, side] += 1
+        sizes[g, side] += frame_len[i]
+        t = time[i]
+        if t == t:                                     # (not NaN)
+            if not start[g] <= t:
+                start[g] = t
+            if not end[g] >= t:
+                end[g] = t
+    return first, packets, sizes, start, end
+
+
+def warm_up_steps() -> list:
+    """One call with the argument types ``conversations`` gives (int64 arrays, an int), so that
+    loading compiles it (or reads it from the cache) and no later call compiles it again."""
+    def step():
+        a = np.array([0, 1, 0, -1], dtype=np.int64)
+        number(a, a[::-1].copy(), np.zeros(4, np.int64), a + 2, a + 3, np.full(4, 2, np.int64), a, 0)
+
+    def sums():
+        tally(np.zeros(3, np.int64), np.ones(3, np.bool_), np.ones(3, np.int64), np.zeros(3), np.ones(3, np.bool_), 1)
+    return [step, sums]

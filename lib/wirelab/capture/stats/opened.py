@@ -138,11 +138,12 @@ class Capture:
         order = np.argsort(offsets, kind="stable")
         at = offsets[order]
         parts = np.split(np.arange(at.size), np.flatnonzero(np.diff(at // READ_STRETCH)) + 1) if at.size else []
+        let_go = getattr(mmap, "MADV_DONTNEED", None)        # Linux's; elsewhere the pages stay
         for part in parts:
             out[order[part]] = u8[at[part][:, None] + np.arange(width)]
-            if hasattr(mmap, "MADV_DONTNEED"):
+            if let_go is not None:
                 low = int(at[part[0]]) - int(at[part[0]]) % mmap.PAGESIZE
-                buffer.madvise(mmap.MADV_DONTNEED, low, min(int(at[part[-1]]) + width, len(buffer)) - low)
+                buffer.madvise(let_go, low, min(int(at[part[-1]]) + width, len(buffer)) - low)
         return out
 
     def close(self) -> None:

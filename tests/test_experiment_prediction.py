@@ -125,3 +125,24 @@ def test_a_delay_on_one_direction_counts_once_in_the_round_trip_and_old_ids_stay
     # the same 80 ms round trip either way: the window's limit is the same
     assert predict_columns(one_way.params)["pred_goodput_bps"] == pytest.approx(
         predict_columns(both.params)["pred_goodput_bps"], rel=1e-9)
+
+
+def test_a_file_whose_time_the_model_cannot_give_is_not_compared_to_the_steady_state(monkeypatch):
+    # the runs' rules give up on a file that takes too many rounds: its row must say so, not
+    # set the steady state's goodput beside a file's (the grid once read 0.29 of it for a BBR file)
+    import pandas as pd
+    from wirelab.analysis import residual_table
+    from wirelab.model import window_runs
+    monkeypatch.setattr(window_runs, "_MAX_ROUNDS", 3)
+    window_runs.file_runs.cache_clear()
+    params = dict(proto="tcp", workload="file", size_bytes=964_721, rate_bps=25.9e6, delay_s=0.076, loss=0.003,
+                  cc="bbr")
+    out = predict_columns(params)
+    window_runs.file_runs.cache_clear()
+    assert math.isnan(out["pred_goodput_bps"]) and math.isnan(out["pred_transfer_time_s"])
+    assert "transfer time not predicted" in out["pred_note"] and out["pred_steady_goodput_bps"] > 0
+    runs = pd.DataFrame([{**params, **out, "experiment": "x", "setting_id": 0, "run_id": i, "rep": i, "status": "ok",
+                          "engine": "wirelab", "backend": "userspace", "goodput_bps": 7.0e6, "transfer_s": 1.1,
+                          "bytes_delivered": 964_721} for i in range(3)])
+    row = residual_table(runs).iloc[0]
+    assert row["reasons"].startswith("not compared") and "transfer time not predicted" in row["reasons"]

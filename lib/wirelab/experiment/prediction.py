@@ -239,6 +239,9 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                     if name not in ("segments", "initial_window", "rto_s")})
     elif p.transfer is not None:
         notes.append("the relay paces application bytes: no transfer time predicted")
+    elif file_bytes is not None and any(note.startswith("transfer time not predicted") for note in p.notes):
+        # a file's time is what its runs measure: the steady state instead would be a different quantity
+        goodput, binding = math.nan, None
     out.update(pred_goodput_bps=goodput, pred_binding=binding, pred_cc=cc,
                pred_steady_goodput_bps=steady_goodput, pred_steady_binding=steady_binding,
                pred_efficiency=1.0 if wire == "payload" else p.efficiency,

@@ -3,6 +3,7 @@ a strict PPCB server refuses it; its model against a simulation of its rules, st
 and goodput measured through the kit's emulated link."""
 import hashlib
 import random
+import socket
 import statistics
 import threading
 
@@ -16,7 +17,7 @@ from wirelab.link.relay import UdpRelay
 from wirelab.model.headers import HeaderStack
 from wirelab.model.packetization import packetize
 from wirelab.model.stopwait import acc_wire_bytes, stop_and_wait, udpr_transfer
-from wirelab.transfer import HashSink, make_data, send_udp, start_server
+from wirelab.transfer import HashSink, make_data, ppcb, send_udp
 from wirelab.transfer.result import merge
 from wirelab.transports.gbn import wire
 from wirelab.transports.gbn.model import gbn_transfer, go_back_n, last_send_s
@@ -139,14 +140,23 @@ def test_the_sender_gives_up_after_max_retransmits_windows():
     assert not result.ok and "CONACC" in result.error and result.metadata["conn_resends"] == 2
 
 
+def strict_ppcb_server(sock, seen):
+    """The assignment's server as far as CONN goes: protocols 2 and 3 get CONACC, any other CONRJT."""
+    raw, addr = sock.recvfrom(65535)
+    conn = ppcb.unpack(raw)
+    seen.append(conn.protocol_id)
+    sock.sendto(ppcb.pack("CONACC" if conn.protocol_id in (2, 3) else "CONRJT", conn.session_id), addr)
+
+
 def test_a_strict_ppcb_server_refuses_protocol_4_and_a_gbn_server_refuses_the_others():
-    port, stop, thread, results = start_server("udp", max_wait=0.2)
-    try:
-        refused = send_gbn("127.0.0.1", port, b"abc" * 100, window=4, max_wait=0.2)
-    finally:
-        stop.set()
+    seen = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as strict:
+        strict.bind(("127.0.0.1", 0))
+        thread = threading.Thread(target=strict_ppcb_server, args=(strict, seen), daemon=True)
+        thread.start()
+        refused = send_gbn("127.0.0.1", strict.getsockname()[1], b"abc" * 100, window=4, max_wait=0.5)
         thread.join(2)
-    assert not refused.ok and "CONRJT" in refused.error and not results
+    assert seen == [4] and not refused.ok and "CONRJT" in refused.error and refused.bytes_sent == 0
     with Server() as server:
         udpr = send_udp("127.0.0.1", server.port, b"abc" * 100, proto="udpr", max_wait=0.2)
     assert not udpr.ok and "CONRJT" in udpr.error and not server.results
@@ -211,6 +221,20 @@ def test_under_loss_the_model_becomes_stallings_when_the_timer_is_one_cycle():
             u = t / (max(t, g.cycle_s / n) + g.cycle_s * g.stalls_per_packet)   # his frames never queue: E[w] = 0
             stallings = (1 - p) / (1 + 2 * a * p) if n >= 2 * a + 1 else n * (1 - p) / ((2 * a + 1) * (1 - p + n * p))
             assert u == pytest.approx(stallings, rel=1e-9), (a, n)
+
+
+def test_a_worked_example_of_the_textbook_form():
+    # K. J. Christensen's worked GBN example (USF, class notes "Example U problem for GBN with errors",
+    # 2003): 1.544 Mbit/s, 3000 km at 5 ns/m, 250 B frames, p = 0.1813, N = 30: U = 15.74 %.
+    # A 187 B payload makes a 250 B frame on the emulated wire; the ACC's time goes into the RTT.
+    rate, t_pr, p = 1.544e6, 0.015, 0.1813
+    t = 8 * packetize(EMULATED, 187).wire_bytes / rate
+    assert t == pytest.approx(0.001295, abs=1e-6)
+    rtt = 2 * t_pr - 8 * acc_wire_bytes(EMULATED) / rate
+    g = go_back_n(187, rate, rtt, window=30, stack=EMULATED, loss_forward=p, timeout_s=t + 2 * t_pr)
+    assert g.efficiency == 1.0                                 # N·t_fr = 38.9 ms > 2·t_pr + t_fr = 31.3 ms
+    u = t / (max(t, g.cycle_s / 30) + g.cycle_s * g.stalls_per_packet)
+    assert u == pytest.approx(0.1574, abs=2e-4)              # his t_fr is rounded to 1.295 ms
 
 
 def _simulated(packets, window, rtt, loss_f, loss_r, timeout, runs, seed):

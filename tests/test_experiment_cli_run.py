@@ -33,7 +33,7 @@ def test_run_prints_the_table_and_where_the_files_are_and_resumes(tmp_path, caps
 def test_bad_values_are_one_line_and_exit_2(tmp_path, capsys):
     assert main(["run", "--proto", "sctp", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "tcp, udp or udpr" in err
+    assert err.count("\n") == 1 and "tcp, udp, udpr" in err
     assert main(["run", "--rate", "10parsecs", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
     assert "rate" in capsys.readouterr().err
 

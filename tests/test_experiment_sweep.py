@@ -71,7 +71,7 @@ def test_grid_has_every_combination_and_stable_ids():
 
 
 def test_bad_experiments_say_what_to_do():
-    with pytest.raises(UsageError, match="tcp, udp or udpr"):
+    with pytest.raises(UsageError, match="tcp, udp, udpr"):
         small(proto="sctp")
     with pytest.raises(UsageError):
         small(reps=0)

@@ -40,6 +40,7 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
+from .. import transports
 from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
@@ -82,8 +83,8 @@ def connect_timeout(setting) -> float:
 def client_argv(setting, host: str, port: int, *, connect_timeout_s: float | None = None) -> list[str]:
     """The client's argv for one setting (pure: tested without running iperf3)."""
     proto = setting.proto
-    if proto == "udpr":
-        raise UsageError("iperf3 has no udpr (stop-and-wait)", "use engine='wirelab' for udpr")
+    if not transports.get(proto).iperf3:
+        raise UsageError(f"iperf3 has no {proto}", f"use engine='wirelab' for {proto}")
     wait = connect_timeout(setting) if connect_timeout_s is None else connect_timeout_s
     argv = ["iperf3", "-c", host, "-p", str(port), "-J", "--get-server-output",
             "--connect-timeout", str(int(wait * 1000))]
@@ -273,8 +274,8 @@ class Iperf3Engine:
     def unsupported(self, setting) -> str | None:
         if not shutil.which("iperf3"):
             return str(MissingToolError("iperf3"))
-        if setting.proto == "udpr":
-            return "iperf3 has no udpr (stop-and-wait); use engine='wirelab'"
+        if not transports.get(setting.proto).iperf3:
+            return f"iperf3 has no {setting.proto}; use engine='wirelab'"
         if setting.workload not in ("file", "time", "load"):
             return f"iperf3 has no {setting.workload} workload; use engine='wirelab'"
         if setting["read_bytes"]:

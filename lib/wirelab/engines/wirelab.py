@@ -40,6 +40,7 @@ import time
 import weakref
 from contextlib import nullcontext
 
+from .. import transports
 from ..errors import TransferError, UsageError
 from ..link.contract import link_capabilities
 from ..transfer.progress import Progress
@@ -92,9 +93,9 @@ def plan(setting, udp_files: str = "load") -> dict:
                 "udp_header": DATA_HEADER if proto == "udp" else 0}
     if workload not in ("time", "load", "echo"):
         raise UsageError(f"wirelab's programs have no {workload} workload", "use file, time, load or echo")
-    if proto == "udpr":
-        raise UsageError(f"udpr runs file transfers only, not the {workload} workload",
-                         "use workload='file' for udpr")
+    if not transports.get(proto).supports(workload):
+        raise UsageError(f"{proto} runs file transfers only, not the {workload} workload",
+                         f"use workload='file' for {proto}")
     packet = int(setting.get("packet_bytes", tcp_payload(ETHERNET_MTU) if proto == "tcp" else udp_payload(mtu)))
     mode = {"time": "bulk", "load": "load", "echo": "echo"}[workload]
     if setting["read_bytes"] and (proto != "tcp" or mode == "echo"):
@@ -315,21 +316,21 @@ def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed:
     """The arguments of the client call (``client.py`` runs it in its own process); ``measure``:
     more arguments of a measurement (pacing, end markers)."""
     proto = setting.proto
+    transport = transports.get(proto)
     if how["call"] == "measure":
-        return {"call": "measure", "proto": "tcp" if proto == "tcp" else "udp", "host": host,
+        return {"call": "measure", "proto": transport.socket, "host": host,
                 "port": port, "mode": how["mode"], "time_s": how.get("time_s", 1.0),
                 "rate_bps": how.get("rate_bps"), "packet": how["packet"],
                 "count": how.get("count", 100), "echo_interval_s": how.get("echo_interval_s", 0.0),
                 "max_wait": max_wait,
                 "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"],
                 "same_clock": same_clock, "size_bytes": how.get("size_bytes"), **measure}
-    if proto == "tcp":
-        return {"call": "send_tcp", "host": host, "port": port, "size": size, "seed": seed,
-                "max_wait": max_wait, "chunk": how["chunk"], "sndbuf": sndbuf,
-                "congestion": setting["cc"]}
-    return {"call": "send_udp", "host": host, "port": port, "size": size, "seed": seed,
-            "proto": proto, "max_wait": max_wait, "max_retransmits": retransmits,
-            "chunk": how["chunk"], "sndbuf": sndbuf}
+    # the transport's own sender (client.py's "send"): a stream's takes a congestion control, a datagram's
+    # resends; its own options come from the setting's columns
+    own = {"congestion": setting["cc"]} if transport.stream else {"max_retransmits": retransmits}
+    return {"call": "send", "proto": proto, "host": host, "port": port, "size": size, "seed": seed,
+            "max_wait": max_wait, "chunk": how["chunk"], "sndbuf": sndbuf, **own,
+            **transport.option_values({o.column: setting.get(o.column) for o in transport.options})}
 
 
 def _run_client(link, config: dict, deadline: float, warm: WarmClient | None = None) -> dict:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import units
+from .. import transports, units
 from ..errors import UsageError
 from ..link import LinkSpec
 from .flowspec import canonical
 
-__all__ = ["AXES", "WORKLOADS", "PROTOCOLS", "LATER_AXES", "OPTIONAL_AXES", "column_for", "values_of",
+__all__ = ["AXES", "WORKLOADS", "PROTOCOLS", "LATER_AXES", "OPTIONAL_AXES", "OPTION_AXES", "column_for", "values_of",
            "link_spec", "host_pairs"]
 
-PROTOCOLS = ("tcp", "udp", "udpr")
+#: every transport's name (``wirelab.transports``), in the kit's order
+PROTOCOLS = transports.names()
 #: file: send ``size`` bytes; time: bulk for ``time`` s; load: offered ``offered``
 #: bit/s in ``packet``-byte datagrams; echo: ``echo`` request/response round trips;
 #: scenario: a peer misbehaves as ``scenario`` says (document 001 §5, engine ``peers``).
@@ -95,11 +96,31 @@ AXES: dict[str, tuple[str, object]] = {
 }
 
 
+
+def _option_axes() -> dict[str, tuple[str, object]]:
+    """Each transport's own options a sweep may vary (``transports.Option``): axis → (column, parser)."""
+    out = {}
+    for option in transports.options().values():
+        if not option.sweep:
+            continue
+        if option.name in AXES or option.column in {c for c, _ in AXES.values()}:
+            raise UsageError(f"a transport's option {option.name!r} (column {option.column}) is already an axis",
+                             "give the option a name and a column of its own")
+        out[option.name] = (option.column, option.parse)
+    return out
+
+
+#: The transports' own options, axes like the rest: a setting of a transport without the option
+#: leaves its column out (``Experiment.settings``).
+OPTION_AXES = _option_axes()
+AXES.update(OPTION_AXES)
 #: Columns of axes added in results format 2 (left out of ``setting_id`` while unset).
 LATER_AXES = {"loss_reverse", "window_bytes", "omit_s", "flows", "link_wire", "pppoe", "rate_reverse_bps",
-              "scenario", "read_bytes", "qdisc", "delay_reverse_s", "jitter_reverse_s"}
+              "scenario", "read_bytes", "qdisc", "delay_reverse_s", "jitter_reverse_s"} | \
+    {column for column, _ in OPTION_AXES.values()}
 #: Columns only the sweeps that set them have (a table of transfers has no ``scenario``).
-OPTIONAL_AXES = {"scenario", "qdisc", "delay_reverse_s", "jitter_reverse_s"}
+OPTIONAL_AXES = {"scenario", "qdisc", "delay_reverse_s", "jitter_reverse_s"} | \
+    {column for column, _ in OPTION_AXES.values()}
 
 
 def column_for(axis: str) -> str:

@@ -48,7 +48,9 @@ import math
 import statistics
 import time
 
+from .. import transports
 from ..model.stopwait import ACC_WIRE_BYTES
+from ..transports.udpr import NAME as PROBE_PROTO      # the probe is a lossless UDPR transfer (above)
 from .engine import capabilities
 from .linklayer import layer_capabilities
 from .prediction import predict_columns
@@ -66,7 +68,7 @@ DEFAULT_DATA_BYTES = 1000
 
 def needs_probe(settings: list[Setting]) -> bool:
     """Only stop-and-wait exchanges on a rate-limited link depend on the host's round trip."""
-    return any(s.proto == "udpr" and s["rate_bps"] for s in settings)
+    return any(transports.get(s.proto).ack_clocked and s["rate_bps"] for s in settings)
 
 
 def probe_key(setting: Setting) -> tuple:
@@ -77,7 +79,7 @@ def probe_key(setting: Setting) -> tuple:
 def _probe_setting(setting: Setting, engine_name: str, backend: str) -> Setting:
     data = setting["packet_bytes"] or DEFAULT_DATA_BYTES
     size = min(setting["size_bytes"] or PROBE_ROUNDS * data, PROBE_ROUNDS * data)
-    exp = Experiment("probe", proto="udpr", size=size, packet=setting["packet_bytes"], rate=setting["rate_bps"],
+    exp = Experiment("probe", proto=PROBE_PROTO, size=size, packet=setting["packet_bytes"], rate=setting["rate_bps"],
                      mtu=setting["mtu"], max_wait=PROBE_MAX_WAIT_S, reps=1, engine=engine_name, backend=backend)
     return exp.settings()[0]
 

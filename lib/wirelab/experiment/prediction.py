@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 
+from .. import transports
 from ..errors import WirelabError
 from ..link.spec import LinkSpec
 from ..model import CONGESTION_CONTROLS, predict
@@ -137,7 +138,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         kwargs = dict(wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
                       udp_header=udp_header, default_cc=default_cc, carriage=carriage, meter_bytes=meter_bytes)
         out = predict_columns(params, host_rtt_s=median, **kwargs)
-        if _get(params, "proto", "tcp") == "udpr" and math.isfinite(out["pred_goodput_bps"]):
+        if transports.get(_get(params, "proto", "tcp")).ack_clocked and math.isfinite(out["pred_goodput_bps"]):
             # a longer host round trip, a lower goodput: the interval's ends swap
             out.update(pred_goodput_low_bps=predict_columns(params, host_rtt_s=high, **kwargs)["pred_goodput_bps"],
                        pred_goodput_high_bps=predict_columns(params, host_rtt_s=low, **kwargs)["pred_goodput_bps"],
@@ -152,6 +153,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host,
                pred_meter_bytes=math.nan if meter is None else meter)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
+    transport = transports.get(proto)
     if rate is None:
         out["pred_note"] = "no link rate set: nothing limits the transfer that the model knows"
         return out
@@ -162,11 +164,11 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     both = there + _get(params, "delay_reverse_s", there)       # there and back: one way may be 0
     rtt = both if both > 0 else None
     notes: list[str] = []
-    if proto == "udpr" and host:
+    if transport.ack_clocked and host:
         rtt = (rtt or 0.0) + host
         notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
                      "(measured by a lossless UDPR probe at this rate just before the setting's runs)")
-    if proto == "udpr" and meter is not None:
+    if transport.ack_clocked and meter is not None:
         notes.append(f"tbf meters the rate (a bucket of {meter:.0f} B): a DATA leaves once the bucket holds it, "
                      "not serialized: cycle = max(DATA/C, RTT + what exceeds the bucket /C)")
     cc = _congestion_control(proto, params, default_cc, notes)
@@ -192,7 +194,8 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
                     max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
                     carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params),
                     queue_bytes=_queue_bytes(params) if wire != "payload" else None,
-                    meter_bytes=meter if proto == "udpr" else None)
+                    meter_bytes=meter if transport.ack_clocked else None,
+                    **transport.option_values({o.column: _get(params, o.column) for o in transport.options}))
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out

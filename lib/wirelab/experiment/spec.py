@@ -21,14 +21,16 @@ import json
 import random
 from dataclasses import dataclass, field
 
-from .. import units
+from .. import transports, units
 from ..errors import UsageError
 from ..link import LinkSpec
 from ..model.headers import PPPOE_MTU
-from .axes import (AXES, LATER_AXES, OPTIONAL_AXES, PROTOCOLS, WORKLOADS, column_for, host_pairs, link_spec,
-                   values_of as _values)
+from .axes import (AXES, LATER_AXES, OPTION_AXES, OPTIONAL_AXES, PROTOCOLS, WORKLOADS, column_for, host_pairs,
+                   link_spec, values_of as _values)
 
 __all__ = ["Experiment", "Setting", "AXES", "WORKLOADS", "PROTOCOLS", "column_for", "link_spec", "host_pairs"]
+#: the results columns of the transports' own options
+_OPTION_COLUMNS = {column for column, _ in OPTION_AXES.values()}
 
 @dataclass(frozen=True)
 class Setting:
@@ -160,6 +162,9 @@ class Experiment:
     precision: float | None = None
     max_reps: int | None = None
     budget_s: float | None = None
+    # each transport's own options (axes.OPTION_AXES, e.g. a window) are fields too, unset by default
+    __annotations__.update(dict.fromkeys(OPTION_AXES, "object"))
+    vars().update(dict.fromkeys(OPTION_AXES))
 
     def __post_init__(self):
         if self.workload != "file":          # a file size only means something for file transfers
@@ -198,8 +203,7 @@ class Experiment:
             raise UsageError(f"timeout must be positive, not {self.timeout!r}",
                              "e.g. timeout=60, or leave it unset: each run's deadline then follows the prediction")
         for proto in self.axis_values("proto"):
-            if proto not in PROTOCOLS:
-                raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
+            transports.get(proto)           # a UsageError naming the known ones
         if self.axis_values("flows") != (None,) and (self.workload != "time" or self.time is None):
             raise UsageError("flows run for a time, side by side",
                              "give workload='time' and time=..., e.g. Experiment(..., flows=[...], "
@@ -237,9 +241,13 @@ class Experiment:
         for combo in itertools.product(*grids):
             params = {AXES[a][0]: v for a, v in zip(names, combo)
                       if not (v is None and AXES[a][0] in OPTIONAL_AXES)}
+            own = {o.column for o in transports.get(params["proto"]).options}
+            params = {c: v for c, v in params.items() if c in own or c not in _OPTION_COLUMNS}
             if params["pppoe"] and params["mtu"] is None:      # what the link will have: every
                 params["mtu"] = PPPOE_MTU                       # engine and prediction reads mtu
             out.append(Setting(params, self.engine, self.backend, self.workload))
+        if _OPTION_COLUMNS:     # another transport's option left out: settings that differed only by it are one
+            out = list({s.setting_id: s for s in out}.values())
         return out
 
     def runs(self, settings: list[Setting] | None = None) -> list[tuple[Setting, int]]:
@@ -274,6 +282,8 @@ class Experiment:
         out = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
+            if name in OPTION_AXES and value is None:
+                continue                    # a transport's option unset: meta.json as before
             if name == "hosts" and value is not None:
                 value = [{"a": a, "b": b} for a, b in value]
             out[name] = list(value) if isinstance(value, (tuple, set, frozenset, range)) else value

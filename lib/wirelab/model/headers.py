@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from ..errors import ModelError, UsageError
 from ..wire.headers import (ETHERNET, ETHERNET_MTU, IP_HEADER, IPV6_MIN_MTU, MAX_IP_PACKET, PPPOE, PPPOE_MTU,
-                            REAL_WIRE_FRAMING, REAL_WIRE_MIN_FRAME, TCP_HEADER, TCP_MAX_OPTIONS, UDP_HEADER, VLAN_TAG)
+                            REAL_WIRE_FRAMING, REAL_WIRE_MIN_FRAME, TCP_MAX_OPTIONS, VLAN_TAG)
 from ..wire.ppcb import HEADER_BYTES
+from .. import transports
 
 __all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead", "min_frame",
            "ip_header", "transport_header"]
@@ -25,7 +26,6 @@ __all__ = ["ETHERNET", "PPCB_HEADER", "HeaderStack", "ethernet_overhead", "min_f
 #: PPCB packet sizes without data (notebooks/ppcb-protocol.md, "Packets").
 PPCB_HEADER = HEADER_BYTES
 
-PROTOCOLS = ("tcp", "udp", "udpr")
 WIRES = ("real", "emulated")
 
 
@@ -52,20 +52,18 @@ def ip_header(version: int = 4) -> int:
 
 
 def transport_header(proto: str, tcp_options: int = 0) -> int:
-    """Transport bytes before the application data: TCP 20 + options (RFC 9293),
-    UDP 8 (RFC 768), UDPR = UDP 8 + PPCB DATA 21 (ppcb.md)."""
-    if proto == "tcp":
+    """Transport bytes before the application data: the transport's ``header_layers``
+    (``wirelab.transports``): TCP 20 + options (RFC 9293), UDP 8 (RFC 768), UDPR = UDP 8
+    + PPCB DATA 21 (ppcb.md)."""
+    transport = transports.get(proto)
+    if transport.stream:
         if not 0 <= tcp_options <= TCP_MAX_OPTIONS or tcp_options % 4:
             raise ModelError(f"TCP options of {tcp_options} B are impossible",
                              "options are a multiple of 4 bytes, at most 40 (timestamps: 12)")
-        return TCP_HEADER + tcp_options
+        return transport.header_bytes + tcp_options
     if tcp_options:
         raise UsageError(f"{proto} has no TCP options", "drop --tcp-options/--timestamps or use --proto tcp")
-    if proto == "udp":
-        return UDP_HEADER
-    if proto == "udpr":
-        return UDP_HEADER + PPCB_HEADER["DATA"]
-    raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
+    return transport.header_bytes
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ class HeaderStack:
         if self.ip_version == 6 and self.mtu < IPV6_MIN_MTU:
             raise ModelError(f"MTU {self.mtu} B is below IPv6's minimum of {IPV6_MIN_MTU} B (RFC 8200)",
                              f"use --mtu {IPV6_MIN_MTU} or more, or --ip 4")
-        smallest = self.l3 + self.l4 + (8 if self.proto == "tcp" else 1)
+        smallest = self.l3 + self.l4 + (8 if self.transport.stream else 1)
         if self.mtu < smallest:
             raise ModelError(f"MTU {self.mtu} B is smaller than the {self.l3 + self.l4} B of "
                              f"{self.proto.upper()}/IPv{self.ip_version} headers",
@@ -99,6 +97,11 @@ class HeaderStack:
             raise ModelError(f"MTU {self.mtu} B exceeds the {MAX_IP_PACKET} B IP packet limit",
                              f"use at most {MAX_IP_PACKET}")
         ethernet_overhead(self.wire)
+
+    @property
+    def transport(self) -> transports.Transport:
+        """The protocol's facts (``wirelab.transports``)."""
+        return transports.get(self.proto)
 
     @property
     def l2(self) -> int:
@@ -127,8 +130,7 @@ class HeaderStack:
             l2["802.1Q"] = VLAN_TAG
         if self.pppoe:
             l2["PPPoE"] = PPPOE
-        l4 = {"tcp": {"TCP": TCP_HEADER}, "udp": {"UDP": UDP_HEADER},
-              "udpr": {"UDP": UDP_HEADER, "PPCB DATA": PPCB_HEADER["DATA"]}}[self.proto]
+        l4 = dict(self.transport.header_layers)
         if self.tcp_options:
             l4 = {**l4, "TCP options": self.tcp_options}
         return {**l2, f"IPv{self.ip_version}": self.l3, **l4}

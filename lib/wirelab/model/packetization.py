@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..errors import ModelError
 from ..wire.headers import IPV6_FRAGMENT_HEADER, MAX_IP_PACKET
-from ..wire.ppcb import MAX_DATA as MAX_PPCB_DATA
 from .headers import HeaderStack
 
 __all__ = ["Packetization", "max_payload", "packetize", "efficiency"]
@@ -75,15 +74,16 @@ def packetize(stack: HeaderStack, payload: int | None = None) -> Packetization:
         payload = largest
     if isinstance(payload, bool) or not isinstance(payload, int) or payload < 1:
         raise ModelError(f"payload must be a whole number of bytes ≥ 1, not {payload!r}", "e.g. 1472")
-    if stack.proto == "tcp":
+    transport = stack.transport
+    if transport.stream:
         full, rest = divmod(payload, largest)
         sizes = [largest] * full + ([rest] if rest else [])
         header = stack.l3 + stack.l4
         return Packetization(stack, payload, tuple(header + s for s in sizes), False)
 
-    if stack.proto == "udpr" and payload > MAX_PPCB_DATA:
-        raise ModelError(f"a PPCB DATA packet carries at most {MAX_PPCB_DATA} B, not {payload}",
-                         f"use --payload {MAX_PPCB_DATA} or less")
+    if transport.max_payload is not None and payload > transport.max_payload:
+        raise ModelError(f"a PPCB DATA packet carries at most {transport.max_payload} B, not {payload}",
+                         f"use --payload {transport.max_payload} or less")
     datagram = stack.l4 + payload  # UDP header (+ PPCB) and data: the IP payload
     limit = MAX_IP_PACKET - (stack.l3 if stack.ip_version == 4 else 0)
     if datagram > limit:

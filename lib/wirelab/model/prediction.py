@@ -16,12 +16,11 @@ from ..wire.headers import TCP_TIMESTAMPS
 from .packetization import Packetization, max_payload, packetize
 from .headers import HeaderStack
 from .slowstart import LINUX_INITIAL_WINDOW
-from .stopwait import StopAndWait, stop_and_wait, udpr_transfer
+from .stopwait import StopAndWait
 from .tcp import binding_limit, bdp_bytes, tcp_limits
-from .transfer_time import (BETA, TransferTime, from_udpr, stream_transfer, tcp_transfer, timed_goodput,
-                            udp_transfer)
+from .transfer_time import BETA, TransferTime, stream_transfer, tcp_transfer, timed_goodput
 
-__all__ = ["Prediction", "predict", "SOURCES"]
+__all__ = ["Prediction", "predict", "finish", "tcp_model", "SOURCES"]
 
 #: Where each limit comes from (shown beside every prediction).
 SOURCES = {
@@ -136,7 +135,7 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
             cc: str | None = None, size: int | None = None,
             initial_window: int = LINUX_INITIAL_WINDOW, carriage: str = "packets",
             window_s: tuple[float, float] | None = None, queue_bytes: float | None = None,
-            loss_unit: str = "packet", meter_bytes: float | None = None) -> Prediction:
+            loss_unit: str = "packet", meter_bytes: float | None = None, **transport_options) -> Prediction:
     """Predict goodput of ``proto`` at ``rate_bps`` (see ``wirelab.model`` for every formula).
 
     TCP: min(η·C, W/RTT, Mathis, PFTK), or with ``cc`` ("reno", "cubic", "bbr") that
@@ -156,7 +155,8 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
     cubic) the window's distribution is carried through the run (``window_chain``), delayed ACKs
     included; ``queue_bytes`` is the bottleneck's tail-drop queue (slow start overflows it).
     ``meter_bytes``: the rate is a meter with this bucket (tbf), not a wire: UDPR's cycle is the
-    meter's (``stopwait.cycle_time``).
+    meter's (``stopwait.cycle_time``). ``transport_options``: the transport's own options
+    (``wirelab.transports.Option``), e.g. a window; each transport's module names its model.
     """
     if not 0 <= loss <= 1:
         raise ModelError(f"loss must be between 0 and 100 %, not {loss * 100:g} %", "e.g. --loss 1%")
@@ -172,55 +172,44 @@ def predict(proto: str = "tcp", rate_bps: float = 1e9, *, mtu: int | None = None
         raise ModelError(f"size must be a number of bytes ≥ 0, not {size!r}", "e.g. --size 200KB")
     options = tcp_options + (TCP_TIMESTAMPS if timestamps else 0)
     stack = HeaderStack(proto, mtu, ip_version, options, vlan, pppoe, wire)
+    transport = stack.transport
+    unknown = set(transport_options) - {o.name for o in transport.options}
+    if unknown:
+        raise ModelError(f"{proto} has no option {', '.join(sorted(unknown))}",
+                         f"{proto}'s options: {', '.join(o.name for o in transport.options) or 'none'}")
     packets = packetize(stack, payload)
-    notes: list[str] = []
-    bdp = bdp_bytes(rate_bps, rtt_s) if rtt_s else None
-    link = packets.efficiency * rate_bps
-    size = None if size is None else int(size)
-    common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp)
-
     if carriage not in ("packets", "stream"):
         raise ModelError(f"unknown carriage {carriage!r}", "use 'packets' or 'stream'")
-    if proto == "tcp" and carriage == "stream":
-        return _stream(stack, packets, rate_bps, notes, common, size=size, cc=cc)
-    if proto == "tcp":
-        return _tcp(stack, packets, rate_bps, notes, common, cc=cc, size=size, window_bytes=window_bytes,
-                    rto_s=rto_s, loss_reverse=loss_reverse, acked_per_ack=acked_per_ack,
-                    initial_window=initial_window, window_s=window_s, queue_bytes=queue_bytes)
-    if cc is not None:
+    notes: list[str] = []
+    if cc is not None and not transport.stream:
         notes.append(f"{cc} is a TCP congestion control: it does not apply to {proto}")
+    # each transport's own model (its module names it): the parameters by name, its options' values too
+    return transport.model(stack, packets, rate_bps, notes=notes, rtt_s=rtt_s, loss=loss, loss_reverse=loss_reverse,
+                           window_bytes=window_bytes, rto_s=rto_s, max_wait_s=max_wait_s,
+                           max_retransmits=max_retransmits, acked_per_ack=acked_per_ack, cc=cc,
+                           size=None if size is None else int(size), initial_window=initial_window,
+                           carriage=carriage, window_s=window_s, queue_bytes=queue_bytes, loss_unit=loss_unit,
+                           meter_bytes=meter_bytes, **transport.option_values(transport_options))
 
-    if proto == "udp":
-        delivered = packets.delivery_probability(loss, loss_unit)
-        if packets.fragmented and loss_unit == "packet":
-            notes.append(f"{packets.payload_bytes} B > MTU − {stack.l3 + stack.l4}: "
-                         f"{packets.packets} IP fragments; one lost fragment loses the datagram")
-        limits = {"link": link}
-        transfer = None if size is None else udp_transfer(
-            size, rate_bps, datagram_payload=packets.payload_bytes, datagram_wire_bytes=packets.wire_bytes,
-            header_bytes=stack.l2 + stack.l3 + stack.l4, delivery_probability=delivered, rtt_s=rtt_s or 0.0,
-            loss=loss, loss_reverse=loss_reverse)
-        return _finish(proto, rate_bps, stack, packets, limits, "link", link * delivered, notes, common,
-                       delivered=delivered, transfer=transfer)
 
-    reverse = loss if loss_reverse is None else loss_reverse
-    if loss >= 1 or reverse >= 1:
-        raise ModelError("udpr cannot deliver anything at 100 % loss", "use a loss below 100 %")
-    if rtt_s is None:
-        notes.append("no --rtt given: stop-and-wait assumes zero propagation delay")
-    sw = stop_and_wait(packets.payload_bytes, rate_bps, rtt_s or 0.0, stack=stack,
-                       loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
-                       max_retransmits=max_retransmits, loss_unit=loss_unit, meter_bytes=meter_bytes)
-    limits = {"link": link, "stop_and_wait": sw.goodput_bps}
-    binding, goodput = binding_limit(limits)
-    transfer = None
-    if size is not None:
-        whole = udpr_transfer(size, rate_bps, rtt_s or 0.0, chunk_bytes=packets.payload_bytes, stack=stack,
-                              loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
-                              max_retransmits=max_retransmits, loss_unit=loss_unit, meter_bytes=meter_bytes)
-        transfer = from_udpr(whole, rtt_s or 0.0)
-    return _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common,
-                   delivered=sw.success_probability, sw=sw, transfer=transfer)
+def tcp_model(stack, packets, rate_bps, *, notes, rtt_s, loss, carriage, cc, size, window_bytes, rto_s,
+              loss_reverse, acked_per_ack, initial_window, window_s, queue_bytes, **_) -> Prediction:
+    """TCP's model (``transports.tcp``): the relayed stream's link limit, or the classic limits / a
+    congestion control's steady state, then the transfer."""
+    common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp_bytes(rate_bps, rtt_s) if rtt_s else None)
+    if carriage == "stream":
+        return _stream(stack, packets, rate_bps, notes, common, size=size, cc=cc)
+    return _tcp(stack, packets, rate_bps, notes, common, cc=cc, size=size, window_bytes=window_bytes,
+                rto_s=rto_s, loss_reverse=loss_reverse, acked_per_ack=acked_per_ack,
+                initial_window=initial_window, window_s=window_s, queue_bytes=queue_bytes)
+
+
+def finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, *, rtt_s, loss, delivered=1.0,
+           sw=None, transfer=None, cc=None, steady=None, round_s=None) -> Prediction:
+    """The Prediction a transport's model returns (see ``_finish``); the BDP from ``rate_bps`` and ``rtt_s``."""
+    common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp_bytes(rate_bps, rtt_s) if rtt_s else None)
+    return _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, delivered=delivered,
+                   sw=sw, transfer=transfer, cc=cc, steady=steady, round_s=round_s)
 
 
 def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, *,

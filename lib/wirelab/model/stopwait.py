@@ -36,6 +36,7 @@ from ..errors import ModelError
 from .packetization import packetize
 from ..wire.headers import UDP_HEADER
 from .headers import PPCB_HEADER, HeaderStack
+from ..transports.udpr import NAME as UDPR
 
 __all__ = ["StopAndWait", "stop_and_wait", "cycle_time", "exchange_time", "give_up_probability",
            "UdprTransfer", "udpr_transfer", "acc_wire_bytes", "ACC_WIRE_BYTES"]
@@ -45,13 +46,13 @@ def acc_wire_bytes(stack: HeaderStack | None = None) -> int:
     """Bytes one ACC puts on the wire of ``stack`` (default: udpr on a real Ethernet): the link
     layer's, IP's and UDP's headers and PPCB's 17 B ACC (notebooks/ppcb-protocol.md: type, session_id,
     packet_no u64), never fragmented."""
-    stack = stack or HeaderStack("udpr")
+    stack = stack or HeaderStack(UDPR)
     return stack.frame(stack.l3 + UDP_HEADER + PPCB_HEADER["ACC"])
 
 
 #: An ACC on the emulated wire (tbf, the userspace link, the relays): Ethernet header 14 +
 #: IPv4 20 + UDP 8 + PPCB ACC 17 = 59 bytes.
-ACC_WIRE_BYTES = acc_wire_bytes(HeaderStack("udpr", wire="emulated"))
+ACC_WIRE_BYTES = acc_wire_bytes(HeaderStack(UDPR, wire="emulated"))
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,10 @@ def stop_and_wait(data_bytes: int, rate_bps: float, rtt_s: float = 0.0, *,
     fragment lost alone) or "datagram" (a DATA's fragments share one draw);
     ``meter_bytes``: the link is a meter with this bucket (tbf), not a wire.
     """
-    stack = stack or HeaderStack("udpr")
-    if stack.proto != "udpr":
-        raise ModelError(f"stop-and-wait models udpr, not {stack.proto}", "use HeaderStack('udpr', ...)")
+    stack = stack or HeaderStack(UDPR)
+    if not stack.transport.acked:
+        raise ModelError(f"stop-and-wait models a transport that waits for each ACC, not {stack.proto}",
+                         "use HeaderStack('udpr', ...)")
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,
            (("forward loss", loss_forward), ("reverse loss", loss_reverse)))
     data = packetize(stack, data_bytes)
@@ -159,7 +161,7 @@ def udpr_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, chunk
     """Expected time for ``size_bytes`` in DATA packets of ``chunk_bytes`` (the last may be
     shorter), from sending CONN to receiving RCVD; ``std_s`` lets a deadline be set,
     e.g. total + 4·std (module docstring for the derivation; ``meter_bytes`` there too)."""
-    stack = stack or HeaderStack("udpr")
+    stack = stack or HeaderStack(UDPR)
     if size_bytes < 0 or chunk_bytes < 1:
         raise ModelError("size must be ≥ 0 B and chunks ≥ 1 B", "e.g. 1MB in 1000 B chunks")
     _check(rate_bps, rtt_s, timeout_s, max_retransmits,

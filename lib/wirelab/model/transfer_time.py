@@ -42,7 +42,7 @@ from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recov
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
                         retransmission_delay, slow_start_send)
 from .recovery import expected_rto
-from .stopwait import UdprTransfer
+from .stopwait import UDPR, UdprTransfer
 from .tcp import default_rto
 
 __all__ = ["TransferTime", "tcp_transfer", "udp_transfer", "from_udpr", "stream_transfer", "timed_goodput",
@@ -279,7 +279,7 @@ def from_udpr(t: UdprTransfer, rtt_s: float) -> TransferTime:
     _add(data, "stop_and_wait", t.round_trips_s - rtt_s / 2 if t.packets else 0.0)
     _add(data, "timeouts", t.timeouts_s)
     final = {"rcvd": t.rcvd_s + (rtt_s / 2 if t.packets else 0.0)}
-    return TransferTime("udpr", t.size_bytes, {"conn": t.handshake_s}, data, final, std_s=t.std_s,
+    return TransferTime(UDPR, t.size_bytes, {"conn": t.handshake_s}, data, final, std_s=t.std_s,
                         extras={"datagrams": t.packets, "give_up_probability": t.give_up_probability})
 
 

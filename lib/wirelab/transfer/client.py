@@ -9,8 +9,8 @@ then loses datagrams no link dropped. In its own process (inside host ``a``
 via ``ip netns exec``) the sender cannot disturb the receiver. Both processes
 read the same system clock, so one-way delays stay exact.
 
-``call`` is ``send_tcp``, ``send_udp`` or ``measure``; the other keys are that
-function's arguments; file data is ``size`` reproducible random bytes from ``seed``.
+``call`` is ``send`` (``proto``'s own sender, ``wirelab.transports``), ``send_tcp``,
+``send_udp`` or ``measure``; the other keys are that function's arguments; file data is ``size`` reproducible random bytes from ``seed``.
 ``events`` (a Unix socket's path) and ``event_tags``: the sender reports what it has
 done every interval while it runs (``transfer.progress``) to the run's event stream
 (``events``); the records also come back in the Result (``metadata["progress"]``).
@@ -34,6 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from .. import transports
 
 __all__ = ["main", "client_argv", "warm_argv", "run_client", "WarmClient"]
 
@@ -63,6 +65,8 @@ def _programs():
     from .run import make_data
     from .tcp import send_tcp
     from .udp_client import send_udp
+    for transport in transports.transports():       # every transport's sender, imported now
+        transport.sender.resolve()
     return Result, measure, make_data, send_tcp, send_udp
 
 
@@ -82,7 +86,10 @@ def _call(config: dict) -> str:
             result = measure(config.pop("proto"), config.pop("host"), config.pop("port"), **config)
         else:
             data = make_data(config.pop("size"), config.pop("seed", 0))
-            send = {"send_tcp": send_tcp, "send_udp": send_udp}[call]
+            if call == "send":      # the transport's own sender (wirelab.transports), proto given to it by name
+                send = transports.get(config.pop("proto")).send
+            else:
+                send = {"send_tcp": send_tcp, "send_udp": send_udp}[call]
             result = send(config.pop("host"), config.pop("port"), data, **config)
     except Exception as err:     # noqa: BLE001 - reported as a failed Result
         result = Result(config.get("proto", "tcp"), error=f"{type(err).__name__}: {err}")

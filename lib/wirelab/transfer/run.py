@@ -17,15 +17,19 @@ import random
 import threading
 import time
 
+from .. import transports
 from ..errors import TransferError, UsageError
 from .measure_client import measure
 from .result import Result, merge
 from .sockets import DEFAULT_HOST, Stop
-from .tcp import listen_tcp, send_tcp, serve_tcp
-from .udp_client import send_udp
+from .tcp import listen_tcp, serve_tcp
 from .udp_server import listen_udp, serve_udp
 
 __all__ = ["run_pair", "make_data", "HashSink", "start_server"]
+
+
+#: run_pair's measurement modes as the transports' workloads (``Transport.modes``)
+_WORKLOADS = {"bulk": "time"}
 
 
 class HashSink:
@@ -59,7 +63,7 @@ def start_server(proto: str, *, host: str = DEFAULT_HOST, port: int = 0, out=Non
     is called too, the moment a client's session ends). ``progress``: what a
     measurement session counts into while it runs (``serve_tcp``).
     """
-    kind = "tcp" if proto == "tcp" else "udp"
+    kind = transports.get(proto).socket
     sock = (listen_tcp if kind == "tcp" else listen_udp)(host, port, rcvbuf=rcvbuf, sndbuf=sndbuf)
     stop, results = Stop(), []      # setting it wakes the server at once
     serve = serve_tcp if kind == "tcp" else serve_udp
@@ -87,7 +91,7 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
              chunk: int = 1000, time_s: float = 1.0, rate_bps: float | None = None, packet: int = 1400,
              count: int = 100, max_wait: float = 5.0, max_retransmits: int = 5,
              sndbuf: int | None = None, rcvbuf: int | None = None, congestion: str | None = None,
-             deadline: float = 120.0, host: str = DEFAULT_HOST) -> Result:
+             deadline: float = 120.0, host: str = DEFAULT_HOST, **options) -> Result:
     """One transfer on loopback, both ends, one Result.
 
     ``mode="file"``: PPCB (``proto`` tcp, udp or udpr) moves ``data`` (bytes, or
@@ -95,12 +99,15 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
     ``metadata["byte_exact"]`` says whether the receiver got exactly those bytes.
     ``mode`` "bulk", "load" or "echo": a measurement mode (tcp or udp), see
     ``measure_client.measure``. ``rcvbuf`` sizes the receiver's buffer,
-    ``sndbuf`` the sender's. Raises TransferError when ``deadline`` passes.
+    ``sndbuf`` the sender's. ``options``: the transport's own (``wirelab.transports.Option``), for its
+    sender. Raises TransferError when ``deadline`` passes.
     """
-    if proto not in ("tcp", "udp", "udpr"):
-        raise UsageError(f"unknown protocol {proto!r}", "use tcp, udp or udpr")
-    if mode != "file" and proto == "udpr":
-        raise UsageError("measurement modes run over tcp or udp", "use mode='file' for udpr")
+    transport = transports.get(proto)
+    workload = _WORKLOADS.get(mode, mode)
+    if workload in transports.MODES and not transport.supports(workload):
+        raise UsageError(f"{proto} has no {mode} mode (it runs {', '.join(transport.modes)})",
+                         f"use mode='file' for {proto}")
+    given = transport.option_values(options)
     payload = make_data(data) if isinstance(data, int) else bytes(data) if mode == "file" else b""
     sink = HashSink()
     port, stop, thread, server_results = start_server(
@@ -118,15 +125,13 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
 
     def run_client():
         if mode != "file":
-            outcome.append(measure(proto if proto != "udpr" else "udp", host, port, mode=mode, time_s=time_s,
+            outcome.append(measure(transport.socket, host, port, mode=mode, time_s=time_s,
                                    rate_bps=rate_bps, packet=packet, count=count, max_wait=max_wait,
                                    max_retransmits=max_retransmits, sndbuf=sndbuf, congestion=congestion))
-        elif proto == "tcp":
-            outcome.append(send_tcp(host, port, payload, max_wait=max_wait, chunk=chunk, sndbuf=sndbuf,
-                                    congestion=congestion))
-        else:
-            outcome.append(send_udp(host, port, payload, proto=proto, max_wait=max_wait,
-                                    max_retransmits=max_retransmits, chunk=chunk, sndbuf=sndbuf))
+        else:        # the transport's own sender: a stream's takes a congestion control, a datagram's resends
+            socket_kind = {"congestion": congestion} if transport.stream else {"max_retransmits": max_retransmits}
+            outcome.append(transport.send(host, port, payload, max_wait=max_wait, chunk=chunk, sndbuf=sndbuf,
+                                          **socket_kind, **given))
 
     worker = threading.Thread(target=client, name="wirelab-client", daemon=True)
     started = time.monotonic()
@@ -152,10 +157,10 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
     receiver = server_results[0] if server_results else Result(proto, receiver_error="server saw no session")
     result = merge(sender, receiver, same_clock=True)
     result.rcvbuf_requested_bytes = rcvbuf
-    if proto in ("udp", "udpr") and result.packets_received is not None:
+    if not transport.stream and result.packets_received is not None:
         delivered = len(receiver.receive_times_s)
-        result.lost = max(len(sender.send_times_s) - delivered, 0) if proto == "udp" else 0
-    elif proto == "tcp":
+        result.lost = 0 if transport.reliable else max(len(sender.send_times_s) - delivered, 0)
+    elif transport.stream:
         result.lost = 0
     result.metadata["byte_exact"] = sink.bytes == len(payload) and \
         sink.hexdigest() == hashlib.sha256(payload).hexdigest()
@@ -168,8 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     import sys
     from ..units import parse_size
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in ("tcp", "udp", "udpr"):
-        print("usage: python -m wirelab.transfer.run {tcp|udp|udpr} [SIZE, e.g. 1MB]", file=sys.stderr)
+    if not argv or argv[0] not in transports.names():
+        print(f"usage: python -m wirelab.transfer.run {{{'|'.join(transports.names())}}} [SIZE, e.g. 1MB]",
+              file=sys.stderr)
         return 2
     result = run_pair(argv[0], data=int(parse_size(argv[1])) if len(argv) > 1 else 1_000_000)
     print(result.summary(), file=sys.stderr)

@@ -15,6 +15,7 @@ import select
 import sys
 import time
 
+from .. import transports
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
 from .result import Result
@@ -28,8 +29,9 @@ def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait
              rcvbuf: int | None = None, session_id: bytes | None = None, progress=None) -> Result:
     """Send ``data`` with ``proto`` "udp" or "udpr"; return the sender's Result (``ok`` after RCVD).
     ``progress``: a ``progress.Progress`` reporting the bytes sent every interval."""
-    if proto not in ("udp", "udpr"):
-        raise UsageError(f"send_udp speaks udp or udpr, not {proto!r}", "use send_tcp for tcp")
+    if proto not in speaks():
+        raise UsageError(f"send_udp speaks {' or '.join(speaks())}, not {proto!r}",
+                         f"use {transports.get(proto).sender.target.partition(':')[2]} for {proto}")
     if not 1 <= chunk <= ppcb.MAX_DATA:
         raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     client = _Client(host, port, proto, max_wait, max_retransmits, sndbuf, rcvbuf,
@@ -56,11 +58,19 @@ def send_udp(host: str, port: int, data: bytes, *, proto: str = "udpr", max_wait
     return result
 
 
+def speaks() -> tuple[str, ...]:
+    """The transports whose sender this program is (udp and udpr: ``wirelab.transports``)."""
+    # by the name a transport's module gives (this file runs as __main__ too: not __name__)
+    return tuple(t.name for t in transports.transports() if t.sender.target == "wirelab.transfer.udp_client:send_udp")
+
+
 class _Client:
     """The state of one udp/udpr transfer (kept in one place so ``run`` reads top to bottom)."""
 
     def __init__(self, host, port, proto, max_wait, max_retransmits, sndbuf, rcvbuf, session):
         self.proto, self.max_wait, self.max_retransmits, self.session = proto, max_wait, max_retransmits, session
+        # udpr waits for each ACC and resends; udp does neither (its facts: wirelab.transports)
+        self.stop_and_wait = transports.get(proto).acked
         self.meter = Meter()
         self.result = Result(proto, max_wait_s=max_wait, max_retransmits=max_retransmits,
                              sndbuf_requested_bytes=sndbuf, rcvbuf_requested_bytes=rcvbuf,
@@ -137,7 +147,7 @@ class _Client:
         is_kind = lambda kind: (lambda p: p.kind == kind)            # noqa: E731
         result.sender_start_time_s = time.time()
         try:
-            if self.proto == "udpr":
+            if self.stop_and_wait:
                 self.exchange(conn, is_kind("CONACC"), "CONACC")
                 result.ack_times_s.clear()                           # keep DATA's only
             else:
@@ -159,7 +169,7 @@ class _Client:
             piece = view[offset:offset + chunk]
             last = ppcb.data_header(session, number, len(piece)) + piece
             result.send_times_s.append(time.time())
-            if self.proto == "udpr":
+            if self.stop_and_wait:
                 before = result.retransmissions
                 reply = self.exchange(last, lambda p, n=number: (p.kind == "ACC" and p.packet_no == n)
                                       or p.kind == "RCVD", f"ACC for packet {number}")
@@ -171,7 +181,7 @@ class _Client:
         self.sending_data = False              # a last DATA resent to recover a lost RCVD is not data
         if got_rcvd:
             return
-        if self.proto == "udp" or last is None:
+        if not self.stop_and_wait or last is None:
             self.wait(lambda p: p.kind == "RCVD", "RCVD")
             return
         try:                                  # udpr: RCVD, or resend the last DATA if it got lost
@@ -184,8 +194,9 @@ class _Client:
 def main(argv: list[str] | None = None) -> int:
     """``udp|udpr HOST PORT`` with the input on stdin, as the assignment's client."""
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 3 or argv[0] not in ("udp", "udpr"):
-        print("usage: python -m wirelab.transfer.udp_client {udp|udpr} HOST PORT < file", file=sys.stderr)
+    if len(argv) != 3 or argv[0] not in speaks():
+        print(f"usage: python -m wirelab.transfer.udp_client {{{'|'.join(speaks())}}} HOST PORT < file",
+              file=sys.stderr)
         return 2
     result = send_udp(argv[1], int(argv[2]), sys.stdin.buffer.read(), proto=argv[0])
     if not result.ok:

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 
+from .. import transports
 from ..errors import ProtocolError
 from . import ppcb
 from .result import Result
@@ -119,21 +120,22 @@ def _dispatch(sock, raw: bytes, addr, state: dict, **kwargs) -> Result | None:
         return None
     if packet.kind != "CONN":
         return None                                   # idle: only CONN starts a session
-    if packet.protocol_id not in (2, 3):
+    transport = transports.by_protocol_id(packet.protocol_id)     # udp (2), udpr (3): wirelab.transports
+    if transport is None or transport.socket != "udp":
         sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
         return None
-    result = serve_session(sock, packet, addr, **kwargs)
-    if result.ok and result.proto == "udpr" and result.receive_times_s:
+    result = transport.receiver(sock, packet, addr, **kwargs)       # serve_session below for udp and udpr
+    if result.ok and transport.retransmits and result.receive_times_s:
         state["linger"] = (packet.session_id, addr, len(result.receive_times_s) - 1,
-                           time.monotonic() + max_wait * (max_retransmits + 1))
+                           time.monotonic() + transport.give_up_s(max_wait, max_retransmits))
     return result
 
 
 def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wait: float,
                   max_retransmits: int, stop=None) -> Result:
     """One udp/udpr session, CONN already received from ``client``."""
-    proto = ppcb.PROTOCOL_NAMES[conn.protocol_id]
-    reliable = proto == "udpr"
+    transport = transports.by_protocol_id(conn.protocol_id)
+    proto, reliable = transport.name, transport.acked         # udpr: ACC each DATA, resend on silence
     session, total = conn.session_id, conn.total_length
     result = Result(proto, max_wait_s=max_wait, max_retransmits=max_retransmits, bytes_received=0,
                     bytes_delivered=0, packets_received=0, duplicates=0, out_of_order=0,

@@ -58,7 +58,7 @@ def transfer(data: bytes, window: int, *, via=None, **kwargs):
             target = relay.port if hasattr(relay, "port") else relay.address[1] if relay else port
             kwargs.setdefault("max_wait", W)
             kwargs.setdefault("max_retransmits", 20)
-            result = send_gbn("127.0.0.1", target, data, window=window, trace=lambda e, n: events.append((e, n)),
+            result = send_gbn("127.0.0.1", target, data, window_packets=window, trace=lambda e, n: events.append((e, n)),
                               **kwargs)
             assert wait_for(lambda: server.results, timeout=5)
         finally:
@@ -136,7 +136,7 @@ def test_the_sender_gives_up_after_max_retransmits_windows():
     with Server() as server:
         server.stop.set()                                 # nothing answers: CONN itself is the window
         server.thread.join(3)
-        result = send_gbn("127.0.0.1", server.port, b"x" * 3000, window=2, max_wait=0.02, max_retransmits=2)
+        result = send_gbn("127.0.0.1", server.port, b"x" * 3000, window_packets=2, max_wait=0.02, max_retransmits=2)
     assert not result.ok and "CONACC" in result.error and result.metadata["conn_resends"] == 2
 
 
@@ -154,7 +154,7 @@ def test_a_strict_ppcb_server_refuses_protocol_4_and_a_gbn_server_refuses_the_ot
         strict.bind(("127.0.0.1", 0))
         thread = threading.Thread(target=strict_ppcb_server, args=(strict, seen), daemon=True)
         thread.start()
-        refused = send_gbn("127.0.0.1", strict.getsockname()[1], b"abc" * 100, window=4, max_wait=0.5)
+        refused = send_gbn("127.0.0.1", strict.getsockname()[1], b"abc" * 100, window_packets=4, max_wait=0.5)
         thread.join(2)
     assert seen == [4] and not refused.ok and "CONRJT" in refused.error and refused.bytes_sent == 0
     with Server() as server:
@@ -167,7 +167,7 @@ def test_bad_windows_are_refused_with_a_fix():
     from wirelab.errors import ModelError, UsageError
     for bad in (0, -1, 2.5, True):
         with pytest.raises(UsageError, match="window"):
-            send_gbn("127.0.0.1", 9, b"x", window=bad)
+            send_gbn("127.0.0.1", 9, b"x", window_packets=bad)
         with pytest.raises(ModelError, match="window"):
             go_back_n(1000, 10e6, 0.01, window=bad)
 

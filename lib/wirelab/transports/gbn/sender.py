@@ -32,19 +32,20 @@ __all__ = ["send_gbn", "MAX_WINDOW"]
 MAX_WINDOW = 4096
 
 
-def send_gbn(host: str, port: int, data: bytes, *, window: int = 8, proto: str = wire.NAME,
+def send_gbn(host: str, port: int, data: bytes, *, window_packets: int = 8, proto: str = wire.NAME,
              max_wait: float = 5.0, max_retransmits: int = 5, chunk: int = 1000,
              sndbuf: int | None = None, rcvbuf: int | None = None, session_id: bytes | None = None,
              progress=None, trace=None) -> Result:
-    """Send ``data`` with Go-Back-N, at most ``window`` DATA unacknowledged; the sender's Result
+    """Send ``data`` with Go-Back-N, at most ``window_packets`` DATA unacknowledged (the window N); the sender's Result
     (``ok`` after RCVD), shaped like ``udp_client.send_udp``'s. ``trace(event, packet_no)`` is
     called at each "send", "resend", "ack" (the cumulative number) and "timeout" (the oldest
     unacknowledged one): what a test or a ladder diagram reads."""
     if proto != wire.NAME:
         raise UsageError(f"send_gbn speaks gbn, not {proto!r}", "use send_udp for udp and udpr")
+    window = window_packets
     if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
-        raise UsageError(f"window must be a whole number of DATA in 1..{MAX_WINDOW}, not {window!r}",
-                         "e.g. --window 8 (1 is stop-and-wait)")
+        raise UsageError(f"the window must be a whole number of DATA in 1..{MAX_WINDOW}, not {window!r}",
+                         "e.g. --window-packets 8 (1 is stop-and-wait)")
     if not 1 <= chunk <= ppcb.MAX_DATA:
         raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     sender = _Sender(host, port, "udpr", max_wait, max_retransmits, sndbuf, rcvbuf,
@@ -52,7 +53,7 @@ def send_gbn(host: str, port: int, data: bytes, *, window: int = 8, proto: str =
     sender.trace = trace or (lambda event, number: None)
     result = sender.result
     result.proto, result.bytes_offered, result.packet_bytes = wire.NAME, len(data), chunk
-    result.metadata["window"] = window
+    result.metadata["window_packets"] = window
     if progress is not None:
         progress.count = lambda: result.bytes_sent
         progress.start()
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) != 3 or not argv[0].isdigit():
         print("usage: python -m wirelab.transports.gbn.sender WINDOW HOST PORT < file", file=sys.stderr)
         return 2
-    result = send_gbn(argv[1], int(argv[2]), sys.stdin.buffer.read(), window=int(argv[0]))
+    result = send_gbn(argv[1], int(argv[2]), sys.stdin.buffer.read(), window_packets=int(argv[0]))
     if not result.ok:
         print(f"ERROR: {result.error}", file=sys.stderr)
     return 0 if result.ok else 1

@@ -26,10 +26,9 @@ from ...transfer.sockets import buffer_sizes
 from ...transfer.udp_client import _Client
 from . import wire
 
-__all__ = ["send_gbn", "MAX_WINDOW"]
+__all__ = ["send_gbn"]
 
-#: A window larger than this would only fill the socket buffer: no link in the kit needs it.
-MAX_WINDOW = 4096
+MAX_WINDOW = wire.MAX_WINDOW
 
 
 def send_gbn(host: str, port: int, data: bytes, *, window_packets: int = 8, proto: str = wire.NAME,

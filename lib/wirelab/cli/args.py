@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from .. import units
+from .. import transports, units
 from ..errors import UsageError
 
 
@@ -19,7 +19,7 @@ def _wrap(parse: Callable[[str], float], cast=float) -> Callable[[str], float]:
                 raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes")
             return int(value)
         return value
-    convert.__name__ = parse.__name__.removeprefix("parse_")
+    convert.__name__ = getattr(parse, "__name__", "value").removeprefix("parse_")
     return convert
 
 
@@ -28,3 +28,27 @@ time = _wrap(units.parse_time)
 size = _wrap(units.parse_size, int)
 size_float = _wrap(units.parse_size)
 fraction = _wrap(units.parse_fraction)
+
+
+def add_transport_options(parser, *, sweep: bool = False) -> None:
+    """Each transport's own options (``transports.Option``) as flags: ``--window 8`` (with ``sweep``:
+    text kept for the experiment, lists allowed, ``--window 1,4,16``). Unset: None."""
+    for option in transports.options().values():
+        if sweep and not option.sweep:
+            continue
+        parser.add_argument(option.cli_flag, dest=option.name, default=None,
+                            type=None if sweep else _wrap(option.parse),
+                            metavar="V[,V...]" if sweep else None,
+                            help=f"{option.help} ({', '.join(t.name for t in transports.transports() if option in t.options)}"
+                                 f"; default {option.default})")
+
+
+def transport_options(args, proto: str) -> dict:
+    """The options ``proto``'s transport has, as given (or their defaults)."""
+    transport = transports.get(proto)
+    return transport.option_values({o.name: getattr(args, o.name, None) for o in transport.options})
+
+
+def given_transport_options(args) -> dict:
+    """Every transport option given on the command line (for an experiment: its axes)."""
+    return {name: getattr(args, name) for name in transports.options() if getattr(args, name, None) is not None}

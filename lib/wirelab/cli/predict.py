@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from .. import units
+from .. import transports, units
 from ..model import CONGESTION_CONTROLS, predict
 from ..model.prediction import SOURCES, TERM_SOURCES
 from . import args as types
@@ -13,7 +13,7 @@ def add_parser(subparsers):
     p = subparsers.add_parser("predict", help="predict goodput from first principles",
                               description="Predict goodput from header overhead, window, loss "
                               "and stop-and-wait limits (no traffic is sent).")
-    p.add_argument("--proto", choices=["tcp", "udp", "udpr"], default="tcp")
+    p.add_argument("--proto", choices=transports.names(), default="tcp")
     p.add_argument("--rate", type=types.rate, default=1e9, help="link rate, e.g. 10mbit (default 1gbit)")
     p.add_argument("--mtu", type=types.size, default=None, help="IP MTU in bytes (default 1500, 1492 with --pppoe)")
     p.add_argument("--payload", type=types.size, default=None,
@@ -37,6 +37,7 @@ def add_parser(subparsers):
     p.add_argument("--size", type=types.size, default=None,
                    help="bytes of one file, e.g. 200KB: predicts its transfer time too")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    types.add_transport_options(p)
     return p
 
 
@@ -45,7 +46,8 @@ def run(args) -> int:
                      tcp_options=args.tcp_options, timestamps=args.timestamps, vlan=args.vlan,
                      pppoe=args.pppoe, rtt_s=args.rtt, loss=args.loss, loss_reverse=args.loss_reverse,
                      window_bytes=args.window, wire=args.wire, max_wait_s=args.max_wait,
-                     max_retransmits=args.max_retransmits, cc=args.cc, size=args.size)
+                     max_retransmits=args.max_retransmits, cc=args.cc, size=args.size,
+                     **types.transport_options(args, args.proto))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

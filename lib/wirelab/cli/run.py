@@ -17,15 +17,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .. import transports
 from ..errors import UsageError
 from ..link.detect import BACKENDS
+from . import args as types
 
 #: option → Experiment field; values stay text, the experiment parses them (lists allowed).
 GRID = {"proto": "tcp", "size": "1MB", "time": None, "offered": None, "packet": None, "echo": None,
         "rate": "10mbit", "rate_reverse": None, "delay": "0", "jitter": None, "loss": "0", "mtu": None,
         "queue": None, "wire": None, "pppoe": None,
         "sndbuf": None, "rcvbuf": None, "cc": None, "max_wait": None, "max_retransmits": None}
-HELP = {"proto": "tcp, udp, udpr or a list (default tcp)", "size": "file size per run, e.g. 1MB",
+HELP = {"proto": f"{', '.join(transports.names())} or a list (default tcp)", "size": "file size per run, e.g. 1MB",
         "time": "seconds per run (workload time/load)", "offered": "offered load, e.g. 5MB/s",
         "packet": "bytes per write/datagram", "echo": "request/response rounds (workload echo)",
         "rate": "link rate(s), e.g. 10mbit,20mbit", "rate_reverse": "b → a rate (default: as --rate), e.g. 54mbit",
@@ -44,6 +46,7 @@ def add_parser(subparsers):
     for name, default in GRID.items():
         flag = "--" + name.replace("_", "-")
         p.add_argument(flag, dest=name, default=default, metavar="V[,V...]", help=HELP[name])
+    types.add_transport_options(p, sweep=True)
     p.add_argument("--workload", choices=["file", "time", "load", "echo"], default=None,
                    help="file (default; time when --time is given), time, load or echo")
     p.add_argument("--reps", type=int, default=3, help="repetitions of each setting (default 3)")
@@ -80,7 +83,7 @@ def run(args) -> int:
     engines = [e.strip() for e in args.engine.split(",") if e.strip()]
     if not engines:
         raise UsageError("no engine given", "use --engine wirelab, iperf3 or wirelab,iperf3")
-    grid = {k: getattr(args, k) for k in GRID}
+    grid = {**{k: getattr(args, k) for k in GRID}, **types.given_transport_options(args)}
     frame = None
     for engine in engines:
         experiment = Experiment(name, workload=workload, reps=args.reps, seed=args.seed, engine=engine,

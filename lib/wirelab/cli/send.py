@@ -1,9 +1,10 @@
-"""``wirelab send {tcp|udp|udpr} HOST PORT < file``: the PPCB client, plus
+"""``wirelab send {tcp|udp|udpr|...} HOST PORT < file``: the PPCB client, plus
 wirelab's measurement modes (--time, --rate, --echo)."""
 from __future__ import annotations
 
 import sys
 
+from .. import transports
 from ..errors import UsageError
 from . import args as types
 
@@ -13,7 +14,7 @@ def add_parser(subparsers):
                               description="Send a file as the assignment's client (exit 0 after RCVD, "
                               "'ERROR: ...' on stderr otherwise), or measure: --time (bulk), "
                               "--rate with --packet (offered load), --echo (round trips).")
-    p.add_argument("proto", choices=["tcp", "udp", "udpr"])
+    p.add_argument("proto", choices=transports.names())
     p.add_argument("host")
     p.add_argument("port", type=int)
     p.add_argument("--in", dest="infile", metavar="FILE", help="read the bytes to send from FILE")
@@ -35,18 +36,22 @@ def add_parser(subparsers):
                    help="--rate: even spacing (default), or each second's bytes back to back at a 1 s "
                         "timer tick, as document 000's Java TimerTask")
     p.add_argument("--json", action="store_true", help="print the Result as JSON on stdout")
+    types.add_transport_options(p)
     return p
 
 
 def run(args) -> int:
-    from ..transfer import measure, send_tcp, send_udp     # the programs, only when one runs
+    from ..transfer import measure     # the programs, only when one runs
     measuring = args.time is not None or args.rate is not None or args.echo is not None
     common = dict(max_wait=args.max_wait, sndbuf=args.sndbuf, rcvbuf=args.rcvbuf)
+    transport = transports.get(args.proto)
     if measuring:
-        if args.proto == "udpr":
-            raise UsageError("measurement modes run over tcp or udp", "use tcp or udp with --time/--rate/--echo")
         mode = "echo" if args.echo is not None else "load" if args.rate is not None else "bulk"
-        result = measure(args.proto, args.host, args.port, mode=mode, time_s=args.time or 10.0,
+        if not transport.supports({"bulk": "time"}.get(mode, mode)):
+            able = [t.name for t in transports.transports() if t.supports("time")]
+            raise UsageError(f"measurement modes run over {' or '.join(able)}",
+                             f"use {' or '.join(able)} with --time/--rate/--echo")
+        result = measure(transport.socket, args.host, args.port, mode=mode, time_s=args.time or 10.0,
                          rate_bps=args.rate, packet=args.packet or 1400, count=args.echo or 100,
                          max_retransmits=args.max_retransmits, congestion=args.congestion,
                          gso=args.gso, end_markers=args.end_markers,
@@ -58,11 +63,10 @@ def run(args) -> int:
         else:
             data = sys.stdin.buffer.read()
         chunk = args.packet or 1000
-        if args.proto == "tcp":
-            result = send_tcp(args.host, args.port, data, chunk=chunk, congestion=args.congestion, **common)
-        else:
-            result = send_udp(args.host, args.port, data, proto=args.proto, chunk=chunk,
-                              max_retransmits=args.max_retransmits, **common)
+        # the transport's own sender: a stream's takes a congestion control, a datagram's resends
+        own = {"congestion": args.congestion} if transport.stream else {"max_retransmits": args.max_retransmits}
+        result = transport.send(args.host, args.port, data, chunk=chunk, **own, **common,
+                                **types.transport_options(args, args.proto))
     if args.json:
         print(result.to_json(indent=1))
     elif measuring:

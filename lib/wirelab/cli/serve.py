@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from .. import transports
 from ..transfer.sockets import DEFAULT_HOST
 from . import args as types
 
@@ -13,7 +14,9 @@ def add_parser(subparsers):
                               description="Serve PPCB clients one after another, as the assignment's "
                               "server: received bytes go to stdout (or --out FILE); a client's error "
                               "is printed as 'ERROR: ...' on stderr and the next client is served.")
-    p.add_argument("proto", choices=["tcp", "udp"], help="udp also serves udpr clients")
+    p.add_argument("proto", choices=transports.SOCKETS,
+                   help="the socket: udp serves every transport over UDP (" +
+                        ", ".join(t.name for t in transports.transports() if t.socket == "udp") + ")")
     p.add_argument("port", type=int)
     p.add_argument("--host", default=DEFAULT_HOST,
                    help=f"address to listen on (default {DEFAULT_HOST}: loopback only)")

@@ -21,6 +21,7 @@ from .errors import UsageError
 from .labs import bufferbloat, doc000, doc001, doc002, doc003, doc004
 from .labs.lab import Exercise, Link
 from .model import predict
+from .transports.udpr import NAME as UDPR
 
 __all__ = ["Exercise", "EXERCISES", "LABS", "check", "my_link", "student_rng", "student_link", "seeded_exercises",
            "student_exercises", "describe_link", "answer_key", "read_roster"]
@@ -89,16 +90,16 @@ def seeded_exercises(student: str, course: str = "") -> dict[str, Exercise]:
             lambda: rate * 2 * delay / 8, 0.002, "C · RTT / 8, with RTT = 2 × the one-way delay"),
         "udpr_goodput": Exercise(
             f"udpr goodput (Mbit/s) with {data} B DATA on your link {where}, no loss?",
-            lambda: predict("udpr", rate, payload=data, rtt_s=2 * delay).goodput_bps / 1e6, 0.005,
+            lambda: predict(UDPR, rate, payload=data, rtt_s=2 * delay).goodput_bps / 1e6, 0.005,
             "stop-and-wait: one DATA per cycle of DATA/C + RTT + ACC/C"),
         "udpr_lossy_goodput": Exercise(
             f"udpr goodput (Mbit/s) with {data} B DATA, {link['loss']} loss each way and MAX_WAIT "
             f"{link['max_wait']} on your link {where}?",
-            lambda: predict("udpr", rate, payload=data, rtt_s=2 * delay, loss=loss, max_wait_s=wait).goodput_bps / 1e6,
+            lambda: predict(UDPR, rate, payload=data, rtt_s=2 * delay, loss=loss, max_wait_s=wait).goodput_bps / 1e6,
             0.005, "each failed try costs DATA/C + MAX_WAIT; tries are geometric with success (1−p)²"),
         "udpr_retransmissions": Exercise(
             f"Expected retransmissions per udpr DATA with {link['loss']} loss each way?",
-            lambda: predict("udpr", rate, payload=data, rtt_s=2 * delay, loss=loss).stop_and_wait
+            lambda: predict(UDPR, rate, payload=data, rtt_s=2 * delay, loss=loss).stop_and_wait
             .expected_retransmissions, 0.002, "1/q − 1 with q = (1 − p)² (the DATA and its ACC must both arrive)"),
     }
 

@@ -75,6 +75,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .. import transports
 from ..errors import ExperimentError, WirelabError
 from ..link import LinkSpec, burst_at_start
 from ..model.stopwait import ACC_WIRE_BYTES, cycle_time
@@ -151,8 +152,15 @@ def _tbf_burst(row, *_) -> Reason | None:
                                f"{saved * 1e3:.1f} ms less, +{effect:.1%}", effect)
 
 
+def _transport(row) -> transports.Transport | None:
+    """The row's transport (None for a protocol this kit does not know: a folder from elsewhere)."""
+    name = row.get("proto")
+    return transports.get(name) if name in transports.names() else None
+
+
 def _host_round_trip(row, *_) -> Reason | None:
-    if row.get("proto") != "udpr":
+    transport = _transport(row)
+    if transport is None or not transport.ack_clocked:      # each DATA waits for its ACC: the host's own round trip
         return None
     measured, predicted = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s", 0.0)
     packets, seconds = _number(row, "pred_datagrams"), _number(row, "pred_data_time_s")
@@ -173,9 +181,10 @@ def _host_round_trip(row, *_) -> Reason | None:
 
 
 def _rare_timeouts(row, *_) -> Reason | None:
-    if row.get("proto") == "tcp":
+    transport = _transport(row)
+    if transport is not None and transport.stream:
         return _rare_rto(row)
-    if row.get("proto") != "udpr":
+    if transport is None or not transport.retransmits:       # the programs' own MAX_WAIT timeouts
         return None
     expected, seconds = _number(row, "pred_time_timeouts_s"), _number(row, "pred_data_time_s")
     resent, wait = _number(row, "retransmissions_mean"), _number(row, "max_wait_s")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from .. import units
+from .. import transports, units
 from ..errors import UsageError
 from ..wire.ppcb import give_up_s
 from .checks_build import BUILD_CHECKS
@@ -29,7 +29,8 @@ from .scenarios_tcp import TCP_SCENARIOS
 __all__ = ["Assignment", "Limits", "GradeTest", "Catalogue", "load_catalogue", "ROLES", "PROTOS"]
 
 ROLES = ("client", "server", "pair", "build")
-PROTOS = ("tcp", "udp", "udpr")
+#: the assignment's transports (tcp, udp, udpr): a strict PPCB peer knows only their protocol ids
+PROTOS = tuple(t.name for t in transports.transports() if t.ppcb)
 _TEST_KEYS = {"id", "role", "proto", "scenario", "size", "link", "seed", "points", "deadline_s", "public",
               "topic", "checks", "strict", "draw"}
 _LINK_KEYS = {"rate", "delay", "jitter", "loss", "duplicate", "reorder", "mtu", "queue", "loss_unit"}

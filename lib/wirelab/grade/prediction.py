@@ -15,6 +15,7 @@ the report flags it instead of showing it.
 """
 from __future__ import annotations
 
+from .. import transports
 from ..errors import WirelabError
 from ..link import LinkSpec
 from ..model import PPCB_HEADER
@@ -36,24 +37,28 @@ def predict_test(test: GradeTest, assignment: Assignment, data_bytes: int | None
     header = PPCB_HEADER["DATA"]
     try:
         spec = LinkSpec.parse(**test.link)
-        if test.proto == "udpr":
-            p = spec.predict("udpr", payload=chunk, max_wait_s=assignment.max_wait_s,
-                             max_retransmits=assignment.max_retransmits)
-            share, note = 1.0, f"stop-and-wait with {chunk} B DATA"
-        elif test.proto == "udp":
-            p = spec.predict("udp", payload=chunk + header)
-            share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B datagram"
-        else:
-            p = spec.predict("tcp", timestamps=True)
+        transport = transports.get(test.proto)
+        # its model counts the PPCB DATA header as a header (udpr's stack has it) or as payload (udp, tcp)
+        framed = any(layer == "PPCB DATA" for layer, _ in transport.header_layers)
+        if transport.stream:
+            p = spec.predict(test.proto, timestamps=True)
             share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B on the stream"
+        elif framed:
+            p = spec.predict(test.proto, payload=chunk, max_wait_s=assignment.max_wait_s,
+                             max_retransmits=assignment.max_retransmits)
+            share, note = 1.0, f"{transport.label or test.proto} with {chunk} B DATA"
+        else:
+            p = spec.predict(test.proto, payload=chunk + header)
+            share, note = chunk / (chunk + header), f"{header} B PPCB header per {chunk} B datagram"
         most = int(data_bytes or MAX_DATA)       # unknown DATA size: the largest, whose η is highest
-        wire = spec.predict("tcp", timestamps=True) if test.proto == "tcp" else spec.predict("udp", payload=most + header)
+        wire = spec.predict(test.proto, timestamps=True) if transport.stream else \
+            spec.predict("udp", payload=most + header)               # the datagrams as plain UDP carries them
         eta_c = wire.limits["link"] * most / (most + header)
     except WirelabError as err:
         out["pred_note"] = f"no prediction: {err}"
         return out
     notes = [note, *p.notes]
-    if test.proto == "tcp" and spec.rtt_s:
+    if transports.get(test.proto).stream and spec.rtt_s:
         notes.append("steady state: slow start is not modelled, a short transfer measures less")
     out.update(pred_goodput_bps=p.goodput_bps * share, pred_binding=p.binding, pred_note="; ".join(notes),
                link_limit_bps=_physics(eta_c, spec, test.size))

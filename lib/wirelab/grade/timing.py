@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import transports
+
 __all__ = ["WireFinding", "judge_timing", "wire_lines", "RULES"]
 
 RULES = ("early", "late", "too_many", "gave_up_early", "after_reject")
@@ -118,7 +120,7 @@ def judge_timing(packets, *, proto: str, max_wait_s: float, max_retransmits: int
         heard = next((t for t, other in latest if other != session), None)
         if "client" in sides:
             _after_reject(rows, proto, found)
-        if proto != "udpr":
+        if not transports.get(proto).retransmits:
             continue
         if "client" in sides:
             _client_resends(rows, max_wait_s, jitter_s, max_retransmits, ended_s, exited, heard, found)
@@ -231,7 +233,7 @@ def _server_resends(rows: list[dict], wait: float, jitter: float, most: int, end
 def _after_reject(rows: list[dict], proto: str, found: _Found) -> None:
     """A client goes on after CONRJT (every transport) or, over udpr, after RJT (udp and tcp clients send
     every DATA without waiting, and read an RJT only when they wait for RCVD)."""
-    stops = {"CONRJT"} | ({"RJT"} if proto == "udpr" else set())
+    stops = {"CONRJT"} | ({"RJT"} if transports.get(proto).acked else set())
     rejected = None
     for row in rows:
         if row["kind"] in stops and rejected is None:

@@ -26,6 +26,7 @@ import pandas as pd
 from ..errors import ExperimentError
 from ..experiment.stats import summarize
 from ..model import PPCB_HEADER, HeaderStack, packetize, stop_and_wait
+from ..transports.udpr import NAME as UDPR
 
 __all__ = ["beside", "format_beside", "loss_for_goodput", "plot_beside"]
 
@@ -131,7 +132,7 @@ def loss_for_goodput(goodput_bps: float, data_bytes: int, *, timeout_s: float, r
     ``timeout_s``) delivers ``goodput_bps`` with ``data_bytes`` per DATA; NaN when no loss rate
     can (the figure beats even a lossless link). The default MTU keeps a DATA in one datagram,
     so the answer is a loss rate per datagram; ``rate_bps`` 1e12 stands for "no rate limit"."""
-    stack = HeaderStack("udpr", mtu=mtu, wire="emulated")
+    stack = HeaderStack(UDPR, mtu=mtu, wire="emulated")
 
     def model(loss: float) -> float:
         return stop_and_wait(data_bytes, rate_bps, rtt_s, stack=stack, loss_forward=loss,

@@ -32,10 +32,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import units
+from .. import transports, units
 from ..experiment import Experiment
 from ..model import HeaderStack, packetize, predict, stop_and_wait
 from ..reference import load_reference
+from ..transports.udpr import NAME as UDPR
 from .beside import beside, format_beside, loss_for_goodput, plot_beside
 from .lab import Exercise, Lab, Link, Sweep, values
 from .peers import PeersEngine
@@ -44,12 +45,14 @@ __all__ = ["EXERCISES", "exercises", "sweeps", "grid_sweeps", "reference", "scen
            "beside", "format_beside", "loss_for_goodput", "plot_beside", "readings_table", "TC_KBPS", "FULL", "QUICK",
            "GRID", "GRID_QUICK"]
 
+#: The assignment's transports (tcp, udp, udpr): the protocols the document measured.
+PPCB = tuple(t.name for t in transports.transports() if t.ppcb)
 #: tc's "kbps" is kilobytes per second (tc(8)): bit/s × this = the number in the document's command.
 TC_KBPS = 1 / 8000
 
 #: Notebook 10: the document's grid (1. rate, 2. loss, 3. delay, 4. DATA size) and §5's scenarios.
 FULL = {
-    "protocols": ["tcp", "udp", "udpr"], "backend": "auto",
+    "protocols": list(PPCB), "backend": "auto",
     "reps": 3,                           # its rate table: "the mean of 3"; so each row has an interval
     "rates": ["800kbit", "8mbit", "80mbit"], "rate_file": "10141756B",   # tbf rate 100/1000/10000kbps: kB/s
     "rate_max_wait": "20s",              # TCP through 800 kbit/s may wait out retransmission timeouts
@@ -67,11 +70,11 @@ FULL = {
     "file_rate": "80mbit",             # a link that binds (its largest tbf rate, 10000kbps), so the model says something
     "packet_max_wait": "2s",             # shorter than its 20 s, so 4. ends in minutes; the model is told
     "max_wait": "20s", "max_retransmits": 5,
-    "scenarios": [["client_dies", "tcp"], ["client_dies", "udp"], ["client_dies", "udpr"],
-                  ["server_dies", "tcp"], ["server_dies", "udpr"], ["silent_client", "tcp"],
-                  ["silent_client", "udpr"], ["silent_server", "tcp"], ["silent_server", "udpr"],
-                  ["foreign_data", "tcp"], ["foreign_data", "udpr"], ["second_client", "tcp"],
-                  ["second_client", "udpr"]],
+    "scenarios": [["client_dies", "tcp"], ["client_dies", "udp"], ["client_dies", UDPR],
+                  ["server_dies", "tcp"], ["server_dies", UDPR], ["silent_client", "tcp"],
+                  ["silent_client", UDPR], ["silent_server", "tcp"], ["silent_server", UDPR],
+                  ["foreign_data", "tcp"], ["foreign_data", UDPR], ["second_client", "tcp"],
+                  ["second_client", UDPR]],
     "scenario_max_wait": 0.5,            # seconds: the scenarios' bounds scale with it
     "scenario_rate": "2mbit",
 }
@@ -83,13 +86,14 @@ QUICK = {"reps": 1, "rate_file": "30KB", "loss_file": "10KB", "delay_file": "10K
          "file_sizes": ["3B", "20KB", "200KB", "2MB"],
          "delays": ["100ms"], "max_wait": "0.5s", "packet_max_wait": "0.5s", "rate_max_wait": "3s",
          "max_retransmits": 3,
-         "scenarios": [["client_dies", "udpr"], ["silent_client", "udp"], ["foreign_data", "udpr"]]}
+         "scenarios": [["client_dies", UDPR], ["silent_client", "udp"], ["foreign_data", UDPR]]}
 
-#: Notebook 05: the three protocols and Go-Back-N (window ``windows``) over a grid of links, then tcp and
-#: udp against iperf3.
-GRID = {"protocols": ["tcp", "udp", "udpr", "gbn"], "windows": [8], "rates": ["10mbit", "20mbit"],
+#: Notebook 05: every transport the kit has (the assignment's three and Go-Back-N, its window ``windows``)
+#: over a grid of links, then tcp and udp against iperf3.
+GRID = {"protocols": list(transports.names()), "windows": [8], "rates": ["10mbit", "20mbit"],
         "delays": ["0", "20ms"], "losses": ["0", "1%"], "size": "300KB", "reps": 3, "precision": 0.10,
-        "max_reps": 10, "budget_s": 900, "max_wait": "0.2s", "engine": "wirelab", "backend": "auto", "bulk_time": "2s", "bulk_reps": 3}
+        "max_reps": 10, "budget_s": 900, "max_wait": "0.2s", "engine": "wirelab", "backend": "auto",
+        "bulk_time": "2s", "bulk_reps": 3}
 #: A short MAX_WAIT keeps a timeout's cost (and so the spread between runs) small; 5 ms: udpr's
 #: stop-and-wait of 300 kB takes 3 s a run (6 s at 10 ms); not smaller files: on loopback relays a
 #: busy host's fixed cost is a quarter of a 100 kB TCP run.
@@ -257,7 +261,7 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
         "udpr_loss_doc001": Exercise(
             f"udpr goodput (kbit/s): {data} B per DATA over {rate / 1e6:g} Mbit/s, no delay, {loss * 100:g} % of "
             f"DATA lost (ACCs never), MAX_WAIT {wait:g} s?",
-            lambda: stop_and_wait(data, rate, 0.0, stack=HeaderStack("udpr", wire="emulated"),
+            lambda: stop_and_wait(data, rate, 0.0, stack=HeaderStack(UDPR, wire="emulated"),
                                   loss_forward=loss, timeout_s=wait).goodput_bps / 1e3, 0.01,
             "each lost DATA costs MAX_WAIT; on average 1/(1 − p) − 1 losses per packet"),
         "udpr_delay_doc001": Exercise(
@@ -278,7 +282,7 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
         "udpr_20ms_mbit": Exercise(
             f"udpr goodput (Mbit/s) at {rate2 / 1e6:g} Mbit/s, {delay2 * 1e3:g} ms one-way delay, no loss, "
             f"{data2} B DATA (emulated wire)?",
-            lambda: predict("udpr", rate2, rtt_s=2 * delay2, payload=data2, wire="emulated").goodput_bps / 1e6, 0.05,
+            lambda: predict(UDPR, rate2, rtt_s=2 * delay2, payload=data2, wire="emulated").goodput_bps / 1e6, 0.05,
             "one DATA per round trip, plus both transmission times"),
         "tc_kbps_tcp_mbps": Exercise(
             "The document shaped with `tbf rate 1000kbps`. Through it, what TCP goodput (Mbit/s) does the model "
@@ -288,7 +292,7 @@ def exercises(link: Link | None = None) -> dict[str, Exercise]:
         "udpr_fragments_64000": Exercise(
             f"MTU 1500 and {loss * 100:g} % loss per IP packet: probability (0..1) that one 64000-byte udpr DATA "
             "arrives whole?",
-            lambda: packetize(HeaderStack("udpr"), 64000).delivery_probability(loss), 0.01,
+            lambda: packetize(HeaderStack(UDPR), 64000).delivery_probability(loss), 0.01,
             "(1 − p)^k for the k IP fragments of one datagram"),
     }
 

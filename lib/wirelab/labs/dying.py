@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 
+from .. import transports
 from ..errors import UsageError
 from ..transfer.client import client_argv
 from ..peers import Failed
@@ -41,7 +42,7 @@ def _wait(predicate, timeout: float, step: float = 0.005) -> bool:
 
 
 def _bound(stage: KitStage) -> float:
-    return stage.give_up_s if stage.proto == "udpr" else stage.max_wait
+    return transports.get(stage.proto).give_up_s(stage.max_wait, stage.retransmits)
 
 
 def _listening(stage: KitStage) -> bool:
@@ -58,10 +59,10 @@ def client_process_dies(stage: KitStage) -> dict:
     server = stage.start_server()
     host, port = stage.server_address
     # a small send buffer: a dead TCP client's socket outlives it and still sends what it holds
-    config = {"call": "send_tcp" if stage.proto == "tcp" else "send_udp", "host": host, "port": port,
+    config = {"call": "send", "proto": stage.proto, "host": host, "port": port,
               "size": BIG, "seed": 1, "max_wait": stage.max_wait, "sndbuf": 32768}
-    if stage.proto != "tcp":
-        config.update(proto=stage.proto, max_retransmits=stage.retransmits)
+    if not transports.get(stage.proto).stream:
+        config.update(max_retransmits=stage.retransmits)
     client = stage.link.popen("a", client_argv(config))
     try:
         if not _wait(lambda: len(server.out.data) >= PROGRESS, 20):

@@ -39,24 +39,19 @@ import math
 import socket
 from pathlib import Path
 
+from .. import transports
 from ..errors import WirelabError
 from ..peers import PLAYS as PEER_PLAYS, Failed
-from ..wire.ppcb import give_up_s
 from .dying import PROGRESS, client_process_dies, server_process_dies
 from .stage import KitStage
 
 __all__ = ["PeersEngine", "PLAYS", "SCENARIOS"]
 
 SCENARIOS = ("client_dies", "server_dies", "silent_client", "silent_server", "foreign_data", "second_client")
-#: Each scenario's play of ``wirelab.peers`` over tcp, udp and udpr (None: the lab's own dying process).
-PLAYS = {
-    "client_dies": {"tcp": None, "udp": "client_dies", "udpr": None},
-    "server_dies": {"tcp": None, "udp": None, "udpr": None},
-    "silent_client": dict.fromkeys(("tcp", "udp", "udpr"), "silent_client"),
-    "silent_server": dict.fromkeys(("tcp", "udp", "udpr"), "silent_server"),
-    "foreign_data": {"tcp": "tcp_foreign_session", "udp": "foreign_data", "udpr": "foreign_data"},
-    "second_client": {"tcp": "tcp_busy", "udp": "foreign_conn", "udpr": "foreign_conn"},
-}
+#: Each scenario's play of ``wirelab.peers`` by transport (None: the lab's own dying process), as each
+#: transport declares it (``Transport.peer_scenarios``).
+PLAYS = {scenario: {t.name: t.peer_scenarios[scenario] for t in transports.transports() if scenario in t.peer_scenarios}
+         for scenario in SCENARIOS}
 #: What the misbehaving peer does, by scenario (and tcp or udp where they differ).
 PEER = {
     "silent_client": {"tcp": "a client connects and sends nothing", "udp": "a client sends CONN, then nothing"},
@@ -147,7 +142,7 @@ class PeersEngine:
 
     def run(self, setting, link, *, deadline: float, seed: int = 0, workdir=None, capture=None) -> dict:
         proto, scenario = setting.proto, setting["scenario"]
-        kind = "tcp" if proto == "tcp" else "udp"
+        kind = transports.get(proto).socket
         max_wait, retransmits = _waits(setting)
         port = link.free_port("b", kind)
         stage = KitStage(link, proto, port, max_wait=max_wait, retransmits=retransmits, deadline=deadline)
@@ -178,7 +173,7 @@ def _waits(setting) -> tuple[float, int]:
 
 def _bound(proto, max_wait, retransmits) -> float:
     """How long the protocol may take to notice a dead or silent peer (notebooks/ppcb-protocol.md)."""
-    return give_up_s(max_wait, retransmits) if proto == "udpr" else max_wait
+    return transports.get(proto).give_up_s(max_wait, retransmits)
 
 
 def _within(failed: bool, elapsed: float | None, bound: float) -> bool:

@@ -18,9 +18,10 @@ import socket
 import threading
 import time
 
+from .. import transports
 from ..peers import Failed, TimedOut
 from ..peers.stage import Job
-from ..transfer import send_tcp, send_udp, start_server
+from ..transfer import start_server
 from ..wire.ppcb import give_up_s
 
 __all__ = ["KitStage"]
@@ -70,11 +71,10 @@ class KitClient:
         host, port = stage.server_address
         self.started = time.monotonic()
         self.ended: float | None = None
-        if stage.proto == "tcp":
-            fn, kwargs = send_tcp, {"max_wait": stage.max_wait}
-        else:
-            fn, kwargs = send_udp, {"proto": stage.proto, "max_wait": stage.max_wait,
-                                    "max_retransmits": stage.retransmits}
+        transport = transports.get(stage.proto)
+        fn, kwargs = transport.send, {"max_wait": stage.max_wait}
+        if not transport.stream:                  # a datagram sender resends
+            kwargs["max_retransmits"] = stage.retransmits
 
         def run():
             try:

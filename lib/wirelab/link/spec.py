@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, replace
 
-from .. import units
+from .. import transports, units
 from ..errors import UsageError
 from ..model import predict
 from ..model.headers import WIRES, ethernet_overhead, min_frame
@@ -238,7 +238,7 @@ class LinkSpec:
         kwargs.setdefault("rtt_s", self.rtt_s or None)
         kwargs.setdefault("loss", self.forward.loss)
         kwargs.setdefault("loss_unit", self.loss_unit)
-        if proto == "udpr":
+        if transports.get(proto).acked:            # its ACCs travel the reverse direction
             kwargs.setdefault("loss_reverse", self.reverse.loss)
         return predict(proto, self.forward.rate_bps, mtu=self.mtu, wire=self.wire, pppoe=self.pppoe, **kwargs)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import time
 
+from .. import transports
 from ..transfer import make_data
-from ..wire.ppcb import DATA_HEADER, HEADER_BYTES, PROTOCOL_IDS
+from ..transports.udpr import TRANSPORT as UDPR        # the crafted CONNs carry udpr's protocol id
+from ..wire.ppcb import DATA_HEADER, HEADER_BYTES
 from .exchange import Exchange, Failed
 from .moves import finish, free_again, open_session, reply_s, send_data
 from .packets import OTHER, SID, build, matches, parse, show
@@ -28,7 +30,7 @@ def foreign_conn(stage: Stage) -> dict:
     body = make_data(2000, seed=1)
     served = open_session(stage, len(body))
     intruder = Exchange(stage, stage.udp("a"), stage.server_address)
-    intruder.send(build("CONN", OTHER, protocol_id=PROTOCOL_IDS["udpr"], total_length=10))
+    intruder.send(build("CONN", OTHER, protocol_id=UDPR.protocol_id, total_length=10))
     intruder.expect(f"CONRJT for session {OTHER.hex()} (a CONN while busy)",
                     lambda r: matches(r, "CONRJT", OTHER), reply_s(stage))
     send_data(served, stage, 0, body[:1000])
@@ -62,7 +64,7 @@ def duplicate_conn(stage: Stage) -> dict:
     server = stage.start_server()
     body = make_data(1000, seed=3)
     ex = open_session(stage, len(body))
-    ex.send(build("CONN", SID, protocol_id=PROTOCOL_IDS["udpr"], total_length=len(body)))
+    ex.send(build("CONN", SID, protocol_id=UDPR.protocol_id, total_length=len(body)))
     ex.quiet(stage.max_wait / 2, lambda r: matches(r, "CONRJT"), "a repeated CONN of the served session "
              "must be ignored")
     send_data(ex, stage, 0, body)
@@ -197,7 +199,7 @@ def client_dies_udp(stage: Stage, *, sent: int = 20) -> dict:
     for number in range(sent):
         send_data(ex, stage, number, body[1000 * number:1000 * (number + 1)])
     gone = time.monotonic()
-    bound = stage.max_wait if stage.proto == "udp" else stage.give_up_s
+    bound = stage.give_up_s if transports.get(stage.proto).retransmits else stage.max_wait
     free_again(stage, server, 2 * bound + 0.5, f"sent {sent} DATA of {250 * len(body)} B and was gone",
                earlier=[body])
     return {"gone_at": gone, "replies_to_peer": ex.kinds()}

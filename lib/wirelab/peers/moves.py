@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+from .. import transports
 from ..transfer import make_data
 from ..wire.ppcb import PROTOCOL_IDS
 from .exchange import Exchange, Failed
@@ -33,7 +34,7 @@ def open_session(stage: Stage, total: int, sid: bytes = SID) -> Exchange:
 def send_data(ex: Exchange, stage: Stage, number: int, body: bytes, sid: bytes = SID) -> None:
     """Send DATA ``number``; for udpr wait for its ACC."""
     ex.send(build("DATA", sid, body, packet_no=number))
-    if stage.proto == "udpr":
+    if transports.get(stage.proto).acked:
         ex.expect(f"ACC for packet {number}", lambda r: matches(r, "ACC", sid, number), reply_s(stage))
 
 

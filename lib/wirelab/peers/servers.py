@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from .. import transports
 from ..transfer import make_data
 from .exchange import Exchange, Failed
 from .packets import OTHER, build, matches, parse, read_stream, session_of
@@ -93,13 +94,14 @@ def silent_server(stage: Stage) -> dict:
         return {}
     ex = Exchange(stage, stage.listener("udp"))
     data, client = _client(stage, 1000)
-    tries = 1 + stage.retransmits if proto == "udpr" else 1
+    resends = transports.get(proto).retransmits
+    tries = 1 + stage.retransmits if resends else 1
     bound = wait * tries + 1.5
     while client.poll() is None and client.runtime_s < bound:
         ex.receive(0.05)
     conns = [t for t, raw, _ in ex.seen if matches(raw, "CONN")]
     stage.gives_up(client, bound, "nobody answered its CONN")
-    if proto == "udpr":
+    if resends:
         _counted(stage, len(conns), "CONN", "a silent server")
     elif len(conns) != 1:
         raise Failed(f"ppcbc sent CONN {len(conns)} times to a silent server (expected 1: one send, no resend)")

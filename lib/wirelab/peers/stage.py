@@ -18,7 +18,8 @@ from __future__ import annotations
 import threading
 from typing import Protocol
 
-from ..transfer import make_data, send_tcp, send_udp
+from .. import transports
+from ..transfer import make_data
 from .exchange import Failed, TimedOut
 
 __all__ = ["Stage", "Job", "kit_client", "next_client_served", "delivered_after"]
@@ -84,10 +85,10 @@ def kit_client(stage: Stage, data: bytes, *, patience: float = 1.0):
     """The kit's own client on host a sending ``data`` to the server (it waits ``patience`` × MAX_WAIT):
     a background job, ``.result()`` its ``Result``."""
     host, port = stage.server_address
-    if stage.proto == "tcp":
-        return stage.in_host("a", send_tcp, host, port, data, max_wait=stage.max_wait * patience, chunk=stage.chunk)
-    return stage.in_host("a", send_udp, host, port, data, proto=stage.proto, max_wait=stage.max_wait * patience,
-                         max_retransmits=stage.retransmits, chunk=stage.chunk)
+    transport = transports.get(stage.proto)
+    own = {} if transport.stream else {"max_retransmits": stage.retransmits}   # a datagram sender resends
+    return stage.in_host("a", transport.send, host, port, data, max_wait=stage.max_wait * patience,
+                         chunk=stage.chunk, **own)
 
 
 def next_client_served(stage: Stage, server, size: int = 2000, *, earlier: list[bytes] = ()) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import units
+from .. import transports, units
 from ..errors import WirelabError
 from ..model import predict
 from .overhead import plot_header_bytes
@@ -32,7 +32,7 @@ def overhead_calculator(*, proto: str = "tcp", mtu: int = 1500, payload: int = 0
     from .offscreen import new_figure, show_figure
 
     controls = {
-        "proto": w.Dropdown(options=["tcp", "udp", "udpr"], value=proto, description="protocol"),
+        "proto": w.Dropdown(options=list(transports.names()), value=proto, description="protocol"),
         "mtu": w.IntSlider(value=mtu, min=576, max=9000, step=4, description="MTU (B)"),
         "payload": w.IntText(value=payload, description="payload (B)"),
         "ip_version": w.ToggleButtons(options=[4, 6], value=ip_version, description="IP"),
@@ -45,7 +45,7 @@ def overhead_calculator(*, proto: str = "tcp", mtu: int = 1500, payload: int = 0
         output.clear_output(wait=True)
         with output:
             try:
-                is_tcp = controls["proto"].value == "tcp"
+                is_tcp = transports.get(controls["proto"].value).stream       # TCP options: a stream's
                 settings = dict(proto=controls["proto"].value, mtu=controls["mtu"].value,
                                 payload=controls["payload"].value or None,
                                 ip_version=controls["ip_version"].value,

@@ -18,6 +18,7 @@ import time
 import uuid
 from pathlib import Path
 
+from .. import transports
 from ..link import BACKENDS
 
 __all__ = ["ExperimentPanel", "experiment_panel", "panel_figure"]
@@ -26,7 +27,7 @@ __all__ = ["ExperimentPanel", "experiment_panel", "panel_figure"]
 class ExperimentPanel:
     """The widgets and what the Run button does (``run()`` can be called directly, e.g. in tests)."""
 
-    def __init__(self, *, proto=("tcp", "udp", "udpr"), rate: str = "10mbit", delay: str = "0,20ms",
+    def __init__(self, *, proto=None, rate: str = "10mbit", delay: str = "0,20ms",
                  loss: str = "0", size: str = "200KB", reps: int = 2, engine="wirelab",
                  backend: str = "auto", max_wait: str = "0.5s", folder: str | Path = "data/panel",
                  timeout: float | None = None, progress: bool = True, live: bool = True):
@@ -41,9 +42,11 @@ class ExperimentPanel:
             engines.append(getattr(engine, "name", "custom"))
             engine = engines[-1]
         self.folder, self.timeout, self.progress = Path(folder), timeout, progress
+        if proto is None:                         # the assignment's transports (tcp, udp, udpr)
+            proto = tuple(t.name for t in transports.transports() if t.ppcb)
         self.controls = {
-            "proto": w.SelectMultiple(options=["tcp", "udp", "udpr"], value=tuple(proto),
-                                      description="protocols", rows=3),
+            "proto": w.SelectMultiple(options=list(transports.names()), value=tuple(proto),
+                                      description="protocols", rows=len(transports.names())),
             "rate": w.Text(value=rate, description="rate(s)", placeholder="10mbit,20mbit"),
             "delay": w.Text(value=delay, description="delay(s)", placeholder="0,20ms"),
             "loss": w.Text(value=loss, description="loss(es)", placeholder="0,1%"),
@@ -54,6 +57,11 @@ class ExperimentPanel:
             "backend": w.Dropdown(options=list(BACKENDS),
                                   value=backend, description="backend"),
         }
+        # each transport's own options (a window...): text, a list sweeps it; empty: its default
+        self.option_controls = {
+            o.name: w.Text(value="", description=o.name, placeholder=",".join(map(str, o.choices)) or str(o.default),
+                           tooltip=o.help)
+            for o in transports.options().values() if o.sweep}
         self.button = w.Button(description="Run", button_style="primary", icon="play")
         self.status = w.HTML(value="")
         self.output = w.Output()
@@ -70,7 +78,8 @@ class ExperimentPanel:
         c = self.controls
         self.widget = w.VBox([
             w.HBox([c["proto"], w.VBox([c["rate"], c["delay"], c["loss"]])]),
-            w.HBox([w.VBox([c["size"], c["max_wait"]]), w.VBox([c["reps"], c["engine"], c["backend"]])]),
+            w.HBox([w.VBox([c["size"], c["max_wait"], *self.option_controls.values()]),
+                    w.VBox([c["reps"], c["engine"], c["backend"]])]),
             w.HBox([self.button, self.status]), *([self.live_image] if live else []), self.output])
 
     def experiment(self):
@@ -82,7 +91,8 @@ class ExperimentPanel:
                           size=c["size"].value, rate=c["rate"].value, delay=c["delay"].value,
                           loss=c["loss"].value, max_wait=c["max_wait"].value or None,
                           reps=c["reps"].value, engine=c["engine"].value, backend=c["backend"].value,
-                          timeout=self.timeout)
+                          timeout=self.timeout,
+                          **{name: box.value for name, box in self.option_controls.items() if box.value.strip()})
 
     def run(self):
         """Run the sweep the widgets describe; show table, plot, backend and tc commands."""

@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import transports
 from ..experiment.prediction import predict_like
 from ..experiment.stats import summarize
 
@@ -241,19 +242,23 @@ def _log_y(ax) -> None:
 
 
 def protocols_in(frame: pd.DataFrame) -> list[str]:
-    """The protocols of ``frame`` in the kit's order (tcp, udp, udpr); ["tcp"] when none."""
-    return [p for p in ("tcp", "udp", "udpr") if p in set(frame.get("proto", []))] or ["tcp"]
+    """The protocols of ``frame`` in the kit's order (``transports.names()``: tcp, udp, udpr, ...); ["tcp"]
+    when none."""
+    return [p for p in transports.names() if p in set(frame.get("proto", []))] or ["tcp"]
 
 
 def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | None = None,
                      metric: str = "goodput_bps", axes=None, sharey: bool = False,
-                     log_y=("udpr",), figure=None):
+                     log_y=None, figure=None):
     """One panel per protocol (tcp, udp, udpr), each predicted vs measured; returns the Axes.
-    Protocols in ``log_y`` get a log y axis (stop-and-wait spans orders of magnitude).
+    Protocols in ``log_y`` get a log y axis (default: the transports whose ``log_scale`` says so, as
+    stop-and-wait, which spans orders of magnitude).
     ``figure``: draw on this Figure (e.g. ``offscreen.new_figure``) instead of a new pyplot one."""
     import matplotlib.pyplot as plt
 
     protos = protocols_in(frame)
+    if log_y is None:
+        log_y = [t.name for t in transports.transports() if t.log_scale]
     if axes is None and figure is not None:
         figure.set_size_inches(5.2 * len(protos), 4)
         axes = figure.subplots(1, len(protos), squeeze=False, sharey=sharey)[0]

@@ -282,3 +282,30 @@ def test_goodput_on_a_delayed_link_is_the_models(window):
     measured = merge(result, server.results[0], same_clock=True).goodput_bps
     predicted = gbn_transfer(size, RATE, 0.01, window=window, stack=EMULATED, timeout_s=1.0).goodput_bps
     assert measured == pytest.approx(predicted, rel=0.10), (measured / 1e6, predicted / 1e6)
+
+
+# ---- through the registry: the kit runs and predicts it as any transport -----------------------------
+
+def test_the_registry_holds_go_back_n_with_its_window():
+    from wirelab import transports
+    gbn = transports.get("gbn")
+    assert gbn.protocol_id == wire.PROTOCOL_ID == 4 and transports.by_protocol_id(4) is gbn
+    assert gbn.socket == "udp" and gbn.retransmits and gbn.acked and gbn.reliable and not gbn.ppcb
+    assert [o.name for o in gbn.options] == ["window_packets"] and gbn.option_values({})["window_packets"] == 8
+    assert gbn.option_values({"window_packets": "16"})["window_packets"] == 16
+    from wirelab.errors import UsageError
+    with pytest.raises(UsageError, match="window"):
+        gbn.option_values({"window_packets": "0"})
+
+
+def test_predict_and_run_pair_take_go_back_n():
+    from wirelab.model import predict
+    from wirelab.transfer import run_pair
+    one = predict("gbn", 10e6, rtt_s=0.02, window_packets=1, loss=0.01, size=200_000, max_wait_s=0.3)
+    udpr = predict("udpr", 10e6, rtt_s=0.02, loss=0.01, size=200_000, max_wait_s=0.3)
+    assert one.goodput_bps == pytest.approx(udpr.goodput_bps, rel=0.05)
+    eight = predict("gbn", 10e6, rtt_s=0.02, window_packets=8)
+    assert eight.binding == "window" and eight.goodput_bps == pytest.approx(
+        go_back_n(eight.payload_bytes, 10e6, 0.02, window=8, stack=eight.stack).goodput_bps)
+    r = run_pair("gbn", data=40_000, max_wait=0.3, window_packets=4)
+    assert r.ok and r.metadata["byte_exact"] and r.proto == "gbn" and r.metadata["max_in_flight"] == 4

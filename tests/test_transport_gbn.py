@@ -309,3 +309,18 @@ def test_predict_and_run_pair_take_go_back_n():
         go_back_n(eight.payload_bytes, 10e6, 0.02, window=8, stack=eight.stack).goodput_bps)
     r = run_pair("gbn", data=40_000, max_wait=0.3, window_packets=4)
     assert r.ok and r.metadata["byte_exact"] and r.proto == "gbn" and r.metadata["max_in_flight"] == 4
+
+
+@pytest.mark.root
+def test_a_sweep_of_windows_on_the_userspace_link_is_the_models(tmp_path):
+    # the kit's own runner on wirelab's userspace link (namespaces, a real veth each side), the
+    # prediction with the host's probed round trip: N = 1 and 4 window-limited, 16 link-limited
+    from wirelab.experiment import Experiment, run
+    exp = Experiment("gbn-us", proto="gbn", window_packets=[1, 4, 16], size="100KB", rate="10mbit", delay="5ms",
+                     reps=1, max_wait="0.5s", backend="userspace", timeout=30)
+    df = run(exp, out=tmp_path / "us", progress=False)
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert sorted(df["window_packets"]) == [1, 4, 16] and (df["backend"] == "userspace").all()
+    ratio = (df["goodput_bps"] / df["pred_goodput_bps"]).tolist()
+    assert all(0.9 < r < 1.1 for r in ratio), ratio
+    assert df.set_index("window_packets")["pred_binding"].to_dict() == {1: "window", 4: "window", 16: "link"}

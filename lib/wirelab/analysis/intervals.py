@@ -16,6 +16,7 @@ import math
 
 from ..experiment.adaptive import model_one_run, runs_needed
 from ..experiment.stats import t_quantile
+from .._plain import field
 
 __all__ = ["WIDEST_INTERVAL", "number", "one_run", "model_spread", "predicted_interval", "within_interval"]
 
@@ -25,7 +26,7 @@ WIDEST_INTERVAL = 0.25
 
 
 def number(row, name, default=math.nan) -> float:
-    value = row.get(name, default) if hasattr(row, "get") else default
+    value = field(row, name, default)
     try:
         value = float(value)
     except (TypeError, ValueError):

@@ -30,6 +30,7 @@ from ..wire.ppcb import CARRIES, CODES, HEADER_BY_CODE, MAX_DATA, OFFSETS, PROTO
 from .conversations import conversations_of, first_seen_ids
 from .reader.frames import Frames
 from .tcp_stream import TcpStream
+from .._plain import is_file_object, is_frame
 
 __all__ = ["ppcb_packets", "ppcb_summary", "packets_of", "COLUMNS"]
 
@@ -255,7 +256,7 @@ def ppcb_packets(source, *, udp_ports=(), tcp_ports=()):
 
     from .reader.loader import _buffer, read_part
 
-    if hasattr(source, "read"):
+    if is_file_object(source):
         source = source.read()                          # (read once: its columns and its bytes)
     f = Frames.of_part(*read_part(source))
     table = pd.DataFrame(packets_of(f, _buffer(source), udp_ports=udp_ports, tcp_ports=tcp_ports),
@@ -266,7 +267,7 @@ def ppcb_packets(source, *, udp_ports=(), tcp_ports=()):
 def ppcb_summary(packets) -> list[dict]:
     """One entry per session of ``ppcb_packets``' rows (a DataFrame or a list of rows): transport,
     protocol, packets of each type, DATA bytes and the highest packet number seen, refusals."""
-    if hasattr(packets, "to_dict"):
+    if is_frame(packets):
         packets = packets.astype(object).where(packets.notna(), None).to_dict("records")
     sessions: dict[tuple, list[dict]] = {}
     for row in packets:

@@ -30,6 +30,7 @@ from .rfc6349 import rfc6349_of
 from .stats.losses import handshakes_of, loss_places_of, where_summary
 from .tcp_sequence import tcp_flags_of
 from .udp_ending import udp_end_markers
+from .._plain import is_numpy_scalar
 
 __all__ = ["report", "render"]
 
@@ -37,7 +38,7 @@ __all__ = ["report", "render"]
 def _clean(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if hasattr(value, "item"):
+    if is_numpy_scalar(value):
         return value.item()
     return value
 

@@ -39,6 +39,8 @@ import threading
 import time
 from pathlib import Path
 
+from .._plain import plain
+
 __all__ = ["EventStream", "read_events", "events_path", "QUEUE_INTERVAL_S", "EVENTS_SUFFIX"]
 
 #: How often the runner samples the bottleneck queue (tc -s on the kernel backend).
@@ -62,7 +64,7 @@ def _clean(value):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
-    return value.item() if hasattr(value, "item") else value
+    return plain(value)
 
 
 class EventStream:

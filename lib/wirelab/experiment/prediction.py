@@ -50,6 +50,7 @@ from .. import transports
 from ..errors import WirelabError
 from ..link.spec import LinkSpec
 from ..model import CONGESTION_CONTROLS, predict
+from .._plain import field
 
 __all__ = ["predict_columns", "predict_like", "PRED_COLUMNS", "FRAMING_COLUMNS", "WIRES"]
 
@@ -264,7 +265,7 @@ def predict_like(row, **changes) -> dict:
     params.update(changes)
 
     def value(name, default):
-        v = row.get(name, default) if hasattr(row, "get") else default
+        v = field(row, name, default)
         return default if _missing(v) else v
     payload = value("pred_payload_arg", None)
     host = value("pred_host_rtt_s", None)

@@ -39,6 +39,7 @@ import pandas as pd
 
 from ..errors import ExperimentError
 from ..transfer.measures import ALWAYS_MEASURED
+from .._plain import is_numpy_scalar, plain
 
 __all__ = ["ResultStore", "load", "atomic_write", "FORMAT", "folder_format"]
 
@@ -73,7 +74,7 @@ def atomic_write(path: Path, data: bytes) -> None:
 def _json_default(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if hasattr(value, "item"):          # numpy scalars
+    if is_numpy_scalar(value):
         return value.item()
     return str(value)
 
@@ -113,7 +114,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
 
 def _records(frame: pd.DataFrame) -> list[dict]:
     """A table back to plain Python rows (NaN and NA become None)."""
-    return [{k: (None if _missing(v) else v.item() if hasattr(v, "item") else v)
+    return [{k: (None if _missing(v) else plain(v))
              for k, v in row.items()} for row in frame.to_dict("records")]
 
 

@@ -69,7 +69,7 @@ class Context:
             frag = np.flatnonzero((offset > 0) | more)
             at[frag] = -1
             if frag.size:
-                keys = np.stack([df[c].cat.codes.to_numpy(np.int64)[frag] if hasattr(df[c], "cat")
+                keys = np.stack([df[c].cat.codes.to_numpy(np.int64)[frag] if str(df[c].dtype) == "category"
                                  else df[c].fillna(-1).to_numpy(np.int64)[frag] for c in ("src", "dst", "proto", "ip_id")], 1)
                 ids, _ = first_seen_ids(keys)
                 groups = int(ids.max()) + 1

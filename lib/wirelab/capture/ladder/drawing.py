@@ -23,6 +23,8 @@ capture explorer.
 """
 from __future__ import annotations
 
+from ..._plain import is_frame
+
 __all__ = ["ladder", "ladder_text"]
 
 _CLIENT = {"CONN", "DATA"}
@@ -137,7 +139,7 @@ def ladder(packets, *, max_lines: int = 60, marks: dict | None = None, expected=
     ``{"client", "server", "steps"}``, each step a packet (``time_s``, ``frame``, ``label``, ``right``,
     ``notes``), an ``expected`` one, a ``fold`` of quiet packets or a ``gap`` (beyond ``max_lines``, the
     beginning and the end are kept). ``ladder_text`` and ``ladder_svg`` draw it; a grader saves it."""
-    rows = packets.to_dict("records") if hasattr(packets, "to_dict") else list(packets)
+    rows = packets.to_dict("records") if is_frame(packets) else list(packets)
     client, server = _ends(rows)
     steps = _fold(_with_expected(_steps(rows, client, server, marks or {}), expected))
     if len(steps) > max_lines:

@@ -106,7 +106,7 @@ def _categories(df, names: list[str]) -> tuple[list[np.ndarray], list[str]]:
     columns = [df[name] for name in names if name in df]
     if len(columns) < len(names):
         return [np.full(len(df), -1, dtype=np.int64) for _ in names], []
-    if all(hasattr(c, "cat") for c in columns) and all(
+    if all(str(c.dtype) == "category" for c in columns) and all(
             c.cat.categories.equals(columns[0].cat.categories) for c in columns):
         return [c.cat.codes.to_numpy(np.int64) for c in columns], [str(v) for v in columns[0].cat.categories]
     values = [c.astype(object).where(c.notna(), None).to_list() for c in columns]

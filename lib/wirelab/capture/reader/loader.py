@@ -41,6 +41,7 @@ from pathlib import Path
 from ...errors import CaptureError
 from .decode import ReadState, capture_info, decode_into, scans   # (capture_info: exported)
 from .part import Part, allocate, grow, shrink
+from ..._plain import is_file_object
 
 __all__ = ["read_capture", "read_part", "capture_info"]
 
@@ -53,7 +54,7 @@ def _buffer(source):
     (for the few readers that jump to payload bytes, e.g. ``udp_loss``)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source)
-    if hasattr(source, "read"):
+    if is_file_object(source):
         data = source.read()
         if not isinstance(data, (bytes, bytearray)):
             raise CaptureError("the file object gives text, not bytes", "open it with mode 'rb'")
@@ -91,7 +92,7 @@ def read_capture(source, *, chunk_packets: int | None = None):
 def read_part(source) -> tuple[Part, dict]:
     """The whole capture as numpy columns (``part.Part``) and its file-level facts, without
     pandas: ``read_capture`` makes its DataFrame of them, ``frames.Frames`` its arrays."""
-    if hasattr(source, "read") and not _is_plain_file(source):
+    if is_file_object(source) and not _is_plain_file(source):
         source = _buffer(source)                 # a stream, BytesIO, a file read into: read it all
     state = ReadState.open(source, WHOLE_FILE_WINDOW)
     out, at = None, 0

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import CaptureError
+from ..._plain import is_file_object
 
 __all__ = ["Windows", "WINDOW_BYTES"]
 
@@ -26,7 +27,7 @@ def _open(source):
     """(file object to read, whether we opened it, the bytes if already in memory)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return None, False, memoryview(source).cast("B")
-    if hasattr(source, "read"):
+    if is_file_object(source):
         return source, False, None
     path = Path(os.fspath(source))
     try:

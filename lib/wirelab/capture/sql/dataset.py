@@ -39,6 +39,7 @@ import pandas as pd
 from ...errors import CaptureError, UsageError
 from ..reader.columns import COLUMNS, INT_COLUMNS
 from ..reader.stream import CHUNK_PACKETS, iter_capture
+from ..._plain import is_numpy_scalar
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
 
@@ -123,7 +124,7 @@ def _chain(first, rest):
 
 
 def _plain(value):
-    return value.item() if hasattr(value, "item") else str(value)
+    return value.item() if is_numpy_scalar(value) else str(value)
 
 
 def open_dataset(path, *, memory_limit: str | None = None) -> "CaptureDataset":

@@ -279,7 +279,8 @@ def _shared_addresses(f: pd.DataFrame) -> pd.DataFrame:
     """``src`` and ``dst`` as categories of one set of addresses (as ``read_capture`` gives them;
     a dataset's parts may not), so codes compare across the two."""
     src, dst = f["src"], f["dst"]
-    if hasattr(src, "cat") and hasattr(dst, "cat") and src.cat.categories.equals(dst.cat.categories):
+    if isinstance(src.dtype, pd.CategoricalDtype) and isinstance(dst.dtype, pd.CategoricalDtype) and \
+            src.cat.categories.equals(dst.cat.categories):
         return f
     both = pd.CategoricalDtype(pd.Index(pd.concat([src.astype(object), dst.astype(object)]).dropna().unique()))
     return f.assign(src=src.astype(object).astype(both), dst=dst.astype(object).astype(both))

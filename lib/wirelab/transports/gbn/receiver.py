@@ -87,92 +87,117 @@ def _answer_linger(sock, packet: ppcb.Packet, addr, linger) -> bool:
 def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wait: float,
                   max_retransmits: int, stop=None) -> Result:
     """One Go-Back-N session, its CONN already received from ``client``."""
-    session, total = conn.session_id, conn.total_length
-    result = Result(wire.NAME, max_wait_s=max_wait, max_retransmits=max_retransmits, bytes_received=0,
-                    bytes_delivered=0, packets_received=0, duplicates=0, out_of_order=0,
-                    receiver_start_time_s=time.time(), metadata={"session_id": session.hex()})
-    result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
-    meter = Meter()
-
-    def send(raw: bytes, to=client) -> None:
-        sock.sendto(raw, to)
-        meter.call()
-
-    last_reply = ppcb.pack("CONACC", session)
-    send(last_reply)
-    heard, resends = time.monotonic(), 0          # silence is counted from the last packet heard or sent
-    expected = received = 0                       # next packet_no; bytes delivered
-    while received < total:
+    session = _Session(sock, conn, client, out)
+    result = session.result
+    result.max_wait_s, result.max_retransmits = max_wait, max_retransmits
+    session.send(session.last_reply)                # CONACC
+    heard, resends = time.monotonic(), 0            # silence is counted from the last packet heard or sent
+    while session.received < session.total:
         left = heard + max_wait - time.monotonic()
         if left <= 0:                                          # MAX_WAIT of silence
             if resends < max_retransmits:
-                send(last_reply)
+                session.send(session.last_reply)
                 heard, resends = time.monotonic(), resends + 1
                 continue
-            result.receiver_error = f"timeout: no packet {expected} within {max_wait:g} s and {resends} resends"
-            result.metadata["first_missing_packet"] = expected
+            result.receiver_error = (f"timeout: no packet {session.expected} within {max_wait:g} s "
+                                     f"and {resends} resends")
+            result.metadata["first_missing_packet"] = session.expected
             break
         if stop is not None and stop.is_set():
             result.receiver_error = "server stopped"
             break
         ready, _, _ = select.select([sock], [], [], min(left, 0.25))
-        meter.call()
+        session.meter.call()
         if not ready:
             continue
         raw, sender = sock.recvfrom(MAX_DATAGRAM)
-        meter.call()
-        try:
-            packet = ppcb.unpack(raw)
-        except ProtocolError as err:
-            if sender == client and ppcb.session_of(raw) == session:   # invalid DATA of ours: RJT, end
-                send(ppcb.pack("RJT", session, packet_no=expected))
-                result.receiver_error = f"invalid packet: {err}"
-                break
-            continue
-        if packet.kind == "CONN":
-            if packet.session_id != session:
-                send(ppcb.pack("CONRJT", packet.session_id), sender)    # busy: someone else
-            continue                                                    # our CONN again: the timer answers
-        if packet.kind != "DATA":
-            continue
-        if packet.session_id != session or sender != client:
-            send(ppcb.pack("RJT", packet.session_id, packet_no=packet.packet_no), sender)
-            continue
-        heard = time.monotonic()
-        result.packets_received += 1
-        result.bytes_received += len(packet.data)
-        if packet.packet_no != expected:              # Go-Back-N: discard, name the last one in order
-            if packet.packet_no < expected:
-                result.duplicates += 1
-            else:
-                result.out_of_order += 1
-            if expected:
-                send(wire.acc(session, expected - 1))
-            continue
-        if len(packet.data) > total - received:
-            send(ppcb.pack("RJT", session, packet_no=packet.packet_no))
-            result.receiver_error = (f"packet {packet.packet_no} carries {len(packet.data)} B, "
-                                     f"only {total - received} B were left to send")
-            break
-        if out is not None:
-            out.write(packet.data)
-        result.receive_times_s.append(time.time())
-        received += len(packet.data)
-        expected += 1
-        last_reply, resends = wire.acc(session, packet.packet_no), 0
-        send(last_reply)
+        session.meter.call()
+        before = session.expected
+        if session.datagram(raw, sender):
+            break                                               # refused: the error is in the result
+        if sender == client and ppcb.session_of(raw) == conn.session_id:
+            heard = time.monotonic()
+            if session.expected > before:                       # progress: the resends count again
+                resends = 0
     else:
         result.receiver_end_time_s = time.time()
         flush = getattr(out, "flush", None)
         if flush is not None:
             flush()
-        send(ppcb.pack("RCVD", session))
+        session.send(ppcb.pack("RCVD", conn.session_id))
         result.ok = True
-    result.bytes_delivered = received
+    result.bytes_delivered = session.received
     if result.receiver_end_time_s is None:
         result.receiver_end_time_s = time.time()
-    result.receiver_cpu_s, result.receiver_syscalls = meter.stop(), meter.calls
+    result.receiver_cpu_s, result.receiver_syscalls = session.meter.stop(), session.meter.calls
     return result
+
+
+class _Session:
+    """What one session has taken in order, and what it said last (the silence timer repeats it)."""
+
+    def __init__(self, sock, conn: ppcb.Packet, client, out):
+        self.sock, self.client, self.out = sock, client, out
+        self.id, self.total = conn.session_id, conn.total_length
+        self.expected = self.received = 0           # next packet_no; bytes delivered (never allocate `total`)
+        self.last_reply = ppcb.pack("CONACC", self.id)
+        self.meter = Meter()
+        self.result = Result(wire.NAME, bytes_received=0, bytes_delivered=0, packets_received=0, duplicates=0,
+                             out_of_order=0, receiver_start_time_s=time.time(),
+                             metadata={"session_id": self.id.hex()})
+        self.result.sndbuf_granted_bytes, self.result.rcvbuf_granted_bytes = buffer_sizes(sock)
+
+    def send(self, raw: bytes, to=None) -> None:
+        self.sock.sendto(raw, to or self.client)
+        self.meter.call()
+
+    def datagram(self, raw: bytes, sender) -> bool:
+        """One datagram arrived; True when it ends the session (the reason in ``result``)."""
+        try:
+            packet = ppcb.unpack(raw)
+        except ProtocolError as err:
+            if sender == self.client and ppcb.session_of(raw) == self.id:   # an invalid DATA of ours: RJT, end
+                self.send(ppcb.pack("RJT", self.id, packet_no=self.expected))
+                self.result.receiver_error = f"invalid packet: {err}"
+                return True
+            return False
+        if packet.kind == "CONN":
+            if packet.session_id != self.id:
+                self.send(ppcb.pack("CONRJT", packet.session_id), sender)     # busy: someone else
+            return False                                                     # our CONN again: the timer answers
+        if packet.kind != "DATA":
+            return False
+        if packet.session_id != self.id or sender != self.client:
+            self.send(ppcb.pack("RJT", packet.session_id, packet_no=packet.packet_no), sender)
+            return False
+        return self.take(packet)
+
+    def take(self, packet: ppcb.Packet) -> bool:
+        """A DATA of ours: delivered if it is the next in order, else discarded (Go-Back-N)."""
+        result = self.result
+        result.packets_received += 1
+        result.bytes_received += len(packet.data)
+        if packet.packet_no != self.expected:           # discard it, name the last one taken in order
+            if packet.packet_no < self.expected:
+                result.duplicates += 1
+            else:
+                result.out_of_order += 1
+            if self.expected:
+                self.send(wire.acc(self.id, self.expected - 1))
+            return False
+        if len(packet.data) > self.total - self.received:
+            self.send(ppcb.pack("RJT", self.id, packet_no=packet.packet_no))
+            result.receiver_error = (f"packet {packet.packet_no} carries {len(packet.data)} B, "
+                                     f"only {self.total - self.received} B were left to send")
+            return True
+        if self.out is not None:
+            self.out.write(packet.data)
+        result.receive_times_s.append(time.time())
+        self.received += len(packet.data)
+        self.expected += 1
+        self.last_reply = wire.acc(self.id, packet.packet_no)
+        self.send(self.last_reply)
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:

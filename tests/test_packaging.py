@@ -58,12 +58,12 @@ def test_public_api_is_exported():
         assert hasattr(wirelab, name), name
 
 
-LAYERS = ["wire", "model", "transfer", "link", "capture", "peers", "engines", "experiment", "analysis", "labs",
+LAYERS = ["wire", "transports", "model", "transfer", "link", "capture", "peers", "engines", "experiment", "analysis", "labs",
           "grade", "viz", "cli"]
 
 
 def test_imports_only_point_down_the_layers():
-    """wire → model → transfer → link → capture → engines → experiment → analysis → labs → grade → viz → cli (style.md)."""
+    """wire → transports → model → transfer → link → capture → engines → experiment → analysis → labs → grade → viz → cli (style.md)."""
     lib = ROOT / "lib" / "wirelab"
     for layer_index, layer in enumerate(LAYERS):
         paths = list((lib / layer).rglob("*.py")) if (lib / layer).is_dir() else \

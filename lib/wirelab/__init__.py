@@ -3,6 +3,8 @@
 Layers (an import points only to an earlier layer)::
 
     wire                       the wire's facts, once: PPCB's packet table, header sizes
+    transports                 one module per transport (tcp, udp, udpr): its facts, its options,
+                               its programs and model by name; everyone asks it, nobody compares names
     model                      pure functions: headers, efficiency, TCP/UDPR limits, delay
       ├── transfer             the programs: PPCB tcp/udp/udpr, measurement modes, Result
       ├── link                 where bytes travel: link.open(spec) → namespaces, userspace link

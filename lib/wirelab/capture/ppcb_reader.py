@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import transports
 from ..wire.headers import UDP_HEADER
-from ..wire.ppcb import CARRIES, CODES, HEADER_BY_CODE, MAX_DATA, OFFSETS, PROTOCOL_NAMES, SIZES, TYPES
+from ..wire.ppcb import CARRIES, CODES, HEADER_BY_CODE, MAX_DATA, OFFSETS, SIZES, TYPES
 from .conversations import conversations_of, first_seen_ids
 from .reader.frames import Frames
 from .tcp_stream import TcpStream
@@ -70,7 +71,7 @@ def packet_fields(raw: bytes, *, datagram: bool) -> dict:
 def _one_packet(raw: bytes) -> bool:
     """Exactly one well-formed packet: what a PPCB datagram is (the dissector's heuristic)."""
     row = packet_fields(raw, datagram=True)
-    return not row["malformed"] and (row["type"] != "CONN" or row["protocol_id"] in PROTOCOL_NAMES)
+    return not row["malformed"] and (row["type"] != "CONN" or row["protocol_id"] in transports.protocol_names())
 
 
 class _Bytes:
@@ -197,7 +198,8 @@ def _streams(f: Frames, data: _Bytes, conv: np.ndarray, a_to_b: np.ndarray, port
     base[with_syn] = f.tcp_seq[tcp[syn_at[with_syn]]]
     relative = (f.tcp_seq[tcp] - base[direction]) % 2 ** 32
     start = tcp[(relative == 1) & (data.held[tcp] >= HEADER_BY_CODE[_CONN])]
-    conn = (data.byte(start, 0) == _CONN) & np.isin(data.byte(start, OFFSETS["protocol_id"]), list(PROTOCOL_NAMES))
+    conn = (data.byte(start, 0) == _CONN) & np.isin(data.byte(start, OFFSETS["protocol_id"]),
+                                                          list(transports.protocol_names()))
     chosen = {int(conv[i]): int(i) for i in start[conn][::-1]}          # the first CONN of each
     if ports:
         for i in tcp[np.isin(f.sport[tcp], list(ports)) | np.isin(f.dport[tcp], list(ports))]:
@@ -279,7 +281,7 @@ def ppcb_summary(packets) -> list[dict]:
         data = [r for r in rows if r["type"] == "DATA"]
         counts = {t: sum(r["type"] == t for r in rows) for t in TYPES.values()}
         out.append({"session_id": session, "transport": transport,
-                    "protocol": PROTOCOL_NAMES.get(int(conn[0]["protocol_id"]), "?") if conn else None,
+                    "protocol": transports.protocol_names().get(int(conn[0]["protocol_id"]), "?") if conn else None,
                     "total_length": int(conn[0]["total_length"]) if conn else None,
                     "packets": {t: n for t, n in counts.items() if n},
                     "data_bytes": sum(int(r["data_len"]) for r in data if r["data_len"] is not None),

@@ -105,7 +105,7 @@ def client_argv(setting, host: str, port: int, *, connect_timeout_s: float | Non
     else:
         raise UsageError(f"iperf3 cannot run the {workload} workload", "use file, time or load")
     rate, offered, packet = setting["rate_bps"], setting["offered_bps"], setting["packet_bytes"]
-    if proto == "udp":
+    if transports.get(proto).socket == "udp":           # iperf3 -u
         mtu = setting.get("mtu", ETHERNET_MTU)
         argv += ["-u", "-b", _num(offered or rate or 1e6), "-l", _num(packet or udp_payload(mtu))]
     else:
@@ -280,7 +280,7 @@ class Iperf3Engine:
             return f"iperf3 has no {setting.workload} workload; use engine='wirelab'"
         if setting["read_bytes"]:
             return "iperf3's server reads with the client's -l; a reader's own length needs engine='wirelab'"
-        if setting.proto == "tcp":
+        if transports.get(setting.proto).stream:
             return congestion_unavailable(setting["cc"])
         return None
 
@@ -297,7 +297,8 @@ class Iperf3Engine:
             if events is not None:
                 reports = read_intervals(server.stdout, events.emit, streams=int(setting.get("streams", 1)),
                                          tags=event_tags)
-            target = link.reach(port, ("tcp", "udp") if setting.proto == "udp" else "tcp")
+            # iperf3 -u still opens its control connection over TCP
+            target = link.reach(port, ("tcp", "udp") if transports.get(setting.proto).socket == "udp" else "tcp")
             argv = client_argv(setting, *target)
             with recorder:
                 done = run_client(link, argv, deadline, what="iperf3",

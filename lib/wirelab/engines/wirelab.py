@@ -78,9 +78,10 @@ def plan(setting, udp_files: str = "load") -> dict:
     """How a setting is run: ``call`` (file/measure), ``mode``, ``proto``, sizes. Pure.
     ``udp_files``: "load" (udp files on a rate-limited link as offered load) or "ppcb"."""
     proto, workload = setting.proto, setting.workload
+    t = transports.get(proto)
     rate, mtu = setting["rate_bps"], int(setting.get("mtu", ETHERNET_MTU))
     if workload == "file":
-        if proto == "udp" and rate and udp_files != "ppcb":
+        if not t.reliable and rate and udp_files != "ppcb":
             seconds = setting.get("size_bytes", 1e6) * 8 / rate
             return {"call": "measure", "mode": "load", "rate_bps": rate, "time_s": seconds,
                     "size_bytes": int(setting.get("size_bytes", 1e6)),
@@ -88,24 +89,24 @@ def plan(setting, udp_files: str = "load") -> dict:
                     "note": "udp file on a rate-limited link: offered load at the link rate"}
         chunk = int(setting.get("packet_bytes", DEFAULT_CHUNK))
         return {"call": "file", "mode": "file", "chunk": chunk,
-                "payload": chunk if proto != "tcp" else None,
-                "stream_header": DATA_HEADER if proto == "tcp" else 0,
-                "udp_header": DATA_HEADER if proto == "udp" else 0}
+                "payload": chunk if not t.stream else None,
+                "stream_header": DATA_HEADER if t.stream else 0,
+                "udp_header": DATA_HEADER if not t.stream and not t.ppcb_layer else 0}
     if workload not in ("time", "load", "echo"):
         raise UsageError(f"wirelab's programs have no {workload} workload", "use file, time, load or echo")
-    if not transports.get(proto).supports(workload):
+    if not t.supports(workload):
         raise UsageError(f"{proto} runs file transfers only, not the {workload} workload",
                          f"use workload='file' for {proto}")
-    packet = int(setting.get("packet_bytes", tcp_payload(ETHERNET_MTU) if proto == "tcp" else udp_payload(mtu)))
+    packet = int(setting.get("packet_bytes", tcp_payload(ETHERNET_MTU) if t.stream else udp_payload(mtu)))
     mode = {"time": "bulk", "load": "load", "echo": "echo"}[workload]
-    if setting["read_bytes"] and (proto != "tcp" or mode == "echo"):
+    if setting["read_bytes"] and (not t.stream or mode == "echo"):
         raise UsageError(f"a reader's length (read) for {proto} {workload}", "read is for tcp time or load runs")
-    if mode == "echo" and proto == "udp" and setting.get("echo_interval_s"):
+    if mode == "echo" and t.socket == "udp" and setting.get("echo_interval_s"):
         mode = "ping"                  # a probe on a timer (flows' ``ping``): a lost round costs no time
     return {"call": "measure", "mode": mode, "time_s": setting.get("time_s", 1.0),
             "rate_bps": setting["offered_bps"], "count": int(setting.get("echo_count", 100)),
             "echo_interval_s": float(setting.get("echo_interval_s", 0.0)),
-            "packet": packet, "payload": packet if proto == "udp" else None,
+            "packet": packet, "payload": packet if t.socket == "udp" else None,
             "read_bytes": setting["read_bytes"]}
 
 
@@ -176,7 +177,7 @@ class WirelabEngine:
         out = {}
         if how["call"] == "measure" and how["mode"] == "load" and self.pacing != "even":
             out["pacing"] = self.pacing
-        if how["call"] == "measure" and proto == "udp" and self.end_markers and how["mode"] not in ("echo", "ping"):
+        if how["call"] == "measure" and transports.get(proto).socket == "udp" and self.end_markers and how["mode"] not in ("echo", "ping"):
             out.update(end_markers=self.end_markers, end_marker_gap_s=self.end_marker_gap_s)
         if how.get("read_bytes"):
             out["read_bytes"] = how["read_bytes"]
@@ -187,7 +188,7 @@ class WirelabEngine:
             plan(setting, self.udp_files)
         except UsageError as err:
             return str(err)
-        if setting.proto == "tcp":
+        if transports.get(setting.proto).stream:
             return congestion_unavailable(setting["cc"])
         return None
 
@@ -201,8 +202,9 @@ class WirelabEngine:
 
         how = plan(setting, self.udp_files)
         proto = setting.proto
+        transport = transports.get(proto)
         max_wait = float(setting.get("max_wait_s", 5.0))
-        if proto == "tcp":         # never below what TCP needs to repair a lost SYN itself
+        if transport.stream:       # never below what TCP needs to repair a lost SYN itself
             max_wait = max(max_wait, TCP_LEAST_WAIT_S)
         elif how["call"] == "measure":   # the kit's own measurement exchange (HELLO, END, REPORT), not
             max_wait = max(max_wait, MEASURE_LEAST_WAIT_S)   # PPCB's: it must outlast the loss it measures
@@ -224,7 +226,7 @@ class WirelabEngine:
                 sessions=1 if how["call"] == "file" else None)
         if receiving is not None:
             receiving.start()
-        kind = "tcp" if proto == "tcp" else "udp"
+        kind = transport.socket
         recorder = _capture(capture, link, kind, port) if capture else nullcontext()
         try:
             target = link.reach(port, kind)
@@ -253,19 +255,19 @@ class WirelabEngine:
             receiver = (server_results[0] if server_results
                         else Result(proto, receiver_error="server saw no session"))
             result = merge(sender, receiver, same_clock=link.one_clock)
-            if proto == "udp" and result.packets_received is not None:
+            if not transport.reliable and result.packets_received is not None:
                 result.lost = max(len(sender.send_times_s) - len(receiver.receive_times_s), 0)
             payload = make_data(size, seed)
             result.metadata["byte_exact"] = sink.bytes == len(payload) and \
                 sink.hexdigest() == hashlib.sha256(payload).hexdigest()
             missing = receiver.metadata.get("first_missing_packet")
-            if proto == "udp" and missing is not None:
+            if not transport.reliable and missing is not None:
                 # plain UDP cannot recover a lost datagram: PPCB ends the session there. The
                 # protocol defines this outcome: it is a result (what arrived), not a failure.
                 outcome = {"outcome": "incomplete",
                            "outcome_reason": f"datagram {missing} was lost and plain udp does not resend: "
                                              f"{result.delivered_fraction or 0:.1%} of the file arrived"}
-            elif proto == "udp" and "no CONACC" in (sender.error or "") and _drops(setting):
+            elif not transport.reliable and "no CONACC" in (sender.error or "") and _drops(setting):
                 # PPCB's udp client sends CONN once: on a lossy link CONN or CONACC may be lost,
                 # and the client then ends as the protocol says, with nothing sent
                 outcome = {"outcome": "incomplete",
@@ -276,7 +278,7 @@ class WirelabEngine:
             result = sender
         record = {**result.to_dict(samples=False), **outcome}
         kernel = [r for r in reported if r.get("event") == "interval" and r.get("retransmissions") is not None]
-        if proto == "tcp" and kernel:      # TCP resends below the program: the kernel counted them
+        if transport.stream and kernel:      # TCP resends below the program: the kernel counted them
             record["retransmissions"] = kernel[-1]["retransmissions"]
         # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
         loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0

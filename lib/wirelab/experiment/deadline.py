@@ -32,6 +32,7 @@ import math
 
 from ..transfer.silence import DRAIN_SLACK
 from ..wire.ppcb import give_up_s as ppcb_give_up_s
+from .. import transports
 
 __all__ = ["deadline_s", "expected_s", "give_up_s", "drain_s", "too_long", "SLACK", "MARGIN_S", "FALLBACK_S",
            "SETUP_ROUND_TRIPS"]
@@ -79,7 +80,7 @@ def drain_s(setting, predictions: dict) -> float:
     """Seconds a TCP load run may wait, after its time, for its send buffer to drain: a load above
     the predicted goodput fills the buffer (SO_SNDBUF, which Linux doubles, or the autotuned most)
     and the link empties it at that goodput. 0 for anything else (a timed run does not wait)."""
-    if setting.workload != "load" or setting.proto != "tcp":
+    if setting.workload != "load" or not transports.get(setting.proto).stream:       # a stream's send buffer
         return 0.0
     goodput, offered = _number(predictions.get("pred_goodput_bps")), _number(setting["offered_bps"])
     if goodput is None or (offered is not None and offered <= goodput):

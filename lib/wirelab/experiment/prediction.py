@@ -91,7 +91,7 @@ def _timed(params: dict) -> tuple[float, float] | None:
 
 def _congestion_control(proto: str, params: dict, default_cc, notes: list) -> str | None:
     """The cc column, else the machine's default; None (the classic Reno answer) if unknown."""
-    if proto != "tcp":
+    if not transports.get(proto).stream:          # a congestion control is a TCP stream's
         return None
     cc = _get(params, "cc") or (None if _missing(default_cc) else default_cc)
     if cc is not None and cc not in CONGESTION_CONTROLS:
@@ -177,7 +177,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     file_bytes = _get(params, "size_bytes")
     file_bytes = None if file_bytes is None else int(file_bytes)
     per_packet, carried = chunk, file_bytes          # what the transport carries, framing included
-    if proto == "tcp" and stream_header:
+    if transport.stream and stream_header:
         per_packet = None                            # the stream is cut into full segments anyway
         if file_bytes is not None:
             carried = file_bytes + stream_header * math.ceil(file_bytes / (chunk or 1000))
@@ -187,13 +187,13 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
             carried = file_bytes + udp_header * math.ceil(file_bytes / chunk)
     try:
         p = predict(proto, rate, mtu=_get(params, "mtu"), payload=per_packet,
-                    timestamps=timestamps and proto == "tcp", rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
+                    timestamps=timestamps and transport.stream, rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
                     loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
                     window_bytes=_get(params, "window_bytes"),
                     wire="real" if wire == "real" else "emulated",
                     max_wait_s=_get(params, "max_wait_s", 5.0),
                     max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
-                    carriage=carriage if proto == "tcp" else "packets", window_s=_timed(params),
+                    carriage=carriage if transport.stream else "packets", window_s=_timed(params),
                     queue_bytes=_queue_bytes(params) if wire != "payload" else None,
                     meter_bytes=meter if transport.ack_clocked else None,
                     **transport.option_values({o.column: _get(params, o.column) for o in transport.options}))
@@ -201,21 +201,21 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
     share = 1.0
-    if proto == "tcp" and stream_header:
+    if transport.stream and stream_header:
         framed = chunk or 1000
         share = framed / (framed + stream_header)
         notes.insert(0, f"{stream_header} B of application framing per {framed:g} B: ×{share:.4f}")
-    elif proto == "udp" and udp_header and p.payload_bytes:
+    elif not transport.reliable and udp_header and p.payload_bytes:
         share = (p.payload_bytes - udp_header) / p.payload_bytes
         notes.insert(0, f"{udp_header} B of application framing per datagram: ×{share:.4f}")
     limits = {name: value * share for name, value in p.limits.items()}
     if wire == "payload":
-        limits["link"] = share * rate * (p.delivery_probability if proto == "udp" else 1.0)
+        limits["link"] = share * rate * (p.delivery_probability if not transport.reliable else 1.0)
         notes.append("the relay paces application bytes, so η = 1")
-    elif proto == "udp":
+    elif not transport.reliable:                  # what arrives of what the link carries
         limits["link"] = (p.steady_goodput_bps if p.transfer is not None else p.goodput_bps) * share
     offered = _get(params, "offered_bps")
-    if offered is not None and proto == "udp":
+    if offered is not None and not transport.reliable:
         limits["offered"] = offered * p.delivery_probability
     binding = min(limits, key=limits.get)
     steady_goodput, steady_binding = limits[binding], binding
@@ -223,7 +223,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if p.transfer is None and p.steady_goodput_bps is not None:      # what a timed run's window sees
         goodput = p.goodput_bps * share
     notes.extend(p.notes)
-    if rtt is None and proto == "tcp" and cc is None and carriage == "packets":
+    if rtt is None and transport.stream and cc is None and carriage == "packets":
         notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
     if p.transfer is not None and wire != "payload":
         t = p.transfer

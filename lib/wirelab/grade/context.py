@@ -29,6 +29,7 @@ from ..peers.stage import Job
 from . import readings
 from .diagnose import diagnose
 from .sandbox import Program
+from .. import transports
 
 if TYPE_CHECKING:                  # (annotations only: catalogue sits above the running tests)
     from .catalogue import Assignment, GradeTest, Limits
@@ -108,7 +109,7 @@ class TestContext:
 
     def start_server(self, proto: str | None = None) -> Program:
         """``ppcbs <tcp|udp> PORT`` on host b, waited for until it listens (else ``Failed``)."""
-        kind = "tcp" if (proto or self.test.proto) == "tcp" else "udp"
+        kind = transports.get(proto or self.test.proto).socket
         server = self._start("ppcbs", [kind, str(self.assignment.port)], "b", None)
         self.wait_listening(server, kind)
         return server

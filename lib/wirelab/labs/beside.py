@@ -23,6 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import transports
 from ..errors import ExperimentError
 from ..experiment.stats import summarize
 from ..model import PPCB_HEADER, HeaderStack, packetize, stop_and_wait
@@ -86,13 +87,14 @@ def _scope(row: dict) -> str | None:
     """
     proto, pred, rtt, size = (row.get(k) for k in ("proto", "pred_goodput_bps", "pred_rtt_s", "size_bytes"))
     loss = row.get("loss") or 0.0
-    if proto == "tcp":
+    transport = transports.get(proto) if proto in transports.names() else None
+    if transport is not None and transport.stream:
         if loss > 0 and not _finite(rtt):
             return "not covered: TCP's loss limits need a round-trip time and this link sets none; η·C only bounds it"
         if _finite(pred, rtt, size) and size < 2 * pred * rtt / 8:
             return (f"not covered: a {size:.0f} B file ends in slow start (2 × BDP = {2 * pred * rtt / 8:.0f} B); "
                     f"the model's steady-state {pred / 1e6:.4g} Mbit/s does not apply")
-    if proto == "udp" and _finite(size, pred):
+    if transport is not None and not transport.reliable and _finite(size, pred):
         chunk = row.get("packet_bytes") if _finite(row.get("packet_bytes")) else 1000
         stack = HeaderStack("udp", mtu=int(row["mtu"]) if _finite(row.get("mtu")) else None, wire="emulated")
         pieces = math.ceil(size / chunk) * packetize(stack, int(chunk) + PPCB_HEADER["DATA"]).packets

@@ -81,7 +81,7 @@ def client_process_dies(stage: KitStage) -> dict:
         client.kill()
         client.wait(5)
     # tcp: no MAX_WAIT bound: the kernel sends the dead client's buffered bytes, then FIN
-    bound = math.nan if stage.proto == "tcp" else _bound(stage)
+    bound = math.nan if transports.get(stage.proto).stream else _bound(stage)
     failed = served is not None and not served.ok
     return {"peer": "the client process is killed (SIGKILL) mid-transfer",
             "server_error": served.receiver_error if served else "no result",
@@ -93,7 +93,7 @@ def client_process_dies(stage: KitStage) -> dict:
 def server_process_dies(stage: KitStage) -> dict:
     """The kit's server as a process, killed mid-transfer: the kit's client fails with ERROR within
     its bound."""
-    program = (["wirelab.transfer.tcp", "serve", str(stage.port), stage.link.address("b")] if stage.proto == "tcp"
+    program = (["wirelab.transfer.tcp", "serve", str(stage.port), stage.link.address("b")] if stage.kind == "tcp"
                else ["wirelab.transfer.udp_server", str(stage.port), stage.link.address("b")])
     server = stage.link.popen("b", [sys.executable, "-m", *program], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=False)

@@ -109,7 +109,7 @@ class KitStage:
         self.link, self.proto, self.port, self.seed = link, proto, port, seed
         self.max_wait, self.retransmits, self.deadline = max_wait, retransmits, deadline
         self.give_up_s = give_up_s(max_wait, retransmits)
-        self.kind = "tcp" if proto == "tcp" else "udp"
+        self.kind = transports.get(proto).socket
         self.server_address = link.reach(port, self.kind)
         self.measured: dict = {}
         self.readings: dict[str, str] = {}

@@ -27,6 +27,7 @@ then name it.
 """
 from __future__ import annotations
 
+from .. import transports
 from . import clients, servers, tcp_clients
 from .exchange import Exchange, Failed, TimedOut
 from .stage import Stage
@@ -34,19 +35,24 @@ from .stage import Stage
 __all__ = ["PLAYS", "Stage", "Exchange", "Failed", "TimedOut", "out_of_order", "silent_client", "client_dies"]
 
 
+def _stream(stage: Stage) -> bool:
+    """The program under test speaks PPCB on a TCP stream (the tcp plays), else over datagrams."""
+    return transports.get(stage.proto).stream
+
+
 def out_of_order(stage: Stage) -> dict:
     """DATA 2 right after DATA 0 (tcp: on the stream; udp, udpr: a datagram)."""
-    return (tcp_clients.out_of_order_tcp if stage.proto == "tcp" else clients.out_of_order_udp)(stage)
+    return (tcp_clients.out_of_order_tcp if _stream(stage) else clients.out_of_order_udp)(stage)
 
 
 def silent_client(stage: Stage) -> dict:
     """A client that connects (tcp) or sends CONN (udp, udpr), then nothing."""
-    return (tcp_clients.silent_client_tcp if stage.proto == "tcp" else clients.silent_client_udp)(stage)
+    return (tcp_clients.silent_client_tcp if _stream(stage) else clients.silent_client_udp)(stage)
 
 
 def client_dies(stage: Stage) -> dict:
     """A client gone mid-file: tcp hangs up after DATA 0; udp and udpr fall silent after 20 DATA."""
-    return (tcp_clients.tcp_client_dies if stage.proto == "tcp" else clients.client_dies_udp)(stage)
+    return (tcp_clients.tcp_client_dies if _stream(stage) else clients.client_dies_udp)(stage)
 
 
 #: Every play by name (the names grade/catalogue.toml uses); each takes a Stage and returns what it saw.

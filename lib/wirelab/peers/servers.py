@@ -84,7 +84,7 @@ def silent_server(stage: Stage) -> dict:
     """A server that never answers: tcp accepts and reads CONN; udp takes every datagram. The client
     gives up (udpr after resending CONN, MAX_WAIT apart)."""
     proto, wait = stage.proto, stage.max_wait
-    if proto == "tcp":
+    if transports.get(proto).stream:
         listener = stage.listener("tcp")
         data, client = _client(stage, 1000)
         conn = _accept(listener)                 # accept, read CONN, never answer
@@ -153,7 +153,7 @@ def lost_acc(stage: Stage) -> dict:
 # ------------------------------------------------------------------------- errors
 def conrjt(stage: Stage) -> dict:
     """CONRJT for the client's CONN: it gives up, and never sends CONN again."""
-    if stage.proto == "tcp":
+    if transports.get(stage.proto).stream:
         listener = stage.listener("tcp")
         data, client = _client(stage, 1000)
         conn = _accept(listener)
@@ -177,7 +177,7 @@ def conrjt(stage: Stage) -> dict:
 
 def rjt(stage: Stage) -> dict:
     """RJT for DATA 0 (tcp: then the connection closed): the client gives up."""
-    if stage.proto == "tcp":
+    if transports.get(stage.proto).stream:
         listener = stage.listener("tcp")
         data, client = _client(stage, 5000)
         conn = _accept(listener)

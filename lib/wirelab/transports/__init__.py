@@ -177,6 +177,12 @@ class Transport:
         return sum(size for _, size in self.header_layers)
 
     @property
+    def ppcb_layer(self) -> bool:
+        """PPCB's DATA header is one of its ``header_layers`` (udpr): its model counts it as a header;
+        the others carry it inside their payload (a 1000 B chunk is 1021 B of UDP payload)."""
+        return any(layer == "PPCB DATA" for layer, _ in self.header_layers)
+
+    @property
     def stream(self) -> bool:
         """Its data rides a byte stream the kernel segments (MSS), not one datagram per DATA."""
         return self.socket == "tcp"

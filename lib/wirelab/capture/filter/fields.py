@@ -24,7 +24,8 @@ import difflib
 import ipaddress
 from dataclasses import dataclass
 
-from ...wire.ppcb import CODES, PROTOCOL_NAMES
+from ... import transports
+from ...wire.ppcb import CODES
 from ..reader.formats import IP_PROTO
 from .syntax import FilterError, Token
 
@@ -149,8 +150,8 @@ def value(text: str, f: Field, name: str, token: Token):
         return raw
     if name == "ppcb.type" and raw.upper() in CODES:
         return CODES[raw.upper()]
-    if name == "ppcb.protocol_id" and raw.lower() in PROTOCOL_NAMES.values():
-        return next(k for k, v in PROTOCOL_NAMES.items() if v == raw.lower())
+    if name == "ppcb.protocol_id" and raw.lower() in transports.names():
+        return transports.get(raw.lower()).protocol_id
     if f.kind in ("bool", "bit", "flag") and raw.lower() in ("true", "false"):
         return int(raw.lower() == "true")
     if f.kind == "float":

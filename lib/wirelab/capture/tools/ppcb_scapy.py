@@ -29,12 +29,13 @@ from scapy.fields import (ByteEnumField, ConditionalField, FieldLenField, LongFi
 from scapy.layers.inet import TCP, UDP
 from scapy.packet import Packet, Raw, bind_bottom_up, bind_top_down
 
-from ...wire.ppcb import CARRIES, CODES, NUMBERED, PROTOCOL_NAMES, SESSION_ID_BYTES, TYPES
+from ... import transports
+from ...wire.ppcb import CARRIES, CODES, NUMBERED, SESSION_ID_BYTES, TYPES
 
 __all__ = ["PPCB", "TYPES", "PROTOCOLS", "bind_ppcb", "DEFAULT_PORT"]
 
 #: protocol_id → transport name
-PROTOCOLS = PROTOCOL_NAMES
+PROTOCOLS = transports.protocol_names()
 #: The port ``bind_ppcb()`` binds by default (wirelab grade's servers listen there).
 DEFAULT_PORT = 5000
 

@@ -17,7 +17,8 @@ Networks*, 2nd ed., §2.4.3) charges each error the K frames sent again before i
 U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1 and N(1 − P)/((2a + 1)(1 − P + NP)) otherwise (a = propagation
 ÷ T). The kit's sender notices a loss only when its one timer expires, T₀ after the oldest
 unacknowledged DATA was sent, and then sends the window again, which flows on as a fresh
-start. Derived from those rules (a seeded simulation of them is in tests/test_transport_gbn.py):
+start. Derived from those rules (a seeded simulation of them is in tests/test_transport_gbn.py; the rules:
+``transports/gbn.py``, the programs ``transfer/gbn_client.py`` and ``gbn_server.py``):
 
 * **A DATA lost in its turn** (every packet before it arrived): the receiver discards all after it,
   re-ACCing the one before; the sender's timer expires T₀ after that DATA's send and the window
@@ -48,21 +49,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...errors import ModelError
-from ...model.headers import PPCB_HEADER, HeaderStack
-from ...model.packetization import packetize
-from ...model.stopwait import acc_wire_bytes, cycle_time, exchange_time, give_up_probability
-from ...wire.headers import UDP_HEADER
+from ..errors import ModelError
+from ..wire.headers import UDP_HEADER
+from .headers import PPCB_HEADER, HeaderStack
+from .packetization import packetize
+from .prediction import Prediction, finish
+from .stopwait import acc_wire_bytes, cycle_time, exchange_time, give_up_probability
+from .tcp import binding_limit
+from .transfer_time import TransferTime
 
 __all__ = ["GoBackN", "go_back_n", "GbnTransfer", "gbn_transfer", "window_efficiency", "last_send_s",
-           "ack_stalls", "queued_at_loss", "SOURCES"]
+           "ack_stalls", "queued_at_loss", "gbn_model", "as_transfer_time", "SOURCES"]
 
 #: Where each formula comes from (shown beside a prediction).
 SOURCES = {
     "window": "min(1, N·T/(T + RTT + A))·η·C: Stallings, Data and Computer Communications §7.3; "
               "Kurose & Ross §3.4.3",
     "go_back_n": "Go-Back-N under loss with the kit's timer (T₀ per stall), generalising Stallings §7.3 "
-                 "and Bertsekas & Gallager §2.4.3 (transports/gbn/model.py)",
+                 "and Bertsekas & Gallager §2.4.3 (model/gobackn.py)",
 }
 
 
@@ -238,3 +242,44 @@ def gbn_transfer(size_bytes: int, rate_bps: float, rtt_s: float = 0.0, *, window
     arrived *= (1.0 - steady.give_up_probability) ** count
     return GbnTransfer(size_bytes, count, window, handshake, (count - 1) * t + last_t, idle, rtt_s / 2,
                        (timeout_s - queued) * stalls, rcvd, math.sqrt(variance), 1.0 - arrived)
+
+
+def gbn_model(stack, packets, rate_bps, *, notes, rtt_s, loss, loss_reverse, size, loss_unit, max_wait_s,
+              max_retransmits, meter_bytes=None, window_packets=8, window_bytes=None, **_) -> Prediction:
+    """min(η·C, N DATA per cycle, Go-Back-N under loss), and with ``size`` the whole file's time."""
+    reverse = loss if loss_reverse is None else loss_reverse
+    if loss >= 1 or reverse >= 1:
+        raise ModelError(f"{stack.proto} cannot deliver anything at 100 % loss", "use a loss below 100 %")
+    if rtt_s is None:
+        notes.append("no --rtt given: Go-Back-N's cycle assumes zero propagation delay")
+    if window_bytes is not None:
+        notes.append("a window in bytes (--window) is TCP's socket window: Go-Back-N's is counted in DATA "
+                     f"(--window-packets), here {window_packets}")
+    if meter_bytes is not None:
+        notes.append("the link is a meter (tbf): Go-Back-N is predicted as on a wire (its bucket not modelled)")
+    args = dict(window=window_packets, stack=stack, loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,
+                max_retransmits=max_retransmits, loss_unit=loss_unit)
+    steady = go_back_n(packets.payload_bytes, rate_bps, rtt_s or 0.0, **args)
+    link = packets.efficiency * rate_bps
+    limits = {"link": link, "window": 8.0 * window_packets * packets.payload_bytes / steady.cycle_s}
+    if loss or reverse:
+        limits["go_back_n"] = steady.goodput_bps
+    binding, goodput = binding_limit(limits)
+    notes.append(f"Go-Back-N, window {window_packets}: {SOURCES['window']}"
+                 + (f"; under loss {SOURCES['go_back_n']}" if loss or reverse else ""))
+    transfer = None
+    if size is not None:
+        transfer = as_transfer_time(gbn_transfer(size, rate_bps, rtt_s or 0.0, chunk_bytes=packets.payload_bytes,
+                                                 **args))
+    return finish(stack.proto, rate_bps, stack, packets, limits, binding, goodput, notes, rtt_s=rtt_s, loss=loss,
+                  transfer=transfer)
+
+
+def as_transfer_time(t: GbnTransfer) -> TransferTime:
+    """A ``gbn_transfer`` by phase and cause, as every transport's transfer time is shown."""
+    data = {name: seconds for name, seconds in (("link", t.link_s), ("window", t.window_s),
+                                                ("propagation", t.propagation_s), ("timeouts", t.timeouts_s))
+            if seconds > 0}
+    return TransferTime("gbn", t.size_bytes, {"conn": t.handshake_s}, data, {"rcvd": t.rcvd_s},
+                        std_s=t.std_s, extras={"datagrams": t.packets, "window_packets": t.window,
+                                               "give_up_probability": t.give_up_probability})

@@ -12,7 +12,7 @@ A receiver window of one: only the next packet in order is taken.
 As udpr's server (``transfer.udp_server``), for a while after a session ends a DATA of it
 (its RCVD was lost, so the sender sends its last DATA again) is answered with ACC and RCVD.
 
-    python -m wirelab.transports.gbn.receiver 5000 > received.bin
+    python -m wirelab.transfer.gbn_server 5000 > received.bin
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ import sys
 import threading
 import time
 
-from ...errors import ProtocolError
-from ...transfer import ppcb
-from ...transfer.result import Result
-from ...transfer.sockets import DEFAULT_HOST, Meter, buffer_sizes, hand_over, waiting_on
-from ...transfer.udp_server import MAX_DATAGRAM, listen_udp
-from . import wire
+from ..errors import ProtocolError
+from ..transports import gbn
+from . import ppcb
+from .result import Result
+from .sockets import DEFAULT_HOST, Meter, buffer_sizes, hand_over, waiting_on
+from .udp_server import MAX_DATAGRAM, listen_udp
 
 __all__ = ["listen_gbn", "serve_gbn", "serve_session"]
 
@@ -58,14 +58,14 @@ def serve_gbn(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
             continue                                   # idle: only CONN starts a session
         if sessions is not None and served >= sessions:
             continue                                   # served enough: only lingering
-        if not wire.is_ours(packet):
+        if not gbn.is_ours(packet):
             sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
             continue
         try:
             result = serve_session(sock, packet, addr, out=out, max_wait=max_wait,
                                    max_retransmits=max_retransmits, stop=stop)
         except Exception as err:        # noqa: BLE001 - a client must never stop the server
-            result = Result(wire.NAME, receiver_error=f"internal error on this client: {err!r}")
+            result = Result(gbn.NAME, receiver_error=f"internal error on this client: {err!r}")
         if result.ok and result.receive_times_s:
             linger = (packet.session_id, addr, len(result.receive_times_s) - 1,
                       time.monotonic() + max_wait * (max_retransmits + 1))
@@ -79,7 +79,7 @@ def _answer_linger(sock, packet: ppcb.Packet, addr, linger) -> bool:
     if linger is None or time.monotonic() >= linger[3] or packet.kind != "DATA" \
             or (packet.session_id, addr) != linger[:2]:
         return False
-    sock.sendto(wire.acc(packet.session_id, linger[2]), addr)
+    sock.sendto(gbn.acc(packet.session_id, linger[2]), addr)
     sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
     return True
 
@@ -142,7 +142,7 @@ class _Session:
         self.expected = self.received = 0           # next packet_no; bytes delivered (never allocate `total`)
         self.last_reply = ppcb.pack("CONACC", self.id)
         self.meter = Meter()
-        self.result = Result(wire.NAME, bytes_received=0, bytes_delivered=0, packets_received=0, duplicates=0,
+        self.result = Result(gbn.NAME, bytes_received=0, bytes_delivered=0, packets_received=0, duplicates=0,
                              out_of_order=0, receiver_start_time_s=time.time(),
                              metadata={"session_id": self.id.hex()})
         self.result.sndbuf_granted_bytes, self.result.rcvbuf_granted_bytes = buffer_sizes(sock)
@@ -183,7 +183,7 @@ class _Session:
             else:
                 result.out_of_order += 1
             if self.expected:
-                self.send(wire.acc(self.id, self.expected - 1))
+                self.send(gbn.acc(self.id, self.expected - 1))
             return False
         if len(packet.data) > self.total - self.received:
             self.send(ppcb.pack("RJT", self.id, packet_no=packet.packet_no))
@@ -195,7 +195,7 @@ class _Session:
         result.receive_times_s.append(time.time())
         self.received += len(packet.data)
         self.expected += 1
-        self.last_reply = wire.acc(self.id, packet.packet_no)
+        self.last_reply = gbn.acc(self.id, packet.packet_no)
         self.send(self.last_reply)
         return False
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     """``PORT [HOST]``: serve Go-Back-N clients (on loopback unless HOST), received bytes to stdout."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) not in (1, 2):
-        print("usage: python -m wirelab.transports.gbn.receiver PORT [HOST] > received", file=sys.stderr)
+        print("usage: python -m wirelab.transfer.gbn_server PORT [HOST] > received", file=sys.stderr)
         return 2
     sock = listen_gbn(argv[1] if len(argv) == 2 else DEFAULT_HOST, int(argv[0]))
     try:

@@ -1,4 +1,4 @@
-"""A seeded event simulation of Go-Back-N's exact rules (transports/gbn.py; transfer/gbn_client.py and gbn_server.py) on a
+"""A seeded event simulation of Go-Back-N's exact rules (transports/gbn/sender.py and receiver.py) on a
 wire with rate, delay and independent loss each way: what tests/test_transport_gbn.py holds the model to.
 
 The link: each direction a FIFO that serializes a packet in its transmission time and delivers it one

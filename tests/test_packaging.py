@@ -70,6 +70,8 @@ def test_imports_only_point_down_the_layers():
             [p for p in [lib / f"{layer}.py"] if p.exists()]
         for path in paths:
             package = path.parent.relative_to(lib).parts        # () for a root module, ("capture", "sql"), ...
+            if _transport_behaviour(path, lib):
+                continue            # a transport's own sender/receiver/model: reached by Ref only (below)
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.level:
                     # resolved against the importing file's own package (subpackages too)
@@ -81,6 +83,42 @@ def test_imports_only_point_down_the_layers():
                     for target in names:
                         if target in LAYERS:
                             assert LAYERS.index(target) <= layer_index, f"{path} imports {target}"
+
+
+def _transport_behaviour(path: Path, lib: Path) -> bool:
+    """A module inside a transport's own subpackage other than its front (transports/gbn/sender.py): it may
+    import any floor, since nothing imports it; the front (its facts) sits on the transports floor."""
+    parts = path.relative_to(lib).parts
+    return len(parts) > 2 and parts[0] == "transports" and path.name != "__init__.py"
+
+
+def _imported_modules(path: Path, lib: Path) -> set[str]:
+    """The dotted names ``path`` imports (relative ones resolved), each with its parents."""
+    package = ("wirelab",) + path.parent.relative_to(lib).parts
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = []
+        if isinstance(node, ast.ImportFrom):
+            base = list(package[:len(package) - (node.level - 1)]) if node.level else []
+            module = base + (node.module.split(".") if node.module else [])
+            targets = [module + [alias.name] for alias in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name.split(".") for alias in node.names]
+        for parts in targets:
+            out |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    return out
+
+
+def test_a_transports_behaviour_is_imported_by_nobody_and_reached_by_ref():
+    """transports/<name>/sender.py and the like are not imported by any module outside their own
+    subpackage (the transport's ``Ref``s name them): so importing them from a lower floor cannot happen."""
+    lib = ROOT / "lib" / "wirelab"
+    behaviour = {".".join(("wirelab",) + p.relative_to(lib).with_suffix("").parts): p
+                 for p in lib.rglob("*.py") if _transport_behaviour(p, lib)}
+    for path in lib.rglob("*.py"):
+        own = ".".join(("wirelab",) + path.parent.relative_to(lib).parts)
+        for name in _imported_modules(path, lib) & set(behaviour):
+            assert name.startswith(own + "."), f"{path} imports {name}: name it by Ref instead"
 
 
 def test_the_capture_package_has_few_rooms_on_its_floor_and_short_modules():

@@ -1,4 +1,4 @@
-"""Go-Back-N (transports/gbn.py, transfer/gbn_client.py and gbn_server.py, model/gobackn.py): every byte arrives, the window holds, a timeout resends the whole window,
+"""Go-Back-N (transports/gbn: its facts, sender, receiver and model): every byte arrives, the window holds, a timeout resends the whole window,
 a strict PPCB server refuses it; its model against a simulation of its rules, stop-and-wait, Stallings,
 and goodput measured through the kit's emulated link."""
 import hashlib
@@ -20,9 +20,9 @@ from wirelab.model.stopwait import acc_wire_bytes, stop_and_wait, udpr_transfer
 from wirelab.transfer import HashSink, make_data, ppcb, send_udp
 from wirelab.transfer.result import merge
 from wirelab.transports import gbn as wire
-from wirelab.model.gobackn import gbn_transfer, go_back_n, last_send_s
-from wirelab.transfer.gbn_server import listen_gbn, serve_gbn
-from wirelab.transfer.gbn_client import send_gbn
+from wirelab.transports.gbn.model import gbn_transfer, go_back_n, last_send_s
+from wirelab.transports.gbn.receiver import listen_gbn, serve_gbn
+from wirelab.transports.gbn.sender import send_gbn
 
 W = 0.05          # MAX_WAIT for the loopback tests: short, so a lost DATA costs little
 

@@ -78,8 +78,9 @@ def test_every_member_of_the_contract_is_documented(cls):
 
 
 def test_the_registry_finds_one_module_per_transport_in_the_kits_order():
-    modules = sorted(p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_"))
-    assert sorted(transports.names()) == modules
+    modules = [p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_")]
+    packages = [p.parent.name for p in PACKAGE.glob("*/__init__.py")]       # a transport with its own subpackage
+    assert sorted(transports.names()) == sorted(modules + packages)
     assert transports.names()[:3] == ("tcp", "udp", "udpr")
     assert [t.name for t in transports.transports()] == list(transports.names())
     for name in transports.names():
@@ -90,7 +91,8 @@ def test_the_registry_finds_one_module_per_transport_in_the_kits_order():
 @pytest.mark.parametrize("name", transports.names())
 def test_each_transport_has_every_fact_and_its_behaviour_resolves(name):
     t = transports.get(name)
-    assert (PACKAGE / f"{name}.py").read_text().startswith('"""')          # a module a student reads
+    front = PACKAGE / f"{name}.py" if (PACKAGE / f"{name}.py").exists() else PACKAGE / name / "__init__.py"
+    assert front.read_text().startswith('"""')                                # a module a student reads
     assert t.socket in transports.SOCKETS and "file" in t.modes and set(t.modes) <= set(transports.MODES)
     assert isinstance(t.protocol_id, int) and 0 < t.protocol_id < 256         # CONN's protocol_id is a u8
     assert t.header_layers and all(isinstance(size, int) and size > 0 for _, size in t.header_layers)
@@ -101,6 +103,9 @@ def test_each_transport_has_every_fact_and_its_behaviour_resolves(name):
     assert set(t.peer_scenarios) <= {"client_dies", "server_dies", "silent_client", "silent_server",
                                      "foreign_data", "second_client"}
     assert t.give_up_s(0.5, 5) == (3.0 if t.retransmits else 0.5)
+    from wirelab.transfer import Result
+    results = {f.name for f in dataclasses.fields(Result)}
+    assert set(t.columns) <= results | {o.column for o in t.options}, "a column its runs add is a Result's"
 
 
 def test_protocol_ids_agree_with_the_wire_and_are_unique():
@@ -150,27 +155,43 @@ TRANSPORT = Transport(
     header_layers=(("UDP", UDP_HEADER), ("PPCB DATA", DATA_HEADER)), max_payload=MAX_DATA,
     sender=Ref("wirelab.transfer.udp_client:send_udp", {"proto": "udpr"}),
     receiver=Ref("wirelab.transfer.udp_server:serve_session"),
-    model=Ref("wirelab.model.datagram:stop_and_wait_model"),
+    model=Ref("fakemodel:model"),
     options=(Option("fakewin", parse=_whole, default=1, help="DATA in flight", column="fakewin_packets",
-                    choices=(1, 2, 4)),),
+                    flag="--window", choices=(1, 2, 4)),),
     ppcb=False, label="FAKE", order=50)
+'''
+
+
+FAKE_MODEL = '''
+import dataclasses
+from wirelab.model.datagram import stop_and_wait_model
+
+
+def model(stack, packets, rate_bps, *, fakewin, **parameters):
+    """stop-and-wait's prediction times the option: shows the option's value reached the model."""
+    p = stop_and_wait_model(stack, packets, rate_bps, **parameters)
+    return dataclasses.replace(p, goodput_bps=p.goodput_bps * fakewin)
 '''
 
 
 def test_a_new_transport_is_one_module_and_the_kit_picks_up_its_option(tmp_path):
     """A module dropped beside the others (here: a folder added to the package's path before anything
-    asks the registry) is a protocol of the CLI, the model and Experiment, and its option a flag and an axis."""
-    (tmp_path / "fakegbn.py").write_text(FAKE)
+    asks the registry) is a protocol of the CLI, the model and Experiment, and its option a flag (shared
+    with predict's own --window) and an axis."""
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / "fakegbn.py").write_text(FAKE)
+    (tmp_path / "fakemodel.py").write_text(FAKE_MODEL)          # its model, on a floor of its own
     script = textwrap.dedent(f"""
-        import json, contextlib, io
+        import json, contextlib, io, sys
+        sys.path.append({str(tmp_path)!r})
         import wirelab.transports as t
-        t.__path__.append({str(tmp_path)!r})
+        t.__path__.append({str(tmp_path / "package")!r})
         from wirelab.cli import main
         from wirelab.experiment import Experiment
         from wirelab.model import predict
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            code = main(["predict", "--proto", "fakegbn", "--fakewin", "4", "--rate", "10mbit", "--rtt", "20ms",
+            code = main(["predict", "--proto", "fakegbn", "--window", "4", "--rate", "10mbit", "--rtt", "20ms",
                          "--json"])
         exp = Experiment("x", proto=["udpr", "fakegbn"], fakewin=[1, 4])
         try:
@@ -178,7 +199,9 @@ def test_a_new_transport_is_one_module_and_the_kit_picks_up_its_option(tmp_path)
             refused = False
         except Exception as err:
             refused = "no option fakewin" in str(err)
-        print(json.dumps({{"names": t.names(), "code": code, "goodput": json.loads(out.getvalue())["goodput_bps"],
+        udpr = predict("udpr", 1e7, rtt_s=0.02).goodput_bps
+        print(json.dumps({{"names": t.names(), "code": code,
+                          "ratio": json.loads(out.getvalue())["goodput_bps"] / udpr,
                           "settings": sorted((s.proto, s.get("fakewin_packets")) for s in exp.settings()),
                           "refused": refused}}))
     """)
@@ -187,7 +210,7 @@ def test_a_new_transport_is_one_module_and_the_kit_picks_up_its_option(tmp_path)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["names"] == [*transports.names(), "fakegbn"]         # after every transport of the kit
-    assert seen["code"] == 0 and seen["goodput"] > 0
+    assert seen["code"] == 0 and seen["ratio"] == pytest.approx(4.0)        # --window 4 reached its model
     # the option sweeps its own transport only: udpr once, fakegbn at each window
     assert seen["settings"] == [["fakegbn", 1], ["fakegbn", 4], ["udpr", None]]
     assert seen["refused"]
@@ -196,12 +219,27 @@ def test_a_new_transport_is_one_module_and_the_kit_picks_up_its_option(tmp_path)
 def test_a_module_whose_transport_has_another_name_is_refused(tmp_path, monkeypatch):
     (tmp_path / "wrongname.py").write_text(FAKE)
     monkeypatch.setattr(transports, "__path__", [*transports.__path__, str(tmp_path)])
-    transports._registry.cache_clear()
+    transports._forget()
     try:
         with pytest.raises(UsageError, match=re.escape("transports/wrongname.py holds transport 'fakegbn'")):
             transports.names()
     finally:
         monkeypatch.undo()
         sys.modules.pop("wirelab.transports.wrongname", None)
-        transports._registry.cache_clear()
+        transports._forget()
     assert "fakegbn" not in transports.names()
+
+
+def test_a_transport_module_that_asks_the_registry_while_imported_is_told_why(tmp_path, monkeypatch):
+    (tmp_path / "asking.py").write_text("from wirelab import transports\n\nKNOWN = transports.names()\n")
+    monkeypatch.setattr(transports, "__path__", [*transports.__path__, str(tmp_path)])
+    transports._forget()
+    try:
+        with pytest.raises(UsageError, match="asked the registry while it was being imported") as err:
+            transports.names()
+        assert "Ref(" in err.value.fix
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop("wirelab.transports.asking", None)
+        transports._forget()
+    assert transports.names()[:3] == ("tcp", "udp", "udpr")

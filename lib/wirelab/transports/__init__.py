@@ -17,28 +17,33 @@ module here (the registry discovers it with ``pkgutil``), its tests, the protoco
 page and the notebooks.
 
 A transport with an option of its own (Go-Back-N's window) declares it, and the CLI
-(``--window``), ``Experiment(window=[1, 4, 16])``, the predictions and the widgets
+(``--window``), ``Experiment(window_packets=[1, 4, 16])``, the predictions and the widgets
 pick it up::
 
-    WINDOW = Option("window", parse=_whole, default=1, help="DATA in flight, unacknowledged",
-                    column="window_packets", choices=(1, 2, 4, 8, 16))
+    WINDOW = Option("window_packets", parse=_whole, default=1, help="DATA in flight, unacknowledged",
+                    column="window_packets", flag="--window", choices=(1, 2, 4, 8, 16))
     TRANSPORT = Transport(name="gbn", protocol_id=4, socket="udp", ..., options=(WINDOW,))
 
-Its programs take ``window=`` as a keyword; the udp server (``transfer/udp_server.py``) hands a
-session to ``by_protocol_id(conn.protocol_id).receiver`` when CONN arrives.
+Its programs take ``window_packets=`` as a keyword; the udp server (``transfer/udp_server.py``) hands
+a session to ``by_protocol_id(conn.protocol_id).receiver`` when CONN arrives. A flag a command has
+already (``wirelab predict --window``: TCP's window in bytes) is shared: for this transport its
+value goes to the option, parsed by the option's ``parse``.
 
 Layering: this package sits just above ``wire`` and below every other floor, so
-``model``, ``transfer``, ``capture``, ``grade``... may all import it. It holds facts
-only; behaviour (the sender, the receiver, the model function) lives on the floors
-above and is reached by ``Ref`` ("module:function", imported on first use).
+``model``, ``transfer``, ``capture``, ``grade``... may all import it. A transport's
+module (or its package's ``__init__``) holds facts only and imports nothing above
+``wire``; behaviour (the sender, the receiver, the model function) lives on the floors
+above, or in the transport's own subpackage (``transports/gbn/sender.py``, which may
+import ``model`` and ``transfer`` but which nothing imports), and is reached by ``Ref``
+("module:function", imported on first use). tests/test_packaging.py checks both.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from types import MappingProxyType
 
 from ..errors import UsageError
@@ -132,8 +137,9 @@ class Transport:
     header_layers: tuple[tuple[str, int], ...]
     #: the largest application payload one packet may carry (PPCB's MAX_DATA); None: only IP's limit
     max_payload: int | None
-    #: the sender: ``sender(host, port, data, *, max_wait, chunk, sndbuf, ...) -> Result``; a retransmitting
-    #: transport's also takes ``max_retransmits``, and every transport's takes its options by name
+    #: the sender: ``sender(host, port, data, *, max_wait, chunk, sndbuf=None, rcvbuf=None, progress=None,
+    #: **options) -> Result``; over a stream it also takes ``congestion``, over datagrams ``max_retransmits``
+    #: (every caller passes one of the two by ``stream``), and its options by name
     sender: Ref
     #: the receiver of one session once CONN arrived, with its socket kind's signature: udp:
     #: ``(sock, conn, client, *, out, max_wait, max_retransmits, stop=None) -> Result`` (udp_server.serve_session);
@@ -217,9 +223,39 @@ class Transport:
 MEMBERS = tuple(Transport.__dataclass_fields__)
 
 
-@cache
+# Discovered once, on first use; another thread waits for it, and a transport's own module asking the
+# registry while it is imported (a circle) is told what to do instead of seeing half a registry.
+_LOCK = threading.RLock()
+_STATE = threading.local()
+_FOUND: dict[str, Transport] = {}
+
+
 def _registry() -> dict[str, Transport]:
     """Every module of this package holding a ``TRANSPORT``, discovered, by name, in ``order``."""
+    if _FOUND:
+        return _FOUND
+    with _LOCK:
+        if _FOUND:
+            return _FOUND
+        if getattr(_STATE, "discovering", False):
+            raise UsageError("a transport's module asked the registry while it was being imported",
+                             "keep its module to facts (imports of wire only) and name its sender, receiver "
+                             "and model by Ref('module:function')")
+        _STATE.discovering = True
+        try:
+            _FOUND.update(_discover())
+        finally:
+            _STATE.discovering = False
+    return _FOUND
+
+
+def _forget() -> None:
+    """Discover again on next use (tests that add a module to the package's path)."""
+    with _LOCK:
+        _FOUND.clear()
+
+
+def _discover() -> dict[str, Transport]:
     found = []
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):

@@ -12,7 +12,7 @@ A receiver window of one: only the next packet in order is taken.
 As udpr's server (``transfer.udp_server``), for a while after a session ends a DATA of it
 (its RCVD was lost, so the sender sends its last DATA again) is answered with ACC and RCVD.
 
-    python -m wirelab.transfer.gbn_server 5000 > received.bin
+    python -m wirelab.transports.gbn.receiver 5000 > received.bin
 """
 from __future__ import annotations
 
@@ -22,12 +22,12 @@ import sys
 import threading
 import time
 
-from ..errors import ProtocolError
-from ..transports import gbn
-from . import ppcb
-from .result import Result
-from .sockets import DEFAULT_HOST, Meter, buffer_sizes, hand_over, waiting_on
-from .udp_server import MAX_DATAGRAM, listen_udp
+from ...errors import ProtocolError
+from ...transfer import ppcb
+from ...transfer.result import Result
+from ...transfer.sockets import DEFAULT_HOST, Meter, buffer_sizes, hand_over, waiting_on
+from ...transfer.udp_server import MAX_DATAGRAM, listen_udp
+from .. import gbn
 
 __all__ = ["listen_gbn", "serve_gbn", "serve_session"]
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     """``PORT [HOST]``: serve Go-Back-N clients (on loopback unless HOST), received bytes to stdout."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) not in (1, 2):
-        print("usage: python -m wirelab.transfer.gbn_server PORT [HOST] > received", file=sys.stderr)
+        print("usage: python -m wirelab.transports.gbn.receiver PORT [HOST] > received", file=sys.stderr)
         return 2
     sock = listen_gbn(argv[1] if len(argv) == 2 else DEFAULT_HOST, int(argv[0]))
     try:

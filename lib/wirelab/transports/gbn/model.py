@@ -18,7 +18,7 @@ U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1 and N(1 − P)/((2a + 1)(1 − P + NP))
 ÷ T). The kit's sender notices a loss only when its one timer expires, T₀ after the oldest
 unacknowledged DATA was sent, and then sends the window again, which flows on as a fresh
 start. Derived from those rules (a seeded simulation of them is in tests/test_transport_gbn.py; the rules:
-``transports/gbn.py``, the programs ``transfer/gbn_client.py`` and ``gbn_server.py``):
+``transports/gbn``: ``__init__``, ``sender``, ``receiver``):
 
 * **A DATA lost in its turn** (every packet before it arrived): the receiver discards all after it,
   re-ACCing the one before; the sender's timer expires T₀ after that DATA's send and the window
@@ -49,14 +49,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import ModelError
-from ..wire.headers import UDP_HEADER
-from .headers import PPCB_HEADER, HeaderStack
-from .packetization import packetize
-from .prediction import Prediction, finish
-from .stopwait import acc_wire_bytes, cycle_time, exchange_time, give_up_probability
-from .tcp import binding_limit
-from .transfer_time import TransferTime
+from ...errors import ModelError
+from ...model.headers import PPCB_HEADER, HeaderStack
+from ...model.packetization import packetize
+from ...model.prediction import Prediction, finish
+from ...model.stopwait import acc_wire_bytes, cycle_time, exchange_time, give_up_probability
+from ...model.tcp import binding_limit
+from ...model.transfer_time import TransferTime
+from ...wire.headers import UDP_HEADER
 
 __all__ = ["GoBackN", "go_back_n", "GbnTransfer", "gbn_transfer", "window_efficiency", "last_send_s",
            "ack_stalls", "queued_at_loss", "gbn_model", "as_transfer_time", "SOURCES"]
@@ -66,7 +66,7 @@ SOURCES = {
     "window": "min(1, N·T/(T + RTT + A))·η·C: Stallings, Data and Computer Communications §7.3; "
               "Kurose & Ross §3.4.3",
     "go_back_n": "Go-Back-N under loss with the kit's timer (T₀ per stall), generalising Stallings §7.3 "
-                 "and Bertsekas & Gallager §2.4.3 (model/gobackn.py)",
+                 "and Bertsekas & Gallager §2.4.3 (transports/gbn/model.py)",
 }
 
 
@@ -252,9 +252,9 @@ def gbn_model(stack, packets, rate_bps, *, notes, rtt_s, loss, loss_reverse, siz
         raise ModelError(f"{stack.proto} cannot deliver anything at 100 % loss", "use a loss below 100 %")
     if rtt_s is None:
         notes.append("no --rtt given: Go-Back-N's cycle assumes zero propagation delay")
-    if window_bytes is not None:
-        notes.append("a window in bytes (--window) is TCP's socket window: Go-Back-N's is counted in DATA "
-                     f"(--window-packets), here {window_packets}")
+    if window_bytes is not None and window_bytes != window_packets:    # (the CLI's --window gives both)
+        notes.append(f"window_bytes is TCP's socket window: Go-Back-N's window is counted in DATA "
+                     f"(window_packets), here {window_packets}")
     if meter_bytes is not None:
         notes.append("the link is a meter (tbf): Go-Back-N is predicted as on a wire (its bucket not modelled)")
     args = dict(window=window_packets, stack=stack, loss_forward=loss, loss_reverse=reverse, timeout_s=max_wait_s,

@@ -12,19 +12,19 @@ next oldest one's send time. CONN and the wait for RCVD follow udpr's rules (``u
 An older ACC is ignored; RJT or CONRJT end the transfer (a strict PPCB server refuses
 protocol 4 with CONRJT).
 
-    python -m wirelab.transfer.gbn_client 8 127.0.0.1 5000 < file.bin     (window 8)
+    python -m wirelab.transports.gbn.sender 8 127.0.0.1 5000 < file.bin     (window 8)
 """
 from __future__ import annotations
 
 import sys
 import time
 
-from ..errors import TransferError, UsageError
-from ..transports import gbn
-from . import ppcb
-from .result import Result
-from .sockets import buffer_sizes
-from .udp_client import _Client
+from ...errors import TransferError, UsageError
+from ...transfer import ppcb
+from ...transfer.result import Result
+from ...transfer.sockets import buffer_sizes
+from ...transfer.udp_client import _Client
+from .. import gbn
 
 __all__ = ["send_gbn"]
 
@@ -44,7 +44,7 @@ def send_gbn(host: str, port: int, data: bytes, *, window_packets: int = 8, prot
     window = window_packets
     if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
         raise UsageError(f"the window must be a whole number of DATA in 1..{MAX_WINDOW}, not {window!r}",
-                         "e.g. --window-packets 8 (1 is stop-and-wait)")
+                         "e.g. --window 8 (1 is stop-and-wait)")
     if not 1 <= chunk <= ppcb.MAX_DATA:
         raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     sender = _Sender(host, port, "udpr", max_wait, max_retransmits, sndbuf, rcvbuf,
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     """``WINDOW HOST PORT`` with the input on stdin."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 3 or not argv[0].isdigit():
-        print("usage: python -m wirelab.transfer.gbn_client WINDOW HOST PORT < file", file=sys.stderr)
+        print("usage: python -m wirelab.transports.gbn.sender WINDOW HOST PORT < file", file=sys.stderr)
         return 2
     result = send_gbn(argv[1], int(argv[2]), sys.stdin.buffer.read(), window_packets=int(argv[0]))
     if not result.ok:

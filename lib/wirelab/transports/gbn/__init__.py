@@ -12,16 +12,19 @@ meaning and who may be in flight:
 * The receiver takes only the next DATA in order; any other is discarded and answered with the ACC of
   the last DATA taken in order (none yet: no answer).
 
-Its programs: ``transfer/gbn_client.py`` (the sender) and ``transfer/gbn_server.py`` (the receiver);
-its model: ``model/gobackn.py`` (the formulas, derived, with their sources). This module holds the
-facts and the packets (``wirelab.wire`` only: the registry's floor).
+    sender.py    the client: the window, the timer, the whole window again on timeout
+    receiver.py  the server: the next DATA in order only, a cumulative ACC for every DATA
+    model.py     goodput and a file's time, window-limited and under loss (derived, sources named)
+
+This module holds the facts and the packets (``wirelab.wire`` only: the registry's floor); the three
+above are reached by ``Ref`` only, imported when first used.
 """
 from __future__ import annotations
 
-from ..errors import UsageError
-from ..wire.headers import UDP_HEADER
-from ..wire.ppcb import DATA_HEADER, MAX_DATA, PROTOCOL_NAMES, build
-from . import Option, Ref, Transport
+from ...errors import UsageError
+from ...wire.headers import UDP_HEADER
+from ...wire.ppcb import DATA_HEADER, MAX_DATA, PROTOCOL_NAMES, build
+from .. import Option, Ref, Transport
 
 __all__ = ["TRANSPORT", "WINDOW", "NAME", "PROTOCOL_ID", "MAX_WINDOW", "window_packets", "conn", "data", "acc",
            "is_ours"]
@@ -38,13 +41,13 @@ MAX_WINDOW = 4096
 def window_packets(value) -> int:
     """A window as people give it ("8", 8) → a whole number of DATA in 1..MAX_WINDOW."""
     try:
-        number = int(str(value).strip())
+        number = float(str(value).strip())          # "8", 8, or 8.0 (predict's --window, shared, is a float)
     except ValueError:
         number = None
-    if number is None or isinstance(value, bool) or not 1 <= number <= MAX_WINDOW:
+    if number is None or isinstance(value, bool) or number != int(number) or not 1 <= number <= MAX_WINDOW:
         raise UsageError(f"Go-Back-N's window is a whole number of DATA in 1..{MAX_WINDOW}, not {value!r}",
-                         "e.g. --window-packets 8 (1 is stop-and-wait)")
-    return number
+                         "e.g. --window 8 (1 is stop-and-wait)")
+    return int(number)
 
 
 def conn(session: bytes, total_length: int) -> bytes:
@@ -68,7 +71,7 @@ def is_ours(packet) -> bool:
 
 
 #: N: how many DATA may be unacknowledged at once (1: stop-and-wait, as udpr).
-WINDOW = Option("window_packets", parse=window_packets, default=8, column="window_packets",
+WINDOW = Option("window_packets", parse=window_packets, default=8, column="window_packets", flag="--window",
                 help="Go-Back-N's window: DATA sent and not yet acknowledged, at most (1: stop-and-wait)",
                 choices=(1, 2, 4, 8, 16))
 
@@ -84,10 +87,10 @@ TRANSPORT = Transport(
     ack_clocked=True,
     header_layers=(("UDP", UDP_HEADER), ("PPCB DATA", DATA_HEADER)),
     max_payload=MAX_DATA,
-    # lazy: transfer and model sit above this floor and ask the registry themselves
-    sender=Ref("wirelab.transfer.gbn_client:send_gbn"),
-    receiver=Ref("wirelab.transfer.gbn_server:serve_session"),
-    model=Ref("wirelab.model.gobackn:gbn_model"),
+    # lazy, by Ref: this subpackage's own modules, which import transfer and model
+    sender=Ref("wirelab.transports.gbn.sender:send_gbn"),
+    receiver=Ref("wirelab.transports.gbn.receiver:serve_session"),
+    model=Ref("wirelab.transports.gbn.model:gbn_model"),
     modes=("file",),
     columns=("retransmissions", "max_retransmits"),
     options=(WINDOW,),

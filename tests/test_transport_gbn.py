@@ -132,6 +132,27 @@ def test_a_timeout_resends_the_whole_window_and_only_it():
     assert server.results[0].out_of_order == 3, "4, 5, 6 arrived first and were discarded"
 
 
+class DropFirstConacc(LossyRelay):
+    """Forwards everything but the first CONACC."""
+
+    def __init__(self, port):
+        super().__init__(port, drop=0.0, duplicate=0.0, reorder=0.0)
+        self.dropped = False
+
+    def _forward(self, direction, data, now):
+        if direction == 1 and data[0] == 2 and not self.dropped:
+            self.dropped = True
+            return
+        self._send(direction, data)
+
+
+def test_a_lost_conacc_is_recovered():
+    data = make_data(5_000, seed=4)
+    result, server, _ = transfer(data, 4, via=lambda port: DropFirstConacc(port).__enter__(), max_wait=0.1,
+                                 max_retransmits=2)
+    assert result.ok and byte_exact(server, data), result.error
+
+
 def test_the_sender_gives_up_after_max_retransmits_windows():
     with Server() as server:
         server.stop.set()                                 # nothing answers: CONN itself is the window

@@ -33,6 +33,7 @@ __all__ = ["listen_gbn", "serve_gbn", "serve_session"]
 
 #: A Go-Back-N server's socket is a udp one (``udp_server.listen_udp``).
 listen_gbn = listen_udp
+DATA = bytes([ppcb.CODES["DATA"]])
 
 
 def serve_gbn(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retransmits: int = 5,
@@ -115,8 +116,9 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
         before = session.expected
         if session.datagram(raw, sender):
             break                                               # refused: the error is in the result
-        if sender == client and ppcb.session_of(raw) == conn.session_id:
-            heard = time.monotonic()
+        if sender == client and raw[:1] == DATA and ppcb.session_of(raw) == conn.session_id:
+            heard = time.monotonic()                            # (a repeated CONN is not heard: the timer
+                                                                # must resend a lost CONACC)
             if session.expected > before:                       # progress: the resends count again
                 resends = 0
     else:

@@ -229,7 +229,7 @@ def test_without_loss_the_window_limits_until_it_covers_the_cycle():
 
 
 def test_under_loss_the_model_becomes_stallings_when_the_timer_is_one_cycle():
-    # Stallings §7.3: U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1, N(1 − P)/((2a + 1)(1 − P + NP)) below it.
+    # Stallings, appendix 7A: U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1, N(1 − P)/((2a + 1)(1 − P + NP)) below it.
     # His frames need no headers, his ACK no time, his error is noticed one cycle later: a wire whose
     # ACC is free and T₀ = c = (1 + 2a)·T; no reverse loss.
     stack, rate, p = HeaderStack("udpr", wire="emulated"), 1e6, 0.05

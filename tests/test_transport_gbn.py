@@ -1,6 +1,6 @@
-"""Go-Back-N (transports/gbn: its facts, sender, receiver and model): every byte arrives, the window holds, a timeout resends the whole window,
-a strict PPCB server refuses it; its model against a simulation of its rules, stop-and-wait, Stallings,
-and goodput measured through the kit's emulated link."""
+"""Go-Back-N (transports/gbn: its facts, sender, receiver and model): every byte arrives, the window
+holds, a timeout resends the whole window, a strict PPCB server refuses it; its model against a
+simulation of its rules, stop-and-wait, Stallings, and goodput measured through the kit's emulated links."""
 import hashlib
 import random
 import socket
@@ -58,8 +58,8 @@ def transfer(data: bytes, window: int, *, via=None, **kwargs):
             target = relay.port if hasattr(relay, "port") else relay.address[1] if relay else port
             kwargs.setdefault("max_wait", W)
             kwargs.setdefault("max_retransmits", 20)
-            result = send_gbn("127.0.0.1", target, data, window_packets=window, trace=lambda e, n: events.append((e, n)),
-                              **kwargs)
+            result = send_gbn("127.0.0.1", target, data, window_packets=window,
+                              trace=lambda e, n: events.append((e, n)), **kwargs)
             assert wait_for(lambda: server.results, timeout=5)
         finally:
             if relay:

@@ -345,13 +345,23 @@ def test_predict_and_run_pair_take_go_back_n():
 @pytest.mark.root
 def test_a_sweep_of_windows_on_the_userspace_link_is_the_models(tmp_path):
     # the kit's own runner on wirelab's userspace link (namespaces, a real veth each side), the
-    # prediction with the host's probed round trip: N = 1 and 4 window-limited, 16 link-limited
+    # prediction with the host's probed round trip: N = 1 and 4 window-limited, 16 link-limited;
+    # udpr beside it: a window of one is stop-and-wait, measured and predicted
     from wirelab.experiment import Experiment, run
-    exp = Experiment("gbn-us", proto="gbn", window_packets=[1, 4, 16], size="100KB", rate="10mbit", delay="5ms",
-                     reps=1, max_wait="0.5s", backend="userspace", timeout=30)
+    exp = Experiment("gbn-us", proto=["udpr", "gbn"], window_packets=[1, 4, 16], size="100KB", rate="10mbit",
+                     delay="5ms", reps=1, max_wait="0.5s", backend="userspace", timeout=30)
     df = run(exp, out=tmp_path / "us", progress=False)
     assert (df["status"] == "ok").all(), df["error"].tolist()
-    assert sorted(df["window_packets"]) == [1, 4, 16] and (df["backend"] == "userspace").all()
-    ratio = (df["goodput_bps"] / df["pred_goodput_bps"]).tolist()
-    assert all(0.9 < r < 1.1 for r in ratio), ratio
-    assert df.set_index("window_packets")["pred_binding"].to_dict() == {1: "window", 4: "window", 16: "link"}
+    assert (df["backend"] == "userspace").all()
+    gbn = df[df["proto"] == "gbn"].set_index("window_packets")
+    udpr = df[df["proto"] == "udpr"].iloc[0]
+    assert sorted(gbn.index) == [1, 4, 16]
+    # within ±10 % of the model on a quiet machine (0.96-1.00 seen); a shared machine's bursts of load
+    # slow a run, never speed it (0.70-0.85 seen at a load of 8 on 2 cores while others ran benches): so
+    # the median is held to 0.85-1.1, each run to the kit's testbed bounds (test_experiment_wirelab_engine:
+    # 0.75-1.2; tight figures are bench/'s)
+    ratio = (gbn["goodput_bps"] / gbn["pred_goodput_bps"]).tolist()
+    assert 0.85 < statistics.median(ratio) < 1.1 and all(0.75 < r < 1.2 for r in ratio), ratio
+    assert gbn["pred_binding"].to_dict() == {1: "window", 4: "window", 16: "link"}
+    assert gbn.loc[1, "pred_goodput_bps"] == pytest.approx(udpr["pred_goodput_bps"], rel=0.05)
+    assert gbn.loc[1, "goodput_bps"] == pytest.approx(udpr["goodput_bps"], rel=0.10)

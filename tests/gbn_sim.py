@@ -23,108 +23,128 @@ class Run:
 def simulate(rng: random.Random, *, packets: int, window: int, data_s: float, ack_s: float, rcvd_s: float,
              delay_s: float, timeout_s: float, loss_forward: float, loss_reverse: float,
              max_retransmits: int = 10 ** 6) -> Run:
-    events: list = []
-    order = [0]
-    free = {"fwd": 0.0, "rev": 0.0}
+    """One transfer of ``packets`` DATA with window ``window``; the times of its Run are seconds."""
+    sim = _Simulation(rng, packets, window, data_s, ack_s, rcvd_s, delay_s, timeout_s, loss_forward, loss_reverse,
+                      max_retransmits)
+    return sim.run()
 
-    def at(when, kind, *args):
-        order[0] += 1
-        heapq.heappush(events, (when, order[0], kind, args))
 
-    def wire(direction, now, tx, loss, kind, *args):
-        leaves = max(now, free[direction]) + tx
-        free[direction] = leaves
-        if rng.random() >= loss:
-            at(leaves + delay_s, kind, *args)
+class _Simulation:
+    def __init__(self, rng, packets, window, data_s, ack_s, rcvd_s, delay_s, timeout_s, loss_forward, loss_reverse,
+                 max_retransmits):
+        self.rng, self.n, self.window = rng, packets, window
+        self.tx = {"data": data_s, "ack": ack_s, "rcvd": rcvd_s}
+        self.delay, self.t0, self.max_retransmits = delay_s, timeout_s, max_retransmits
+        self.loss = {"fwd": loss_forward, "rev": loss_reverse}
+        self.events: list = []
+        self.order = 0
+        self.free = {"fwd": 0.0, "rev": 0.0}
+        # the sender
+        self.base = self.next = 0
+        self.sent: dict[int, float] = {}
+        self.tries, self.timer, self.timeouts, self.most, self.done = 1, None, 0, 0, None
+        # the receiver
+        self.expected, self.heard, self.reply, self.resends, self.finished, self.last = 0, 0.0, None, 0, False, None
 
-    sender = {"base": 0, "next": 0, "sent": {}, "tries": 1, "timer": None, "timeouts": 0, "most": 0,
-              "done": None, "all_acked": None}
-    receiver = {"expected": 0, "heard": 0.0, "reply": None, "resends": 0, "done": False, "last": None}
+    def at(self, when, kind, *args):
+        self.order += 1
+        heapq.heappush(self.events, (when, self.order, kind, args))
 
-    def send_data(now, k):
-        sender["sent"][k] = now
-        wire("fwd", now, data_s, loss_forward, "data", k)
+    def wire(self, direction, now, kind, *args):
+        leaves = max(now, self.free[direction]) + self.tx["data" if direction == "fwd" else kind]
+        self.free[direction] = leaves
+        if self.rng.random() >= self.loss[direction]:
+            self.at(leaves + self.delay, kind, *args)
 
-    def arm(now):
-        if sender["base"] < packets:
-            token = object()
-            sender["timer"] = token
-            at(sender["sent"][sender["base"]] + timeout_s, "timer", token)
-        elif sender["all_acked"] is None:
-            sender["all_acked"] = now
-            token = object()
-            sender["timer"] = token
-            at(now + timeout_s, "rcvd_wait", token)
+    def run(self) -> Run:
+        self.fill(0.0)
+        self.arm(0.0)
+        self.at(self.t0, "silence")
+        while self.events and self.done is None:
+            now, _, kind, args = heapq.heappop(self.events)
+            if getattr(self, "on_" + kind)(now, *args) is False:
+                break                                   # the sender gave up
+        return Run(self.last, self.done, self.timeouts, self.most)
 
-    def fill(now):
-        while sender["next"] < packets and sender["next"] < sender["base"] + window:
-            send_data(now, sender["next"])
-            sender["next"] += 1
-        sender["most"] = max(sender["most"], sender["next"] - sender["base"])
+    # -- the sender ------------------------------------------------------------------------------------
+    def send_data(self, now, k):
+        self.sent[k] = now
+        self.wire("fwd", now, "data", k)
 
-    def reply(now, kind, number=None):
-        wire("rev", now, ack_s if kind == "ack" else rcvd_s, loss_reverse, kind, number)
+    def fill(self, now):
+        while self.next < self.n and self.next < self.base + self.window:
+            self.send_data(now, self.next)
+            self.next += 1
+        self.most = max(self.most, self.next - self.base)
 
-    fill(0.0)
-    arm(0.0)
-    at(timeout_s, "silence")
-    while events and sender["done"] is None:
-        now, _, kind, args = heapq.heappop(events)
-        if kind == "data":                          # at the receiver
-            k = args[0]
-            if receiver["done"]:                    # lingering: the last ACC and RCVD again
-                reply(now, "ack", packets - 1)
-                reply(now, "rcvd")
-                continue
-            receiver["heard"] = now
-            if k != receiver["expected"]:
-                if receiver["expected"]:
-                    reply(now, "ack", receiver["expected"] - 1)
-                continue
-            receiver["expected"] += 1
-            receiver["reply"], receiver["resends"] = ("ack", k), 0
-            reply(now, "ack", k)
-            if receiver["expected"] == packets:
-                receiver["done"], receiver["last"] = True, now
-                reply(now, "rcvd")
-        elif kind == "silence":                     # the receiver's MAX_WAIT
-            if receiver["done"]:
-                continue
-            due = receiver["heard"] + timeout_s
-            if now < due:
-                at(due, "silence")
-                continue
-            if receiver["reply"] is not None and receiver["resends"] < max_retransmits:
-                reply(now, *receiver["reply"])
-                receiver["resends"] += 1
-            receiver["heard"] = now
-            at(now + timeout_s, "silence")
-        elif kind == "ack":                         # at the sender
-            a = args[0]
-            if a < sender["base"] or a >= sender["next"]:
-                continue
-            for number in range(sender["base"], a + 1):
-                sender["sent"].pop(number, None)
-            sender["base"], sender["tries"] = a + 1, 1
-            fill(now)
-            arm(now)
-        elif kind == "rcvd":
-            sender["done"] = now
-        elif kind == "timer":
-            if args[0] is not sender["timer"]:
-                continue
-            if sender["tries"] > max_retransmits:
-                break
-            sender["timeouts"] += 1
-            sender["tries"] += 1
-            for number in range(sender["base"], sender["next"]):
-                send_data(now, number)
-            arm(now)
-        elif kind == "rcvd_wait":                   # every DATA acknowledged, no RCVD: the last DATA again
-            if args[0] is not sender["timer"]:
-                continue
-            send_data(now, packets - 1)
-            token = object()
-            sender["timer"] = token
-            at(now + timeout_s, "rcvd_wait", token)
-    return Run(receiver["last"], sender["done"], sender["timeouts"], sender["most"])
+    def arm(self, now):
+        """The timer: MAX_WAIT after the oldest unacknowledged DATA's send; all acknowledged: the RCVD wait."""
+        self.timer = token = object()
+        if self.base < self.n:
+            self.at(self.sent[self.base] + self.t0, "timer", token)
+        else:
+            self.at(now + self.t0, "rcvd_wait", token)
+
+    def on_ack(self, now, a):
+        if a < self.base or a >= self.next:
+            return
+        for number in range(self.base, a + 1):
+            self.sent.pop(number, None)
+        self.base, self.tries = a + 1, 1
+        self.fill(now)
+        self.arm(now)
+
+    def on_rcvd(self, now, *_):
+        self.done = now
+
+    def on_timer(self, now, token):
+        if token is not self.timer:
+            return None
+        if self.tries > self.max_retransmits:
+            return False
+        self.timeouts += 1
+        self.tries += 1
+        for number in range(self.base, self.next):      # the whole window again
+            self.send_data(now, number)
+        self.arm(now)
+        return None
+
+    def on_rcvd_wait(self, now, token):                  # every DATA acknowledged, no RCVD: the last DATA again
+        if token is self.timer:
+            self.send_data(now, self.n - 1)
+            self.timer = token = object()
+            self.at(now + self.t0, "rcvd_wait", token)
+
+    # -- the receiver ----------------------------------------------------------------------------------
+    def answer(self, now, kind, number=None):
+        self.wire("rev", now, kind, number)
+
+    def on_data(self, now, k):
+        if self.finished:                               # lingering: the last ACC and RCVD again
+            self.answer(now, "ack", self.n - 1)
+            self.answer(now, "rcvd")
+            return
+        self.heard = now
+        if k != self.expected:                          # discarded; the last one in order named again
+            if self.expected:
+                self.answer(now, "ack", self.expected - 1)
+            return
+        self.expected += 1
+        self.reply, self.resends = ("ack", k), 0
+        self.answer(now, "ack", k)
+        if self.expected == self.n:
+            self.finished, self.last = True, now
+            self.answer(now, "rcvd")
+
+    def on_silence(self, now):                           # the receiver's own MAX_WAIT
+        if self.finished:
+            return
+        due = self.heard + self.t0
+        if now < due:
+            self.at(due, "silence")
+            return
+        if self.reply is not None and self.resends < self.max_retransmits:
+            self.answer(now, *self.reply)
+            self.resends += 1
+        self.heard = now
+        self.at(now + self.t0, "silence")

@@ -1,6 +1,6 @@
-"""Go-Back-N (transports/gbn): every byte arrives, the window holds, a timeout resends the whole window,
-a strict PPCB server refuses it; its model against a simulation of its rules, stop-and-wait, Stallings,
-and goodput measured through the kit's emulated link."""
+"""Go-Back-N (transports/gbn: its facts, sender, receiver and model): every byte arrives, the window
+holds, a timeout resends the whole window, a strict PPCB server refuses it; its model against a
+simulation of its rules, stop-and-wait, Stallings, and goodput measured through the kit's emulated links."""
 import hashlib
 import random
 import socket
@@ -19,7 +19,7 @@ from wirelab.model.packetization import packetize
 from wirelab.model.stopwait import acc_wire_bytes, stop_and_wait, udpr_transfer
 from wirelab.transfer import HashSink, make_data, ppcb, send_udp
 from wirelab.transfer.result import merge
-from wirelab.transports.gbn import wire
+from wirelab.transports import gbn as wire
 from wirelab.transports.gbn.model import gbn_transfer, go_back_n, last_send_s
 from wirelab.transports.gbn.receiver import listen_gbn, serve_gbn
 from wirelab.transports.gbn.sender import send_gbn
@@ -58,8 +58,8 @@ def transfer(data: bytes, window: int, *, via=None, **kwargs):
             target = relay.port if hasattr(relay, "port") else relay.address[1] if relay else port
             kwargs.setdefault("max_wait", W)
             kwargs.setdefault("max_retransmits", 20)
-            result = send_gbn("127.0.0.1", target, data, window_packets=window, trace=lambda e, n: events.append((e, n)),
-                              **kwargs)
+            result = send_gbn("127.0.0.1", target, data, window_packets=window,
+                              trace=lambda e, n: events.append((e, n)), **kwargs)
             assert wait_for(lambda: server.results, timeout=5)
         finally:
             if relay:
@@ -130,6 +130,27 @@ def test_a_timeout_resends_the_whole_window_and_only_it():
     assert result.metadata["timeouts"] == 1 and result.retransmissions == 4
     assert [n for e, n in events[:timeout] if e == "ack"][-1] == 2, "ACC 2 was the last before the loss"
     assert server.results[0].out_of_order == 3, "4, 5, 6 arrived first and were discarded"
+
+
+class DropFirstConacc(LossyRelay):
+    """Forwards everything but the first CONACC."""
+
+    def __init__(self, port):
+        super().__init__(port, drop=0.0, duplicate=0.0, reorder=0.0)
+        self.dropped = False
+
+    def _forward(self, direction, data, now):
+        if direction == 1 and data[0] == 2 and not self.dropped:
+            self.dropped = True
+            return
+        self._send(direction, data)
+
+
+def test_a_lost_conacc_is_recovered():
+    data = make_data(5_000, seed=4)
+    result, server, _ = transfer(data, 4, via=lambda port: DropFirstConacc(port).__enter__(), max_wait=0.1,
+                                 max_retransmits=2)
+    assert result.ok and byte_exact(server, data), result.error
 
 
 def test_the_sender_gives_up_after_max_retransmits_windows():
@@ -208,7 +229,7 @@ def test_without_loss_the_window_limits_until_it_covers_the_cycle():
 
 
 def test_under_loss_the_model_becomes_stallings_when_the_timer_is_one_cycle():
-    # Stallings §7.3: U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1, N(1 − P)/((2a + 1)(1 − P + NP)) below it.
+    # Stallings, appendix 7A: U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1, N(1 − P)/((2a + 1)(1 − P + NP)) below it.
     # His frames need no headers, his ACK no time, his error is noticed one cycle later: a wire whose
     # ACC is free and T₀ = c = (1 + 2a)·T; no reverse loss.
     stack, rate, p = HeaderStack("udpr", wire="emulated"), 1e6, 0.05
@@ -281,7 +302,7 @@ def test_goodput_on_a_delayed_relay_is_bounded_by_the_model_and_near_it(window):
     # of this process: on a loaded machine its timed releases come late (3-7 ms a cycle seen at a load
     # of 7 on 2 cores), so runs read low then, never high. The ±10 % check against the model, the
     # host's round trip probed as the kit's runner does, is on the userspace link (a process of its
-    # own): test_a_sweep_of_windows_on_the_userspace_link_is_the_models.
+    # own): test_a_sweep_of_windows_on_the_userspace_link_is_the_models, with the registry.
     link, size = LinkSpec.parse(rate="5mbit", delay="10ms"), 60_000
     data = make_data(size, seed=window)
     result, server, _ = transfer(data, window, via=relayed(link), max_wait=1.0)
@@ -291,3 +312,4 @@ def test_goodput_on_a_delayed_relay_is_bounded_by_the_model_and_near_it(window):
     assert 0.6 < measured / predicted < 1.1, (measured / 1e6, predicted / 1e6)
     steady = go_back_n(1000, 5e6, 0.02, window=window, stack=EMULATED)
     assert steady.binding == ("link" if window == 16 else "window")
+

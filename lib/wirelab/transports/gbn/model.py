@@ -5,19 +5,22 @@ RTT the round trip without transmission (propagation, processing), c = T + RTT +
 stop-and-wait cycle (``model.stopwait.cycle_time``), N the window, T₀ = MAX_WAIT, s = P(a DATA
 arrives) = (1 − p_f)^k for k fragments, r = 1 − p_r = P(an ACC, CONACC or RCVD arrives).
 
-**Without loss** (Stallings, *Data and Computer Communications*, 10th ed., §7.3 "sliding-window flow
-control" performance; Kurose & Ross, *Computer Networking*, §3.4.3): the window sends N DATA per
+**Without loss** (Stallings, *Data and Computer Communications*, ch. 7: sliding-window flow control,
+§7.1, and its performance, appendix 7A, U = 1 for N ≥ 2a + 1, else N/(2a + 1); Kurose & Ross,
+*Computer Networking*, §3.4.2-3.4.3): the window sends N DATA per
 cycle unless the link is busier, so the efficiency is U = min(1, N·T / c) and the goodput
 min(1, N·T/c)·η·C (η·C: ``packetization.efficiency``, document 002). DATA k leaves at
 σ_k = max(σ_(k−1) + T, σ_(k−N) + c), i.e. σ_k = k·T when N·T ≥ c, else ⌊k/N⌋·c + (k mod N)·T; the
 last byte is delivered at σ_(n−1) + T + RTT/2. With N = 1 this is stop-and-wait's cycle.
 
-**Under loss** the textbook form (Stallings §7.3 and its appendix; Bertsekas & Gallager, *Data
-Networks*, 2nd ed., §2.4.3) charges each error the K frames sent again before it is noticed:
+**Under loss** the textbook form (Stallings, appendix 7A, go-back-N ARQ; Bertsekas & Gallager,
+*Data Networks*, 2nd ed., §2.4, go back n ARQ) charges each error the K frames sent again before it is noticed:
 U = (1 − P)/(1 + 2aP) for N ≥ 2a + 1 and N(1 − P)/((2a + 1)(1 − P + NP)) otherwise (a = propagation
-÷ T). The kit's sender notices a loss only when its one timer expires, T₀ after the oldest
+÷ T; a worked example: K. J. Christensen, USF, "Example U problem for GBN with errors", 2003,
+U = 15.74 %, a test). The kit's sender notices a loss only when its one timer expires, T₀ after the oldest
 unacknowledged DATA was sent, and then sends the window again, which flows on as a fresh
-start. Derived from those rules (a seeded simulation of them is in tests/test_transport_gbn.py):
+start. Derived from those rules (a seeded simulation of them is in tests/test_transport_gbn.py; the rules:
+``transports/gbn``: ``__init__``, ``sender``, ``receiver``):
 
 * **A DATA lost in its turn** (every packet before it arrived): the receiver discards all after it,
   re-ACCing the one before; the sender's timer expires T₀ after that DATA's send and the window
@@ -59,15 +62,15 @@ __all__ = ["GoBackN", "go_back_n", "GbnTransfer", "gbn_transfer", "window_effici
 
 #: Where each formula comes from (shown beside a prediction).
 SOURCES = {
-    "window": "min(1, N·T/(T + RTT + A))·η·C: Stallings, Data and Computer Communications §7.3; "
+    "window": "min(1, N·T/(T + RTT + A))·η·C: Stallings, Data and Computer Communications, appendix 7A; "
               "Kurose & Ross §3.4.3",
-    "go_back_n": "Go-Back-N under loss with the kit's timer (T₀ per stall), generalising Stallings §7.3 "
-                 "and Bertsekas & Gallager §2.4.3 (transports/gbn/model.py)",
+    "go_back_n": "Go-Back-N under loss with the kit's timer (T₀ per stall), generalising Stallings, "
+                 "appendix 7A, and Bertsekas & Gallager §2.4 (transports/gbn/model.py)",
 }
 
 
 def window_efficiency(window: int, transmission_s: float, cycle_s: float) -> float:
-    """U = min(1, N·T / c) (Stallings §7.3, with c = T + RTT + A)."""
+    """U = min(1, N·T / c) (Stallings, appendix 7A: N/(2a + 1) below 1, with c = T + RTT + A = (2a + 1)·T)."""
     return min(1.0, window * transmission_s / cycle_s)
 
 

@@ -27,12 +27,13 @@ from ...transfer import ppcb
 from ...transfer.result import Result
 from ...transfer.sockets import DEFAULT_HOST, Meter, buffer_sizes, hand_over, waiting_on
 from ...transfer.udp_server import MAX_DATAGRAM, listen_udp
-from . import wire
+from .. import gbn
 
 __all__ = ["listen_gbn", "serve_gbn", "serve_session"]
 
 #: A Go-Back-N server's socket is a udp one (``udp_server.listen_udp``).
 listen_gbn = listen_udp
+DATA = bytes([ppcb.CODES["DATA"]])
 
 
 def serve_gbn(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retransmits: int = 5,
@@ -58,14 +59,14 @@ def serve_gbn(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retra
             continue                                   # idle: only CONN starts a session
         if sessions is not None and served >= sessions:
             continue                                   # served enough: only lingering
-        if not wire.is_ours(packet):
+        if not gbn.is_ours(packet):
             sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
             continue
         try:
             result = serve_session(sock, packet, addr, out=out, max_wait=max_wait,
                                    max_retransmits=max_retransmits, stop=stop)
         except Exception as err:        # noqa: BLE001 - a client must never stop the server
-            result = Result(wire.NAME, receiver_error=f"internal error on this client: {err!r}")
+            result = Result(gbn.NAME, receiver_error=f"internal error on this client: {err!r}")
         if result.ok and result.receive_times_s:
             linger = (packet.session_id, addr, len(result.receive_times_s) - 1,
                       time.monotonic() + max_wait * (max_retransmits + 1))
@@ -79,7 +80,7 @@ def _answer_linger(sock, packet: ppcb.Packet, addr, linger) -> bool:
     if linger is None or time.monotonic() >= linger[3] or packet.kind != "DATA" \
             or (packet.session_id, addr) != linger[:2]:
         return False
-    sock.sendto(wire.acc(packet.session_id, linger[2]), addr)
+    sock.sendto(gbn.acc(packet.session_id, linger[2]), addr)
     sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
     return True
 
@@ -115,8 +116,9 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
         before = session.expected
         if session.datagram(raw, sender):
             break                                               # refused: the error is in the result
-        if sender == client and ppcb.session_of(raw) == conn.session_id:
-            heard = time.monotonic()
+        if sender == client and raw[:1] == DATA and ppcb.session_of(raw) == conn.session_id:
+            heard = time.monotonic()                            # (a repeated CONN is not heard: the timer
+                                                                # must resend a lost CONACC)
             if session.expected > before:                       # progress: the resends count again
                 resends = 0
     else:
@@ -142,7 +144,7 @@ class _Session:
         self.expected = self.received = 0           # next packet_no; bytes delivered (never allocate `total`)
         self.last_reply = ppcb.pack("CONACC", self.id)
         self.meter = Meter()
-        self.result = Result(wire.NAME, bytes_received=0, bytes_delivered=0, packets_received=0, duplicates=0,
+        self.result = Result(gbn.NAME, bytes_received=0, bytes_delivered=0, packets_received=0, duplicates=0,
                              out_of_order=0, receiver_start_time_s=time.time(),
                              metadata={"session_id": self.id.hex()})
         self.result.sndbuf_granted_bytes, self.result.rcvbuf_granted_bytes = buffer_sizes(sock)
@@ -183,7 +185,7 @@ class _Session:
             else:
                 result.out_of_order += 1
             if self.expected:
-                self.send(wire.acc(self.id, self.expected - 1))
+                self.send(gbn.acc(self.id, self.expected - 1))
             return False
         if len(packet.data) > self.total - self.received:
             self.send(ppcb.pack("RJT", self.id, packet_no=packet.packet_no))
@@ -195,7 +197,7 @@ class _Session:
         result.receive_times_s.append(time.time())
         self.received += len(packet.data)
         self.expected += 1
-        self.last_reply = wire.acc(self.id, packet.packet_no)
+        self.last_reply = gbn.acc(self.id, packet.packet_no)
         self.send(self.last_reply)
         return False
 

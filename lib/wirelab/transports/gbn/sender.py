@@ -24,14 +24,14 @@ from ...transfer import ppcb
 from ...transfer.result import Result
 from ...transfer.sockets import buffer_sizes
 from ...transfer.udp_client import _Client
-from . import wire
+from .. import gbn
 
 __all__ = ["send_gbn"]
 
-MAX_WINDOW = wire.MAX_WINDOW
+MAX_WINDOW = gbn.MAX_WINDOW
 
 
-def send_gbn(host: str, port: int, data: bytes, *, window_packets: int = 8, proto: str = wire.NAME,
+def send_gbn(host: str, port: int, data: bytes, *, window_packets: int = 8, proto: str = gbn.NAME,
              max_wait: float = 5.0, max_retransmits: int = 5, chunk: int = 1000,
              sndbuf: int | None = None, rcvbuf: int | None = None, session_id: bytes | None = None,
              progress=None, trace=None) -> Result:
@@ -39,19 +39,19 @@ def send_gbn(host: str, port: int, data: bytes, *, window_packets: int = 8, prot
     (``ok`` after RCVD), shaped like ``udp_client.send_udp``'s. ``trace(event, packet_no)`` is
     called at each "send", "resend", "ack" (the cumulative number) and "timeout" (the oldest
     unacknowledged one): what a test or a ladder diagram reads."""
-    if proto != wire.NAME:
+    if proto != gbn.NAME:
         raise UsageError(f"send_gbn speaks gbn, not {proto!r}", "use send_udp for udp and udpr")
     window = window_packets
     if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
         raise UsageError(f"the window must be a whole number of DATA in 1..{MAX_WINDOW}, not {window!r}",
-                         "e.g. --window-packets 8 (1 is stop-and-wait)")
+                         "e.g. --window 8 (1 is stop-and-wait)")
     if not 1 <= chunk <= ppcb.MAX_DATA:
         raise UsageError(f"chunk {chunk} B outside 1..{ppcb.MAX_DATA}", "use --packet 1000")
     sender = _Sender(host, port, "udpr", max_wait, max_retransmits, sndbuf, rcvbuf,
                      session_id or ppcb.new_session_id())
     sender.trace = trace or (lambda event, number: None)
     result = sender.result
-    result.proto, result.bytes_offered, result.packet_bytes = wire.NAME, len(data), chunk
+    result.proto, result.bytes_offered, result.packet_bytes = gbn.NAME, len(data), chunk
     result.metadata["window_packets"] = window
     if progress is not None:
         progress.count = lambda: result.bytes_sent
@@ -82,7 +82,7 @@ class _Sender(_Client):
         result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(self.sock)
         result.sender_start_time_s = time.time()
         try:
-            self.exchange(wire.conn(self.session, len(data)), lambda p: p.kind == "CONACC", "CONACC")
+            self.exchange(gbn.conn(self.session, len(data)), lambda p: p.kind == "CONACC", "CONACC")
         finally:
             result.metadata["conn_resends"] = result.retransmissions
         result.retransmissions = 0
@@ -97,7 +97,7 @@ class _Sender(_Client):
             if not pieces:
                 self.wait(lambda p: p.kind == "RCVD", "RCVD")
             return
-        last = wire.data(self.session, len(pieces) - 1, bytes(pieces[-1]))
+        last = gbn.data(self.session, len(pieces) - 1, bytes(pieces[-1]))
         try:                                       # as udpr: RCVD, or the last DATA again if it got lost
             self.wait(lambda p: p.kind == "RCVD", "RCVD")
         except TransferError:
@@ -160,7 +160,7 @@ class _Sender(_Client):
             self.result.send_times_s.append(time.time())
         else:
             self.result.retransmissions += 1
-        self.send(wire.data(self.session, number, bytes(body)))
+        self.send(gbn.data(self.session, number, bytes(body)))
         sent_at[number] = time.monotonic()
         self.result.bytes_sent += len(body)
         self.trace("resend" if resend else "send", number)

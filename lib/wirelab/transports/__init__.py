@@ -86,7 +86,8 @@ class Option:
     ``name`` as an axis (a list sweeps it) stored in ``column``; predictions and the programs get
     it as the keyword ``name``; the notebooks' widgets offer ``choices``.
     """
-    #: keyword in Python (``send(..., window=8)``, ``Experiment(window=[1, 4])``) and the axis name; it must
+    #: keyword in Python (``send(..., window_packets=8)``, ``Experiment(window_packets=[1, 4])``) and the axis
+    #: name; it must
     #: not be a name the kit already uses for something else: experiment/axes.py's AXES ("window" there is
     #: TCP's socket window in bytes, ``--window`` of ``wirelab predict`` too) nor predict()'s keywords
     name: str
@@ -102,7 +103,7 @@ class Option:
     flag: str | None = None
     #: values the notebooks' widgets offer (a dropdown); empty: a free text box
     choices: tuple = ()
-    #: an Experiment axis a sweep may vary (``--window 1,4,16``)
+    #: an Experiment axis a sweep may vary (``wirelab run --window 1,4,16``)
     sweep: bool = True
 
     @property

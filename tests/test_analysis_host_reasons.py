@@ -52,3 +52,20 @@ def _summary(runs):
     row = summarize(_host_columns(runs), metrics=("goodput_bps", "send_span_s", "receiver_socket_drops")).iloc[0]
     assert math.isfinite(row["measured_over_predicted"])
     return row
+
+
+def test_go_back_n_windows_are_settings_of_their_own_and_get_no_stop_and_wait_reasons():
+    from wirelab.experiment.stats import summarize
+    runs = pd.DataFrame([dict(experiment="x", setting_id=w, run_id=w * 10 + i, rep=i, status="ok", engine="wirelab",
+                              backend="userspace", workload="file", proto="gbn", window_packets=float(w),
+                              size_bytes=100_000, rate_bps=10e6, delay_s=0.01, loss=0.01, max_wait_s=0.3,
+                              goodput_bps=3e6, pred_goodput_bps=3e6, rtt_mean_s=0.05, pred_rtt_s=0.02,
+                              pred_datagrams=100, pred_data_time_s=0.27, retransmissions=8.0,
+                              pred_time_timeouts_s=0.3)
+                         for w in (1, 4, 16) for i in range(2)])
+    table = summarize(runs, metrics=("goodput_bps", "rtt_mean_s", "retransmissions"))
+    assert sorted(table["window_packets"]) == [1.0, 4.0, 16.0] and set(table["n"]) == {2}
+    names = {w: {r.name for r in reasons(row)} for w, row in zip(table["window_packets"], table.to_dict("records"))}
+    assert "host round trip" in names[1.0]
+    assert not names[4.0] & {"host round trip", "rare timeouts"} and not names[16.0] & {"host round trip",
+                                                                                          "rare timeouts"}

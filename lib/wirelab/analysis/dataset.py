@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..errors import ExperimentError
 from ..experiment.prediction import PRED_COLUMNS
-from ..experiment.stats import PARAMETER_COLUMNS
+from ..experiment.stats import parameter_columns
 
 __all__ = ["results_dataset", "ResultsDataset", "SESSION_COLUMNS"]
 
@@ -59,7 +59,7 @@ _TEXT = {"root", "folder", "experiment", "run_id", "setting_id", "status", "erro
 #: (a notebook's, a course's) runs on an empty folder too and gives no rows instead of an error.
 _EMPTY_RUN = {name: ("VARCHAR" if name in _TEXT else "BIGINT" if name in ("session", "rep") else "DOUBLE")
               for name in ["root", "folder", "experiment", "run_id", "setting_id", "rep", "session", "status",
-                           "error", *PARAMETER_COLUMNS, "goodput_bps", "sender_goodput_bps", "elapsed_s",
+                           "error", *parameter_columns(), "goodput_bps", "sender_goodput_bps", "elapsed_s",
                            *PRED_COLUMNS]}
 
 

@@ -135,9 +135,16 @@ def _transport(row) -> transports.Transport | None:
     return transports.get(name) if name in transports.names() else None
 
 
-def _host_round_trip(row, *_) -> Reason | None:
+def _stop_and_wait(row) -> bool:
+    """One DATA per round trip: an ack-clocked transport without a window of DATA in flight (Go-Back-N's
+    ``window_packets`` above 1 queues a window behind each round trip, and a timeout resends N DATA)."""
     transport = _transport(row)
-    if transport is None or not transport.ack_clocked:      # each DATA waits for its ACC: the host's own round trip
+    window = _number(row, "window_packets", 1.0)
+    return transport is not None and transport.ack_clocked and not (math.isfinite(window) and window > 1)
+
+
+def _host_round_trip(row, *_) -> Reason | None:
+    if not _stop_and_wait(row):      # each DATA waits for its ACC: the host's own round trip
         return None
     measured, predicted = _number(row, "rtt_mean_s_mean"), _number(row, "pred_rtt_s", 0.0)
     packets, seconds = _number(row, "pred_datagrams"), _number(row, "pred_data_time_s")
@@ -161,7 +168,7 @@ def _rare_timeouts(row, *_) -> Reason | None:
     transport = _transport(row)
     if transport is not None and transport.stream:
         return _rare_rto(row)
-    if transport is None or not transport.retransmits:       # the programs' own MAX_WAIT timeouts
+    if transport is None or not transport.retransmits or not _stop_and_wait(row):   # its own MAX_WAIT timeouts
         return None
     expected, seconds = _number(row, "pred_time_timeouts_s"), _number(row, "pred_data_time_s")
     resent, wait = _number(row, "retransmissions_mean"), _number(row, "max_wait_s")

@@ -29,9 +29,10 @@ import math
 
 import pandas as pd
 
+from .. import transports
 from ..errors import ExperimentError
 
-__all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS",
+__all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS", "parameter_columns",
            "time_basis", "BASIS_TIME", "BASIS_RUNS"]
 
 #: What ``measured_over_predicted`` divides: a file's size ÷ its mean transfer time, or
@@ -47,6 +48,13 @@ PARAMETER_COLUMNS = ["engine", "backend", "workload", "proto", "size_bytes", "ti
                      "jitter_s", "loss", "loss_reverse", "mtu", "queue_packets", "window_bytes",
                      "sndbuf_bytes", "rcvbuf_bytes", "cc", "max_wait_s", "max_retransmits", "omit_s",
                      "flows", "flow_id", "stream", "direction"]   # the last four: runs with flows
+
+
+def parameter_columns() -> list[str]:
+    """``PARAMETER_COLUMNS`` and every transport's own (Go-Back-N's ``window_packets``): two settings
+    that differ only there are two settings."""
+    own = [o.column for o in transports.options().values()]
+    return PARAMETER_COLUMNS + [c for c in own if c not in PARAMETER_COLUMNS]
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -133,7 +141,7 @@ def summarize(frame: pd.DataFrame, metrics=("goodput_bps",), *, by=None,
         return pd.DataFrame()
     if "status" not in frame:
         raise ExperimentError("this table has no status column", "pass the table a sweep returned")
-    by = list(by) if by is not None else [c for c in PARAMETER_COLUMNS if c in frame.columns]
+    by = list(by) if by is not None else [c for c in parameter_columns() if c in frame.columns]
     # a metric no run measured (every run skipped or failed) still gets its columns, as NaN
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     preds = [c for c in frame.columns if c.startswith("pred_")]

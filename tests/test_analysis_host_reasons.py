@@ -69,3 +69,16 @@ def test_go_back_n_windows_are_settings_of_their_own_and_get_no_stop_and_wait_re
     assert "host round trip" in names[1.0]
     assert not names[4.0] & {"host round trip", "rare timeouts"} and not names[16.0] & {"host round trip",
                                                                                           "rare timeouts"}
+
+
+def test_a_go_back_n_setting_names_its_window_in_the_tables():
+    from wirelab.analysis.residuals import _label
+    from wirelab.experiment.stats import pretty, summarize
+    runs = pd.DataFrame([dict(experiment="x", setting_id=w, run_id=w, rep=0, status="ok", engine="wirelab",
+                              backend="userspace", workload="file", proto=p, window_packets=w, window_bytes=b,
+                              size_bytes=100_000, rate_bps=10e6, delay_s=0.01, loss=0.0, goodput_bps=1e6,
+                              pred_goodput_bps=1e6, pred_binding="window")
+                         for p, w, b in (("gbn", 4.0, None), ("gbn", 16.0, None), ("tcp", None, 65536.0))])
+    shown = pretty(summarize(runs))
+    assert list(shown["window packets"]) == ["4", "16", ""] and list(shown["window"]) == ["", "", "65.54 kB"]
+    assert _label(runs.iloc[1].to_dict()).startswith("gbn window 16 100 kB")

@@ -32,6 +32,7 @@ import math
 
 import pandas as pd
 
+from .. import transports
 from ..errors import ExperimentError
 from ..experiment.stats import summarize
 from .intervals import WIDEST_INTERVAL, number as _number, predicted_interval, within_interval as _overlap
@@ -47,7 +48,8 @@ class ResidualError(ExperimentError):
 
 def _label(row) -> str:
     parts = [str(row.get("proto", ""))]
-    for column, fmt in (("cc", str), ("size_bytes", lambda v: f"{v / 1e3:g} kB"),
+    own = tuple((o.column, lambda v, o=o: f"{o.cli_flag.lstrip('-')} {v:g}") for o in transports.options().values())
+    for column, fmt in own + (("cc", str), ("size_bytes", lambda v: f"{v / 1e3:g} kB"),
                         ("rate_bps", lambda v: f"{v / 1e6:g} Mbit/s"), ("delay_s", lambda v: f"{v * 1e3:g} ms"),
                         ("loss", lambda v: f"{v:.1%} loss"), ("max_wait_s", lambda v: f"MAX_WAIT {v:g} s")):
         value = row.get(column)

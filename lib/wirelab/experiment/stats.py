@@ -245,6 +245,9 @@ def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
              "rate_bps": "rate", "delay_s": "delay", "jitter_s": "jitter", "queue_packets": "queue",
              "loss_reverse": "loss b→a", "window_bytes": "window",
              "sndbuf_bytes": "sndbuf", "rcvbuf_bytes": "rcvbuf"}
+    for opt in transports.options().values():        # a transport's own parameter (Go-Back-N's window)
+        shown.setdefault(opt.column, lambda v: f"{v:g}")
+        names.setdefault(opt.column, opt.column.replace("_", " "))     # "window packets": not TCP's window
     out = pd.DataFrame(index=summary.index)
     for column, fmt in shown.items():
         if column in summary and summary[column].notna().any():

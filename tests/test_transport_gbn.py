@@ -365,3 +365,14 @@ def test_a_sweep_of_windows_on_the_userspace_link_is_the_models(tmp_path):
     assert gbn["pred_binding"].to_dict() == {1: "window", 4: "window", 16: "link"}
     assert gbn.loc[1, "pred_goodput_bps"] == pytest.approx(udpr["pred_goodput_bps"], rel=0.05)
     assert gbn.loc[1, "goodput_bps"] == pytest.approx(udpr["goodput_bps"], rel=0.10)
+
+
+def test_wirelab_predict_names_go_back_n_s_own_sources_with_and_without_loss(capsys):
+    from wirelab.cli import main
+    for loss in ("0", "1%"):
+        assert main(["predict", "--proto", "gbn", "--window", "8", "--rate", "10mbit", "--rtt", "20ms",
+                     "--loss", loss]) == 0
+        out = capsys.readouterr().out
+        window = next(line for line in out.splitlines() if line.strip().startswith("window"))
+        assert "Stallings" in window and "RFC 1323" not in window
+        assert ("go_back_n" in out) == (loss != "0")

@@ -71,7 +71,7 @@ def render(result) -> str:
     lines.append("  limits:")
     for name, value in result.limits.items():
         mark = "  ← binds" if name == result.binding else ""
-        lines.append(f"    {name:<14} {units.format_rate(value):>16}   ({SOURCES[name]}){mark}")
+        lines.append(f"    {name:<14} {units.format_rate(value):>16}   ({result.source(name)}){mark}")
     if result.goodput_bps != result.goodput_bps and result.transfer is None:   # NaN: outside the model
         lines.append("  predicted goodput        not predicted: outside the model (see the notes)")
     elif result.transfer is None:

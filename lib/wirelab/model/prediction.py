@@ -74,6 +74,11 @@ class Prediction:
     steady_binding: str | None = None
     round_s: float | None = None                # the ACK clock's mean round a timed run's prediction assumed
     spread: dict | None = None                  # a timed run's goodput, run by run: std_bps, q05_bps, q95_bps, runs
+    sources: dict | None = None                 # a transport's own limits' sources, beside ``SOURCES``
+
+    def source(self, limit: str) -> str:
+        """Where the limit ``limit`` comes from: the transport's model's word, else ``SOURCES``."""
+        return (self.sources or {}).get(limit) or SOURCES.get(limit, limit)
 
     @property
     def transfer_time_s(self) -> float | None:
@@ -105,7 +110,7 @@ class Prediction:
             "pppoe": s.pppoe, "payload_bytes": self.payload_bytes, "wire_bytes": self.wire_bytes,
             "fragments": self.fragments, "efficiency": self.efficiency,
             "goodput_bps": self.goodput_bps, "limits": dict(self.limits), "binding": self.binding,
-            "sources": {k: SOURCES.get(k, k) for k in self.limits}, "rtt_s": self.rtt_s, "loss": self.loss,
+            "sources": {k: self.source(k) for k in self.limits}, "rtt_s": self.rtt_s, "loss": self.loss,
             "delivery_probability": self.delivery_probability, "bdp_bytes": self.bdp_bytes,
             "notes": list(self.notes), "cc": self.cc,
             "steady_goodput_bps": self.steady_goodput_bps, "steady_binding": self.steady_binding,
@@ -205,11 +210,13 @@ def tcp_model(stack, packets, rate_bps, *, notes, rtt_s, loss, carriage, cc, siz
 
 
 def finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, *, rtt_s, loss, delivered=1.0,
-           sw=None, transfer=None, cc=None, steady=None, round_s=None) -> Prediction:
-    """The Prediction a transport's model returns (see ``_finish``); the BDP from ``rate_bps`` and ``rtt_s``."""
+           sw=None, transfer=None, cc=None, steady=None, round_s=None, sources=None) -> Prediction:
+    """The Prediction a transport's model returns (see ``_finish``); the BDP from ``rate_bps`` and ``rtt_s``.
+    ``sources``: where the model's own limits come from (a limit ``SOURCES`` names otherwise)."""
     common = dict(rtt_s=rtt_s, loss=loss, bdp_bytes=bdp_bytes(rate_bps, rtt_s) if rtt_s else None)
-    return _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, delivered=delivered,
-                   sw=sw, transfer=transfer, cc=cc, steady=steady, round_s=round_s)
+    p = _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, delivered=delivered,
+                sw=sw, transfer=transfer, cc=cc, steady=steady, round_s=round_s)
+    return replace(p, sources=dict(sources)) if sources else p
 
 
 def _finish(proto, rate_bps, stack, packets, limits, binding, goodput, notes, common, *,

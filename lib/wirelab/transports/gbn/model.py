@@ -274,7 +274,7 @@ def gbn_model(stack, packets, rate_bps, *, notes, rtt_s, loss, loss_reverse, siz
         transfer = as_transfer_time(gbn_transfer(size, rate_bps, rtt_s or 0.0, chunk_bytes=packets.payload_bytes,
                                                  **args))
     return finish(stack.proto, rate_bps, stack, packets, limits, binding, goodput, notes, rtt_s=rtt_s, loss=loss,
-                  transfer=transfer)
+                  transfer=transfer, sources={name: SOURCES[name] for name in ("window", "go_back_n")})
 
 
 def as_transfer_time(t: GbnTransfer) -> TransferTime:

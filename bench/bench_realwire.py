@@ -25,7 +25,6 @@ import time
 from wirelab.experiment import Experiment, run
 from wirelab.link import LinkSpec
 from wirelab.link import open as open_link
-from wirelab.link.netns import inside
 
 PUBLISHED = {"tcp": 9.41e6, "udp": 9.57e6}      # document 002, the receiver's goodput
 

@@ -8,6 +8,7 @@ started with ``expose_app_in_browser`` so the test can run JupyterLab commands
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import secrets
@@ -30,9 +31,7 @@ def missing() -> str | None:
     """Why a browser test cannot run here (None when it can)."""
     if not Path(CHROMIUM).exists():
         return f"no chromium at {CHROMIUM} (make setup installs it: apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         return "playwright is not installed (pip install -e '.[dev]')"
     return None
 

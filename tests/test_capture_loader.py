@@ -15,7 +15,9 @@ from wirelab import CaptureError
 from wirelab.capture import read_capture
 from wirelab.capture.reader.decode import ReadState, scans
 
-from capture_paths import reader_path  # noqa: F401  (a fixture: the numpy and the compiled reader)
+import capture_paths
+
+reader_path = capture_paths.reader_path      # a fixture: the numpy and the compiled reader
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = sorted((ROOT / "captures").glob("*.pcapng")) + sorted((ROOT / "tests" / "data").glob("*.pcap*"))

@@ -346,9 +346,10 @@ def test_the_kernel_is_ipykernel_6():
         f"ipykernel {ipykernel.__version__}: install ipykernel>=6.29,<7 (pyproject.toml says why)"
 
 
-def test_lib_is_pyflakes_clean():
-    """No unused import, undefined name or unused variable in the package (pyflakes: the dev extras)."""
-    found = subprocess.run([sys.executable, "-m", "pyflakes", str(ROOT / "lib")], capture_output=True, text=True,
-                           timeout=300)
+def test_lib_tests_and_benches_are_pyflakes_clean():
+    """No unused import, undefined name or unused variable in the package, its tests and benches
+    (pyflakes: the dev extras)."""
+    found = subprocess.run([sys.executable, "-m", "pyflakes", *(str(ROOT / d) for d in ("lib", "tests", "bench"))],
+                           capture_output=True, text=True, timeout=300)
     assert "No module named pyflakes" not in found.stderr, "pip install -e '.[dev]' (pyflakes)"
     assert found.stdout == "", found.stdout

@@ -34,21 +34,21 @@ times, joins the stream too (a ``series`` event: what ``analysis.load_series`` p
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 import weakref
 from contextlib import nullcontext
 
 from .. import transports
-from ..errors import TransferError, UsageError
+from ..errors import UsageError
 from ..link.contract import link_capabilities
 from ..transfer.progress import Progress
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
 from ..wire.headers import ETHERNET_MTU, tcp_payload, udp_payload
 from ..wire.ppcb import DATA_HEADER
-from ..transfer.client import WarmClient, client_argv, run_client
+from ..transfer.client import WarmClient
+from .wirelab_sender import client_config as _client_config, send as _send
 
 __all__ = ["WirelabEngine", "DEFAULT_CHUNK", "goodput_series"]
 
@@ -197,27 +197,20 @@ class WirelabEngine:
         """One run across ``link``. ``capture``: a path for a pcapng of the run's packets as the
         receiver's side of the link saw them (dumpcap; needs root or capture rights). ``events``:
         the run's ``EventStream`` (the module docstring), its records tagged ``event_tags``."""
-        from ..transfer import Result, merge, start_server
-        from ..transfer.run import HashSink, make_data
+        from ..transfer import start_server
+        from ..transfer.run import HashSink
 
         how = plan(setting, self.udp_files)
         proto = setting.proto
         transport = transports.get(proto)
-        max_wait = float(setting.get("max_wait_s", 5.0))
-        if transport.stream:       # never below what TCP needs to repair a lost SYN itself
-            max_wait = max(max_wait, TCP_LEAST_WAIT_S)
-        elif how["call"] == "measure":   # the kit's own measurement exchange (HELLO, END, REPORT), not
-            max_wait = max(max_wait, MEASURE_LEAST_WAIT_S)   # PPCB's: it must outlast the loss it measures
+        max_wait = _max_wait(setting, transport, how)
         retransmits = int(setting.get("max_retransmits", 5))
         sndbuf = _whole(setting["sndbuf_bytes"] or setting["window_bytes"])
         rcvbuf = _whole(setting["rcvbuf_bytes"] or setting["window_bytes"])
         size = int(setting.get("size_bytes", 1e6))
         warm = self._warm_client(link)
         sink = HashSink()
-        receiving = None
-        if events is not None and how["mode"] not in ("echo", "ping"):
-            receiving = Progress("receiver", emit=events.emit, tags=event_tags)
-            receiving.count = lambda: sink.bytes          # a file's bytes; a measurement counts its own
+        receiving = _receiver_progress(how, sink, events, event_tags)
         with link.inside("b"):
             port, stop, thread, server_results = start_server(
                 proto, host=link.address("b"), out=sink, max_wait=max_wait,
@@ -236,65 +229,114 @@ class WirelabEngine:
                                         same_clock=link.one_clock, **self._measure_options(how, proto))
                 if events is not None:
                     config.update(events=events.address, event_tags=event_tags)
-                sender = Result.from_dict(_run_client(link, config, deadline, warm))
-                reported = sender.metadata.pop("progress", None) or []
-                if events is not None:     # what the live path missed, from the sender's own list
-                    events.absorb(reported)
-                # the server ends its session by itself (RCVD sent, or MAX_WAIT bounds it)
-                until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
-                while how["call"] == "file" and not server_results and thread.is_alive() \
-                        and time.monotonic() < until:
-                    thread.join(0.01)
+                sender, reported = _send(link, config, deadline, warm, events)
+                if how["call"] == "file":
+                    _await_session(server_results, thread, deadline, max_wait, retransmits)
         finally:
             stop.set()
             thread.join(max_wait + 1.0)
             if receiving is not None:
                 receiving.stop()
-        outcome = {}
         if how["call"] == "file":
-            receiver = (server_results[0] if server_results
-                        else Result(proto, receiver_error="server saw no session"))
-            result = merge(sender, receiver, same_clock=link.one_clock)
-            if not transport.reliable and result.packets_received is not None:
-                result.lost = max(len(sender.send_times_s) - len(receiver.receive_times_s), 0)
-            payload = make_data(size, seed)
-            result.metadata["byte_exact"] = sink.bytes == len(payload) and \
-                sink.hexdigest() == hashlib.sha256(payload).hexdigest()
-            missing = receiver.metadata.get("first_missing_packet")
-            if not transport.reliable and missing is not None:
-                # plain UDP cannot recover a lost datagram: PPCB ends the session there. The
-                # protocol defines this outcome: it is a result (what arrived), not a failure.
-                outcome = {"outcome": "incomplete",
-                           "outcome_reason": f"datagram {missing} was lost and plain udp does not resend: "
-                                             f"{result.delivered_fraction or 0:.1%} of the file arrived"}
-            elif not transport.reliable and "no CONACC" in (sender.error or "") and _drops(setting):
-                # PPCB's udp client sends CONN once: on a lossy link CONN or CONACC may be lost,
-                # and the client then ends as the protocol says, with nothing sent
-                outcome = {"outcome": "incomplete",
-                           "outcome_reason": "CONN or its CONACC was lost and plain udp does not resend "
-                                             "them (PPCB: the udp client sends CONN once): 0.0% of the "
-                                             "file arrived"}
+            result, outcome = _file_result(setting, transport, link, sender, server_results, sink,
+                                           size=size, seed=seed)
         else:
-            result = sender
-        record = {**result.to_dict(samples=False), **outcome}
-        kernel = [r for r in reported if r.get("event") == "interval" and r.get("retransmissions") is not None]
-        if transport.stream and kernel:      # TCP resends below the program: the kernel counted them
-            record["retransmissions"] = kernel[-1]["retransmissions"]
-        # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
-        loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0
-        record["send_loop_bps"] = 8.0 * result.bytes_sent / loop if loop > 0 else None
-        if capture:
-            record["capture_file"] = str(capture)
-            record["capture_packets"] = recorder.packets
-            record["capture_dropped"] = recorder.dropped
-        series = goodput_series(result.receive_times_s, how.get("chunk") or how.get("packet") or 1000)
-        if events is not None and series:     # the run's goodput over time lives in its stream
-            events.emit({"event": "series", "source": "receiver", "points": series, **(event_tags or {})})
-        elif events is None:
-            record["receiver_series"] = series
+            result, outcome = sender, {}
+        record = _record(result, outcome, reported, transport, capture=capture, recorder=recorder)
+        _attach_series(record, result, how, events, event_tags)
         record["plan"] = how.get("note") or f"{how['call']} {how['mode']}"
         record["max_wait_used_s"] = max_wait
         return record
+
+
+def _max_wait(setting, transport, how: dict) -> float:
+    """How long either end waits for the other (MAX_WAIT): the setting's, raised where the
+    exchange needs longer than PPCB's."""
+    max_wait = float(setting.get("max_wait_s", 5.0))
+    if transport.stream:       # never below what TCP needs to repair a lost SYN itself
+        max_wait = max(max_wait, TCP_LEAST_WAIT_S)
+    elif how["call"] == "measure":   # the kit's own measurement exchange (HELLO, END, REPORT), not
+        max_wait = max(max_wait, MEASURE_LEAST_WAIT_S)   # PPCB's: it must outlast the loss it measures
+    return max_wait
+
+
+def _receiver_progress(how: dict, sink, events, event_tags: dict | None) -> Progress | None:
+    """The receiver's live reports to the run's event stream (None: no stream, or an echo run)."""
+    if events is None or how["mode"] in ("echo", "ping"):
+        return None
+    receiving = Progress("receiver", emit=events.emit, tags=event_tags)
+    receiving.count = lambda: sink.bytes          # a file's bytes; a measurement counts its own
+    return receiving
+
+
+def _await_session(server_results: list, thread, deadline: float, max_wait: float, retransmits: int) -> None:
+    """Let a file run's server end its session by itself (RCVD sent, or MAX_WAIT bounds it)."""
+    until = min(deadline, time.monotonic() + max_wait * (retransmits + 1) + 1.0)
+    while not server_results and thread.is_alive() and time.monotonic() < until:
+        thread.join(0.01)
+
+
+def _file_result(setting, transport, link, sender, server_results: list, sink, *, size: int, seed: int):
+    """(result, outcome) of a file run: both ends merged, whether the file arrived byte for byte,
+    and the outcome PPCB defines where plain UDP ends early."""
+    from ..transfer import Result, merge
+    from ..transfer.run import make_data
+    receiver = (server_results[0] if server_results
+                else Result(setting.proto, receiver_error="server saw no session"))
+    result = merge(sender, receiver, same_clock=link.one_clock)
+    if not transport.reliable and result.packets_received is not None:
+        result.lost = max(len(sender.send_times_s) - len(receiver.receive_times_s), 0)
+    payload = make_data(size, seed)
+    result.metadata["byte_exact"] = sink.bytes == len(payload) and \
+        sink.hexdigest() == hashlib.sha256(payload).hexdigest()
+    if transport.reliable:
+        return result, {}
+    return result, _udp_incomplete(setting, sender, receiver, result)
+
+
+def _udp_incomplete(setting, sender, receiver, result) -> dict:
+    """A plain UDP file run that ended as the protocol says it must: its outcome and why ({}: it did not)."""
+    missing = receiver.metadata.get("first_missing_packet")
+    if missing is not None:
+        # plain UDP cannot recover a lost datagram: PPCB ends the session there. The
+        # protocol defines this outcome: it is a result (what arrived), not a failure.
+        return {"outcome": "incomplete",
+                "outcome_reason": f"datagram {missing} was lost and plain udp does not resend: "
+                                  f"{result.delivered_fraction or 0:.1%} of the file arrived"}
+    if "no CONACC" in (sender.error or "") and _drops(setting):
+        # PPCB's udp client sends CONN once: on a lossy link CONN or CONACC may be lost,
+        # and the client then ends as the protocol says, with nothing sent
+        return {"outcome": "incomplete",
+                "outcome_reason": "CONN or its CONACC was lost and plain udp does not resend "
+                                  "them (PPCB: the udp client sends CONN once): 0.0% of the "
+                                  "file arrived"}
+    return {}
+
+
+def _record(result, outcome: dict, reported: list, transport, *, capture, recorder) -> dict:
+    """The run's record: the result's fields, the kernel's retransmissions, the sending loop's
+    rate and the capture's counts."""
+    record = {**result.to_dict(samples=False), **outcome}
+    kernel = [r for r in reported if r.get("event") == "interval" and r.get("retransmissions") is not None]
+    if transport.stream and kernel:      # TCP resends below the program: the kernel counted them
+        record["retransmissions"] = kernel[-1]["retransmissions"]
+    # the sending loop alone, first DATA to last (what document 001 called udp's sender side)
+    loop = result.send_times_s[-1] - result.send_times_s[0] if len(result.send_times_s) > 1 else 0.0
+    record["send_loop_bps"] = 8.0 * result.bytes_sent / loop if loop > 0 else None
+    if capture:
+        record["capture_file"] = str(capture)
+        record["capture_packets"] = recorder.packets
+        record["capture_dropped"] = recorder.dropped
+    return record
+
+
+def _attach_series(record: dict, result, how: dict, events, event_tags: dict | None) -> None:
+    """The receiver's goodput over time: into the run's event stream, or the record without one."""
+    series = goodput_series(result.receive_times_s, how.get("chunk") or how.get("packet") or 1000)
+    if events is not None and series:     # the run's goodput over time lives in its stream
+        events.emit({"event": "series", "source": "receiver", "points": series, **(event_tags or {})})
+    elif events is None:
+        record["receiver_series"] = series
 
 
 def _drops(setting) -> bool:
@@ -311,45 +353,3 @@ def _capture(path, link, kind: str, port: int):
     from ..capture import LiveCapture
     interface, prefix = link.capture_point("b")
     return LiveCapture(interface, path, prefix=prefix, capture_filter=f"{kind} port {port}")
-
-
-def _client_config(how: dict, setting, host: str, port: int, *, size: int, seed: int,
-                   max_wait: float, retransmits: int, sndbuf, same_clock: bool, **measure) -> dict:
-    """The arguments of the client call (``client.py`` runs it in its own process); ``measure``:
-    more arguments of a measurement (pacing, end markers)."""
-    proto = setting.proto
-    transport = transports.get(proto)
-    if how["call"] == "measure":
-        return {"call": "measure", "proto": transport.socket, "host": host,
-                "port": port, "mode": how["mode"], "time_s": how.get("time_s", 1.0),
-                "rate_bps": how.get("rate_bps"), "packet": how["packet"],
-                "count": how.get("count", 100), "echo_interval_s": how.get("echo_interval_s", 0.0),
-                "max_wait": max_wait,
-                "max_retransmits": retransmits, "sndbuf": sndbuf, "congestion": setting["cc"],
-                "same_clock": same_clock, "size_bytes": how.get("size_bytes"), **measure}
-    # the transport's own sender (client.py's "send"): a stream's takes a congestion control, a datagram's
-    # resends; its own options come from the setting's columns
-    own = {"congestion": setting["cc"]} if transport.stream else {"max_retransmits": retransmits}
-    return {"call": "send", "proto": proto, "host": host, "port": port, "size": size, "seed": seed,
-            "max_wait": max_wait, "chunk": how["chunk"], "sndbuf": sndbuf, **own,
-            **transport.option_values({o.column: setting.get(o.column) for o in transport.options})}
-
-
-def _run_client(link, config: dict, deadline: float, warm: WarmClient | None = None) -> dict:
-    """Run the client process on host ``a`` (forked by ``warm`` when given and free: flows side by
-    side on one link each need a client at once) and read its Result JSON."""
-    argv = client_argv(config)
-    what, fix = f"the {config.get('proto', 'tcp')} client", "raise the experiment's timeout or lower size / MAX_WAIT"
-    if warm is not None and warm.busy.acquire(blocking=False):
-        try:
-            done = warm.run(config, deadline, what=what, fix=fix)
-        finally:
-            warm.busy.release()
-    else:
-        done = run_client(link, argv, deadline, what=what, fix=fix)
-    try:
-        return json.loads(done.stdout)
-    except json.JSONDecodeError:
-        tail = (done.stderr or done.stdout).strip().splitlines()
-        raise TransferError(f"the client printed no Result ({tail[-1] if tail else 'no output'})",
-                            f"run {' '.join(argv[:3])} '<config>' by hand to see why") from None

@@ -135,24 +135,13 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     ``meter_bytes``: see the module docstring.
     """
     if isinstance(host_rtt_s, (tuple, list)):
-        median, low, high = (float(v) for v in host_rtt_s)
-        kwargs = dict(wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
-                      udp_header=udp_header, default_cc=default_cc, carriage=carriage, meter_bytes=meter_bytes)
-        out = predict_columns(params, host_rtt_s=median, **kwargs)
-        if transports.get(_get(params, "proto", "tcp")).ack_clocked and math.isfinite(out["pred_goodput_bps"]):
-            # a longer host round trip, a lower goodput: the interval's ends swap
-            out.update(pred_goodput_low_bps=predict_columns(params, host_rtt_s=high, **kwargs)["pred_goodput_bps"],
-                       pred_goodput_high_bps=predict_columns(params, host_rtt_s=low, **kwargs)["pred_goodput_bps"],
-                       pred_host_rtt_low_s=low, pred_host_rtt_high_s=high)
-        return out
-    out: dict = {c: math.nan for c in PRED_COLUMNS}
-    out.update({c: None for c in _TEXT})
+        return _host_interval(params, host_rtt_s, dict(
+            wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
+            udp_header=udp_header, default_cc=default_cc, carriage=carriage, meter_bytes=meter_bytes))
     host = None if _missing(host_rtt_s) else float(host_rtt_s)
     meter = None if _missing(meter_bytes) or wire == "payload" else float(meter_bytes)
-    out.update(pred_wire=wire, pred_timestamps=bool(timestamps), pred_payload_arg=payload,
-               pred_stream_header_bytes=stream_header, pred_udp_header_bytes=udp_header,
-               pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host,
-               pred_meter_bytes=math.nan if meter is None else meter)
+    out = _unpredicted(wire=wire, timestamps=timestamps, payload=payload, stream_header=stream_header,
+                       udp_header=udp_header, carriage=carriage, host=host, meter=meter)
     proto, rate = _get(params, "proto", "tcp"), _get(params, "rate_bps")
     transport = transports.get(proto)
     if rate is None:
@@ -161,62 +150,21 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if wire == "none":
         out["pred_note"] = "loopback: no link enforces the rate, so the model has nothing to predict"
         return out
-    there = _get(params, "delay_s", 0.0)
-    both = there + _get(params, "delay_reverse_s", there)       # there and back: one way may be 0
-    rtt = both if both > 0 else None
     notes: list[str] = []
-    if transport.ack_clocked and host:
-        rtt = (rtt or 0.0) + host
-        notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
-                     "(measured by a lossless UDPR probe at this rate just before the setting's runs)")
-    if transport.ack_clocked and meter is not None:
-        notes.append(f"tbf meters the rate (a bucket of {meter:.0f} B): a DATA leaves once the bucket holds it, "
-                     "not serialized: cycle = max(DATA/C, RTT + what exceeds the bucket /C)")
+    rtt = _round_trip(params, transport, host, meter, notes)
     cc = _congestion_control(proto, params, default_cc, notes)
     chunk = payload if payload is not None else _get(params, "packet_bytes")
     file_bytes = _get(params, "size_bytes")
     file_bytes = None if file_bytes is None else int(file_bytes)
-    per_packet, carried = chunk, file_bytes          # what the transport carries, framing included
-    if transport.stream and stream_header:
-        per_packet = None                            # the stream is cut into full segments anyway
-        if file_bytes is not None:
-            carried = file_bytes + stream_header * math.ceil(file_bytes / (chunk or 1000))
-    elif per_packet is not None and udp_header:
-        per_packet = per_packet + udp_header
-        if file_bytes is not None:
-            carried = file_bytes + udp_header * math.ceil(file_bytes / chunk)
+    per_packet, carried = _carried(transport, chunk, file_bytes, stream_header, udp_header)
     try:
-        p = predict(proto, rate, mtu=_get(params, "mtu"), payload=per_packet,
-                    timestamps=timestamps and transport.stream, rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
-                    loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
-                    window_bytes=_get(params, "window_bytes"),
-                    wire="real" if wire == "real" else "emulated",
-                    max_wait_s=_get(params, "max_wait_s", 5.0),
-                    max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
-                    carriage=carriage if transport.stream else "packets", window_s=_timed(params),
-                    queue_bytes=_queue_bytes(params) if wire != "payload" else None,
-                    meter_bytes=meter if transport.ack_clocked else None,
-                    **transport.option_values({o.column: _get(params, o.column) for o in transport.options}))
+        p = _ask_model(params, proto, transport, rate, per_packet=per_packet, carried=carried, rtt=rtt, cc=cc,
+                       wire=wire, timestamps=timestamps, carriage=carriage, meter=meter)
     except WirelabError as err:
         out["pred_note"] = "; ".join(notes + [f"no prediction: {err}"])
         return out
-    share = 1.0
-    if transport.stream and stream_header:
-        framed = chunk or 1000
-        share = framed / (framed + stream_header)
-        notes.insert(0, f"{stream_header} B of application framing per {framed:g} B: ×{share:.4f}")
-    elif not transport.reliable and udp_header and p.payload_bytes:
-        share = (p.payload_bytes - udp_header) / p.payload_bytes
-        notes.insert(0, f"{udp_header} B of application framing per datagram: ×{share:.4f}")
-    limits = {name: value * share for name, value in p.limits.items()}
-    if wire == "payload":
-        limits["link"] = share * rate * (p.delivery_probability if not transport.reliable else 1.0)
-        notes.append("the relay paces application bytes, so η = 1")
-    elif not transport.reliable:                  # what arrives of what the link carries
-        limits["link"] = (p.steady_goodput_bps if p.transfer is not None else p.goodput_bps) * share
-    offered = _get(params, "offered_bps")
-    if offered is not None and not transport.reliable:
-        limits["offered"] = offered * p.delivery_probability
+    share = _framing_share(transport, p, chunk, stream_header, udp_header, notes)
+    limits = _limits(params, transport, p, rate, wire, share, notes)
     binding = min(limits, key=limits.get)
     steady_goodput, steady_binding = limits[binding], binding
     goodput = steady_goodput
@@ -226,17 +174,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     if rtt is None and transport.stream and cc is None and carriage == "packets":
         notes.append("no delay set: the RTT is the host's own, window and loss limits not modelled")
     if p.transfer is not None and wire != "payload":
-        t = p.transfer
-        goodput = t.goodput_bps * (file_bytes / carried if carried else 1.0)
-        binding = t.binding
-        if "offered" in limits and limits["offered"] < goodput:
-            goodput, binding = limits["offered"], "offered"
-        out.update(pred_transfer_time_s=t.total_s, pred_data_time_s=t.data_time_s,
-                   pred_transfer_binding=t.transfer_binding,
-                   pred_transfer_std_s=math.nan if t.std_s is None else t.std_s)
-        out.update({f"pred_time_{name}_s": seconds for name, seconds in t.terms().items()})
-        out.update({f"pred_{name}": value for name, value in t.extras.items()
-                    if name not in ("segments", "initial_window", "rto_s")})
+        goodput, binding = _transfer_columns(out, p.transfer, limits, file_bytes, carried)
     elif p.transfer is not None:
         notes.append("the relay paces application bytes: no transfer time predicted")
     elif file_bytes is not None and any(note.startswith("transfer time not predicted") for note in p.notes):
@@ -255,6 +193,122 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
     for name, value in limits.items():
         out[f"pred_limit_{name}_bps"] = value
     return out
+
+
+def _host_interval(params: dict, host_rtt_s, kwargs: dict) -> dict:
+    """The prediction at a probe set's median host round trip, and for an ACK-clocked transport
+    the goodput at its two ends (the interval the residual check compares with the runs')."""
+    median, low, high = (float(v) for v in host_rtt_s)
+    out = predict_columns(params, host_rtt_s=median, **kwargs)
+    if transports.get(_get(params, "proto", "tcp")).ack_clocked and math.isfinite(out["pred_goodput_bps"]):
+        # a longer host round trip, a lower goodput: the interval's ends swap
+        out.update(pred_goodput_low_bps=predict_columns(params, host_rtt_s=high, **kwargs)["pred_goodput_bps"],
+                   pred_goodput_high_bps=predict_columns(params, host_rtt_s=low, **kwargs)["pred_goodput_bps"],
+                   pred_host_rtt_low_s=low, pred_host_rtt_high_s=high)
+    return out
+
+
+def _unpredicted(*, wire, timestamps, payload, stream_header, udp_header, carriage, host, meter) -> dict:
+    """Every column NaN (text None) but how the prediction was asked: the answer when there is
+    nothing to predict, and the frame the prediction fills in."""
+    out: dict = {c: math.nan for c in PRED_COLUMNS}
+    out.update({c: None for c in _TEXT})
+    out.update(pred_wire=wire, pred_timestamps=bool(timestamps), pred_payload_arg=payload,
+               pred_stream_header_bytes=stream_header, pred_udp_header_bytes=udp_header,
+               pred_carriage=carriage, pred_host_rtt_s=math.nan if host is None else host,
+               pred_meter_bytes=math.nan if meter is None else meter)
+    return out
+
+
+def _round_trip(params: dict, transport, host: float | None, meter: float | None, notes: list) -> float | None:
+    """The RTT the model is given (None: no delay set): the two delays, plus the host's own
+    round trip for a stop-and-wait transport (module docstring); notes say what was assumed."""
+    there = _get(params, "delay_s", 0.0)
+    both = there + _get(params, "delay_reverse_s", there)       # there and back: one way may be 0
+    rtt = both if both > 0 else None
+    if transport.ack_clocked and host:
+        rtt = (rtt or 0.0) + host
+        notes.append(f"stop-and-wait RTT = 2·delay + the host's own round trip, {host * 1e3:.2f} ms "
+                     "(measured by a lossless UDPR probe at this rate just before the setting's runs)")
+    if transport.ack_clocked and meter is not None:
+        notes.append(f"tbf meters the rate (a bucket of {meter:.0f} B): a DATA leaves once the bucket holds it, "
+                     "not serialized: cycle = max(DATA/C, RTT + what exceeds the bucket /C)")
+    return rtt
+
+
+def _carried(transport, chunk, file_bytes: int | None, stream_header: int,
+             udp_header: int) -> tuple[int | None, int | None]:
+    """(payload per packet, file bytes) as the transport carries them, application framing included."""
+    per_packet, carried = chunk, file_bytes
+    if transport.stream and stream_header:
+        per_packet = None                            # the stream is cut into full segments anyway
+        if file_bytes is not None:
+            carried = file_bytes + stream_header * math.ceil(file_bytes / (chunk or 1000))
+    elif per_packet is not None and udp_header:
+        per_packet = per_packet + udp_header
+        if file_bytes is not None:
+            carried = file_bytes + udp_header * math.ceil(file_bytes / chunk)
+    return per_packet, carried
+
+
+def _ask_model(params: dict, proto: str, transport, rate: float, *, per_packet, carried, rtt, cc, wire: str,
+               timestamps: bool, carriage: str, meter: float | None):
+    """``model.predict`` asked with this row's columns and what the engine and link say (raises
+    WirelabError where the model has no answer)."""
+    return predict(proto, rate, mtu=_get(params, "mtu"), payload=per_packet,
+                   timestamps=timestamps and transport.stream, rtt_s=rtt, pppoe=bool(_get(params, "pppoe", False)),
+                   loss=_get(params, "loss", 0.0), loss_reverse=_get(params, "loss_reverse"),
+                   window_bytes=_get(params, "window_bytes"),
+                   wire="real" if wire == "real" else "emulated",
+                   max_wait_s=_get(params, "max_wait_s", 5.0),
+                   max_retransmits=int(_get(params, "max_retransmits", 5)), cc=cc, size=carried,
+                   carriage=carriage if transport.stream else "packets", window_s=_timed(params),
+                   queue_bytes=_queue_bytes(params) if wire != "payload" else None,
+                   meter_bytes=meter if transport.ack_clocked else None,
+                   **transport.option_values({o.column: _get(params, o.column) for o in transport.options}))
+
+
+def _framing_share(transport, p, chunk, stream_header: int, udp_header: int, notes: list) -> float:
+    """The share of the carried bytes that is the application's (framing headers excluded)."""
+    share = 1.0
+    if transport.stream and stream_header:
+        framed = chunk or 1000
+        share = framed / (framed + stream_header)
+        notes.insert(0, f"{stream_header} B of application framing per {framed:g} B: ×{share:.4f}")
+    elif not transport.reliable and udp_header and p.payload_bytes:
+        share = (p.payload_bytes - udp_header) / p.payload_bytes
+        notes.insert(0, f"{udp_header} B of application framing per datagram: ×{share:.4f}")
+    return share
+
+
+def _limits(params: dict, transport, p, rate: float, wire: str, share: float, notes: list) -> dict[str, float]:
+    """Every steady-state limit on application goodput by name (bit/s): the model's, the relay's
+    paced link, what an unreliable transport delivers of the link and of the offered load."""
+    limits = {name: value * share for name, value in p.limits.items()}
+    if wire == "payload":
+        limits["link"] = share * rate * (p.delivery_probability if not transport.reliable else 1.0)
+        notes.append("the relay paces application bytes, so η = 1")
+    elif not transport.reliable:                  # what arrives of what the link carries
+        limits["link"] = (p.steady_goodput_bps if p.transfer is not None else p.goodput_bps) * share
+    offered = _get(params, "offered_bps")
+    if offered is not None and not transport.reliable:
+        limits["offered"] = offered * p.delivery_probability
+    return limits
+
+
+def _transfer_columns(out: dict, t, limits: dict, file_bytes: int | None, carried: int | None) -> tuple[float, str]:
+    """Put a whole file's time, its terms and extras in ``out``; returns the file's (goodput, binding)."""
+    goodput = t.goodput_bps * (file_bytes / carried if carried else 1.0)
+    binding = t.binding
+    if "offered" in limits and limits["offered"] < goodput:
+        goodput, binding = limits["offered"], "offered"
+    out.update(pred_transfer_time_s=t.total_s, pred_data_time_s=t.data_time_s,
+               pred_transfer_binding=t.transfer_binding,
+               pred_transfer_std_s=math.nan if t.std_s is None else t.std_s)
+    out.update({f"pred_time_{name}_s": seconds for name, seconds in t.terms().items()})
+    out.update({f"pred_{name}": value for name, value in t.extras.items()
+                if name not in ("segments", "initial_window", "rto_s")})
+    return goodput, binding
 
 
 def predict_like(row, **changes) -> dict:

@@ -41,6 +41,7 @@ import time
 import traceback
 import uuid
 from contextlib import ExitStack, closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -217,84 +218,118 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
         kept = leaving.enter_context(KeptLinks(link_layer, plan.backend))    # removed however we leave
         # (across hosts each pair's own round trip stands in for the probe: cluster.py)
         probes = HostRoundTrips(engine if cluster is None else None, link_layer, plan.backend, plan.settings, kept=kept)
-        info = dict(plan.info)
-        if probes.first is not None:
-            info["host_round_trip"] = probes.first
-        # settings the model expects to outlast the user's deadline: said before anything runs
-        late = plan.late(host_rtt_s=probes.host_rtt_s)
-        if late:
-            info["expected_to_outlast_timeout"] = [{"setting": s.label(), "expected_s": e} for s, e in late]
-            print(f"wirelab: {len(late)} setting(s) are predicted to take longer than the {experiment.timeout:g} s "
-                  f"timeout, e.g. {late[0][0].label()} ({late[0][1]:.0f} s): they will fail; raise the timeout "
-                  "or leave it unset (deadlines then follow the prediction)", file=sys.stderr)
-        session = store.start_session(experiment.to_dict(), info)
-        bar = _progress(len(todo), progress, experiment.name)
-        opened = False
-
-        workdir = folder / "runs"
-
-        def runs_of(batch):
-            """(setting, rep, rows, raw) of each run of ``batch`` as it ends."""
-            if cluster is not None:          # each run's event stream comes back with it (no live events)
-                for ended in cluster.runs(plan, batch, folder=folder, run_one=run_one, new_row=new_row):
-                    if on_event is not None:
-                        for event in read_events(events_path(folder, ended[2][0]["run_id"])):
-                            on_event(event)
-                    yield ended
-                return
-            for setting, rep in batch:
-                workdir.mkdir(parents=True, exist_ok=True)
-                yield setting, rep, *run_one(
-                    plan, setting, rep=rep, seed=experiment.run_seed(setting, rep), workdir=workdir,
-                    capture_dir=folder / "captures" if experiment.capture else None,
-                    host_rtt_s=probes.for_setting(setting), kept=kept, on_event=on_event)
-
-        def save(setting: Setting, rows: list[dict], raw: dict) -> None:
-            raw_file = os.path.relpath(store.run_path(rows[0]["run_id"]), folder)
-            events_file = workdir / f"{rows[0]['run_id']}{EVENTS_SUFFIX}"
-            for row in rows:
-                row.update(experiment=experiment.name, session=session, raw_file=raw_file)
-                if events_file.is_file():
-                    row["events_file"] = os.path.relpath(events_file, folder)
-                capture = (raw.get("result") or {}).get("capture_file") or row.get("result_capture_file")
-                if capture:
-                    row["capture_file"] = os.path.relpath(capture, folder)
-                    row.pop("result_capture_file", None)
-            store.record(rows, raw)
-            if bar is not None:
-                bar.set_postfix_str(f"{setting.label()} {rows[-1]['status']}", refresh=False)
-                bar.update(1)
-            if on_row is not None:
-                for row in rows:
-                    on_row(row)
-
-        try:
-            can.open()
-            opened = True
-            with closing(runs_of(todo)) as ended:
-                for setting, _, rows, raw in ended:
-                    save(setting, rows, raw)
-            # more repetitions where an interval is still wider than the precision asked for
-            made = len(todo)
-            while max_runs is None or made < max_runs:
-                extra = more_runs(experiment, store.frame(), settings)
-                if max_runs is not None:
-                    extra = extra[:max_runs - made]
-                if not extra:
-                    break
-                probes.forget()                    # a new batch of runs: a new probe next to it
-                if bar is not None:
-                    bar.total += len(extra)
-                with closing(runs_of(extra)) as ended:
-                    for setting, _, rows, raw in ended:
-                        save(setting, rows, raw)
-                made += len(extra)
-        finally:
-            if bar is not None:
-                bar.close()
-            if opened:
-                can.close()
+        session = store.start_session(experiment.to_dict(), _session_info(experiment, plan, probes))
+        sweep = _Sweep(experiment, plan, folder, store, session, _progress(len(todo), progress, experiment.name),
+                       cluster, probes, kept, on_row=on_row, on_event=on_event)
+        _run_and_repeat(sweep, can, todo, settings=settings, max_runs=max_runs)
         frame = store.frame()
     if frame.empty:
         raise ExperimentError(f"nothing was saved in {folder}", "check the folder is writable")
     return frame
+
+
+def _session_info(experiment: Experiment, plan: Plan, probes: HostRoundTrips) -> dict:
+    """What the session records before the runs: the plan's info, the host's round trip, and the
+    settings the model expects to outlast the user's deadline (said on stderr before anything runs)."""
+    info = dict(plan.info)
+    if probes.first is not None:
+        info["host_round_trip"] = probes.first
+    late = plan.late(host_rtt_s=probes.host_rtt_s)
+    if late:
+        info["expected_to_outlast_timeout"] = [{"setting": s.label(), "expected_s": e} for s, e in late]
+        print(f"wirelab: {len(late)} setting(s) are predicted to take longer than the {experiment.timeout:g} s "
+              f"timeout, e.g. {late[0][0].label()} ({late[0][1]:.0f} s): they will fail; raise the timeout "
+              "or leave it unset (deadlines then follow the prediction)", file=sys.stderr)
+    return info
+
+
+def _run_and_repeat(sweep: _Sweep, can: Capabilities, todo: list, *, settings: list,
+                    max_runs: int | None) -> None:
+    """The runs to do, then more repetitions where an interval is still wider than the precision
+    asked for (``max_runs`` bounds both); the engine open throughout, the bar closed however we leave."""
+    opened = False
+    try:
+        can.open()
+        opened = True
+        sweep.run_and_save(todo)
+        made = len(todo)
+        while max_runs is None or made < max_runs:
+            extra = more_runs(sweep.experiment, sweep.store.frame(), settings)
+            if max_runs is not None:
+                extra = extra[:max_runs - made]
+            if not extra:
+                break
+            sweep.probes.forget()                    # a new batch of runs: a new probe next to it
+            if sweep.bar is not None:
+                sweep.bar.total += len(extra)
+            sweep.run_and_save(extra)
+            made += len(extra)
+    finally:
+        if sweep.bar is not None:
+            sweep.bar.close()
+        if opened:
+            can.close()
+
+
+@dataclass
+class _Sweep:
+    """One sweep's road for its runs: where each runs (here or on the hosts' workers) and how its
+    rows are saved the moment it ends."""
+    experiment: Experiment
+    plan: Plan
+    folder: Path
+    store: ResultStore
+    session: int
+    bar: object
+    cluster: object
+    probes: HostRoundTrips
+    kept: KeptLinks
+    on_row: object = None
+    on_event: object = None
+
+    @property
+    def workdir(self) -> Path:
+        return self.folder / "runs"
+
+    def run_and_save(self, batch) -> None:
+        """Run ``batch`` of (setting, rep), saving each run's rows as it ends."""
+        with closing(self.runs_of(batch)) as ended:
+            for setting, _, rows, raw in ended:
+                self.save(setting, rows, raw)
+
+    def runs_of(self, batch):
+        """(setting, rep, rows, raw) of each run of ``batch`` as it ends."""
+        if self.cluster is not None:          # each run's event stream comes back with it (no live events)
+            for ended in self.cluster.runs(self.plan, batch, folder=self.folder, run_one=run_one, new_row=new_row):
+                if self.on_event is not None:
+                    for event in read_events(events_path(self.folder, ended[2][0]["run_id"])):
+                        self.on_event(event)
+                yield ended
+            return
+        for setting, rep in batch:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            yield setting, rep, *run_one(
+                self.plan, setting, rep=rep, seed=self.experiment.run_seed(setting, rep), workdir=self.workdir,
+                capture_dir=self.folder / "captures" if self.experiment.capture else None,
+                host_rtt_s=self.probes.for_setting(setting), kept=self.kept, on_event=self.on_event)
+
+    def save(self, setting: Setting, rows: list[dict], raw: dict) -> None:
+        """Store one run's rows (paths relative to the folder), advance the bar, tell ``on_row``."""
+        folder = self.folder
+        raw_file = os.path.relpath(self.store.run_path(rows[0]["run_id"]), folder)
+        events_file = self.workdir / f"{rows[0]['run_id']}{EVENTS_SUFFIX}"
+        for row in rows:
+            row.update(experiment=self.experiment.name, session=self.session, raw_file=raw_file)
+            if events_file.is_file():
+                row["events_file"] = os.path.relpath(events_file, folder)
+            capture = (raw.get("result") or {}).get("capture_file") or row.get("result_capture_file")
+            if capture:
+                row["capture_file"] = os.path.relpath(capture, folder)
+                row.pop("result_capture_file", None)
+        self.store.record(rows, raw)
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{setting.label()} {rows[-1]['status']}", refresh=False)
+            self.bar.update(1)
+        if self.on_row is not None:
+            for row in rows:
+                self.on_row(row)

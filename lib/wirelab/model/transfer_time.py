@@ -132,6 +132,22 @@ def _add(terms: dict, name: str, seconds: float) -> None:
         terms[name] = terms.get(name, 0.0) + seconds
 
 
+@dataclass(frozen=True)
+class _Segments:
+    """One TCP transfer's segments and what each costs on this link (seconds): what every
+    phase of ``tcp_transfer`` reads, computed once."""
+    n: float                 # segments (the last may be short)
+    d: int                   # segments, the short last one counted whole
+    segment: float           # one full segment on the wire (S/R)
+    ack: float               # one ACK on the wire
+    round_s: float           # the ACK clock's round
+    rtt_s: float
+    iw: int
+    cap: float | None        # the largest window in segments (a socket buffer), None: no cap
+    loss: float
+    resent: float            # the link's share spent on resending
+
+
 def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int, header_bytes: int,
                  rtt_s: float, steady: SteadyState, loss: float = 0.0, loss_reverse: float | None = None,
                  iw: int = LINUX_INITIAL_WINDOW, window_bytes: float | None = None,
@@ -155,92 +171,129 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
     rto = default_rto(rtt_s) if rto_s is None else rto_s
     segment = 8.0 * mss_bytes / (eta * rate_bps)          # one full segment on the wire (S/R)
     ack = 8.0 * header_bytes / rate_bps
-    round_s = rtt_s + segment + ack                        # the ACK clock's round
+    setup, final = _tcp_exchange(rate_bps, header_bytes, rtt_s, loss, reverse, rto, syn_timeout_s, ack)
+    n = size_bytes / mss_bytes
+    s = _Segments(n=n, d=math.ceil(n - 1e-9), segment=segment, ack=ack, round_s=rtt_s + segment + ack,
+                  rtt_s=rtt_s, iw=iw, cap=None if window_bytes is None else max(1.0, window_bytes / mss_bytes),
+                  loss=loss, resent=loss if steady.retransmissions_on_link else 0.0)
+    data: dict[str, float] = {}
+    extras: dict[str, float] = {}
+    std_s = None                                           # one run's spread, where derived
+    notes = list(steady.notes)
+    if loss <= 0 or (steady.cc == "bbr" and recovery != "linux"):
+        _unstopped_slow_start(s, data, notes)
+    elif recovery == "linux" and (steady.cc in BETA or steady.cc == "bbr"):
+        extras, std_s = _linux_runs(s, steady, eta=eta, mss_bytes=mss_bytes, rto=rto, queue_bytes=queue_bytes,
+                                    data=data, notes=notes)
+    else:
+        _cardwell(s, steady, mss_bytes=mss_bytes, rto=rto, data=data, notes=notes)
+    _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
+    return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes), std_s=std_s,
+                        extras={"segments": s.d, "initial_window": iw, "rto_s": rto, **extras})
+
+
+def _tcp_exchange(rate_bps: float, header_bytes: int, rtt_s: float, loss: float, reverse: float, rto: float,
+                  syn_timeout_s: float, ack: float) -> tuple[dict[str, float], dict[str, float]]:
+    """(setup, final): the handshake and CONN/CONACC before the data, RCVD after it; a lost
+    one waits an RTO (Cardwell eq. 4 for the SYN's)."""
     wire = lambda payload: 8.0 * (header_bytes + payload) / rate_bps   # noqa: E731
     setup = {"handshake": handshake_time(rtt_s, loss, reverse, syn_timeout_s=syn_timeout_s) + 2 * ack,
              "conn": rtt_s + wire(PPCB_HEADER["CONN"]) + wire(PPCB_HEADER["CONACC"])
              + retransmission_delay(loss, rto) + retransmission_delay(reverse, rto)}
     final = {"rcvd": rtt_s / 2 + wire(PPCB_HEADER["RCVD"]) + retransmission_delay(reverse, rto)}
-    n = size_bytes / mss_bytes                             # segments (the last may be short)
-    d = math.ceil(n - 1e-9)
-    cap = None if window_bytes is None else max(1.0, window_bytes / mss_bytes)
-    data: dict[str, float] = {}
-    extras: dict[str, float] = {}
-    std_s = None                                           # one run's spread, where derived
-    notes = list(steady.notes)
-    resent = loss if steady.retransmissions_on_link else 0.0   # the link's share spent on resending
-    if loss <= 0 or (steady.cc == "bbr" and recovery != "linux"):
-        # Loss-free slow start (or BBR without Linux's rules: its startup does not stop at a random loss).
-        start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap)
-        _add(data, "link", n * segment / (1.0 - resent))
-        _add(data, "slow_start", start.idle - start.window_idle)
-        _add(data, "window", start.window_idle)
-        if loss > 0:
-            # Derived here: earlier losses are repaired under cover of new data (SACK); one in
-            # the last flight delays the last byte by a round.
-            flight = min(d, math.ceil(1 + rtt_s / segment))
-            _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-loss)) * round_s)
-            notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
-    elif recovery == "linux" and (steady.cc in BETA or steady.cc == "bbr"):
-        # Linux's own rules at independent loss, run by run (window_runs): the mean, the spread and
-        # the quantiles of one run's data time
-        from .window_runs import file_runs           # numpy: only when a transfer at loss is predicted
-        queue = None if queue_bytes is None else queue_bytes * eta / mss_bytes    # wire bytes mss/η each
-        simulated = min(max(d, 1), LONGEST_SIMULATED)
-        runs = file_runs(segments=simulated, loss=loss, cc=steady.cc, segment_s=segment, base_s=round_s,
-                         rtt_s=rtt_s, iw=iw, queue=queue, cap=cap)
-        for name, seconds in runs.terms.items():
-            if name != "propagation":
-                _add(data, name, seconds)
-        if d > simulated:
-            # the rest at the rate those runs settle at: the steady state (window_chain's long run,
-            # the cited closed forms where the link or window binds), its time beyond the link's by name
-            rest = (d - simulated) * 8.0 * mss_bytes / steady.goodput_bps
-            on_link = (d - simulated) * segment / (1 - resent)
-            _add(data, "link", on_link)
-            _add(data, steady.cc if steady.binding not in ("link", "window") else steady.binding,
-                 max(rest - on_link, 0.0))
-            notes.append(f"the first {simulated} segments run by run, the other {d - simulated} at the steady "
-                         f"state ({steady.goodput_bps / 1e6:.3f} Mbit/s)")
-        # the rare, long part of the mean: the first loss's retransmission lost too, an RTO (p a loss)
-        lossy = -math.expm1(d * math.log1p(-loss))
-        extras = {"expected_rto_s": lossy * expected_rto(loss, rto), "rto_run_probability": lossy * loss}
-        _add(data, "loss_recovery", extras["expected_rto_s"])
-        rto_run = extras["rto_run_probability"]
-        rto_cost = extras["expected_rto_s"] / rto_run if rto_run > 0 else 0.0
-        std_s = math.sqrt(runs.std_s ** 2 + rto_run * (1 - rto_run) * rto_cost ** 2)
-        extras.update(data_time_q05_s=runs.quantile(0.05), data_time_q95_s=runs.quantile(0.95),
-                      data_time_min_s=runs.fastest_s, simulated_runs=len(runs.data_times_s))
-        notes.append(f"Linux's rules run by run ({len(runs.data_times_s)} seeded runs, model.window_runs: "
-                     "IW10 slow start" + (", HyStart" if steady.cc == "cubic" else "")
-                     + (", SACK/RACK-TLP, packet conservation's round, no cut" if steady.cc == "bbr" else
-                        ", SACK/RACK-TLP, PRR's recovery round, "
-                        + ("CUBIC's curve and W_est" if steady.cc == "cubic" else "Reno's AIMD"))
-                     + f"); one run's data time {runs.quantile(0.05):.3f}–{runs.quantile(0.95):.3f} s (90 %)")
-    else:
-        d_ss = expected_segments_before_loss(d, loss) * n / d if d else 0.0
-        start = slow_start_send(n, segment, rtt_s + ack, iw=iw, max_window=cap, loss=loss)
-        w_ss = expected_slow_start_window(d_ss, iw)
-        if cap is not None:
-            w_ss = min(w_ss, cap)
-        # The rest runs at the steady state (Cardwell eq. 24), reached from the window the loss
-        # left, β·E[W_ss], growing by α per round (derived here: a loss never helps).
-        target = steady.goodput_bps * round_s / (8.0 * mss_bytes)          # segments per round
-        beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
-        rounds, ramped = regrowth_rounds(max(n - d_ss, 0.0), beta * w_ss, alpha, target)
-        steady_time = rounds * round_s
-        link = n * segment + max(n - d_ss, 0.0) * segment * resent / (1 - resent)
-        _add(data, "link", link)
-        _add(data, "slow_start", start.idle - start.window_idle)
-        _add(data, "window", start.window_idle)
-        _add(data, "loss_recovery", expected_loss_recovery(d, loss, round_s, rto, w_ss))
-        excess = steady_time - max(n - d_ss, 0.0) * segment / (1 - resent)
-        loss_model = "cubic" if steady.cc == "cubic" else "padhye"
-        _add(data, loss_model if ramped or steady.binding == "link" else steady.binding, excess)
-        notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
-    _add(data, "propagation", rtt_s / 2 if size_bytes else 0.0)
-    return TransferTime("tcp", size_bytes, setup, data, final, notes=tuple(notes), std_s=std_s,
-                        extras={"segments": d, "initial_window": iw, "rto_s": rto, **extras})
+    return setup, final
+
+
+def _unstopped_slow_start(s: _Segments, data: dict, notes: list) -> None:
+    """The data phase when no loss stops slow start: loss-free, or BBR without Linux's rules
+    (its startup does not stop at a random loss)."""
+    start = slow_start_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap)
+    _add(data, "link", s.n * s.segment / (1.0 - s.resent))
+    _add(data, "slow_start", start.idle - start.window_idle)
+    _add(data, "window", start.window_idle)
+    if s.loss > 0:
+        # Derived here: earlier losses are repaired under cover of new data (SACK); one in
+        # the last flight delays the last byte by a round.
+        flight = min(s.d, math.ceil(1 + s.rtt_s / s.segment))
+        _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-s.loss)) * s.round_s)
+        notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
+
+
+def _linux_runs(s: _Segments, steady: SteadyState, *, eta: float, mss_bytes: int, rto: float,
+                queue_bytes: float | None, data: dict, notes: list) -> tuple[dict[str, float], float]:
+    """The data phase by Linux's own rules at independent loss, run by run (window_runs): the
+    mean into ``data``; returns (extras, std_s) with the spread and quantiles of one run's data time."""
+    from .window_runs import file_runs           # numpy: only when a transfer at loss is predicted
+    queue = None if queue_bytes is None else queue_bytes * eta / mss_bytes    # wire bytes mss/η each
+    simulated = min(max(s.d, 1), LONGEST_SIMULATED)
+    runs = file_runs(segments=simulated, loss=s.loss, cc=steady.cc, segment_s=s.segment, base_s=s.round_s,
+                     rtt_s=s.rtt_s, iw=s.iw, queue=queue, cap=s.cap)
+    for name, seconds in runs.terms.items():
+        if name != "propagation":
+            _add(data, name, seconds)
+    if s.d > simulated:
+        _beyond_simulated(s, steady, simulated, mss_bytes, data, notes)
+    # the rare, long part of the mean: the first loss's retransmission lost too, an RTO (p a loss)
+    lossy = -math.expm1(s.d * math.log1p(-s.loss))
+    extras = {"expected_rto_s": lossy * expected_rto(s.loss, rto), "rto_run_probability": lossy * s.loss}
+    _add(data, "loss_recovery", extras["expected_rto_s"])
+    rto_run = extras["rto_run_probability"]
+    rto_cost = extras["expected_rto_s"] / rto_run if rto_run > 0 else 0.0
+    std_s = math.sqrt(runs.std_s ** 2 + rto_run * (1 - rto_run) * rto_cost ** 2)
+    extras.update(data_time_q05_s=runs.quantile(0.05), data_time_q95_s=runs.quantile(0.95),
+                  data_time_min_s=runs.fastest_s, simulated_runs=len(runs.data_times_s))
+    notes.append(_runs_note(steady.cc, runs))
+    return extras, std_s
+
+
+def _beyond_simulated(s: _Segments, steady: SteadyState, simulated: int, mss_bytes: int, data: dict,
+                      notes: list) -> None:
+    """The segments past ``LONGEST_SIMULATED`` at the rate the runs settle at: the steady state
+    (window_chain's long run, the cited closed forms where the link or window binds), its time
+    beyond the link's by name."""
+    rest = (s.d - simulated) * 8.0 * mss_bytes / steady.goodput_bps
+    on_link = (s.d - simulated) * s.segment / (1 - s.resent)
+    _add(data, "link", on_link)
+    _add(data, steady.cc if steady.binding not in ("link", "window") else steady.binding,
+         max(rest - on_link, 0.0))
+    notes.append(f"the first {simulated} segments run by run, the other {s.d - simulated} at the steady "
+                 f"state ({steady.goodput_bps / 1e6:.3f} Mbit/s)")
+
+
+def _runs_note(cc: str, runs) -> str:
+    """What the run-by-run simulation modelled for ``cc``, and one run's 90 % range."""
+    return (f"Linux's rules run by run ({len(runs.data_times_s)} seeded runs, model.window_runs: "
+            "IW10 slow start" + (", HyStart" if cc == "cubic" else "")
+            + (", SACK/RACK-TLP, packet conservation's round, no cut" if cc == "bbr" else
+               ", SACK/RACK-TLP, PRR's recovery round, "
+               + ("CUBIC's curve and W_est" if cc == "cubic" else "Reno's AIMD"))
+            + f"); one run's data time {runs.quantile(0.05):.3f}–{runs.quantile(0.95):.3f} s (90 %)")
+
+
+def _cardwell(s: _Segments, steady: SteadyState, *, mss_bytes: int, rto: float, data: dict,
+              notes: list) -> None:
+    """The data phase by Cardwell et al. 2000 (classic recovery): slow start until the first
+    loss, its recovery (eq. 20), then the steady state."""
+    d_ss = expected_segments_before_loss(s.d, s.loss) * s.n / s.d if s.d else 0.0
+    start = slow_start_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap, loss=s.loss)
+    w_ss = expected_slow_start_window(d_ss, s.iw)
+    if s.cap is not None:
+        w_ss = min(w_ss, s.cap)
+    # The rest runs at the steady state (Cardwell eq. 24), reached from the window the loss
+    # left, β·E[W_ss], growing by α per round (derived here: a loss never helps).
+    target = steady.goodput_bps * s.round_s / (8.0 * mss_bytes)          # segments per round
+    beta, alpha = BETA.get(steady.cc, 0.5), ALPHA.get(steady.cc, 1.0)
+    rounds, ramped = regrowth_rounds(max(s.n - d_ss, 0.0), beta * w_ss, alpha, target)
+    steady_time = rounds * s.round_s
+    link = s.n * s.segment + max(s.n - d_ss, 0.0) * s.segment * s.resent / (1 - s.resent)
+    _add(data, "link", link)
+    _add(data, "slow_start", start.idle - start.window_idle)
+    _add(data, "window", start.window_idle)
+    _add(data, "loss_recovery", expected_loss_recovery(s.d, s.loss, s.round_s, rto, w_ss))
+    excess = steady_time - max(s.n - d_ss, 0.0) * s.segment / (1 - s.resent)
+    loss_model = "cubic" if steady.cc == "cubic" else "padhye"
+    _add(data, loss_model if ramped or steady.binding == "link" else steady.binding, excess)
+    notes.append("Cardwell et al. 2000: slow start until the first loss, then the steady state")
 
 
 def udp_transfer(size_bytes: int, rate_bps: float, *, datagram_payload: int, datagram_wire_bytes: int,

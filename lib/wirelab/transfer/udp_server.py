@@ -24,6 +24,7 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 from .. import transports
 from ..errors import ProtocolError
@@ -137,94 +138,147 @@ def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wa
                   max_retransmits: int, stop=None) -> Result:
     """One udp/udpr session, CONN already received from ``client``."""
     transport = transports.by_protocol_id(conn.protocol_id)
-    proto, reliable = transport.name, transport.acked         # udpr: ACC each DATA, resend on silence
-    session, total = conn.session_id, conn.total_length
-    result = Result(proto, max_wait_s=max_wait, max_retransmits=max_retransmits, bytes_received=0,
-                    bytes_delivered=0, packets_received=0, duplicates=0, out_of_order=0,
-                    receiver_start_time_s=time.time(), metadata={"session_id": session.hex()})
-    result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
-    meter = Meter()
-
-    def send(raw: bytes, to=client) -> None:
-        sock.sendto(raw, to)
-        meter.call()
-
-    last_reply = ppcb.pack("CONACC", session)
-    send(last_reply)
-    last_sent, resends = time.monotonic(), 0
-    expected, received = 0, 0          # next packet_no, bytes delivered (never allocate `total`)
-    while received < total:
-        left = last_sent + max_wait - time.monotonic()
+    result = _new_result(sock, transport.name, conn.session_id, max_wait, max_retransmits)
+    s = _Session(sock, client, conn.session_id, conn.total_length, out, result, Meter(),
+                 reliable=transport.acked, max_wait=max_wait, max_retransmits=max_retransmits,
+                 last_reply=ppcb.pack("CONACC", conn.session_id))
+    s.send(s.last_reply)
+    s.last_sent = time.monotonic()
+    while s.received < s.total:
+        left = s.last_sent + max_wait - time.monotonic()
         if left <= 0:                                     # MAX_WAIT of silence
-            if reliable and resends < max_retransmits:
-                send(last_reply)
-                last_sent, resends = time.monotonic(), resends + 1
+            if s.resend_on_silence():
                 continue
-            result.receiver_error = (f"timeout: no packet {expected} within {max_wait:g} s"
-                                     + (f" and {resends} resends" if reliable else ""))
-            result.metadata["first_missing_packet"] = expected
             break
         if stop is not None and stop.is_set():
             result.receiver_error = "server stopped"
             break
         ready, _, _ = select.select([sock], [], [], min(left, 0.25))
-        meter.call()
+        s.meter.call()
         if not ready:
             continue
         raw, sender = sock.recvfrom(MAX_DATAGRAM)
-        meter.call()
+        s.meter.call()
+        if not s.take(raw, sender):
+            break
+    else:
+        s.complete()
+    result.bytes_delivered = s.received
+    if result.receiver_end_time_s is None:
+        result.receiver_end_time_s = time.time()
+    result.receiver_cpu_s, result.receiver_syscalls = s.meter.stop(), s.meter.calls
+    return result
+
+
+def _new_result(sock: socket.socket, proto: str, session: bytes, max_wait: float, max_retransmits: int) -> Result:
+    """A session's Result before its first DATA: counters at zero, the socket's granted buffers."""
+    result = Result(proto, max_wait_s=max_wait, max_retransmits=max_retransmits, bytes_received=0,
+                    bytes_delivered=0, packets_received=0, duplicates=0, out_of_order=0,
+                    receiver_start_time_s=time.time(), metadata={"session_id": session.hex()})
+    result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(sock)
+    return result
+
+
+@dataclass
+class _Session:
+    """The state of one session being served (the module docstring's ``busy``): what it answers
+    each datagram with, and what it resends on silence."""
+    sock: socket.socket
+    client: tuple
+    session: bytes
+    total: int                          # bytes the client announced (never allocated)
+    out: object
+    result: Result
+    meter: Meter
+    reliable: bool                      # udpr: ACC each DATA, resend on silence
+    max_wait: float
+    max_retransmits: int
+    last_reply: bytes                   # CONACC, then the last ACC: what silence resends
+    last_sent: float = 0.0
+    resends: int = 0
+    expected: int = 0                   # next packet_no
+    received: int = 0                   # bytes delivered
+
+    def send(self, raw: bytes, to=None) -> None:
+        """A datagram to the client (or to ``to``), its system call counted."""
+        self.sock.sendto(raw, self.client if to is None else to)
+        self.meter.call()
+
+    def resend_on_silence(self) -> bool:
+        """MAX_WAIT of silence: udpr resends its last reply (True: go on); after the last resend,
+        or over udp, the session ends with the first missing packet named (False)."""
+        if self.reliable and self.resends < self.max_retransmits:
+            self.send(self.last_reply)
+            self.last_sent, self.resends = time.monotonic(), self.resends + 1
+            return True
+        self.result.receiver_error = (f"timeout: no packet {self.expected} within {self.max_wait:g} s"
+                                      + (f" and {self.resends} resends" if self.reliable else ""))
+        self.result.metadata["first_missing_packet"] = self.expected
+        return False
+
+    def take(self, raw: bytes, sender) -> bool:
+        """One datagram while busy: answered, ignored or delivered (True), or it ends the session (False)."""
         try:
             packet = ppcb.unpack(raw)
         except ProtocolError as err:
-            if sender == client and ppcb.session_of(raw) == session:  # invalid DATA from our client → RJT, end
-                send(ppcb.pack("RJT", session, packet_no=expected))
-                result.receiver_error = f"invalid packet: {err}"
-                break
-            continue
+            if sender == self.client and ppcb.session_of(raw) == self.session:  # invalid DATA from our client → RJT, end
+                self.send(ppcb.pack("RJT", self.session, packet_no=self.expected))
+                self.result.receiver_error = f"invalid packet: {err}"
+                return False
+            return True
         if packet.kind == "CONN":
-            if packet.session_id != session:
-                send(ppcb.pack("CONRJT", packet.session_id), sender)   # busy: someone else
-            continue                                                   # our own CONN again: duplicate
+            if packet.session_id != self.session:
+                self.send(ppcb.pack("CONRJT", packet.session_id), sender)   # busy: someone else
+            return True                                                     # our own CONN again: duplicate
         if packet.kind != "DATA":
-            continue
-        if packet.session_id != session or sender != client:
-            send(ppcb.pack("RJT", packet.session_id, packet_no=packet.packet_no), sender)
-            continue
+            return True
+        if packet.session_id != self.session or sender != self.client:
+            self.send(ppcb.pack("RJT", packet.session_id, packet_no=packet.packet_no), sender)
+            return True
+        return self.data(packet)
+
+    def data(self, packet: ppcb.Packet) -> bool:
+        """Our client's DATA: a duplicate is ignored, the next one delivered (True); one out of
+        order or too long ends the session with RJT (False)."""
+        result = self.result
         result.packets_received += 1
         result.bytes_received += len(packet.data)
-        if packet.packet_no < expected:                   # a duplicate: ignore it
+        if packet.packet_no < self.expected:              # a duplicate: ignore it
             result.duplicates += 1
-            continue
-        if packet.packet_no > expected or len(packet.data) > total - received:
-            result.out_of_order += packet.packet_no > expected
-            if packet.packet_no > expected:
-                result.metadata["first_missing_packet"] = expected
-            send(ppcb.pack("RJT", session, packet_no=packet.packet_no))
-            result.receiver_error = (f"packet {packet.packet_no} arrived, expected {expected} "
-                                     "(a datagram was lost or reordered)" if packet.packet_no > expected else
-                                     f"packet {packet.packet_no} carries {len(packet.data)} B, "
-                                     f"only {total - received} B were left to send")
-            break
-        if out is not None:
-            out.write(packet.data)
+            return True
+        if packet.packet_no > self.expected or len(packet.data) > self.total - self.received:
+            self.refuse(packet)
+            return False
+        if self.out is not None:
+            self.out.write(packet.data)
         result.receive_times_s.append(time.time())
-        received += len(packet.data)
-        expected += 1
-        if reliable:
-            last_reply, resends = ppcb.pack("ACC", session, packet_no=packet.packet_no), 0
-            send(last_reply)
-        last_sent = time.monotonic()
-    else:
-        result.receiver_end_time_s = time.time()
-        if out is not None and hasattr(out, "flush"):
-            out.flush()
-        send(ppcb.pack("RCVD", session))
-        result.ok = True
-    result.bytes_delivered = received
-    if result.receiver_end_time_s is None:
-        result.receiver_end_time_s = time.time()
-    result.receiver_cpu_s, result.receiver_syscalls = meter.stop(), meter.calls
-    return result
+        self.received += len(packet.data)
+        self.expected += 1
+        if self.reliable:
+            self.last_reply, self.resends = ppcb.pack("ACC", self.session, packet_no=packet.packet_no), 0
+            self.send(self.last_reply)
+        self.last_sent = time.monotonic()
+        return True
+
+    def refuse(self, packet: ppcb.Packet) -> None:
+        """RJT a DATA out of order (a datagram lost or reordered) or longer than what is left, and say why."""
+        expected, result = self.expected, self.result
+        result.out_of_order += packet.packet_no > expected
+        if packet.packet_no > expected:
+            result.metadata["first_missing_packet"] = expected
+        self.send(ppcb.pack("RJT", self.session, packet_no=packet.packet_no))
+        result.receiver_error = (f"packet {packet.packet_no} arrived, expected {expected} "
+                                 "(a datagram was lost or reordered)" if packet.packet_no > expected else
+                                 f"packet {packet.packet_no} carries {len(packet.data)} B, "
+                                 f"only {self.total - self.received} B were left to send")
+
+    def complete(self) -> None:
+        """Every byte delivered: the end time, the output flushed, RCVD sent once."""
+        self.result.receiver_end_time_s = time.time()
+        if self.out is not None and hasattr(self.out, "flush"):
+            self.out.flush()
+        self.send(ppcb.pack("RCVD", self.session))
+        self.result.ok = True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -126,38 +126,9 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
         suffix = "" if level is None else f", {_label(hue, level)}"
         if "pred_goodput_bps" in part and metric == "goodput_bps" and part["pred_goodput_bps"].notna().any():
             runs = frame if level is None else frame[frame[hue].astype(object) == level]
-            dense = _dense_prediction(runs, x, runs.sort_values(x), log=log_x) if len(runs) else None
-            if limits and len(runs):
-                _draw_limits(ax, runs, x, fx, fy, color, suffix, log_x)
-            what = _what_predicted(runs)
-            if dense is not None and np.isfinite(dense[1]).any():
-                ax.plot(dense[0] * fx, dense[1] * fy, "-", color=color, alpha=0.8,
-                        label=f"predicted{what}{suffix}")
-            else:
-                pred = part[[x, "pred_goodput_bps"]].dropna().drop_duplicates(x)
-                ax.plot(pred[x] * fx, pred["pred_goodput_bps"] * fy, "-", color=color, alpha=0.8,
-                        label=f"predicted{what}{suffix}")
-            if steady and len(runs):
-                _draw_steady(ax, runs, part, x, fx, fy, color, suffix, log_x)
-        ok = part[part["n"] > 0]
-        mean, yerr, what = _measured(ok, metric, fy)
-        ax.errorbar(ok[x] * fx, mean, yerr=yerr, fmt="o", color=color,
-                    capsize=4, markersize=6, label=f"measured ({what}){suffix}")
-        not_run = part[(part["n"] == 0) & (part["n_failed"] == 0)]
-        failed = part[(part["n"] == 0) & (part["n_failed"] > 0)]
-        if len(failed):
-            ax.plot(failed[x] * fx, np.zeros(len(failed)), "x", color=color,
-                    label=f"failed (no successful run){suffix}")
-        if len(not_run):
-            ax.plot(not_run[x] * fx, np.zeros(len(not_run)), "|", color=color, markersize=12,
-                    label=f"not run here (see why in the table){suffix}")
-    if log_x:
-        if (frame[x] == 0).any():
-            ax.set_xscale("symlog", linthresh=1e-3 * fx or 1)
-        else:
-            ax.set_xscale("log")
-        from matplotlib.ticker import FuncFormatter
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            _draw_predicted(ax, runs, part, x, fx, fy, color, suffix, log_x=log_x, limits=limits, steady=steady)
+        _draw_measured(ax, part, x, metric, fx, fy, color, suffix)
+    _scale_x(ax, frame, x, fx, log_x)
     ax.set(xlabel=label_x, ylabel=label_y, title=title or f"{label_y.split(' (')[0]}: measured vs predicted")
     if log_y:
         _log_y(ax)
@@ -171,6 +142,53 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def _draw_predicted(ax, runs: pd.DataFrame, part: pd.DataFrame, x: str, fx: float, fy: float, color,
+                    suffix: str, *, log_x: bool, limits: bool, steady: bool) -> None:
+    """The predicted goodput of one hue level as a line: the model evaluated between the measured
+    points where it can be, else the runs' own predictions; its limits and steady state if asked."""
+    dense = _dense_prediction(runs, x, runs.sort_values(x), log=log_x) if len(runs) else None
+    if limits and len(runs):
+        _draw_limits(ax, runs, x, fx, fy, color, suffix, log_x)
+    what = _what_predicted(runs)
+    if dense is not None and np.isfinite(dense[1]).any():
+        ax.plot(dense[0] * fx, dense[1] * fy, "-", color=color, alpha=0.8,
+                label=f"predicted{what}{suffix}")
+    else:
+        pred = part[[x, "pred_goodput_bps"]].dropna().drop_duplicates(x)
+        ax.plot(pred[x] * fx, pred["pred_goodput_bps"] * fy, "-", color=color, alpha=0.8,
+                label=f"predicted{what}{suffix}")
+    if steady and len(runs):
+        _draw_steady(ax, runs, part, x, fx, fy, color, suffix, log_x)
+
+
+def _draw_measured(ax, part: pd.DataFrame, x: str, metric: str, fx: float, fy: float, color, suffix: str) -> None:
+    """One hue level's measured points with their error bars, and its settings with no successful
+    run marked on the axis: failed (×) apart from not run here (|)."""
+    ok = part[part["n"] > 0]
+    mean, yerr, what = _measured(ok, metric, fy)
+    ax.errorbar(ok[x] * fx, mean, yerr=yerr, fmt="o", color=color,
+                capsize=4, markersize=6, label=f"measured ({what}){suffix}")
+    not_run = part[(part["n"] == 0) & (part["n_failed"] == 0)]
+    failed = part[(part["n"] == 0) & (part["n_failed"] > 0)]
+    if len(failed):
+        ax.plot(failed[x] * fx, np.zeros(len(failed)), "x", color=color,
+                label=f"failed (no successful run){suffix}")
+    if len(not_run):
+        ax.plot(not_run[x] * fx, np.zeros(len(not_run)), "|", color=color, markersize=12,
+                label=f"not run here (see why in the table){suffix}")
+
+
+def _scale_x(ax, frame: pd.DataFrame, x: str, fx: float, log_x: bool) -> None:
+    """A log x axis if asked (symlog where a setting is at 0), its ticks as plain numbers."""
+    if log_x:
+        if (frame[x] == 0).any():
+            ax.set_xscale("symlog", linthresh=1e-3 * fx or 1)
+        else:
+            ax.set_xscale("log")
+        from matplotlib.ticker import FuncFormatter
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
 
 def _what_predicted(runs: pd.DataFrame) -> str:

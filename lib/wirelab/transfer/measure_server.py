@@ -128,7 +128,6 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
         most = hello.get("read")                            # the reader's length: bytes per recv
         most = most if isinstance(most, int) and 0 < most <= 1 << 24 else None
         interval = _interval(hello)
-        reader.stamp_arrivals()              # records counted by when they arrived, not when read
         raw = bytearray(packet)
         view = memoryview(raw)
         ends_ns = None                                      # the interval's end (this end's clock)
@@ -143,7 +142,7 @@ def serve_measure_tcp(conn: socket.socket, reader, meter, *, max_wait: float = 5
                 raise
             kind = raw[0]
             if kind == RECORD:
-                now_ns = reader.arrived_ns or time.time_ns()
+                now_ns = time.time_ns()
                 if ends_ns is not None and now_ns >= ends_ns:
                     break                                   # the first record after the interval
                 _, seq, send_ns = REC.unpack_from(raw)

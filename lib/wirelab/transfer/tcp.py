@@ -18,7 +18,6 @@ import time
 
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
-from .arrivals import ANCILLARY_SPACE, arrival_ns, stamp_arrivals
 from .result import Result
 from .silence import Snapshot, await_answer, snapshot, timeout_error
 from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over, open_socket,
@@ -43,26 +42,14 @@ class StreamReader:
         self.sock, self.meter, self.buf = sock, meter, bytearray(prefix)
         self.marked: Snapshot | None = None
         self.waiting_for: str | None = None
-        self.stamped = False
-        self.arrived_ns: int | None = None      # when the last segment read so far reached this host
-
-    def stamp_arrivals(self) -> None:
-        """From now on ``read`` keeps the kernel's arrival time of the last segment it returned
-        (``arrived_s``): a reader kept off the CPU does not stretch what it measures."""
-        self.stamped = stamp_arrivals(self.sock)
-
-    def arrived_s(self) -> float:
-        """The arrival of the last segment read (the kernel's stamp), else now."""
-        return self.arrived_ns / 1e9 if self.arrived_ns is not None else time.time()
 
     def mark(self, waiting_for: str) -> None:
         """The peer's progress now: a later timeout compares against it (one getsockopt)."""
         self.marked, self.waiting_for = snapshot(self.sock), waiting_for
 
     def read(self, n: int) -> bytes:
-        receive = self._receive_stamped if self.stamped else self.sock.recv
         while len(self.buf) < n:
-            self.buf += self._receive(receive, max(262144, n - len(self.buf)))
+            self.buf += self._receive(self.sock.recv, max(262144, n - len(self.buf)))
         out = bytes(self.buf[:n])
         del self.buf[:n]
         return out
@@ -74,23 +61,12 @@ class StreamReader:
         if have:
             view[:have] = self.buf[:have]
             del self.buf[:have]
-        receive = self._receive_stamped_into if self.stamped else self.sock.recv_into
         try:
             while have < len(view):
-                have += self._receive(receive, view[have:have + most] if most else view[have:])
+                have += self._receive(self.sock.recv_into, view[have:have + most] if most else view[have:])
         except TransferError:
             self.buf[:0] = view[:have]        # a part read stays readable: the stream keeps its framing
             raise
-
-    def _receive_stamped(self, size: int) -> bytes:
-        data, ancillary, _, _ = self.sock.recvmsg(size, ANCILLARY_SPACE)
-        self.arrived_ns = arrival_ns(ancillary) or self.arrived_ns
-        return data
-
-    def _receive_stamped_into(self, view: memoryview) -> int:
-        n, ancillary, _, _ = self.sock.recvmsg_into([view], ANCILLARY_SPACE)
-        self.arrived_ns = arrival_ns(ancillary) or self.arrived_ns
-        return n
 
     def _receive(self, receive, arg):
         """One recv/recv_into; a timeout, an error or an empty read become TransferError."""
@@ -125,7 +101,6 @@ def listen_tcp(host: str = DEFAULT_HOST, port: int = 0, *, rcvbuf: int | None = 
     """A listening socket (port 0: any free port; read it with ``getsockname()``)."""
     sock = open_socket("tcp", sndbuf=sndbuf, rcvbuf=rcvbuf)
     bind(sock, host, port)
-    stamp_arrivals(sock)     # inherited by each connection; on now: the kernel turns stamping on a moment later
     sock.listen(backlog)
     return sock
 
@@ -177,7 +152,6 @@ def serve_tcp_connection(conn: socket.socket, reader: StreamReader, meter: Meter
                     packets_received=0, duplicates=0, out_of_order=0)
     result.sndbuf_granted_bytes, result.rcvbuf_granted_bytes = buffer_sizes(conn)
     session, received = None, 0      # bytes so far (never allocate CONN's total_length)
-    reader.stamp_arrivals()
     try:
         conn_packet = read_packet(reader)
         result.receiver_start_time_s = time.time()
@@ -209,13 +183,13 @@ def serve_tcp_connection(conn: socket.socket, reader: StreamReader, meter: Meter
                                     f"expected {expected}, {header.data_len} B with "
                                     f"{total - received} B left)", "the client sent RJT")
             data = reader.read(header.data_len)
-            now = reader.arrived_s()
+            now = time.time()
             if out is not None:
                 out.write(data)
             received += len(data)
             expected += 1
             result.receive_times_s.append(now)
-        result.receiver_end_time_s = reader.arrived_s()
+        result.receiver_end_time_s = time.time()
         if out is not None and hasattr(out, "flush"):
             out.flush()
         conn.sendall(ppcb.pack("RCVD", session))

@@ -43,7 +43,6 @@ import sys
 from pathlib import Path
 
 from ..errors import NeedsRootError, UsageError
-from ..link.cleanup import interrupt_in
 
 
 def add_parser(subparsers):
@@ -213,6 +212,8 @@ def run(args) -> int:
                     links=args.links if args.cluster else links_for(args.links))
     if not args.cluster:
         require_sandbox(policy)
+    # start-up: link (its front loads the model) only when run() runs; `wirelab grade --help` loads 5 modules
+    from ..link.cleanup import interrupt_in
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
     places = Places()                         # the world-writable folders, found while the grading runs
     try:

@@ -48,7 +48,7 @@ def add_parser(subparsers):
 
 def _views(args) -> int:
     """--expert, --follow, --graph: from the Capture (pandas; only when asked for)."""
-    # start-up: numpy, pandas, pyarrow, capture.stats.pictures only when _views() runs (wirelab --help imports this module)
+    # start-up: numpy, pandas, pyarrow, capture.stats.pictures only when _views() runs (wirelab --help loads this)
     from ..capture import open_capture
     from ..capture.stats.expert import expert_text
     from ..capture.stats.pictures import save_graph

@@ -353,3 +353,38 @@ def test_lib_tests_and_benches_are_pyflakes_clean():
                            capture_output=True, text=True, timeout=300)
     assert "No module named pyflakes" not in found.stderr, "pip install -e '.[dev]' (pyflakes)"
     assert found.stdout == "", found.stdout
+
+
+# Issue 35: modules whose functions another session is splitting (engines/wirelab_sender.py is one the
+# split may create); their in-function imports are sorted out next.
+UNSORTED_IMPORTS = {path: "being split; next session" for path in (
+    "model/transfer_time.py", "engines/wirelab.py", "engines/wirelab_sender.py", "experiment/prediction.py",
+    "experiment/runner.py", "viz/sweep.py", "transfer/udp_server.py")}
+
+
+def _uncommented_imports_in_functions(path: Path) -> list[str]:
+    """Each import inside a function with no comment saying why: on its line, on the line above it, or
+    above the run of imports it closes (consecutive imports share one comment)."""
+    source = path.read_text()
+    lines, found, said = source.splitlines(), [], set()      # said: last lines of imports that have a why
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                above = lines[child.lineno - 2].strip() if child.lineno > 1 else ""
+                if "#" in lines[child.lineno - 1] or above.startswith("#") or child.lineno - 1 in said:
+                    said.add(child.end_lineno)
+                else:
+                    found.append(f"{path}:{child.lineno}: {ast.unparse(child)}")
+            visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_imports_are_at_the_top_unless_a_comment_says_why():
+    """Issue 35: an import inside a function says why beside it (start-up: a heavy library only when
+    it is used; optional: an extra's package; circle; a higher floor); every other one is at the top."""
+    found = [line for path in sorted(LIB.rglob("*.py")) if str(path.relative_to(LIB)) not in UNSORTED_IMPORTS
+             for line in _uncommented_imports_in_functions(path)]
+    assert not found, "move these to the top of their module, or say why not:\n" + "\n".join(found)

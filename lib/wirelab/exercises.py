@@ -17,6 +17,13 @@ every student's link and expected answers (``wirelab exercises key``)::
 """
 from __future__ import annotations
 
+from pathlib import Path
+import csv
+import hashlib
+import random
+import pandas as pd
+
+from . import units
 from .errors import UsageError
 from .labs import bufferbloat, doc000, doc001, doc002, doc003, doc004
 from .labs.lab import Exercise, Link
@@ -48,8 +55,6 @@ def my_link(student: str, course: str = "") -> dict:
 def student_rng(student: str, course: str = "", *more: str):
     """The random numbers of ``student`` in ``course``: ``my_link`` draws from them, and the grader draws each
     student's link for a test from them with ``more`` = ("grade", the test's id) (``wirelab.grade.own_link``)."""
-    import hashlib
-    import random
     student, course = str(student).strip(), str(course or "").strip()
     if not student:
         raise UsageError("an empty student id", "give your student id, e.g. my_link('s1234567')")
@@ -60,7 +65,6 @@ def student_rng(student: str, course: str = "", *more: str):
 
 def student_link(student: str, course: str = "") -> Link:
     """``my_link`` in SI units, as the labs' ``exercises(link)`` take it."""
-    from . import units
     link = my_link(student, course)
     return Link(rate_bps=units.parse_rate(link["rate"]), delay_s=units.parse_time(link["delay"]),
                 loss=units.parse_fraction(link["loss"]), data=int(link["data"]),
@@ -75,7 +79,6 @@ def describe_link(student: str, course: str = "") -> str:
 
 def seeded_exercises(student: str, course: str = "") -> dict[str, Exercise]:
     """Five exercises asked on ``student``'s link alone (see ``my_link``); answers from ``wirelab.model``."""
-    from . import units
     link = my_link(student, course)
     rate, delay = units.parse_rate(link["rate"]), units.parse_time(link["delay"])
     loss, wait, data = units.parse_fraction(link["loss"]), units.parse_time(link["max_wait"]), link["data"]
@@ -136,7 +139,6 @@ def answer_key(course: str, students: list[str]):
     """The instructor's key: one row per student and exercise, with the student's link (as
     ``my_link`` gives it), the question as that student reads it, and the answer ``check`` accepts
     (``expected``, within ``tolerance``, relative), computed by the model."""
-    import pandas as pd
     lab_of = {name: lab for lab, module in LABS.items() for name in module.EXERCISES}
     rows = []
     for student in students:
@@ -155,8 +157,6 @@ ROSTER_COLUMNS = ("student", "id", "student id", "login", "sis login id", "usern
 def read_roster(path) -> list[str]:
     """The student ids of a roster CSV (a header row; the column named as in ROSTER_COLUMNS, else the
     first), each once, in the roster's order."""
-    import csv
-    from pathlib import Path
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"no roster {path}", "give a CSV file with a header row and one student id per row")

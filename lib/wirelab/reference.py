@@ -22,6 +22,7 @@ def reference_dir() -> Path:
 
 def load_reference(name: str):
     """One reference table by name, e.g. ``load_reference("seed002_goodput")``."""
+    # start-up: pandas only when load_reference() runs
     import pandas as pd
 
     name = name.removesuffix(".csv")

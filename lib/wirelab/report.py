@@ -13,6 +13,9 @@ contents of ``Output`` widgets (the panel's table and plot) as they were.
 """
 from __future__ import annotations
 
+import copy
+import html as escape
+import json
 from pathlib import Path
 
 from .errors import UsageError, WirelabError
@@ -50,6 +53,7 @@ def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = 
 def _parameterized(notebook: Path, quick: bool, parameters: dict):
     """The notebook with ``QUICK`` after its parameters cell (as papermill injects it) and
     ``parameters`` in a cell of their own after the cell tagged ``quick`` (else after ``QUICK``)."""
+    # start-up: nbformat, papermill only when _parameterized() runs
     import nbformat
     from papermill import inspect_notebook
     from papermill.iorw import load_notebook_node
@@ -78,7 +82,6 @@ def _parameterized(notebook: Path, quick: bool, parameters: dict):
 
 def _record_input(output: Path, notebook: Path) -> None:
     """papermill records the notebook it was given, here an object: record the file instead."""
-    import json
 
     if output.is_file():
         executed = json.loads(output.read_text(encoding="utf-8"))
@@ -89,6 +92,7 @@ def _record_input(output: Path, notebook: Path) -> None:
 def write_report(notebook: str | Path, out_dir: str | Path = "reports", *, quick: bool = True,
                  parameters: dict | None = None) -> Path:
     """Execute ``notebook`` and write ``<out_dir>/<name>.html``; returns the HTML path."""
+    # start-up: nbformat, nbconvert only when write_report() runs
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -103,7 +107,6 @@ def write_report(notebook: str | Path, out_dir: str | Path = "reports", *, quick
 def static_widgets(nb):
     """``nb`` with every widget output replaced by its last state as static outputs
     (and the widget state dropped, so no page fetches a widget renderer)."""
-    import copy
 
     nb = copy.deepcopy(nb)
     state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
@@ -129,13 +132,13 @@ def _static_outputs(outputs: list, state: dict, depth: int = 0) -> list:
 
 
 def _html(html: str, text: str) -> dict:
+    # start-up: nbformat only when _html() runs
     import nbformat
     return nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": text})
 
 
 def _widget_items(model_id, state: dict, depth: int) -> list:
     """Static outputs (dicts) and control values (tuples) for one widget and its children."""
-    import html as escape
 
     model = state.get(model_id or "")
     if model is None or depth > 20:
@@ -167,7 +170,6 @@ def _widget_items(model_id, state: dict, depth: int) -> list:
 
 def _join_controls(items: list) -> list:
     """Runs of control values become one two-column table."""
-    import html as escape
 
     out, run = [], []
     for item in items + [None]:

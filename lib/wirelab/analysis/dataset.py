@@ -102,6 +102,7 @@ class ResultsDataset:
     """DuckDB views ``runs``, ``sessions`` and ``runs_meta`` over many results folders."""
 
     def __init__(self, roots: list, *, con=None):
+        # start-up: duckdb, pyarrow only when one is made
         import duckdb
         import pyarrow.parquet as pq
         self.roots = [Path(r) for r in roots]

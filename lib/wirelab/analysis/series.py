@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..capture import io_graph, read_capture
 from ..experiment.events import read_events
 from ..experiment.store import load
 
@@ -76,7 +77,6 @@ def capture_series(folder: str | Path, runs: pd.DataFrame | None = None, *,
                    interval: float = 0.05) -> pd.DataFrame:
     """Goodput over time read from each run's pcapng (payload bytes per ``interval``,
     data direction only: frames that carry payload), in the same long format."""
-    from ..capture import io_graph, read_capture
     folder = Path(folder)
     runs = load(folder) if runs is None else runs
     parts = []

@@ -32,6 +32,7 @@ from .conversations import conversations_of, first_seen_ids
 from .reader.frames import Frames
 from .tcp_stream import TcpStream
 from .._plain import is_file_object, is_frame
+from .reader.loader import _buffer, read_part
 
 __all__ = ["ppcb_packets", "ppcb_summary", "packets_of", "COLUMNS"]
 
@@ -255,8 +256,6 @@ def ppcb_packets(source, *, udp_ports=(), tcp_ports=()):
     """One row per PPCB packet of a capture (a path, bytes or a binary file object), as a
     DataFrame (``COLUMNS``; the u64 fields as nullable unsigned integers)."""
     import pandas as pd                                 # (start-up: analyze reads no DataFrame)
-
-    from .reader.loader import _buffer, read_part
 
     if is_file_object(source):
         source = source.read()                          # (read once: its columns and its bytes)

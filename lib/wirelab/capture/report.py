@@ -18,9 +18,11 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 from .. import units
 from ..errors import CaptureError, WirelabError
-from .conversations import flow_table
+from .conversations import flow_table, _conversations, conversations_of, streams_of
 from .overhead import overhead_of, predict_from_overhead
 from .ppcb_reader import packets_of, ppcb_summary
 from .reader import jit
@@ -28,9 +30,11 @@ from .reader.frames import Frames
 from .reader.loader import _buffer, read_part
 from .rfc6349 import rfc6349_of
 from .stats.losses import handshakes_of, loss_places_of, where_summary
-from .tcp_sequence import tcp_flags_of
+from .tcp_sequence import tcp_flags_of, FLAGS
 from .udp_ending import udp_end_markers
 from .._plain import is_numpy_scalar
+from .filter.sql import STREAMS
+from .sql.udp_ending import end_marker_rows
 
 __all__ = ["report", "render"]
 
@@ -79,6 +83,7 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
     buffer = _buffer(path)
     places = loss_places_of(frames, flags, conv, a_to_b, buffer=buffer, shakes=shakes)
     if chosen is not None:                        # (pandas: the filter reads read_capture's table)
+        # start-up: numpy, pandas, pyarrow only when report() runs
         from .reader.columns import frame_from_part
         keep = chosen.mask(frame_from_part(part, info))
         frames, conv, a_to_b = frames.take(keep), conv[keep], a_to_b[keep]
@@ -102,7 +107,6 @@ def report(path, *, rate_bps: float | None = None, wire: str = "emulated", top: 
 def _losses(f: Frames, places: dict, shakes: dict, keep) -> dict:
     """The retransmissions (of the frames ``keep`` keeps) counted by where their originals were
     lost, and the handshakes' round trips split at the capture point, JSON-ready."""
-    import numpy as np
 
     mine = np.ones(places["row"].size, dtype=bool) if keep is None else np.asarray(keep)[places["row"]]
     seen = np.ones(shakes["syn"].size, dtype=bool) if keep is None else np.asarray(keep)[shakes["syn"]]
@@ -125,8 +129,6 @@ def _end_markers(frames) -> list[dict]:
 def _number_as_whole(table: dict, whole: Frames, kept: Frames, keep) -> None:
     """The narrowed flow table's ``conv`` and ``stream`` as the whole capture numbers them (the
     filter ``tcp.stream == 1`` keeps stream 1, not a new stream 0)."""
-    import numpy as np
-    from .conversations import _conversations, conversations_of, streams_of
 
     conv_all, _, begins = _conversations(whole, True)
     stream_all = streams_of(whole, begins) if begins.size else np.zeros(0, dtype=np.int64)
@@ -149,11 +151,9 @@ def _narrow(ds, chosen) -> tuple[int, dict]:
     """Dataset ``ds`` narrowed to the frames ``chosen`` keeps: its view ``packets`` then holds
     only them (the conversations and TCP flags made first, on the whole capture); returns the
     frames read and the flags counted on those kept."""
+    # start-up: numpy, pandas, pyarrow only when _narrow() runs
     from .sql.flows import conversations
     from .sql.tcp import tcp_flags
-    from .tcp_sequence import FLAGS
-
-    from .filter.sql import STREAMS
 
     conversations(ds)
     ds.table("filter_streams", STREAMS)
@@ -171,9 +171,10 @@ def _narrow(ds, chosen) -> tuple[int, dict]:
 def _dataset_report(path, rate_bps, wire, top, chosen=None) -> dict:
     """``report`` of a dataset folder: the SQL analyses (``capture.sql``)."""
     from .sql.dataset import open_dataset         # (start-up: pandas and DuckDB for a dataset only)
+    # start-up: numpy, pandas, pyarrow only when _dataset_report() runs
     from .sql.tcp import flag_counts
-    from .sql.udp_ending import end_marker_rows
 
+    # start-up: numpy, pandas, pyarrow only when _dataset_report() runs
     from .sql.losses import handshake_rows, loss_tables, where_counts
 
     with open_dataset(path) as ds:

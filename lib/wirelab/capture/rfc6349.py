@@ -144,6 +144,7 @@ def rfc6349_of_dataset(ds, *, achievable_bps: float | None = None) -> dict | Non
     """``rfc6349_of`` for a dataset (``capture.sql.dataset``): SQL finds the direction carrying the
     most TCP payload, and only its conversation (both directions) is read into memory, where
     the same code as for a file reads it: a conversation's analysis needs no other packet."""
+    # start-up: pyarrow only when rfc6349_of_dataset() runs
     import pyarrow.dataset as pds
 
     main = ds.sql("""SELECT src, sport, dst, dport FROM packets

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from . import args as types
+from ..errors import UsageError
 
 
 def add_parser(subparsers):
@@ -47,6 +48,7 @@ def add_parser(subparsers):
 
 def _views(args) -> int:
     """--expert, --follow, --graph: from the Capture (pandas; only when asked for)."""
+    # start-up: numpy, pandas, pyarrow, capture.stats.pictures only when _views() runs (wirelab --help loads this)
     from ..capture import open_capture
     from ..capture.stats.expert import expert_text
     from ..capture.stats.pictures import save_graph
@@ -66,7 +68,6 @@ def _views(args) -> int:
 
 def _check(args) -> None:
     """Options that make sense only together: a clear error, not a silent no-op."""
-    from ..errors import UsageError
 
     if args.graph and not args.png:
         raise UsageError(f"--graph {args.graph} needs a file to write", "add --png FILE")

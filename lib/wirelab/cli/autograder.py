@@ -34,11 +34,13 @@ def add_parser(subparsers):
 
 def run(args) -> int:
     if args.verb == "bundle":
+        # start-up: grade.autograder only when run() runs (wirelab --help imports this module)
         from ..grade.autograder import build_bundle
         out = build_bundle(args.out, platform=args.platform, catalogue=args.catalogue, tests=args.tests,
                            only=args.only.split(",") if args.only else None, links=args.links, sandbox=args.sandbox)
         print(f"{out}: upload it as the assignment's autograder (Gradescope: Configure Autograder → zip file)")
         return 0
+    # start-up: grade.autograder only when run() runs (wirelab --help imports this module)
     from ..grade.autograder import run_autograder
     run_autograder(args.root)
     return 0

@@ -2,6 +2,7 @@
 ``wirelab capture convert CAPTURE OUT/``: a capture of any size → a parquet dataset (DuckDB, Dask)."""
 from __future__ import annotations
 
+import json
 import signal
 import threading
 
@@ -40,11 +41,11 @@ def add_parser(subparsers):
 
 
 def convert(args) -> int:
+    # start-up: numpy, pandas, pyarrow only when convert() runs
     from ..capture.sql.dataset import convert as write_dataset
     from ..capture.reader.stream import CHUNK_PACKETS
     out = write_dataset(args.capture, args.out, chunk_packets=args.chunk_packets or CHUNK_PACKETS,
                         overwrite=args.overwrite, progress=not args.quiet)
-    import json
     info = json.loads((out / "_capture.json").read_text())
     print(f"wrote {out}: {info['packets']} packets of a {info['format']} file in {info['parts']} parquet "
           f"part(s)" + "".join(f"\nnote: {n}" for n in info["notes"]))

@@ -30,6 +30,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    # start-up: numpy, pandas, pyarrow only when run() runs
     from ..exercises import answer_key, describe_link, read_roster, student_exercises
     if args.verb == "key":
         students = read_roster(args.roster)

@@ -35,6 +35,7 @@ Exit status: 0 when every test passed, 1 when some did not, 2 on bad usage.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 import json
 import os
 import signal
@@ -88,10 +89,10 @@ def add_parser(subparsers):
 
 
 def _catalogue(args):
+    # start-up: grade.catalogue only when _catalogue() runs (wirelab --help imports this module)
     from ..grade import load_catalogue
     cat = load_catalogue(args.catalogue, extra=args.tests)
     if getattr(args, "course", None) is not None:
-        from dataclasses import replace
         cat = replace(cat, assignment=replace(cat.assignment, course=args.course.strip()))
     if args.public:
         cat = cat.public()
@@ -132,6 +133,7 @@ def _give_back(folder: Path) -> None:
 
 def _swept(places, *, wait: bool = True):
     """The sweep for leftovers (leftovers.py); after Ctrl-C it does not wait for the search to finish."""
+    # start-up: grade.leftovers only when _swept() runs (wirelab --help imports this module)
     from ..grade.leftovers import sweep
     if not wait:
         places.close()
@@ -145,6 +147,7 @@ def _platform_files(graded, cat, args, out: Path) -> None:
     """--format: each platform's own files beside the reports (grade/formats/)."""
     if not args.format:
         return
+    # start-up: grade.formats only when _platform_files() runs (wirelab --help imports this module)
     from ..grade.formats import write_formats
     written = write_formats(graded, out, cat, args.format, assignment=args.assignment)
     for name, files in written.items():
@@ -154,6 +157,7 @@ def _platform_files(graded, cat, args, out: Path) -> None:
 
 def _export(args, cat) -> int:
     """--from: a saved grading in the platforms' shapes; no submission runs, so no root is needed."""
+    # start-up: grade.outcome, grade.formats only when _export() runs (wirelab --help imports this module)
     from ..grade import load_graded
     from ..grade.formats import parse_formats
     if not parse_formats(args.format):
@@ -165,6 +169,7 @@ def _export(args, cat) -> int:
     _platform_files(graded, cat, args, out)
     _give_back(out)
     if args.json:
+        # start-up: grade.outcome only when _export() runs (wirelab --help imports this module)
         from ..grade import json_summary
         print(json.dumps(json_summary(graded), indent=1))
     return 0
@@ -174,13 +179,14 @@ def run(args) -> int:
     cat = _catalogue(args)
     if args.list:
         if args.student:                      # the links this student's tests run on: the key says which
-            from dataclasses import replace
+            # start-up: grade.own_link only when run() runs (wirelab --help imports this module)
             from ..grade.own_link import own_links
             cat = replace(cat, tests=tuple(own_links(cat.tests, args.student, cat.assignment)))
         return _list(cat)
     if args.saved:
         return _export(args, cat)
     if args.format:
+        # start-up: grade.formats only when run() runs (wirelab --help imports this module)
         from ..grade.formats import parse_formats
         parse_formats(args.format)            # a misspelt format is said before anything is graded
     if not args.submissions and not args.class_dir:
@@ -191,6 +197,7 @@ def run(args) -> int:
     if os.geteuid() != 0 and not args.cluster:
         raise NeedsRootError("grading (network namespaces, and a user id of its own for each submission)",
                              "run it with sudo: sudo wirelab grade ...")
+    # start-up: grade.expected, grade.jail, grade.leftovers only when run() runs (wirelab --help imports this module)
     from ..grade import check_expected, find_submissions, grade_class, json_summary, load_expected, write_reports
     from ..grade.jail import Policy, require_sandbox
     from ..grade.leftovers import Places
@@ -198,12 +205,14 @@ def run(args) -> int:
     students = {submissions[0][0]: args.student.strip()} if args.student else None
     expected = load_expected(args.expect) if args.expect else None
     out = Path(args.out)
+    # start-up: grade.machine only when run() runs (wirelab --help imports this module)
     from ..grade.machine import links_for
     # on a cluster each worker finds its own links and checks its own sandbox (grade/spread.py)
     policy = Policy(trust=args.trust, hide=tuple(str(Path(f).resolve()) for f in [*args.tests, args.catalogue] if f),
                     links=args.links if args.cluster else links_for(args.links))
     if not args.cluster:
         require_sandbox(policy)
+    # start-up: link (its front loads the model) only when run() runs; `wirelab grade --help` loads 5 modules
     from ..link.cleanup import interrupt_in
     previous = signal.signal(signal.SIGTERM, interrupt_in(os.getpid()))   # `kill` cleans up like Ctrl-C does
     places = Places()                         # the world-writable folders, found while the grading runs
@@ -211,6 +220,7 @@ def run(args) -> int:
         options = dict(capture=not args.no_capture, progress=not args.no_progress and not args.json, policy=policy,
                        fresh=args.fresh)
         if args.cluster:
+            # start-up: grade.spread only when run() runs (wirelab --help imports this module)
             from ..grade.spread import grade_across
             graded = grade_across(submissions, cat, out, cluster=args.cluster, **options)
         else:

@@ -37,6 +37,7 @@ def without_iri_grammar() -> None:
 
 def run(args) -> int:
     without_iri_grammar()
+    # start-up: report only when run() runs (wirelab --help imports this module)
     from ..report import write_report
 
     parameters = {name: literal(value) for name, value in args.parameter}

@@ -72,8 +72,10 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    # start-up: pandas only when run() runs
     import pandas as pd
 
+    # start-up: numpy, pandas, pyarrow only when run() runs
     from ..experiment import Experiment, pretty, run as run_sweep, summarize
 
     name = args.name or (Path(args.out).name if args.out else "sweep")

@@ -32,6 +32,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    # start-up: transfer.tcp only when run() runs (wirelab --help imports this module)
     from ..transfer import listen_tcp, listen_udp, serve_tcp, serve_udp
     listen = listen_tcp if args.proto == "tcp" else listen_udp
     sock = listen(args.host, args.port, rcvbuf=args.rcvbuf, sndbuf=args.sndbuf)

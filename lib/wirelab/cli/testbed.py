@@ -137,6 +137,7 @@ def _up(args) -> int:
                          f"use it, or `wirelab testbed down {args.name}` first")
     spec = _spec(args)
     links = _link_specs(args)
+    # start-up: link.keeper only when _up() runs (wirelab --help imports this module)
     from ..link.keeper import topology_for
     topology_for(args.topology, spec, links)          # a --link naming no link fails here, before any work
     config = {"name": args.name, "backend": args.backend, "topology": args.topology,
@@ -206,6 +207,7 @@ def _exec(args) -> int:
 
 
 def _show(args) -> int:
+    # start-up: link.inspect only when _show() runs (wirelab --help imports this module)
     from ..link import inspect
     entry = _find(args.name)
     if "relays" in entry:

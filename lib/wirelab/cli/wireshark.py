@@ -26,6 +26,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    # start-up: numpy, pandas, pyarrow only when run() runs
     from ..capture.tools import ppcb_dissector as dissector
 
     if args.action == "path":

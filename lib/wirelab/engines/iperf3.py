@@ -41,6 +41,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from .. import transports
+from ..capture import LiveCapture
 from ..errors import MissingToolError, TransferError, UsageError
 from ..link.cleanup import end_process
 from ..model.fairness import jain_index
@@ -318,6 +319,5 @@ class Iperf3Engine:
 
 
 def _capture(path, link, port: int):
-    from ..capture import LiveCapture
     interface, prefix = link.capture_point("b")
     return LiveCapture(interface, path, prefix=prefix, capture_filter=f"port {port}")

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from .. import transports, units
 from ..errors import UsageError
 from ..link import LinkSpec
+from ..model.headers import WIRES
 from .flowspec import canonical
 
 __all__ = ["AXES", "WORKLOADS", "PROTOCOLS", "LATER_AXES", "OPTIONAL_AXES", "OPTION_AXES", "column_for", "values_of",
@@ -33,7 +34,6 @@ def _flows(value: object) -> str:
 def _wire(value: object) -> str | None:
     """A link's framing: "real" (a cable's 38 B a frame) or "emulated" (the default, kept as
     None so that settings saved before the axis existed keep their ``setting_id``)."""
-    from ..model.headers import WIRES
     if value not in WIRES:
         raise UsageError(f"unknown wire {value!r}", "use wire='emulated' (+14 B a frame) or wire='real' (+38 B)")
     return None if value == "emulated" else value

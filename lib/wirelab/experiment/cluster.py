@@ -55,6 +55,7 @@ POLL_S = 0.25
 def _run_on_b(run_one, plan, setting, rep: int, seed: int, capture: bool, host_rtt_s) -> dict:
     """One run, on host b's worker: the runner's ``run_one``; its capture's and its event stream's
     bytes sent back with its rows."""
+    # optional: distributed (the [cluster] extra)
     from distributed import secede
     secede()                  # it waits on host a: it must not hold one of this worker's threads
     with tempfile.TemporaryDirectory(prefix="wirelab-run-") as tmp:
@@ -134,6 +135,7 @@ class Cluster:
     def _drive(self, pair: Pair, plan, todo: deque, ended: queue.Queue, stop: threading.Event,
                flights: dict, folder) -> None:
         """One pair's loop: take the next run, hold both hosts, run it, hand the result on."""
+        # optional: distributed (the [cluster] extra)
         from distributed import Semaphore
         holds = [Semaphore(max_leases=1, name=f"wirelab-host-{w.name}", scheduler_rpc=self.client.scheduler,
                            loop=self.client.loop)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 
+from ..engines.iperf3 import Iperf3Engine
+from ..engines.wirelab import WirelabEngine
 from ..errors import UsageError
 from .spec import Experiment
 
@@ -21,12 +23,10 @@ __all__ = ["ENGINES", "get_engine", "iperf3_run"]
 
 
 def _wirelab(**options):
-    from ..engines.wirelab import WirelabEngine
     return WirelabEngine(**options)
 
 
 def _iperf3(**options):
-    from ..engines.iperf3 import Iperf3Engine
     return Iperf3Engine(**options)
 
 
@@ -48,7 +48,6 @@ def iperf3_run(link, *, timeout: float = 60.0, **experiment) -> dict:
     """One iperf3 test across an open ``link`` (``wirelab.link.open``), described with
     ``Experiment`` keywords (default: TCP for 3 s, 1 s omitted), e.g.
     ``iperf3_run(link, proto="udp", time="2s", offered="5mbit")``; returns ``parse``'s columns."""
-    from ..engines.iperf3 import Iperf3Engine
     experiment = {"workload": "time", "time": 3, "omit": 1, "rate": None, **experiment}
     setting = Experiment("iperf3", engine="iperf3", reps=1, **experiment).settings()[0]
     reason = Iperf3Engine().unsupported(setting)

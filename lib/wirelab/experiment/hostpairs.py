@@ -25,7 +25,10 @@ from .. import link as links
 from ..errors import LinkError, UsageError
 from ..link import workers
 from ..link.commands import GSO_MAX_SEGS
+from ..link.hosts import HostsLink
 from ..link.hostshaping import ROOT, Side
+from ..transfer.clockrounds import ClockRounds
+from .meta import host_facts
 
 __all__ = ["Pair", "HostsLayer", "find_pairs", "hosts_table", "SETUP_TIMEOUT_S"]
 
@@ -128,9 +131,8 @@ class HostsLayer:
         if not isinstance(spec, links.LinkSpec):
             raise UsageError(f"across hosts a run has one link, not a {type(spec).__name__}",
                              "run topologies (the five-node network) in namespaces on one machine")
+        # optional: distributed (the [cluster] extra)
         from distributed import get_client
-        from ..link.hosts import HostsLink
-        from ..transfer.clockrounds import ClockRounds
         pair = self.pair
         return HostsLink(spec, a=pair.side("a"), b=pair.side("b"), peer=workers.Peer(get_client(), pair.a, self.token),
                          token=self.token, root=pair.root, clock=ClockRounds())
@@ -158,7 +160,6 @@ def _submit(client, worker, fn, *args):
 
 def find_pairs(client, experiment) -> list[Pair]:
     """The pairs of ``experiment.hosts`` on the cluster of ``client`` (see the module docstring)."""
-    from .meta import host_facts
     found = workers.find(client, sorted({h for pair in experiment.hosts for h in pair}))
     ends = [(found[a], found[b]) for a, b in experiment.hosts]
     facts = [{"a": _submit(client, a, host_facts, b.ip), "b": _submit(client, b, host_facts, a.ip)} for a, b in ends]

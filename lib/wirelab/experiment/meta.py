@@ -16,6 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from .. import __version__
+from ..link import capabilities
+
 __all__ = ["collect", "host_facts", "read_sysctls", "parse_tc_qdiscs", "parse_ethtool_offloads",
            "parse_ethtool_speed", "git_revision", "SYSCTLS", "tcp_timestamps_enabled"]
 
@@ -109,7 +112,6 @@ def tool_version(tool: str) -> str | None:
 
 def collect(devices: tuple[str, ...] = ("lo",), extra: dict | None = None) -> dict:
     """Everything about this machine a result depends on (no root needed)."""
-    from .. import __version__
 
     uname = platform.uname()
     meta = {
@@ -148,7 +150,6 @@ def host_facts(peer: str) -> dict:
                  mtu=(shown or [{}])[0].get("mtu"), gso_max_segs=(shown or [{}])[0].get("gso_max_segs"),
                  root_qdisc=roots[0]["kind"] if roots else None, root_handle=roots[0]["handle"] if roots else None)
     if facts["root"]:
-        from ..link import capabilities
         caps = capabilities()
         facts.update(tbf=caps.tbf, netem=caps.netem, iptables_statistic=caps.iptables_statistic)
     else:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from .. import transports, units
 from ..errors import UsageError
-from ..link import LinkSpec
+from ..link import LinkSpec, backend_for
 from ..model.headers import PPPOE_MTU
 from .axes import (AXES, LATER_AXES, OPTION_AXES, OPTIONAL_AXES, PROTOCOLS, WORKLOADS, column_for, host_pairs,
                    link_spec, values_of as _values)
@@ -269,7 +269,6 @@ class Experiment:
         plan of a sweep of the wirelab or iperf3 engine chooses)."""
         if self.hosts:
             return "hosts"
-        from ..link import backend_for
         return backend_for([s.link for s in self.settings()], self.backend)
 
     def run_seed(self, setting: Setting, rep: int) -> int:

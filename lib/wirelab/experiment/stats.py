@@ -29,7 +29,7 @@ import math
 
 import pandas as pd
 
-from .. import transports
+from .. import transports, units
 from ..errors import ExperimentError
 
 __all__ = ["t_quantile", "confidence_interval", "summarize", "pretty", "PARAMETER_COLUMNS", "parameter_columns",
@@ -216,7 +216,6 @@ def time_basis(ok: pd.DataFrame, level: float = 0.95) -> dict:
 
 def _interval(mean: float, low: float, high: float) -> str:
     """``9.31 Mbit/s [9.2, 9.4]``: an interval that need not be symmetric."""
-    from .. import units
     if not isinstance(mean, float) or not math.isfinite(mean):
         return "—"
     if not (isinstance(low, float) and math.isfinite(low)):
@@ -228,7 +227,6 @@ def _interval(mean: float, low: float, high: float) -> str:
 def pretty(summary: pd.DataFrame, metric: str = "goodput_bps") -> pd.DataFrame:
     """A summary for people: swept parameters with units, measured mean ± CI, predicted,
     their ratio and the binding limit (one row per setting)."""
-    from .. import units
 
     if summary.empty:
         return summary

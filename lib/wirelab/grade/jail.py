@@ -55,6 +55,7 @@ from ..errors import SetupError
 from . import cgroups
 from .catalogue import Limits
 from .disk import Disk
+from .machine import why_no_namespaces
 from .sandbox import limit_argv
 
 __all__ = ["Policy", "Jail", "bwrap_argv", "bwrap_version", "require_sandbox", "SUBMISSION", "HOME"]
@@ -183,7 +184,6 @@ _launches = itertools.count()
 @functools.lru_cache(maxsize=1)
 def _own_network() -> bool:
     """Can a program be given a network namespace of its own here (``unshare --net``)?"""
-    from .machine import why_no_namespaces
     return why_no_namespaces() is None
 
 

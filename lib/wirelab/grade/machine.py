@@ -15,6 +15,7 @@ loopback it is ``skipped`` with that reason, never a silent zero (outcome.py).
 from __future__ import annotations
 
 from ..errors import BackendUnavailableError, UsageError
+from ..link import capabilities
 from .catalogue import GradeTest
 
 __all__ = ["LINKS", "links_for", "cannot_run", "why_no_namespaces"]
@@ -25,7 +26,6 @@ LINKS = ("auto", "namespaces", "loopback")
 
 def why_no_namespaces() -> str | None:
     """None where two-host testbeds can be built here, else the reason (the kernel's own words)."""
-    from ..link import capabilities
     caps = capabilities()
     if not caps.root:
         return caps.reasons["root"]

@@ -15,6 +15,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..errors import UsageError
+
 __all__ = ["Outcome", "Graded", "STATUSES", "json_summary", "save_graded", "load_graded"]
 
 STATUSES = ("pass", "fail", "timeout", "error", "skipped")
@@ -131,7 +133,6 @@ def save_graded(graded: list[Graded], path: str | Path) -> Path:
 def load_graded(path: str | Path) -> list[Graded]:
     """A grading run saved by ``save_graded`` (``results.json`` in every report folder); one saved before
     records kept their ``key`` loads too (its keys are empty)."""
-    from ..errors import UsageError
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"no saved grading at {path}", "grade first, or give a report folder's results.json")

@@ -98,6 +98,7 @@ def write_submission_report(graded: Graded, folder: Path, catalogue: Catalogue) 
 
 def class_table(graded: list[Graded]):
     """One row per (submission, test): every field of the outcome, plus the submission's score."""
+    # start-up: pandas only when class_table() runs
     import pandas as pd
     rows = []
     for g in graded:

@@ -34,10 +34,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
+from ..experiment.progress import progress_bar
+from ..experiment.status import failure
+from ..link import workers
 from .catalogue import Catalogue
+from .classroom import confined, keep_graded, lost_submission, _grade_in_worker, _start_worker
 from .handin import kind_of, patch_base
 from .jail import Policy
+from .machine import links_for
 from .outcome import Graded
+from .resume import resume
 
 __all__ = ["grade_across", "pack", "unpack"]
 
@@ -82,7 +88,6 @@ def _grade_remote(name: str, source_name: str, shipment: bytes, catalogue: Catal
                   policy: Policy, token: str) -> dict:
     """On a worker: lay the submission out, grade it in a process of its own, send back the record
     and the report folder."""
-    from .machine import links_for
     # this worker's own links (namespaces, or loopback where it has none: one submission at a time there)
     policy = replace(policy, links=links_for(policy.links))
     scratch = Path(tempfile.mkdtemp(prefix="wirelab-grade-cluster-"))
@@ -127,13 +132,8 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
     """Grade every (name, source) on the cluster's workers (see the module docstring); reports to
     ``report_dir/<name>/`` as on one machine, and what was graded there before with the same key is
     kept (``fresh``: nothing is). Returns the results, kept and new, in the order given."""
+    # optional: distributed (the [cluster] extra)
     from distributed import as_completed
-
-    from ..experiment.progress import progress_bar
-    from ..experiment.status import failure
-    from ..link import workers
-    from .classroom import confined, keep_graded, lost_submission
-    from .resume import resume
 
     report_dir = Path(report_dir)
     plan = resume(submissions, catalogue, policy, report_dir, fresh=fresh)
@@ -179,7 +179,6 @@ def grade_across(submissions: list[tuple[str, Path]], catalogue: Catalogue, repo
 def main(argv: list[str] | None = None) -> int:
     """The grading process: ``(name, source, catalogue, report_dir, capture, policy)`` pickled on
     stdin; the ``Graded`` record, as a dict, pickled to the file named first."""
-    from .classroom import _grade_in_worker, _start_worker
     argv = sys.argv[1:] if argv is None else argv
     _start_worker()
     graded = _grade_in_worker(*pickle.loads(sys.stdin.buffer.read()))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import transports
+from ..capture.ladder import ladder, ladder_text
 from .outcome import Outcome
 from .timing import judge_timing
 
@@ -64,7 +65,6 @@ def link_noise(spec) -> tuple[float, float]:
 def judge_capture(pcap: Path, outcome: Outcome, judge: WireJudge) -> None:
     """Judge the capture at ``pcap`` (stopped) and record the findings in ``outcome``."""
     from ..capture import exchange, read_capture   # deferred: the capture reader imports pandas
-    from ..capture.ladder import ladder, ladder_text
     try:
         packets = exchange(pcap, port=judge.port)
         if packets.empty:

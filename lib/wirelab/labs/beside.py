@@ -179,6 +179,7 @@ def plot_beside(table: pd.DataFrame, x: str, *, ax=None, log_x: bool = False, lo
     Runs that failed have no point; the document's blanks have no cross. Where the document
     gave only a sender's figure (its note says "sender side"), our send loop is drawn too
     (hollow), so like is set beside like."""
+    # start-up: matplotlib only when plot_beside() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(6.5, 4))[1]

@@ -30,8 +30,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import units
 from ..experiment import Experiment
 from ..analysis.latency import SETTLE_S, loaded_latency, one_way_under_load
+from ..link import capabilities
 from ..model.delay import loaded_rtt, queueing_delay
 from ..model.rfc6349 import buffer_delay
 from .lab import Exercise, Lab, Link, Sweep, values
@@ -49,7 +51,6 @@ QUICK = {"queues": (20, 60), "time": "2s", "reps": 1, "watch_time": "2s", "overl
 
 
 def _seconds(text) -> float:
-    from .. import units
     return units.parse_time(text)
 
 
@@ -61,7 +62,6 @@ def _flows(v: dict, time_s: float) -> str:
 def sweeps(*, quick: bool = False, **given) -> Lab:
     """The lab's sweeps (module docstring), made with ``FULL`` (``QUICK`` in quick mode) and ``given``.
     ``values["notes"]`` says what this machine cannot run, and why."""
-    from ..link import capabilities
 
     v = values(FULL, QUICK, quick, given)
     machine, notes = capabilities(), []
@@ -126,6 +126,7 @@ def plot_bufferbloat(table: pd.DataFrame, *, measured: str = "loaded_rtt_s", upp
     """Measured (median as points, ``upper`` as a bar above them) beside the model's base + 8·Q/C
     (a line over the queue sizes), per discipline where the table has several. ``base``: the
     column (or a number, seconds) the prediction starts from."""
+    # start-up: matplotlib only when plot_bufferbloat() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(8, 4))[1]

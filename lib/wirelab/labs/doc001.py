@@ -33,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import transports, units
+from ..capture.ppcb_exchange import exchange
 from ..experiment import Experiment
 from ..model import HeaderStack, packetize, predict, stop_and_wait
 from ..reference import load_reference
@@ -238,7 +239,6 @@ def scenario_table(frame: pd.DataFrame) -> pd.DataFrame:
 def scenario_packets(frame: pd.DataFrame, folder: str | Path) -> dict[str, pd.DataFrame | None]:
     """``"scenario/proto"`` → the PPCB packets its capture holds (on the server's port), or None
     when the run was not captured (capturing needs root or capture rights)."""
-    from ..capture.ppcb_exchange import exchange
 
     out = {}
     for row in frame.to_dict("records"):

@@ -26,6 +26,7 @@ import math
 import pandas as pd
 
 from .. import units
+from ..capture.udp_ending import udp_end_markers
 from ..experiment import Experiment
 from ..experiment.stats import summarize
 from ..link import burst_at_start, capabilities
@@ -322,7 +323,6 @@ def markers_table(run: pd.Series, capture: pd.DataFrame | None = None) -> pd.Dat
     for, what its receiver counted, and what its ``capture`` holds (``capture.udp_end_markers``;
     None: not captured). The first marker queues behind the data still on the link, so the gap
     between markers is read between the last two."""
-    from ..capture.udp_ending import udp_end_markers
 
     found = udp_end_markers(capture) if capture is not None else []
     gaps = found[0]["gaps_s"] if found else []

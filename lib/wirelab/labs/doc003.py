@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import link as links
-from ..experiment import Experiment
+from ..experiment import Experiment, load
 from ..experiment.stats import confidence_interval
 from ..model import Hop, mean_jittered_delay, path_delay
 from ..reference import load_reference
@@ -65,7 +65,6 @@ def reference() -> pd.DataFrame:
 def load_delays(folder: str | Path) -> pd.DataFrame:
     """The messages of a sweep saved in ``folder``: the runner's table, or the messages.parquet
     a sweep of this lab wrote before it ran on the one runner."""
-    from ..experiment import load
     folder = Path(folder)
     if not (folder / "results.parquet").exists() and (folder / "messages.parquet").exists():
         return pd.read_parquet(folder / "messages.parquet")
@@ -158,6 +157,7 @@ def plot_end_to_end(summary: pd.DataFrame, reference: pd.DataFrame | None = None
     measured means ± 95 % CI per method (slightly offset so they do not hide each other);
     line: ``pred_s`` (one-way path prediction); crosses: ``reference``'s ``measured_e2e_delay_ms``
     against ``emulated_delay_ms`` (a paper's numbers: not ours)."""
+    # start-up: matplotlib only when plot_end_to_end() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(7, 4))[1]
@@ -186,6 +186,7 @@ def plot_delay_distribution(frame: pd.DataFrame, method: str = "same_clock", *, 
                             title: str = "Delay of every message (one clock)"):
     """The empirical CDF of each configuration's per-message delay, its prediction dashed:
     jitter on two hops shows as a ramp (the sum of two uniform draws), not a step."""
+    # start-up: matplotlib only when plot_delay_distribution() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(7, 3.5))[1]

@@ -20,7 +20,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..errors import UsageError
 from ..experiment import Experiment, run
+from ..link.buffer_caps import raised_caps
 
 __all__ = ["Sweep", "Lab", "Exercise", "Link", "values"]
 
@@ -55,7 +57,6 @@ class Sweep:
 
     def kernel(self):
         """What the kernel must allow while the sweep runs: its buffer caps raised (or nothing)."""
-        from ..link.buffer_caps import raised_caps
         return raised_caps(self.buffer_caps) if self.buffer_caps else nullcontext()
 
     def with_backend(self, backend: str) -> "Sweep":
@@ -107,7 +108,6 @@ class Lab(dict):
 def values(full: dict, quick: dict, is_quick: bool, given: dict) -> dict:
     """The lab's values (``full``), quick mode's (``quick``) in place of some when ``is_quick``,
     and every value the caller gave (not None) over both; a name the lab does not know is an error."""
-    from ..errors import UsageError
 
     unknown = set(given) - set(full)
     if unknown:

@@ -40,6 +40,7 @@ import socket
 from pathlib import Path
 
 from .. import transports
+from ..capture import LiveCapture
 from ..errors import WirelabError
 from ..peers import PLAYS as PEER_PLAYS, Failed
 from .dying import PROGRESS, client_process_dies, server_process_dies
@@ -79,7 +80,6 @@ class _Capture:
         self.error = None
         if self.path is None:
             return
-        from ..capture import LiveCapture
         interface, prefix = net.capture_point("b")
         probe_to = (net.address("b"), 9)           # discard port: nothing answers, dumpcap counts it
         probe_socket = _socket(net, "a", "udp")

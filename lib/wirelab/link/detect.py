@@ -21,11 +21,14 @@ import shutil
 import socket
 import threading
 from dataclasses import dataclass, field
+import fcntl
 from functools import lru_cache
+import struct
 
 from ..errors import BackendUnavailableError, UsageError
 from . import commands
 from .netns import inside, is_root, run
+from .spec import QDISCS, Direction
 
 __all__ = ["Capabilities", "capabilities", "choose_backend", "backend_for", "BACKENDS"]
 
@@ -141,7 +144,6 @@ def _probe() -> Capabilities:
 
 def _probe_qdiscs(ns: str, reasons: dict) -> dict:
     """Each queue discipline of ``QDISCS`` under a tbf on ``p0``, as ``shaping_commands`` builds it."""
-    from .spec import QDISCS
     _try(commands.tbf(ns, "p0", rate_bps=1e6, burst_bytes=3028, limit_bytes=30000, handle="2:"))
     found = {}
     for kind in [q for q in QDISCS if q]:
@@ -152,13 +154,10 @@ def _probe_qdiscs(ns: str, reasons: dict) -> dict:
 
 
 def _probe_direction():
-    from .spec import Direction
     return Direction(delay_s=0.001)
 
 
 def _probe_tun() -> tuple[bool, str]:
-    import fcntl
-    import struct
     try:
         fd = os.open("/dev/net/tun", os.O_RDWR)
     except OSError as err:

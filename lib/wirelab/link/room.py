@@ -33,6 +33,7 @@ from pathlib import Path
 from ..errors import LinkError, NeedsRootError, UsageError
 from . import cleanup, commands
 from .netns import is_root, run
+from .workers import workers_now
 
 __all__ = ["Room", "START_TIMEOUT_S"]
 
@@ -194,7 +195,6 @@ class Room:
     def wait_for(self, hosts, deadline: float | None = None) -> None:
         """Poll the scheduler until the workers of ``hosts`` have joined (or fail at the deadline)."""
         from distributed import Client          # the cluster path only: Dask is heavy to import
-        from .workers import workers_now
 
         deadline = deadline or time.monotonic() + START_TIMEOUT_S
         with Client(self.address, timeout=max(deadline - time.monotonic(), 1.0)) as client:

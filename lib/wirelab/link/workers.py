@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import LinkError, UsageError
+from .hostguard import Guard
 
 __all__ = ["Worker", "Peer", "connect", "find", "on", "stop", "run_here", "popen_here", "guard_here", "release_here",
            "PYTHON", "CONNECT_TIMEOUT_S"]
@@ -94,6 +95,7 @@ def on(client, worker: Worker, fn, *args, timeout: float = 60.0):
 
 def stop(client, token: str):
     """The run's stop event (``distributed.Event``): set, the waits of its run give up."""
+    # optional: distributed (the [cluster] extra)
     from distributed import Event
     return Event(f"wirelab-stop-{token}", client=client)
 
@@ -185,7 +187,6 @@ def popen_here(token: str, argv: list[str], **kwargs) -> subprocess.Popen:
 
 def guard_here(token: str, apply: list[list[str]], undo: list[list[str]]) -> str | None:
     """Apply ``apply`` on this host under a guard kept for ``token``; the error, or None."""
-    from .hostguard import Guard
     guard = Guard(apply, undo)
     if guard.error:
         return guard.error

@@ -272,6 +272,7 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
         cited = steady = steady_state(cc, rate_bps, eta, mss, rtt_s=round_s, loss=loss, window_bytes=window_bytes,
                                       rto_s=rto_s)
         if steady.covered and cc in BETA and 0 < loss <= _chain_loss_limit():
+            # start-up: numpy only when _tcp() runs
             from .window_chain import chain_setting, settled_state
             steady = settled_state(cited, chain_setting(cited, rate_bps, eta, mss, header, rtt_s or 0.0, loss,
                                                         window_bytes, queue_bytes), mss, initial_window)
@@ -345,6 +346,7 @@ def _timed_chain(stack, packets, rate_bps, notes, common, *, limits, steady, set
     rules run by run (``window_runs.timed_runs``: the mean and one run's spread), or for a run of very many
     rounds the expectation of the window's Markov chain (``window_chain``)."""
     import numpy as np                              # numpy: only when a timed run at loss is predicted
+    # start-up: numpy only when _timed_chain() runs
     from .window_chain import timed_run
     from .window_runs import RUNS, timed_runs
     start, duration = window_s

@@ -36,6 +36,13 @@ import threading
 import time
 
 from .. import transports
+from ..errors import TransferError
+from .measure_client import measure
+from .progress import Progress, datagram_sink
+from .result import Result
+from .run import make_data
+from .tcp import send_tcp
+from .udp_client import send_udp
 
 __all__ = ["main", "client_argv", "warm_argv", "run_client", "WarmClient"]
 
@@ -60,11 +67,6 @@ def warm_argv() -> list[str]:
 
 def _programs():
     """What the calls need (imported here: the first thing a client process does)."""
-    from .result import Result
-    from .measure_client import measure
-    from .run import make_data
-    from .tcp import send_tcp
-    from .udp_client import send_udp
     for transport in transports.transports():       # every transport's sender, imported now
         transport.sender.resolve()
     return Result, measure, make_data, send_tcp, send_udp
@@ -72,7 +74,6 @@ def _programs():
 
 def _call(config: dict) -> str:
     """Run one client call; its Result as JSON (a failure is a Result with ``error``)."""
-    from .progress import Progress, datagram_sink
     Result, measure, make_data, send_tcp, send_udp = _programs()
     config = dict(config)
     call = config.pop("call")
@@ -163,7 +164,6 @@ class WarmClient:
         return self.proc.poll() is None
 
     def run(self, config: dict, deadline: float, *, what: str, fix: str) -> subprocess.CompletedProcess:
-        from ..errors import TransferError
         deadline = max(deadline, time.monotonic() + 0.1)      # as ``OpenLink.run`` allows at least
         allowed = deadline - time.monotonic()
         self.proc.stdin.write(json.dumps(config).encode() + b"\n")

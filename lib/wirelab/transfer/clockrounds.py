@@ -19,6 +19,8 @@ import time
 from ..errors import TransferError
 from .clock import fit_offset_drift
 from .client import client_argv, run_client
+from .measure_client import measure
+from .run import start_server
 
 __all__ = ["echo_exchange", "ClockRounds", "ROUNDS", "INTERVAL_S"]
 
@@ -35,7 +37,6 @@ def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S,
     a's clock is skewed on purpose by ``clock_offset_s`` and ``clock_drift_ppm``). ``same_clock``:
     both ends read one clock (ping's case: round trips only); ``max_wait``: the client's wait for an
     answer (a round trip longer than 2 s needs more)."""
-    from .run import start_server
 
     deadline = time.monotonic() + timeout
     with link.inside("b"):
@@ -66,7 +67,6 @@ def echo_exchange(link, *, rounds: int = ROUNDS, interval_s: float = INTERVAL_S,
 
 def _echo_client(config: dict) -> dict:
     """The echo client of ``config`` run here (on host a's worker), its Result as a dict."""
-    from .measure_client import measure
     config = dict(config)
     config.pop("call")
     return measure(config.pop("proto"), config.pop("host"), config.pop("port"), **config).to_dict()

@@ -35,6 +35,7 @@ from dataclasses import replace
 
 from ..errors import ProtocolError, TransferError
 from . import measure_wire as wire
+from .. import units
 from .clock import SkewedClock, fit_offset_drift
 from .measure_options import MeasureOptions
 from .measure_report import fold_report
@@ -167,7 +168,6 @@ def _discard(sock: socket.socket) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``tcp|udp HOST PORT bulk|load|echo [RATE] [PACKET] [SECONDS]`` → one JSON Result."""
-    from .. import units
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 4:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)

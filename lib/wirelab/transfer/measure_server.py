@@ -28,6 +28,8 @@ from .arrivals import datagram_receiver
 from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
                            MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
+from .result import Result
+from .sockets import Meter
 
 __all__ = ["Tally", "serve_measure_tcp", "serve_measure_udp", "enable_gro"]
 
@@ -100,7 +102,6 @@ def _finish(report: dict, meter, sock) -> dict:
 
 
 def _result(proto: str, hello: dict, report: dict, error: str | None):
-    from .result import Result
     result = Result(proto, mode=hello.get("mode", "bulk"), ok=error is None, receiver_error=error,
                     packet_bytes=hello.get("packet"))
     for key in ("bytes_received", "bytes_delivered", "packets_received", "duplicates", "out_of_order",
@@ -209,7 +210,6 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     """One measurement client on the UDP server's socket. Returns (Result, REPORT
     datagram): the server keeps the REPORT to answer a repeated END while idle. ``progress``:
     as ``serve_measure_tcp``'s (it adds up the records kept so far, never slowing the loop)."""
-    from .sockets import Meter
     meter, tally, error = Meter(), Tally(), None
     try:
         hello, packet = check_hello(parse_json_packet(hello_raw, MAGIC), 65507)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import sys
 import threading
 import time
 
 from .. import transports
 from ..errors import TransferError, UsageError
+from ..units import parse_size
 from .measure_client import measure
 from .result import Result, merge
 from .sockets import DEFAULT_HOST, Stop
@@ -170,8 +172,6 @@ def run_pair(proto: str = "tcp", data: bytes | int = 1_000_000, *, mode: str = "
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m wirelab.transfer.run PROTO [SIZE]``: one loopback transfer, its Result as JSON."""
-    import sys
-    from ..units import parse_size
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in transports.names():
         print(f"usage: python -m wirelab.transfer.run {{{'|'.join(transports.names())}}} [SIZE, e.g. 1MB]",

@@ -18,6 +18,7 @@ import time
 
 from ..errors import ProtocolError, TransferError, UsageError
 from . import ppcb
+from .measure_wire import MAGIC
 from .result import Result
 from .silence import Snapshot, await_answer, snapshot, timeout_error
 from .sockets import (DEFAULT_HOST, Meter, bind, buffer_sizes, congestion_control, hand_over, open_socket,
@@ -114,7 +115,6 @@ def serve_tcp(sock: socket.socket, *, out=None, max_wait: float = 5.0, sessions:
     ``progress.Progress`` a measurement session counts its records into (a file's
     bytes are counted by ``out``). Returns the number of clients served."""
     from .measure_server import serve_measure_tcp   # wirelab's measurement modes, same port
-    from .measure_wire import MAGIC
     served = 0        # results are handed to on_result, never kept: a long-running server stays small
     while (sessions is None or served < sessions) and not (stop and stop.is_set()):
         ready, _, _ = select.select(waiting_on(sock, stop), [], [], 0.1)   # wake up to notice `stop`

@@ -6,6 +6,7 @@ import pandas as pd
 from .. import transports, units
 from ..errors import WirelabError
 from ..model import predict
+from .offscreen import new_figure, show_figure
 from .overhead import plot_header_bytes
 
 __all__ = ["prediction_table", "overhead_calculator"]
@@ -26,10 +27,9 @@ def prediction_table(**settings) -> pd.DataFrame:
 def overhead_calculator(*, proto: str = "tcp", mtu: int = 1500, payload: int = 0,
                         ip_version: int = 4, tcp_options: int = 12, rate: str = "10mbit"):
     """An ipywidgets panel; payload 0 means a full packet. Returns the widget."""
+    # start-up: ipywidgets, IPython only when overhead_calculator() runs
     import ipywidgets as w
     from IPython.display import display
-
-    from .offscreen import new_figure, show_figure
 
     controls = {
         "proto": w.Dropdown(options=list(transports.names()), value=proto, description="protocol"),

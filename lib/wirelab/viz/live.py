@@ -33,6 +33,9 @@ import subprocess
 import sys
 import threading
 
+from ..link import LinkSpec
+from ..link.cleanup import end_process
+
 __all__ = ["LivePlot", "live_figure", "live_png", "watch", "EVERY_S"]
 
 #: Seconds between two redraws at most (a slower drawer sets its own pace: one frame at a time).
@@ -64,9 +67,8 @@ def _name(key) -> str:
 def live_figure(events: list[dict], figure=None):
     """The live plot of one run's events (its ``start`` first), as a ``Figure`` off pyplot (a fixed
     layout: no layout engine and no tight bounding box to solve at every redraw)."""
+    # start-up: matplotlib only when live_figure() runs
     from matplotlib.figure import Figure
-
-    from ..link import LinkSpec
 
     if figure is None:
         figure = Figure(figsize=(10, 5.6))
@@ -207,7 +209,6 @@ class LivePlot:
             self._thread.join(timeout=FRAME_TIMEOUT_S)
             self._thread = None
         if self._drawer is not None:
-            from ..link.cleanup import end_process
             try:
                 self._drawer.stdin.close()             # it ends at the end of its input
             except OSError:
@@ -253,8 +254,10 @@ def serve(inp=None, out=None) -> int:
 def watch(experiment, *, out=None, every_s: float = EVERY_S, **options):
     """Run ``experiment`` (``wirelab.experiment.run``'s ``out`` and options) with its live plot in
     this cell; returns the results table (after Ctrl-C: what was saved, or None)."""
+    # start-up: IPython only when watch() runs
     from IPython.display import Image, display
 
+    # start-up: numpy, pandas, pyarrow only when watch() runs
     from ..experiment import load, run
     from ..experiment.runner import default_folder
 

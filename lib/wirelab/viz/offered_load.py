@@ -37,6 +37,7 @@ def _dense(proto: str, packet: int, rate: float, low: float, high: float) -> pd.
 def plot_offered_load(table: pd.DataFrame, axes=None):
     """One row of panels per protocol (received, not delivered, delay) against the offered
     load on a log axis; one colour per packet size. Returns the 2-D array of Axes."""
+    # start-up: matplotlib only when plot_offered_load() runs
     import matplotlib.pyplot as plt
 
     protos = [p for p in ("tcp", "udp") if p in set(table["proto"])]
@@ -76,6 +77,7 @@ def plot_offered_load(table: pd.DataFrame, axes=None):
 def plot_transmission(table: pd.DataFrame, ax=None):
     """Measured delay per packet (median ± CI, and the smallest) against the model's size / C,
     log-log, with the line measured = predicted."""
+    # start-up: matplotlib only when plot_transmission() runs
     import matplotlib.pyplot as plt
 
     if ax is None:

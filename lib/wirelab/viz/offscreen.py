@@ -20,6 +20,7 @@ __all__ = ["new_figure", "figure_png", "show_figure"]
 
 def new_figure(figsize=(7, 4)):
     """A Figure with an Agg canvas that pyplot does not track (no global state touched)."""
+    # start-up: matplotlib only when new_figure() runs
     from matplotlib.figure import Figure
     return Figure(figsize=figsize, layout="constrained")
 
@@ -35,6 +36,7 @@ def figure_png(figure, *, dpi: float = 100) -> bytes:
 
 def show_figure(figure, *, dpi: float = 100) -> bytes:
     """Display the figure as an image in the current output (a cell or an ``Output`` widget)."""
+    # start-up: IPython only when show_figure() runs
     from IPython.display import Image, display
 
     png = figure_png(figure, dpi=dpi)

@@ -26,6 +26,7 @@ def efficiency_table(stacks: dict[str, HeaderStack], payloads) -> pd.DataFrame:
 
 def plot_efficiency(table: pd.DataFrame, ax=None, *, mark_mtu: int | None = 1500):
     """η against payload, one predicted line per stack; a dotted line at MTU − 28."""
+    # start-up: matplotlib, seaborn only when plot_efficiency() runs
     import matplotlib.pyplot as plt
     import seaborn as sns
 
@@ -59,6 +60,7 @@ _LAYER_ORDER = ["preamble+SFD", "ethernet", "FCS", "inter-frame gap", "802.1Q", 
 
 def plot_header_bytes(stacks: dict[str, HeaderStack], ax=None, *, include_payload: bool = False):
     """Stacked horizontal bar: the header bytes each full packet carries, by layer."""
+    # start-up: matplotlib only when plot_header_bytes() runs
     import matplotlib.pyplot as plt
 
     table = header_table(stacks)
@@ -84,6 +86,7 @@ def plot_header_bytes(stacks: dict[str, HeaderStack], ax=None, *, include_payloa
 
 def plot_delivery(payloads, loss: float, ax=None, *, mtu: int = 1500):
     """Predicted UDP delivery probability (1 − p)^k against payload (k fragments)."""
+    # start-up: matplotlib only when plot_delivery() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(8, 3))[1]

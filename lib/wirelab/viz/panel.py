@@ -19,7 +19,10 @@ import uuid
 from pathlib import Path
 
 from .. import transports
+from ..experiment import Experiment
 from ..link import BACKENDS
+from .live import LivePlot, live_png
+from .offscreen import show_figure, new_figure
 
 __all__ = ["ExperimentPanel", "experiment_panel", "panel_figure"]
 
@@ -31,9 +34,8 @@ class ExperimentPanel:
                  loss: str = "0", size: str = "200KB", reps: int = 2, engine="wirelab",
                  backend: str = "auto", max_wait: str = "0.5s", folder: str | Path = "data/panel",
                  timeout: float | None = None, progress: bool = True, live: bool = True):
+        # start-up: ipywidgets only when one is made
         import ipywidgets as w
-
-        from .live import LivePlot, live_png
 
         engines = ["wirelab", "iperf3"]
         self._engine_object = None
@@ -83,7 +85,6 @@ class ExperimentPanel:
             w.HBox([self.button, self.status]), *([self.live_image] if live else []), self.output])
 
     def experiment(self):
-        from ..experiment import Experiment
 
         c = self.controls
         name = f"panel-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"   # one folder per click
@@ -96,10 +97,11 @@ class ExperimentPanel:
 
     def run(self):
         """Run the sweep the widgets describe; show table, plot, backend and tc commands."""
+        # start-up: IPython only when run() runs
         from IPython.display import display
 
+        # start-up: numpy, pandas, pyarrow only when run() runs
         from ..experiment import pretty, run, summarize
-        from .offscreen import show_figure
 
         self.button.disabled = True
         self.status.value = "running…"
@@ -154,7 +156,7 @@ def panel_figure(frame):
     parameter, coloured by the second. Drawn off pyplot: in JupyterLab another thread
     redraws pyplot's figures while a button callback runs, and the plot came out blank
     (see ``offscreen``)."""
-    from .offscreen import new_figure
+    # start-up: numpy, pandas, pyarrow only when panel_figure() runs
     from .sweep import plot_by_protocol, swept_columns
 
     swept = [c for c in swept_columns(frame) if c != "engine"]

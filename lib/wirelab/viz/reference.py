@@ -12,12 +12,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..experiment.stats import confidence_interval
+
 __all__ = ["plot_against_document", "plot_streams", "plot_clock_fit"]
 
 
 def _ax(ax, size=(6.5, 4.2)):
     if ax is not None:
         return ax
+    # start-up: matplotlib only when _ax() runs
     import matplotlib.pyplot as plt
     return plt.subplots(figsize=size)[1]
 
@@ -26,6 +29,7 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
                           title: str | None = None, xlabel: str = "", scale: float = 1e-6,
                           unit: str = "Mbit/s"):
     """Measured, predicted and the document's bit/s against the task's parameter, one colour per side."""
+    # start-up: matplotlib only when plot_against_document() runs
     import matplotlib.pyplot as plt
 
     ax = _ax(ax)
@@ -72,9 +76,8 @@ def plot_against_document(table: pd.DataFrame, *, ax=None, log_x: bool = False, 
 def plot_streams(frame: pd.DataFrame, *, by: str = "flows", ax=None, scale: float = 1e-6):
     """Each stream's goodput (mean over repetitions, 95 % bars) per setting of ``by``, with its
     max-min fair share (a short line), so an unfair share stands out."""
+    # start-up: matplotlib only when plot_streams() runs
     import matplotlib.pyplot as plt
-
-    from ..experiment.stats import confidence_interval
 
     ax = _ax(ax, (9, 4.2))
     ok = frame[frame["status"] == "ok"]

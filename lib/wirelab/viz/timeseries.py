@@ -14,6 +14,7 @@ __all__ = ["plot_goodput_over_time", "plot_io_graph"]
 def plot_goodput_over_time(series: pd.DataFrame, *, hue: str = "proto", ax=None,
                            title: str = "Goodput over time (receiver), per run"):
     """One thin line per run (coloured by ``hue``), the predicted goodput dashed."""
+    # start-up: matplotlib only when plot_goodput_over_time() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(8, 3.5))[1]
@@ -45,6 +46,7 @@ def plot_io_graph(graph: pd.DataFrame, *, predicted_bps: float | None = None, re
     goodput (new payload) and throughput (whole frames) per bin as points, the predicted
     goodput as a line, and ``retransmissions`` (times, seconds from the first packet) as
     red ticks along the bottom."""
+    # start-up: matplotlib only when plot_io_graph() runs
     import matplotlib.pyplot as plt
 
     ax = ax or plt.subplots(figsize=(9, 4))[1]

@@ -20,6 +20,9 @@ import operator
 import numpy as np
 
 from ...errors import UsageError
+from ...wire.ppcb import CODES
+from ..conversations import first_seen_ids, conversation_ids
+from ..tcp_sequence import tcp_analysis
 from .check import Cond
 from .fields import LAYERS, TRANSPORT, proto_names
 from .syntax import Binary, Not
@@ -61,7 +64,6 @@ class Context:
         only, its length all fragments' payload; otherwise on none of them). ``sql.FRAGMENTS``
         is the SQL twin."""
         if "_header" not in self.layers:
-            from ..conversations import first_seen_ids
             df = self.df
             offset = df["frag_offset"].fillna(0).to_numpy(np.int64)
             more = df["more_frags"].fillna(False).to_numpy(bool)
@@ -96,10 +98,8 @@ class Context:
         """The per-frame table of ``source`` ("analysis", "streams"; computed if not given)."""
         if self.given[source] is None:
             if source == "analysis":
-                from ..tcp_sequence import tcp_analysis
                 self.given[source] = tcp_analysis(self.df, expert=True)
             else:
-                from ..conversations import conversation_ids
                 self.given[source] = conversation_ids(self.df)
         return self.given[source]
 
@@ -152,7 +152,6 @@ class Context:
         col = packets[c.field.columns[0]]
         ok = col.notna().to_numpy(bool) & here
         if c.name == "ppcb.type":      # the table names the type; the filter compares its code
-            from ...wire.ppcb import CODES
             values = np.array([CODES.get(t, -1) for t in col.astype(str)], dtype=np.int64)
             return [(where[here], values[here])]
         values = col.to_numpy()[ok]

@@ -197,9 +197,11 @@ def tables(ds, node) -> None:
     if any(c.field.layer in TRANSPORT for c in walk(node)):
         ds.table("filter_fragments", FRAGMENTS)
     if "analysis" in sources:
+        # start-up: numpy, pandas, pyarrow only when tables() runs
         from ..sql.tcp import tcp_flags
         tcp_flags(ds)
     if "streams" in sources:
+        # start-up: numpy, pandas, pyarrow only when tables() runs
         from ..sql.flows import conversations
         conversations(ds)
         ds.table("filter_streams", STREAMS)

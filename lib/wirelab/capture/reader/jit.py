@@ -181,6 +181,7 @@ def _load():
 
 def _progress(done: threading.Event, result: dict) -> None:
     """A bar while the kernels compile (the first time: 15 to 40 s), gone when they are ready."""
+    # start-up: tqdm only when _progress() runs
     from tqdm.auto import tqdm
     with tqdm(total=result.get("steps"), desc="compiling the capture reader (once)", unit="kernel",
               leave=False) as bar:
@@ -192,6 +193,7 @@ def _progress(done: threading.Event, result: dict) -> None:
 def _address_space_limit() -> int | None:
     """The process's address-space limit in bytes (RLIMIT_AS), None when unlimited."""
     try:
+        # optional: resource (not on every system)
         import resource
     except ImportError:                   # (not on Windows)
         return None

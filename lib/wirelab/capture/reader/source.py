@@ -12,6 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 from pathlib import Path
+import stat
 
 import numpy as np
 
@@ -101,7 +102,6 @@ class Windows:
                 return None
         except (AttributeError, OSError, ValueError):
             return None
-        import stat
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def _mapped(self, size: int):

@@ -17,6 +17,7 @@ from typing import Iterator
 
 import pandas as pd
 
+from ...errors import UsageError
 from .columns import first_time, frame_from_part
 from .decode import ReadState, windows
 from .source import WINDOW_BYTES
@@ -36,7 +37,6 @@ def iter_capture(source, *, chunk_packets: int = CHUNK_PACKETS,
     Raises ``CaptureError`` (before the first chunk) when the input is not a capture.
     """
     if chunk_packets < 1:
-        from ...errors import UsageError
         raise UsageError(f"chunk_packets must be at least 1, not {chunk_packets}", "e.g. 250000")
     state = ReadState.open(source, window_bytes)
     seen, start = 0, None

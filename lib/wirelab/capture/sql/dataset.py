@@ -35,11 +35,17 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from ...errors import CaptureError, UsageError
 from ..reader.columns import COLUMNS, INT_COLUMNS
 from ..reader.stream import CHUNK_PACKETS, iter_capture
 from ..._plain import is_numpy_scalar
+from ..rfc6349 import rfc6349_of_dataset
+from .flows import flows
+from .io_graph import io_graph
+from .overhead import read_overhead
+from .tcp import tcp_analysis, retransmission_summary
 
 __all__ = ["convert", "open_dataset", "CaptureDataset", "arrow_schema", "INFO"]
 
@@ -51,7 +57,6 @@ _TEXT = ("l3", "src", "dst", "proto")
 def arrow_schema(columns=COLUMNS):
     """The parquet schema: one type per column whatever the chunk (text as dictionaries);
     ``columns``: those a dataset holds (one written before ``frame`` was a column lacks it)."""
-    import pyarrow as pa
     types = {"time": pa.float64(), "time_relative": pa.float64(), "more_frags": pa.bool_()}
     types.update({c: pa.dictionary(pa.int32(), pa.string()) for c in _TEXT})
     return pa.schema([(c, types.get(c, pa.int64())) for c in columns])
@@ -70,7 +75,7 @@ def convert(source, out_dir, *, chunk_packets: int = CHUNK_PACKETS, overwrite: b
 
     The dataset appears whole or not at all (written beside it, then renamed).
     """
-    import pyarrow as pa
+    # start-up: pyarrow, tqdm only when convert() runs
     import pyarrow.parquet as pq
     from tqdm.auto import tqdm
 
@@ -136,6 +141,7 @@ class CaptureDataset:
     """A converted capture: ``sql(query)`` over the view ``packets``, and the analyses."""
 
     def __init__(self, path, *, memory_limit: str | None = None):
+        # start-up: duckdb only when one is made
         import duckdb
         self.path = Path(path)
         info = self.path / INFO
@@ -178,6 +184,7 @@ class CaptureDataset:
     def frame(self, filters=None) -> pd.DataFrame:
         """The dataset as ``read_capture`` gives it: all of it (only when it fits in memory), or
         the rows a ``pyarrow.dataset`` expression ``filters`` keeps (one conversation, say)."""
+        # start-up: pyarrow only when frame() runs
         import pyarrow.parquet as pq
         held = [c for c in COLUMNS if c in self.info.get("columns", COLUMNS)]
         df = pq.read_table(self.path, schema=arrow_schema(held), filters=filters).to_pandas()
@@ -192,27 +199,21 @@ class CaptureDataset:
 
     # the analyses (SQL in flows, tcp, io_graph, overhead beside this module)
     def flows(self, *, min_packets: int = 1, later_fragments: bool = True) -> pd.DataFrame:
-        from .flows import flows
         return flows(self, min_packets=min_packets, later_fragments=later_fragments)
 
     def io_graph(self, interval: float = 0.1, *, where: str | None = None, marks=()) -> pd.DataFrame:
-        from .io_graph import io_graph
         return io_graph(self, interval, where=where, marks=marks)
 
     def tcp_analysis(self) -> pd.DataFrame:
-        from .tcp import tcp_analysis
         return tcp_analysis(self)
 
     def retransmission_summary(self) -> pd.DataFrame:
-        from .tcp import retransmission_summary
         return retransmission_summary(self)
 
     def rfc6349(self, *, achievable_bps: float | None = None) -> dict | None:
-        from ..rfc6349 import rfc6349_of_dataset
         return rfc6349_of_dataset(self, achievable_bps=achievable_bps)
 
     def read_overhead(self, *, conv: int | None = None):
-        from .overhead import read_overhead
         return read_overhead(self, conv=conv)
 
     def close(self) -> None:

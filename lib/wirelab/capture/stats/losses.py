@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..conversations import conversation_ids
 from ..reader.frames import Frames
-from ..tcp_sequence import ACK, FIN, SYN, _relative
+from ..tcp_sequence import ACK, FIN, SYN, _relative, tcp_flags_of
 from .dsack import dsack_of
 
 __all__ = ["PLACES", "REASONS", "loss_places", "handshakes", "loss_places_of", "handshakes_of", "where_summary"]
@@ -271,7 +272,6 @@ def _streams_and_numbers(df) -> tuple[np.ndarray, np.ndarray]:
     if "stream" in df:
         stream = df["stream"].to_numpy(np.int64)
     else:
-        from ..conversations import conversation_ids
         stream = conversation_ids(df)["stream"].to_numpy(np.int64)
     frame = df["frame"].to_numpy(np.int64) if "frame" in df else np.arange(1, len(df) + 1)
     return stream, frame
@@ -280,7 +280,6 @@ def _streams_and_numbers(df) -> tuple[np.ndarray, np.ndarray]:
 def _analysed(df, flags):
     f = Frames.of(df)
     if flags is None:
-        from ..tcp_sequence import tcp_flags_of
         marks, conv, ab = tcp_flags_of(f)
     else:
         marks = {"retransmission": flags["retransmission"].to_numpy(bool)}
@@ -313,6 +312,7 @@ def handshakes(df, flags=None):
     """Each captured handshake's round trip split at the capture point (module docstring):
     ``stream``, ``client`` and ``server`` (address:port), the frames ``syn``, ``synack``, ``ack``, and
     ``server_side``, ``client_side``, ``initial_rtt`` (s), ``nearer`` (the side with the shorter trip)."""
+    # start-up: pandas only when handshakes() runs
     import pandas as pd
 
     f, _, conv, ab = _analysed(df, flags)

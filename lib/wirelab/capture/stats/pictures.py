@@ -28,6 +28,7 @@ def save_graph(capture, graph: str, path, *, stream: int | None = None, interval
         raise UsageError(f"the {graph} graph is of one TCP stream", "give its number (--stream N; see the flow table)")
     # deferred: matplotlib only to draw
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    # start-up: matplotlib only when save_graph() runs
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8, 4), dpi=100)

@@ -261,6 +261,7 @@ class LiveCapture:
 
     def read(self):
         """The capture as a DataFrame (``read_capture``)."""
+        # start-up: numpy only when read() runs
         from ..reader.loader import read_capture
         return read_capture(self.path)
 

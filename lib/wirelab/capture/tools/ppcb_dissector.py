@@ -29,6 +29,7 @@ import pandas as pd
 
 from ...errors import CaptureError, MissingToolError, SetupError
 from ...wire.ppcb import CARRIES, TYPES
+from .wireshark import tshark
 
 __all__ = ["DISSECTOR", "FIELDS", "TYPE_NAMES", "tshark_options", "lua_plugin_folder", "install",
            "installed_copy", "tshark_ppcb_packets"]
@@ -95,7 +96,6 @@ def tshark_ppcb_packets(path, *, display_filter: str | None = None, udp_ports=()
     that earlier segments began: ``frame`` is where it ends). Columns: frame, time, src,
     sport, dst, dport, transport, type (CONN…RCVD), session_id (hex, as ``Result.metadata``
     keeps it), protocol_id, total_length, packet_no, data_len (missing where a type has none)."""
-    from .wireshark import tshark
 
     if not Path(path).exists():
         raise CaptureError(f"no capture file at {path}", "check the path")

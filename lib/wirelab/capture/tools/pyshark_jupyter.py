@@ -28,13 +28,13 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import CaptureError
+from .ppcb_dissector import tshark_options
 from .wireshark import tshark
 
 __all__ = ["pyshark_packets", "PysharkLive"]
 
 
 def _custom_parameters(ppcb: bool) -> list[str]:
-    from .ppcb_dissector import tshark_options
     return tshark_options() if ppcb else []
 
 
@@ -154,6 +154,7 @@ def pyshark_packets(path, *, display_filter: str | None = None, limit: int = 20,
     """The first ``limit`` packets matching ``display_filter``, one row each with the
     requested fields (name → "layer.field", e.g. ``{"rtt": "tcp.analysis_ack_rtt"}`` or
     ``{"no": "ppcb.packet_no"}``) plus frame number, time, highest layer and length."""
+    # start-up: pyshark only when pyshark_packets() runs
     import pyshark
     from pyshark.capture.capture import StopCapture
 
@@ -259,6 +260,7 @@ class PysharkLive:
 
     # -- the worker ----------------------------------------------------------
     def _work(self, started: threading.Event):
+        # start-up: pyshark only when _work() runs
         import pyshark
         from pyshark.capture.capture import StopCapture
 

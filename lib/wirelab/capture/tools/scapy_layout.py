@@ -32,6 +32,7 @@ def build_frame(proto: str = "tcp", *, payload: int = tcp_payload(), ip_version:
                 vlan: bool = False):
     """An Ethernet frame as scapy builds it: [802.1Q] / IPv4|IPv6 / TCP|UDP / ``payload`` bytes.
     ``tcp_options``: 0, or a multiple of 4 up to 40 (12 = two NOPs + a timestamp, as Linux sends)."""
+    # start-up: scapy only when build_frame() runs
     from scapy.layers.inet import IP, TCP, UDP
     from scapy.layers.inet6 import IPv6
     from scapy.layers.l2 import Dot1Q, Ether
@@ -59,6 +60,7 @@ def build_frame(proto: str = "tcp", *, payload: int = tcp_payload(), ip_version:
 def layout(frame) -> pd.DataFrame:
     """One row per field of the built frame: layer, field, offset (bytes from the frame's
     start; bit fields share a byte), bits, and the value as scapy shows it."""
+    # start-up: scapy only when layout() runs
     from scapy import fields as f
 
     bit_field = getattr(f, "_BitField", f.BitField)

@@ -39,8 +39,13 @@ from pathlib import Path
 
 from ...errors import UsageError, WirelabError
 from ..catalogue import Catalogue, load_catalogue
+from ..classroom import grade_class
+from ..formats import gradescope
 from ..handin import ARCHIVES
+from ..jail import Policy, bwrap_version
+from ..machine import links_for
 from ..outcome import Graded, Outcome
+from ..own_link import student_of_metadata
 from .bundle import CONFIG
 
 __all__ = ["run_autograder", "load_config", "locate_submission", "ROOT_ENV"]
@@ -85,9 +90,6 @@ def _unrun(catalogue: Catalogue, status: str, reason: str) -> Graded:
 
 
 def _grade(root: Path, config: dict, catalogue: Catalogue) -> Graded:
-    from ..classroom import grade_class
-    from ..jail import Policy, bwrap_version
-    from ..machine import links_for
     if os.geteuid() != 0:
         return _unrun(catalogue, "skipped",
                       f"the autograder ran as uid {os.geteuid()}, not root, so no program of the submission was "
@@ -106,7 +108,6 @@ def _grade(root: Path, config: dict, catalogue: Catalogue) -> Graded:
     trust = sandbox == "never" or bwrap_version() is None
     policy = Policy(trust=trust, hide=(str(source.resolve()), str((root / "results").resolve())),
                     links=links_for(config.get("links", "auto")))
-    from ..own_link import student_of_metadata
     student = student_of_metadata(root / "submission_metadata.json")
     with tempfile.TemporaryDirectory(prefix="wirelab-autograder-") as reports:
         graded, = grade_class([("submission", handed_in)], catalogue, reports, capture=False, progress=False,
@@ -120,7 +121,6 @@ def _grade(root: Path, config: dict, catalogue: Catalogue) -> Graded:
 def run_autograder(root: str | Path | None = None) -> Path:
     """Grade ``root``/submission and write ``root``/results/results.json (Gradescope's); returns its path.
     ``root``: the argument, else $WIRELAB_AUTOGRADER_ROOT, else /autograder."""
-    from ..formats import gradescope
     root = Path(root or os.environ.get(ROOT_ENV) or "/autograder")
     if not root.is_dir():
         raise UsageError(f"no autograder folder {root}", f"give --root DIR or set {ROOT_ENV}")

@@ -49,6 +49,7 @@ def entries(g: Graded) -> list[dict]:
 
 def table(graded: list[Graded]):
     """The class's leaderboard: one row per submission, best median first (none: at the end)."""
+    # start-up: pandas only when table() runs
     import pandas as pd
     rows = [{"submission": g.name, **{e["name"]: e["value"] for e in entries(g)}} for g in graded]
     frame = pd.DataFrame(rows)

@@ -42,7 +42,10 @@ from contextlib import nullcontext
 from .. import transports
 from ..errors import UsageError
 from ..link.contract import link_capabilities
+from ..transfer import Result, merge, start_server
+from ..transfer.pacing import PACINGS
 from ..transfer.progress import Progress
+from ..transfer.run import HashSink, make_data
 from ..transfer.sockets import congestion_unavailable
 from ..transfer.tcp import TCP_LEAST_WAIT_S
 from ..wire.headers import ETHERNET_MTU, tcp_payload, udp_payload
@@ -121,7 +124,6 @@ class WirelabEngine:
         """``pacing`` of the load workload ("even", or "tick": each second's bytes at a 1 s timer
         tick, document 000's sender); ``end_markers``: udp measurements end with that many 4-byte
         datagrams ``end_marker_gap_s`` apart (nttcp's, document 002)."""
-        from ..transfer.pacing import PACINGS
         if udp_files not in ("load", "ppcb"):
             raise UsageError(f"udp_files={udp_files!r}", "use 'load' or 'ppcb'")
         if pacing not in PACINGS:
@@ -197,8 +199,6 @@ class WirelabEngine:
         """One run across ``link``. ``capture``: a path for a pcapng of the run's packets as the
         receiver's side of the link saw them (dumpcap; needs root or capture rights). ``events``:
         the run's ``EventStream`` (the module docstring), its records tagged ``event_tags``."""
-        from ..transfer import start_server
-        from ..transfer.run import HashSink
 
         how = plan(setting, self.udp_files)
         proto = setting.proto
@@ -279,8 +279,6 @@ def _await_session(server_results: list, thread, deadline: float, max_wait: floa
 def _file_result(setting, transport, link, sender, server_results: list, sink, *, size: int, seed: int):
     """(result, outcome) of a file run: both ends merged, whether the file arrived byte for byte,
     and the outcome PPCB defines where plain UDP ends early."""
-    from ..transfer import Result, merge
-    from ..transfer.run import make_data
     receiver = (server_results[0] if server_results
                 else Result(setting.proto, receiver_error="server saw no session"))
     result = merge(sender, receiver, same_clock=link.one_clock)
@@ -350,6 +348,6 @@ def _whole(value) -> int | None:
 
 def _capture(path, link, kind: str, port: int):
     """dumpcap where the receiver (host b) sees the run's packets."""
-    from ..capture import LiveCapture
+    from ..capture import LiveCapture          # start-up: the capture reader (numpy) only when a run captures
     interface, prefix = link.capture_point("b")
     return LiveCapture(interface, path, prefix=prefix, capture_filter=f"{kind} port {port}")

@@ -6,6 +6,7 @@ import json
 
 from .. import transports
 from ..errors import TransferError
+from ..transfer import Result
 from ..transfer.client import WarmClient, client_argv, run_client
 
 __all__ = ["client_config", "run_client_process", "send"]
@@ -55,7 +56,6 @@ def run_client_process(link, config: dict, deadline: float, warm: WarmClient | N
 
 def send(link, config: dict, deadline: float, warm: WarmClient | None, events):
     """(sender's Result, the progress it reported): the client run; its reports join ``events``."""
-    from ..transfer import Result
     sender = Result.from_dict(run_client_process(link, config, deadline, warm))
     reported = sender.metadata.pop("progress", None) or []
     if events is not None:     # what the live path missed, from the sender's own list

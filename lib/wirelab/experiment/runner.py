@@ -210,7 +210,7 @@ def run(experiment: Experiment, *, out: str | Path | None = None, engine=None,
             return store.frame() if not store.frame().empty else load(folder)
         cluster = None
         if experiment.hosts:                # across machines: the runs go to the hosts' Dask workers
-            from .cluster import Cluster
+            from .cluster import Cluster        # optional: distributed (the [cluster] extra)
             cluster = leaving.enter_context(Cluster(experiment))
             link_layer = cluster.layer
         plan = Plan(experiment, engine, settings=settings, link_layer=link_layer)

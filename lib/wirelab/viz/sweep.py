@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .. import transports
+from .. import transports, units
 from ..experiment.prediction import predict_like
 from ..experiment.stats import summarize
 
@@ -48,12 +48,11 @@ def swept_columns(frame: pd.DataFrame) -> list[str]:
 def _new_ax(ax, size=(7, 4)):
     if ax is not None:
         return ax
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt      # start-up: matplotlib only when a plot is drawn
     return plt.subplots(figsize=size)[1]
 
 
 def _label(column: str, value) -> str:
-    from .. import units
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     formats = {"rate_bps": units.format_rate, "offered_bps": units.format_rate,
@@ -107,7 +106,7 @@ def plot_predicted_vs_measured(frame: pd.DataFrame, x: str = "rate_bps", *, hue:
     marked apart from failed ones. ``steady``: also draw the steady state (dotted) where
     the finite transfer's prediction differs from it by more than 1 %.
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt      # start-up: matplotlib only when a plot is drawn
 
     ax = _new_ax(ax)
     if frame.empty or x not in frame:
@@ -187,7 +186,7 @@ def _scale_x(ax, frame: pd.DataFrame, x: str, fx: float, log_x: bool) -> None:
             ax.set_xscale("symlog", linthresh=1e-3 * fx or 1)
         else:
             ax.set_xscale("log")
-        from matplotlib.ticker import FuncFormatter
+        from matplotlib.ticker import FuncFormatter      # start-up: matplotlib only when a plot is drawn
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
 
@@ -249,7 +248,7 @@ def _draw_limits(ax, runs: pd.DataFrame, x: str, fx: float, fy: float, color, su
 
 def _log_y(ax) -> None:
     """A log y axis fitted to what is drawn, with plain numbers on the ticks."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter      # start-up: matplotlib only when a plot is drawn
 
     values = [v for line in ax.get_lines() for v in np.asarray(line.get_ydata(), dtype=float)
               if np.isfinite(v) and v > 0]
@@ -272,7 +271,7 @@ def plot_by_protocol(frame: pd.DataFrame, x: str = "rate_bps", *, hue: str | Non
     Protocols in ``log_y`` get a log y axis (default: the transports whose ``log_scale`` says so, as
     stop-and-wait, which spans orders of magnitude).
     ``figure``: draw on this Figure (e.g. ``offscreen.new_figure``) instead of a new pyplot one."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt      # start-up: matplotlib only when a plot is drawn
 
     protos = protocols_in(frame)
     if log_y is None:

@@ -1,11 +1,12 @@
 """A receiver kept off the CPU does not stretch what it measures: UDP datagrams carry the kernel's
 arrival time, and what a UDP socket's full buffer dropped is counted as the host's."""
+import select
 import socket
 import time
 
 import pytest
 
-from wirelab.transfer.arrivals import datagram_receiver as _arrivals
+from wirelab.transfer.arrivals import DatagramReceiver as _arrivals
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -43,8 +44,11 @@ def test_a_datagram_read_late_keeps_its_arrival_time(pair):
     receive = _arrivals(receiver, bytearray(2048))
     sent_ns = time.time_ns()
     sender.send(b"x" * 100)
-    # the receiver is kept away 50 ms (the stall under test, not a synchronisation)
-    time.sleep(0.05)
+    assert select.select([receiver], [], [], 1.0)[0], "the datagram never arrived"
+    # the receiver busy elsewhere for 50 ms before it reads (the stall under test)
+    busy_until = time.monotonic() + 0.05
+    while time.monotonic() < busy_until:
+        sum(range(1000))
     receiver.settimeout(1.0)
     n, _, arrived_ns = receive()
     read_ns = time.time_ns()

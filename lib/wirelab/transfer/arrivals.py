@@ -17,7 +17,7 @@ import socket
 import struct
 import time
 
-__all__ = ["SO_TIMESTAMPNS", "ANCILLARY_SPACE", "stamp_arrivals", "arrival_ns", "socket_drops", "datagram_receiver"]
+__all__ = ["SO_TIMESTAMPNS", "ANCILLARY_SPACE", "stamp_arrivals", "arrival_ns", "socket_drops", "DatagramReceiver"]
 
 #: asm-generic/socket.h: the option and its control message (a struct timespec) share the number.
 SO_TIMESTAMPNS = 35
@@ -61,7 +61,7 @@ def socket_drops(sock: socket.socket) -> int | None:
     return None
 
 
-class datagram_receiver:                 # noqa: N801 - used as a function: receive = datagram_receiver(...)
+class DatagramReceiver:
     """``receive()`` takes one datagram into ``buf``: (bytes, address, arrival ns), the arrival the
     kernel's where it stamps (else the time of the read). ``drops``: what the socket's full buffer
     dropped since this receiver was made (None where the kernel does not say)."""

@@ -24,7 +24,7 @@ import time
 
 from ..errors import ProtocolError, TransferError
 from . import ppcb
-from .arrivals import datagram_receiver
+from .arrivals import DatagramReceiver
 from .measure_wire import (ECHO, ECHO_HDR, ECHO_REPLY, END, END_HDR, END_MARK, END_MARK_HDR, HELLO_ACK, MAGIC,
                            MIN_PACKET, REC,
                            RECORD, REPORT, REPORT_SAMPLES, SEQ_WINDOW, json_packet, parse_json_packet, read_json)
@@ -221,7 +221,7 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     sock.sendto(json_packet(HELLO_ACK, {"rcvbuf_granted_bytes":
                                         sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}), client)
     buf = bytearray(65536)
-    receive = datagram_receiver(sock, buf)
+    receive = DatagramReceiver(sock, buf)
     records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
     if progress is not None:
         progress.count = _running_total(records)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -72,6 +73,20 @@ def test_another_process_reports_through_the_streams_socket(tmp_path):
     assert [e["bytes"] for e in events if e["event"] == "interval"] == [0, 100, 200, 300, 400]
     assert all(e["flow"] == "f0" for e in events[:-1])
     assert not os.path.exists(folder)                          # its socket's folder is removed
+
+
+def test_a_stop_datagram_that_cannot_be_delivered_ends_the_stream_all_the_same(tmp_path):
+    # seen once in CI: close()'s stop datagram refused (ECONNREFUSED) failed the whole sweep
+    stream = EventStream(tmp_path / "r.jsonl", "r")
+    path = stream.address
+    os.unlink(path)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as stale:   # a socket file nobody reads
+        stale.bind(path)
+    stream.close(status="ok")
+    events = read_events(tmp_path / "r.jsonl")
+    assert [e["event"] for e in events] == ["events_socket_error", "end"]
+    assert "ConnectionRefusedError" in events[0]["error"] and events[-1]["status"] == "ok"
+    assert not stream._reader.is_alive() and not os.path.exists(path.rsplit("/", 1)[0])
 
 
 def test_a_partly_written_line_loses_only_itself(tmp_path):

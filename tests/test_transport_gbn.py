@@ -6,6 +6,7 @@ import random
 import socket
 import statistics
 import threading
+import time
 
 import pytest
 
@@ -19,22 +20,23 @@ from wirelab.model.packetization import packetize
 from wirelab.model.stopwait import acc_wire_bytes, stop_and_wait, udpr_transfer
 from wirelab.transfer import HashSink, make_data, ppcb, send_udp
 from wirelab.transfer.result import merge
+from wirelab.transfer.udp_server import _answer_linger, listen_udp, serve_udp
 from wirelab.transports import gbn as wire
 from wirelab.transports.gbn.model import gbn_transfer, go_back_n, last_send_s
-from wirelab.transports.gbn.receiver import listen_gbn, serve_gbn
 from wirelab.transports.gbn.sender import send_gbn
 
 W = 0.05          # MAX_WAIT for the loopback tests: short, so a lost DATA costs little
 
 
 class Server:
-    """A Go-Back-N receiver in a thread on loopback; ``results`` fills as sessions end."""
+    """The kit's udp server (which hands Go-Back-N's CONN to its receiver) in a thread on loopback;
+    ``results`` fills as sessions end."""
 
     def __init__(self, **kwargs):
-        self.sock, self.sink, self.results, self.stop = listen_gbn("127.0.0.1", 0), HashSink(), [], threading.Event()
+        self.sock, self.sink, self.results, self.stop = listen_udp("127.0.0.1", 0), HashSink(), [], threading.Event()
         self.port = self.sock.getsockname()[1]
         kwargs.setdefault("max_wait", W)
-        self.thread = threading.Thread(target=serve_gbn, args=(self.sock,), daemon=True,
+        self.thread = threading.Thread(target=serve_udp, args=(self.sock,), daemon=True,
                                        kwargs=dict(out=self.sink, stop=self.stop, on_result=self.results.append,
                                                    **kwargs))
 
@@ -132,6 +134,47 @@ def test_a_timeout_resends_the_whole_window_and_only_it():
     assert server.results[0].out_of_order == 3, "4, 5, 6 arrived first and were discarded"
 
 
+class DropTheEnd(LossyRelay):
+    """Drops the ACCs of DATA ``first`` onwards and the first RCVD: the receiver has finished while the
+    sender still waits for them."""
+
+    def __init__(self, port, first=7):
+        super().__init__(port, drop=0.0, duplicate=0.0, reorder=0.0)
+        self.first, self.rcvd_dropped = first, False
+
+    def _forward(self, direction, data, now):
+        if direction == 1 and not self.rcvd_dropped and (
+                data[0] == 5 and int.from_bytes(data[9:17], "big") >= self.first or data[0] == 7):
+            self.rcvd_dropped = data[0] == 7
+            return
+        self._send(direction, data)
+
+
+def test_a_finished_session_answers_the_resent_window_with_its_last_acc_and_rcvd():
+    data = make_data(10_000, seed=6)                     # 10 DATA, window 4: ACC 7, 8, 9 and RCVD lost
+    result, server, events = transfer(data, 4, via=lambda port: DropTheEnd(port).__enter__(), max_wait=0.2)
+    assert result.ok and byte_exact(server, data), result.error
+    assert [n for e, n in events if e == "resend"] == [7, 8, 9] and result.metadata["timeouts"] == 1
+    assert events[-1] == ("ack", 9) and len(server.results) == 1, "answered by the server's linger"
+
+
+def test_the_linger_answers_any_data_of_the_session_up_to_its_last_with_the_last_acc():
+    session, other = ppcb.new_session_id(), ppcb.new_session_id()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+        server.bind(("127.0.0.1", 0))
+        client.bind(("127.0.0.1", 0))
+        client.settimeout(2)
+        addr = client.getsockname()
+        linger = (session, addr, 9, time.monotonic() + 5)
+        answered = {n: _answer_linger(server, ppcb.pack("DATA", session, b"x", packet_no=n), addr, linger)
+                    for n in (7, 9, 10)}
+        stranger = _answer_linger(server, ppcb.pack("DATA", other, b"x", packet_no=9), addr, linger)
+        replies = [ppcb.unpack(client.recv(64)) for _ in range(4)]
+    assert answered == {7: True, 9: True, 10: False} and not stranger
+    assert [(r.kind, getattr(r, "packet_no", None)) for r in replies] == [("ACC", 9), ("RCVD", None)] * 2
+
+
 class DropFirstConacc(LossyRelay):
     """Forwards everything but the first CONACC."""
 
@@ -169,7 +212,7 @@ def strict_ppcb_server(sock, seen):
     sock.sendto(ppcb.pack("CONACC" if conn.protocol_id in (2, 3) else "CONRJT", conn.session_id), addr)
 
 
-def test_a_strict_ppcb_server_refuses_protocol_4_and_a_gbn_server_refuses_the_others():
+def test_a_strict_ppcb_server_refuses_protocol_4_and_the_kits_server_takes_it_beside_udpr():
     seen = []
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as strict:
         strict.bind(("127.0.0.1", 0))
@@ -178,9 +221,17 @@ def test_a_strict_ppcb_server_refuses_protocol_4_and_a_gbn_server_refuses_the_ot
         refused = send_gbn("127.0.0.1", strict.getsockname()[1], b"abc" * 100, window_packets=4, max_wait=0.5)
         thread.join(2)
     assert seen == [4] and not refused.ok and "CONRJT" in refused.error and refused.bytes_sent == 0
-    with Server() as server:
-        udpr = send_udp("127.0.0.1", server.port, b"abc" * 100, proto="udpr", max_wait=0.2)
-    assert not udpr.ok and "CONRJT" in udpr.error and not server.results
+    data = b"abc" * 100
+    with Server() as server:                 # the kit's server takes both on one port, by protocol id
+        udpr = send_udp("127.0.0.1", server.port, data, proto="udpr", max_wait=0.2)
+        gbn = send_gbn("127.0.0.1", server.port, data, window_packets=4, max_wait=0.2)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as raw:   # a protocol id nobody has
+            raw.settimeout(2)
+            raw.sendto(ppcb.pack("CONN", ppcb.new_session_id(), protocol_id=9, total_length=3), ("127.0.0.1", server.port))
+            answer = ppcb.unpack(raw.recv(64))
+        assert wait_for(lambda: len(server.results) == 2, timeout=5)
+    assert udpr.ok and gbn.ok and sorted(r.proto for r in server.results) == ["gbn", "udpr"]
+    assert answer.kind == "CONRJT" and byte_exact(server, data + data)
     assert wire.PROTOCOL_ID == 4
 
 

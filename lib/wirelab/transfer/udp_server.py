@@ -2,7 +2,7 @@
 
 The server is a small state machine on one socket:
 
-    idle ──CONN(2|3)──▶ CONACC, expect packet 0
+    idle ──CONN(2|3)──▶ CONACC, expect packet 0       (CONN(4): Go-Back-N's session, transports/gbn/receiver.py)
     busy ──right next DATA──▶ deliver (udpr: ACC); after the last: RCVD, once → idle
          ──CONN, other session──▶ CONRJT(that session)      (served client goes on)
          ──DATA, other session──▶ RJT(that session)         (served client goes on)
@@ -10,10 +10,10 @@ The server is a small state machine on one socket:
          ──duplicate (CONN again, lower DATA)──▶ ignored
          ──MAX_WAIT silence──▶ udpr: resend last CONACC/ACC (≤ MAX_RETRANSMITS), udp: drop
 
-One wirelab addition (like TCP's TIME_WAIT): for a while after a udpr
-session ends, a repeat of its last DATA (its ACC or RCVD was lost) is
-answered with ACC and RCVD again instead of being ignored; a server asked
-for ``sessions`` sessions stays that long after the last one to do so.
+One wirelab addition (like TCP's TIME_WAIT): for a while after a udpr (or
+Go-Back-N) session ends, a repeat of its DATA (its ACC or RCVD was lost) is
+answered with the last ACC and RCVD again instead of being ignored; a server
+asked for ``sessions`` sessions stays that long after the last one to do so.
 
     python -m wirelab.transfer.udp_server 5000 > received.bin
 """
@@ -86,16 +86,19 @@ def _lingering(state: dict) -> bool:
 
 
 def _answer_linger(sock, raw: bytes, addr, linger) -> bool:
-    """A finished udpr session's last DATA again (its ACC or RCVD was lost): ACC and RCVD again."""
+    """A finished session's DATA again (its ACC or RCVD was lost): the ACC of its last packet and
+    RCVD again. udpr resends only its last DATA; Go-Back-N resends its whole window, and its ACC
+    is cumulative, so any DATA of the session up to the last is answered the same way."""
     if not linger or time.monotonic() >= linger[3]:
         return False
     try:
         packet = ppcb.unpack(raw)
     except ProtocolError:
         return False
-    if packet.kind != "DATA" or (packet.session_id, addr, packet.packet_no) != linger[:3]:
+    session, client, last = linger[:3]
+    if packet.kind != "DATA" or (packet.session_id, addr) != (session, client) or packet.packet_no > last:
         return False
-    sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=packet.packet_no), addr)
+    sock.sendto(ppcb.pack("ACC", packet.session_id, packet_no=last), addr)
     sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
     return True
 

@@ -9,80 +9,27 @@ A receiver window of one: only the next packet in order is taken.
          ──an invalid DATA of ours──▶ RJT; the session ends
          ──MAX_WAIT of silence──▶ the last CONACC/ACC again (≤ MAX_RETRANSMITS), then idle
 
-As udpr's server (``transfer.udp_server``), for a while after a session ends a DATA of it
-(its RCVD was lost, so the sender sends its last DATA again) is answered with ACC and RCVD.
+One session's receiver: ``transfer.udp_server`` (``wirelab serve udp``) hands it a CONN asking for
+protocol 4, and answers a finished session's late DATA itself (its linger, as for udpr).
 
-    python -m wirelab.transports.gbn.receiver 5000 > received.bin
+    python -m wirelab.transfer.udp_server 5000 > received.bin      # udp, udpr and Go-Back-N
 """
 from __future__ import annotations
 
 import select
 import socket
-import sys
-import threading
 import time
 
 from ...errors import ProtocolError
 from ...transfer import ppcb
 from ...transfer.result import Result
-from ...transfer.sockets import DEFAULT_HOST, Meter, buffer_sizes, hand_over, waiting_on
-from ...transfer.udp_server import MAX_DATAGRAM, listen_udp
+from ...transfer.sockets import Meter, buffer_sizes
+from ...transfer.udp_server import MAX_DATAGRAM
 from .. import gbn
 
-__all__ = ["listen_gbn", "serve_gbn", "serve_session"]
+__all__ = ["serve_session"]
 
-#: A Go-Back-N server's socket is a udp one (``udp_server.listen_udp``).
-listen_gbn = listen_udp
 DATA = bytes([ppcb.CODES["DATA"]])
-
-
-def serve_gbn(sock: socket.socket, *, out=None, max_wait: float = 5.0, max_retransmits: int = 5,
-              sessions: int | None = None, stop: threading.Event | None = None,
-              on_result=None, log=None, progress=None) -> int:
-    """Serve Go-Back-N clients one after another until ``stop`` is set or ``sessions`` sessions
-    ended (the arguments of ``udp_server.serve_udp``; ``progress`` is accepted for its shape:
-    a file transfer is counted by its sender)."""
-    served, linger = 0, None         # linger: (session id, address, last packet_no, until)
-    while not (stop and stop.is_set()):
-        lingering = linger is not None and time.monotonic() < linger[3]
-        if sessions is not None and served >= sessions and not lingering:
-            break
-        ready, _, _ = select.select(waiting_on(sock, stop), [], [], 0.1)   # idle: wait for CONN, no limit
-        if sock not in ready:
-            continue
-        raw, addr = sock.recvfrom(MAX_DATAGRAM)
-        try:
-            packet = ppcb.unpack(raw)
-        except ProtocolError:
-            continue                                   # idle: garbage is ignored
-        if _answer_linger(sock, packet, addr, linger) or packet.kind != "CONN":
-            continue                                   # idle: only CONN starts a session
-        if sessions is not None and served >= sessions:
-            continue                                   # served enough: only lingering
-        if not gbn.is_ours(packet):
-            sock.sendto(ppcb.pack("CONRJT", packet.session_id), addr)
-            continue
-        try:
-            result = serve_session(sock, packet, addr, out=out, max_wait=max_wait,
-                                   max_retransmits=max_retransmits, stop=stop)
-        except Exception as err:        # noqa: BLE001 - a client must never stop the server
-            result = Result(gbn.NAME, receiver_error=f"internal error on this client: {err!r}")
-        if result.ok and result.receive_times_s:
-            linger = (packet.session_id, addr, len(result.receive_times_s) - 1,
-                      time.monotonic() + max_wait * (max_retransmits + 1))
-        hand_over(result, addr, log, on_result)
-        served += 1
-    return served
-
-
-def _answer_linger(sock, packet: ppcb.Packet, addr, linger) -> bool:
-    """A finished session's DATA again (its RCVD was lost): ACC of the last packet and RCVD again."""
-    if linger is None or time.monotonic() >= linger[3] or packet.kind != "DATA" \
-            or (packet.session_id, addr) != linger[:2]:
-        return False
-    sock.sendto(gbn.acc(packet.session_id, linger[2]), addr)
-    sock.sendto(ppcb.pack("RCVD", packet.session_id), addr)
-    return True
 
 
 def serve_session(sock: socket.socket, conn: ppcb.Packet, client, *, out, max_wait: float,
@@ -200,23 +147,3 @@ class _Session:
         self.last_reply = gbn.acc(self.id, packet.packet_no)
         self.send(self.last_reply)
         return False
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``PORT [HOST]``: serve Go-Back-N clients (on loopback unless HOST), received bytes to stdout."""
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) not in (1, 2):
-        print("usage: python -m wirelab.transports.gbn.receiver PORT [HOST] > received", file=sys.stderr)
-        return 2
-    sock = listen_gbn(argv[1] if len(argv) == 2 else DEFAULT_HOST, int(argv[0]))
-    try:
-        serve_gbn(sock, out=sys.stdout.buffer, log=lambda line: print(line, file=sys.stderr))
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        sock.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from wirelab.experiment.prediction import PRED_COLUMNS, predict_columns, predict_like
+from wirelab.model import predict
 
 TCP = {"proto": "tcp", "rate_bps": 10e6, "delay_s": 0.02, "loss": 0.0, "size_bytes": 200_000}
 
@@ -138,7 +139,9 @@ def test_a_file_whose_time_the_model_cannot_give_is_not_compared_to_the_steady_s
     params = dict(proto="tcp", workload="file", size_bytes=964_721, rate_bps=25.9e6, delay_s=0.076, loss=0.003,
                   cc="bbr")
     out = predict_columns(params)
+    flagged = predict("tcp", 25.9e6, rtt_s=0.152, loss=0.003, cc="bbr", size=964_721)     # the flag, not the words
     window_runs.file_runs.cache_clear()
+    assert flagged.untimed and flagged.transfer is None
     assert math.isnan(out["pred_goodput_bps"]) and math.isnan(out["pred_transfer_time_s"])
     assert "transfer time not predicted" in out["pred_note"] and out["pred_steady_goodput_bps"] > 0
     runs = pd.DataFrame([{**params, **out, "experiment": "x", "setting_id": 0, "run_id": i, "rep": i, "status": "ok",

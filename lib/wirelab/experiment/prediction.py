@@ -177,7 +177,7 @@ def predict_columns(params: dict, *, wire: str = "emulated", timestamps: bool = 
         goodput, binding = _transfer_columns(out, p.transfer, limits, file_bytes, carried)
     elif p.transfer is not None:
         notes.append("the relay paces application bytes: no transfer time predicted")
-    elif file_bytes is not None and any(note.startswith("transfer time not predicted") for note in p.notes):
+    elif file_bytes is not None and p.untimed:
         # a file's time is what its runs measure: the steady state instead would be a different quantity
         goodput, binding = math.nan, None
     out.update(pred_goodput_bps=goodput, pred_binding=binding, pred_cc=cc,

@@ -75,6 +75,7 @@ class Prediction:
     round_s: float | None = None                # the ACK clock's mean round a timed run's prediction assumed
     spread: dict | None = None                  # a timed run's goodput, run by run: std_bps, q05_bps, q95_bps, runs
     sources: dict | None = None                 # a transport's own limits' sources, beside ``SOURCES``
+    untimed: str | None = None                  # a file's time was asked for and the model cannot give it: why
 
     def source(self, limit: str) -> str:
         """Where the limit ``limit`` comes from: the transport's model's word, else ``SOURCES``."""
@@ -278,7 +279,7 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                                                         window_bytes, queue_bytes), mss, initial_window)
         limits, binding, goodput = dict(steady.limits), steady.binding, steady.goodput_bps
         notes.extend(steady.notes)
-    transfer = None
+    transfer = untimed = None
 
     def whole(nbytes):
         return tcp_transfer(nbytes, rate_bps, eta=eta, mss_bytes=mss, header_bytes=header, rtt_s=rtt_s or 0.0,
@@ -293,6 +294,7 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
             try:
                 transfer = whole(size)
             except ModelError as err:
+                untimed = str(err)
                 notes.append(f"transfer time not predicted: {err}")
     elif window_s is not None and timeable and 0 < loss <= _chain_loss_limit() and cc in BETA:
         return _timed_chain(stack, packets, rate_bps, notes, common, limits=limits, steady=steady,
@@ -319,8 +321,8 @@ def _tcp(stack, packets, rate_bps, notes, common, *, cc, size, window_bytes, rto
                          "and the window's way down after the first loss, still show)")
         return _finish("tcp", rate_bps, stack, packets, limits, binding, timed, notes, common, cc=cc,
                        steady=(goodput, binding))
-    return _finish("tcp", rate_bps, stack, packets, limits, binding, goodput, notes, common,
-                   transfer=transfer, cc=cc)
+    p = _finish("tcp", rate_bps, stack, packets, limits, binding, goodput, notes, common, transfer=transfer, cc=cc)
+    return replace(p, untimed=untimed) if untimed else p
 
 
 def _chain_loss_limit() -> float:

@@ -29,9 +29,9 @@ within or with overlapping intervals) and the worst five with their reasons.
 
 ``--grid random`` (issue 32) draws a fresh grid each time (the seed is printed; ``--seed`` repeats
 one): sizes 100 kB–20 MB, rates 5–100 Mbit/s (both drawn evenly on a log scale), one-way delays
-0–100 ms, loss 0–3 % (a quarter of the draws without loss), Reno, CUBIC, BBR, UDP and UDPR
-(UDPR: MAX_WAIT 0.3 s, files up to 400 kB; a draw predicted to take longer than ``--longest`` s a
-run is drawn again).
+0–100 ms, loss 0–3 % (a quarter of the draws without loss), Reno, CUBIC, BBR, UDP, UDPR and
+Go-Back-N (UDPR and Go-Back-N: MAX_WAIT 0.3 s, files up to 400 kB and 2 MB, Go-Back-N's window
+1, 2, 4, 8 or 16; a draw predicted to take longer than ``--longest`` s a run is drawn again).
 Besides the share within ±10 % and the worst five, it prints the calibration of the per-run
 interval: the share of single runs inside their 90 % interval (the model's 5-95 % of one run where
 it simulates runs, ``model.window_runs``; else its mean ± 1.645 σ where it gives a σ), and every
@@ -120,12 +120,16 @@ RANDOM_RATES_BPS = (5e6, 100e6)
 RANDOM_DELAY_S = (0.0, 0.1)
 RANDOM_LOSS = (0.0, 0.03)
 UDPR_LARGEST_B = 400e3
+#: Go-Back-N joins the random grid (issue 35): its window drawn from the CLI's choices.
+RANDOM_KINDS = WIDE_KINDS + ("gbn",)
+GBN_WINDOWS = (1, 2, 4, 8, 16)
+GBN_LARGEST_B = 2e6
 
 
-def _predicted_run_s(kind: str, size: int, rate: float, delay: float, loss: float) -> float:
-    proto = kind if kind in ("udp", "udpr") else "tcp"
+def _predicted_run_s(kind: str, size: int, rate: float, delay: float, loss: float, **options) -> float:
+    proto = kind if kind in ("udp", "udpr", "gbn") else "tcp"
     p = predict(proto, rate, size=size, rtt_s=2 * delay, loss=loss, max_wait_s=0.3,
-                cc=None if proto != "tcp" else kind, wire="emulated", timestamps=proto == "tcp")
+                cc=None if proto != "tcp" else kind, wire="emulated", timestamps=proto == "tcp", **options)
     return p.transfer.total_s if p.transfer is not None else math.inf
 
 
@@ -140,20 +144,22 @@ def random_sweeps(count: int, seed: int, reps: int, longest_s: float, max_reps: 
     cases: dict[str, list[dict]] = {}
     drawn = 0
     while drawn < count:
-        kind = rng.choice(WIDE_KINDS)
+        kind = rng.choice(RANDOM_KINDS)
         # UDPR waits a round trip a packet: its files from the low end, or hardly any would fit in time
-        size = int(log(RANDOM_SIZES_B[0], UDPR_LARGEST_B if kind == "udpr" else RANDOM_SIZES_B[1]))
+        largest = {"udpr": UDPR_LARGEST_B, "gbn": GBN_LARGEST_B}.get(kind, RANDOM_SIZES_B[1])
+        size = int(log(RANDOM_SIZES_B[0], largest))
         rate = log(*RANDOM_RATES_BPS)
         delay = round(rng.uniform(*RANDOM_DELAY_S), 3)
         loss = 0.0 if rng.random() < 0.25 else round(rng.uniform(*RANDOM_LOSS), 4)
-        if _predicted_run_s(kind, size, rate, delay, loss) > longest_s:
+        options = {"window_packets": rng.choice(GBN_WINDOWS)} if kind == "gbn" else {}
+        if _predicted_run_s(kind, size, rate, delay, loss, **options) > longest_s:
             continue
-        proto = kind if kind in ("udp", "udpr") else "tcp"
+        proto = kind if kind in ("udp", "udpr", "gbn") else "tcp"
         case = {"size": f"{size}B", "rate": f"{rate / 1e6:.1f}mbit", "delay": f"{delay * 1e3:g}ms",
-                "loss": f"{loss * 100:g}%"}
+                "loss": f"{loss * 100:g}%", **options}
         cases.setdefault(proto, []).append(case | ({"cc": kind} if proto == "tcp" else {}))
         drawn += 1
-    extra = {"udpr": {"max_wait": "0.3s"}}
+    extra = {"udpr": {"max_wait": "0.3s"}, "gbn": {"max_wait": "0.3s"}}
     adaptive = dict(precision=0.10, max_reps=max_reps, budget_s=budget_s) if max_reps and max_reps > reps else {}
     return {proto: Experiment(f"fidelity-random-{proto}", proto=proto, reps=reps, cases=these, shuffle=True,
                               **extra.get(proto, {}), **adaptive)
@@ -215,7 +221,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--out", default=None)
-    parser.add_argument("--only", default="tcp,udp,udpr", help="which groups, e.g. tcp,udpr")
+    parser.add_argument("--only", default="tcp,udp,udpr,gbn", help="which groups, e.g. tcp,udpr")
     parser.add_argument("--adaptive", action="store_true",
                         help="random grid: more runs (up to --max-reps) where an interval is wider than ±10 %%")
     parser.add_argument("--budget", type=float, default=900.0, help="random grid, --adaptive: seconds of runs a protocol")

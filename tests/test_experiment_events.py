@@ -89,6 +89,27 @@ def test_a_stop_datagram_that_cannot_be_delivered_ends_the_stream_all_the_same(t
     assert not stream._reader.is_alive() and not os.path.exists(path.rsplit("/", 1)[0])
 
 
+def test_flows_asking_for_the_address_at_once_share_one_socket_that_reads(tmp_path):
+    # the flows of one run start in threads and each asks for ``address`` (CI once: two sockets
+    # made at once, the one left bound to the path closed, the stop datagram refused)
+    for attempt in range(20):
+        stream, start, seen = EventStream(tmp_path / f"f{attempt}.jsonl", "f"), threading.Barrier(8), []
+
+        def ask():
+            start.wait(5)
+            seen.append(stream.address)
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(5)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
+            sender.sendto(json.dumps({"event": "interval", "source": "sender", "seq": 1}).encode(), seen[0])
+        stream.close(status="ok")
+        events = [e["event"] for e in read_events(tmp_path / f"f{attempt}.jsonl")]
+        assert len(set(seen)) == 1 and events == ["interval", "end"], (attempt, events)
+
+
 def test_a_partly_written_line_loses_only_itself(tmp_path):
     path = tmp_path / "cut.jsonl"
     path.write_text(json.dumps({"event": "start"}) + "\n" + '{"event": "inter')

@@ -83,6 +83,7 @@ class EventStream:
         self._seen: set = set()
         self._samplers: list[tuple[threading.Thread, threading.Event]] = []
         self._socket = self._reader = self._folder = None
+        self._opening = threading.Lock()     # flows of one run ask for ``address`` at once, each in its thread
         self._ended = self._closing = False
 
     def __enter__(self) -> "EventStream":
@@ -143,17 +144,19 @@ class EventStream:
     def address(self) -> str:
         """A Unix datagram socket's path that programs in other processes (and namespaces) send
         their records to (``transfer.progress.datagram_sink``); opened on first use."""
-        if self._socket is None:
-            self._folder = tempfile.mkdtemp(prefix="wl-ev-")     # short: a socket path has 108 bytes
-            os.chmod(self._folder, 0o755)
-            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-            path = os.path.join(self._folder, "events")
-            self._socket.bind(path)
-            os.chmod(path, 0o777)               # a sender may run as another user (a sandbox)
-            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-            self._reader = threading.Thread(target=self._read, name="wirelab-events", daemon=True)
-            self._reader.start()
-        return os.path.join(self._folder, "events")
+        with self._opening:
+            if self._socket is None:
+                folder = tempfile.mkdtemp(prefix="wl-ev-")       # short: a socket path has 108 bytes
+                os.chmod(folder, 0o755)
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                path = os.path.join(folder, "events")
+                sock.bind(path)
+                os.chmod(path, 0o777)               # a sender may run as another user (a sandbox)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+                self._folder, self._socket = folder, sock
+                self._reader = threading.Thread(target=self._read, name="wirelab-events", daemon=True)
+                self._reader.start()
+            return os.path.join(self._folder, "events")
 
     def _read(self) -> None:
         self._socket.settimeout(READ_TIMEOUT_S)
@@ -186,9 +189,10 @@ class EventStream:
 
     def _wake_reader(self) -> None:
         """The stop datagram, queued behind what programs already sent. A socket the datagram
-        cannot reach (seen once in CI: ECONNREFUSED) must not fail the run: the reader then ends
-        within ``READ_TIMEOUT_S`` by itself, and what programs sent comes back with their Result
-        (``absorb``); the stream says so."""
+        cannot reach (seen once in CI: two flows opened the socket at once, before ``_opening``, and
+        the one left bound was closed) must not fail the run: the reader then ends within
+        ``READ_TIMEOUT_S`` by itself, what programs sent comes back with their Result (``absorb``),
+        and the stream says so."""
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as waker:
                 waker.sendto(_STOP, os.path.join(self._folder, "events"))

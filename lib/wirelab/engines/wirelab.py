@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import time
 import weakref
 from contextlib import nullcontext
@@ -57,6 +58,7 @@ __all__ = ["WirelabEngine", "DEFAULT_CHUNK", "goodput_series"]
 
 #: Bytes of file data per DATA packet when ``packet`` is not set (document 001).
 DEFAULT_CHUNK = 1000
+_WARMING = threading.Lock()      # (module-wide: an engine is pickled to the cluster's workers, a lock is not)
 #: The measurement modes' control exchange waits at least this long for an answer: a REPORT
 #: of many fragments can lose one to the link's loss, and a short PPCB MAX_WAIT (0.05 s) made
 #: such a run fail ("nothing for 0.1 s").
@@ -153,12 +155,13 @@ class WirelabEngine:
         run; None on a link used once (there a plain process costs the same)."""
         if not link_capabilities(link).renewable:
             return None
-        warm = self._warm.get(link)
-        if warm is None or not warm.alive():
-            try:
-                warm = self._warm[link] = WarmClient(link)
-            except Exception:        # noqa: BLE001 - the plain client process still works
-                return None
+        with _WARMING:                  # a run's flows start together, each in its thread: one client each link
+            warm = self._warm.get(link)
+            if warm is None or not warm.alive():
+                try:
+                    warm = self._warm[link] = WarmClient(link)
+                except Exception:        # noqa: BLE001 - the plain client process still works
+                    return None
         return warm
 
     def info(self) -> dict:

@@ -14,6 +14,7 @@ The differences kept, each named here and in the README's capture section:
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -366,3 +367,24 @@ def test_read_at_gives_the_bytes_at_those_offsets_a_stretch_at_a_time(monkeypatc
         monkeypatch.setattr(opened, "READ_STRETCH", 4096)
         np.testing.assert_array_equal(cap.read_at(offsets, 6), expected)
         np.testing.assert_array_equal(cap.read_at(offsets[:0], 6), expected[:0])
+
+
+#: what a first read never needs: numba pays only on a file of gigabytes; the rest only when used
+NOT_AT_FIRST_READ = ("numba", "llvmlite", "duckdb", "dask", "matplotlib", "scapy", "pyshark", "wirelab.viz",
+                     "wirelab.capture.sql", "wirelab.capture.tools", "wirelab.capture.ladder",
+                     "wirelab.capture.ppcb_reader", "wirelab.capture.ppcb_exchange", "wirelab.capture.filter")
+
+
+def test_the_first_read_in_a_fresh_process_imports_numpy_pandas_and_the_reader_only():
+    """Issue 33: a notebook's first ``open_capture(...).conversations()`` waits for numpy and
+    pandas and little more (bench/bench_explorer.py times it); a PPCB capture is not decoded."""
+    program = ("import sys, wirelab\n"
+               "for path in sys.argv[1:]:\n"
+               "    cap = wirelab.open_capture(path)\n"
+               "    cap.conversations('tcp'), cap.conversations('udp')\n"
+               f"print(sorted(m for m in sys.modules if m.startswith({NOT_AT_FIRST_READ!r})))\n")
+    files = [ROOT / "captures" / name for name in ("tcp-10mbit-loss2.pcapng", "ppcb.pcapng")]
+    done = subprocess.run([sys.executable, "-c", program, *map(str, files)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -23,32 +23,29 @@ The statistics are this room's other modules, one each.
 from __future__ import annotations
 
 import mmap
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ...errors import CaptureError, SetupError, UsageError
 from ..conversations import conversation_ids
-from ..ladder import ladder_text
-from ..ppcb_exchange import exchange
-from ..ppcb_reader import ppcb_packets
 from ..reader.loader import read_capture
-from ..sql.dataset import INFO, open_dataset
 from ..reader.frames import Frames
 from .conversations import conversation_table, endpoint_table, pair_ids
-from .dsack import dsack_of
-from .expert import expert_table
-from .follow import Followed, follow_tcp
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
-from .io import io_table
-from .losses import handshakes, loss_places
-from .stream_flags import StreamFlags
-from .stream_graphs import StreamGraphs
-from ..tcp_sequence import tcp_analysis
-from ..tools.live import LiveCapture
+# Here only what the first read needs (open_capture, conversations: issue 33's fresh process
+# in <= 0.3 s); each other menu imports its module on first use, the DuckDB twins, PPCB
+# decoding and dumpcap's module only for a folder, a flow graph or a live capture.
+
+if TYPE_CHECKING:
+    from .follow import Followed
+    from .stream_flags import StreamFlags
+    from .stream_graphs import StreamGraphs
 
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
@@ -60,8 +57,12 @@ READ_STRETCH = 64 << 20
 def open_capture(path) -> "Capture":
     """A pcap/pcapng file, a parquet dataset folder (``convert``) or a ``LiveCapture`` (its file
     as it stands now, running or stopped: open it again to see more) as a ``Capture``."""
-    path = Path(path.path if isinstance(path, LiveCapture) else path)
+    if not isinstance(path, (str, os.PathLike)):
+        from ..tools.live import LiveCapture        # (start-up: dumpcap's module only for what may be one)
+        path = path.path if isinstance(path, LiveCapture) else path
+    path = Path(path)
     if path.is_dir():
+        from ..sql.dataset import INFO, open_dataset    # (start-up: the parquet room only for a folder)
         if not (path / INFO).is_file():
             raise CaptureError(f"{path} is a folder but not a capture dataset (no {INFO})",
                                "give a .pcap/.pcapng file, or a folder written by wirelab.capture.convert")
@@ -99,6 +100,7 @@ class Capture:
     # -- the whole capture's, once ------------------------------------------------------------
     @cached_property
     def _all_flags(self) -> pd.DataFrame:
+        from ..tcp_sequence import tcp_analysis     # (start-up: a menu's module on first use)
         return tcp_analysis(self.frames, expert=True)
 
     def flags(self) -> pd.DataFrame:
@@ -113,6 +115,7 @@ class Capture:
 
     @cached_property
     def _stream_flags(self) -> StreamFlags:
+        from .stream_flags import StreamFlags       # (start-up: a menu's module on first use)
         return StreamFlags(self.frames)
 
     @cached_property
@@ -231,6 +234,7 @@ class Capture:
     def io_graph(self, interval: float = 0.1, *, y: str = "packets", filter=None) -> pd.DataFrame:
         """Statistics › I/O Graph: ``y`` ("packets", "bytes", "bits") per ``interval`` seconds of the
         frames ``filter`` keeps (a display filter, a boolean mask, or None: all)."""
+        from .io import io_table                    # (start-up: a menu's module on first use)
         mask = None if filter is None else self._mask(filter)
         return io_table(self.frames, interval, y, mask)
 
@@ -238,6 +242,9 @@ class Capture:
     def expert(self) -> pd.DataFrame:
         """Analyze › Expert Information (TCP): severity, group, protocol, summary, count, frames
         ("D-SACK Sequence" too when the capture's bytes are there: a dataset holds none)."""
+        # (start-up: a menu's module on first use)
+        from .dsack import dsack_of
+        from .expert import expert_table
         dsack = None
         if self._has_bytes:
             f = self.frames
@@ -248,17 +255,22 @@ class Capture:
 
     def follow(self, stream: int) -> Followed:
         """Analyze › Follow › TCP Stream ``stream`` (``tcp.stream``): both directions' bytes."""
+        from .follow import follow_tcp              # (start-up: a menu's module on first use)
         return follow_tcp(self.frames, self._bytes(), stream)
 
     def stream(self, i: int, *, a_to_b: bool | None = None) -> StreamGraphs:
         """TCP stream ``i``'s graphs (``sequence_graph``, ``throughput``, ``rtt``, ``window``,
         ``plot``) for the direction carrying more data (or ``a_to_b``)."""
+        from .stream_graphs import StreamGraphs     # (start-up: a menu's module on first use)
         f = self.frames                   # (its frames only: their flags alone are analysed)
         mine = self.filter(((f["proto"] == "tcp") & (f["stream"] == i)).to_numpy())
         return StreamGraphs(mine.frames, mine.flags(), i, a_to_b=a_to_b)
 
     def flow_graph(self, *, port: int | None = None) -> FlowGraph:
         """The PPCB exchange (every UDP/TCP port, or ``port``) as ``exchange``'s table and a ladder."""
+        # (start-up: PPCB decoding and the ladder only when drawn)
+        from ..ladder import ladder_text
+        from ..ppcb_exchange import exchange
         self._bytes()                                    # (a dataset has none: a clear error)
         packets = exchange(self.source, port=port)
         packets = packets[packets["frame"].isin(self.frames["frame"])].reset_index(drop=True)
@@ -266,6 +278,7 @@ class Capture:
 
     @cached_property
     def _all_losses(self) -> pd.DataFrame:
+        from .losses import loss_places             # (start-up: a menu's module on first use)
         return loss_places(self.frames, self._all_flags, buffer=self._buffer if self._has_bytes else None)
 
     def losses(self) -> pd.DataFrame:
@@ -277,6 +290,7 @@ class Capture:
     def handshakes(self) -> pd.DataFrame:
         """Each TCP handshake (its SYN among these frames): SYN → SYN-ACK (the server's side of the
         capture point) and SYN-ACK → ACK (the client's side), summing to Wireshark's iRTT."""
+        from .losses import handshakes              # (start-up: a menu's module on first use)
         every = handshakes(self._root.frames, self._root._all_flags)
         return every[every["syn"].isin(self.frames["frame"])].reset_index(drop=True)
 
@@ -305,6 +319,7 @@ class Capture:
         root, compiled = self._root.frames, compile_filter(expression)
         ppcb = None
         if "ppcb" in getattr(compiled, "sources", ()):
+            from ..ppcb_reader import ppcb_packets       # (start-up: PPCB decoding only when filtered on)
             self._bytes()                                # (a dataset has none: a clear error)
             ppcb = ppcb_packets(self.source)
         mask = np.asarray(compiled.mask(root, self._root._all_flags, streams=root[["conv", "a_to_b", "stream"]],

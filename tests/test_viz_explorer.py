@@ -12,7 +12,8 @@ import pytest
 
 import wirelab
 from wirelab.viz import explore as explore_from_viz
-from wirelab.viz.explorer import GRAPHS, Explorer, plot_conversation_bytes, plot_conversation_rate
+from wirelab.viz.canvas import plot_conversation_bytes, plot_conversation_rate
+from wirelab.viz.explorer import GRAPHS, Explorer
 
 CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 LOSSY = CAPTURES / "tcp-10mbit-loss2.pcapng"

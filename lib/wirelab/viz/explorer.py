@@ -22,7 +22,6 @@ JupyterLab, VS Code and voila, and no ipympl. Figures are drawn off pyplot
 """
 from __future__ import annotations
 
-import warnings
 from functools import cached_property
 from html import escape
 
@@ -34,9 +33,9 @@ from ..capture.ladder import ladder_svg
 from ..capture.stats.stream_plot import draw
 from ..errors import WirelabError
 from ..wire.ppcb import CODES, DATA_HEADER, HEADER_BY_CODE, OFFSETS
-from .offscreen import figure_png, new_figure
+from .canvas import Canvas, plot_conversation_bytes, plot_conversation_rate
 
-__all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_rate"]
+__all__ = ["explore", "Explorer"]
 
 GRAPHS = ("sequence", "throughput", "rtt", "window")
 MAX_CONVERSATIONS = 200            # the list's rows: the largest by bytes (the browser gets their labels)
@@ -49,42 +48,6 @@ def explore(source, *, dpi: float = 72, figsize=(5.6, 2.8)) -> "Explorer":
     ``Capture``, e.g. an already filtered one); the returned ``Explorer`` displays itself."""
     capture = source if isinstance(source, Capture) else open_capture(source)
     return Explorer(capture, dpi=dpi, figsize=figsize)
-
-
-def plot_conversation_bytes(frames: pd.DataFrame, ax=None):
-    """Bytes sent so far in each direction of one conversation (``frames``: its rows of a
-    ``Capture``'s frames), a step per frame; returns the Axes."""
-    if ax is None:
-        import matplotlib.pyplot as plt          # start-up: only to draw
-        _, ax = plt.subplots(figsize=(8, 4))
-    for forward, label in ((True, "A → B"), (False, "B → A")):
-        side = frames[frames["a_to_b"].to_numpy(bool) == forward]
-        if len(side):
-            ax.step(side["time_relative"], side["frame_len"].cumsum(), where="post", label=label)
-    ax.set_xlabel("time since the capture's first frame (s)")
-    ax.set_ylabel("bytes sent (frames)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best")
-    return ax
-
-
-def plot_conversation_rate(frames: pd.DataFrame, interval: float, ax=None):
-    """Each direction's rate (frame bits per ``interval``, Wireshark's I/O graph) of one
-    conversation's ``frames``; returns the Axes."""
-    if ax is None:
-        import matplotlib.pyplot as plt          # start-up: only to draw
-        _, ax = plt.subplots(figsize=(8, 4))
-    t = frames["time_relative"].to_numpy(np.float64)
-    if t.size:
-        edges = np.arange(np.floor(t.min() / interval), np.floor(t.max() / interval) + 2) * interval
-        for forward, label in ((True, "A → B"), (False, "B → A")):
-            side = frames["a_to_b"].to_numpy(bool) == forward
-            bits, _ = np.histogram(t[side], edges, weights=frames["frame_len"].to_numpy(np.float64)[side] * 8)
-            ax.step(edges[:-1], bits / interval / 1e6, where="post", label=label)
-        ax.legend(loc="best")
-    ax.set_xlabel("time since the capture's first frame (s)")
-    ax.set_ylabel(f"Mbit/s ({interval * 1e3:.3g} ms bins)")
-    return ax
 
 
 class _Range:
@@ -120,6 +83,7 @@ class Explorer:
 
         wide = {"description_width": "90px"}
         self.capture, self.view, self.dpi, self.figsize = capture, capture, dpi, figsize
+        self.canvas = Canvas(figsize=figsize, dpi=dpi)
         self.redraws = 0
         self._quiet = False
         end = float(capture.frames["time_relative"].max()) if len(capture) else 1.0
@@ -264,11 +228,12 @@ class Explorer:
             if kind == "tcp":
                 cut = _Range(self._chosen().stream(stream), t0, t1)
                 for graph in GRAPHS:
-                    self._picture(graph, lambda ax, g=graph: draw(cut, g, ax))
+                    self._picture(graph, lambda ax, px, g=graph: draw(cut, g, ax, pixels=px, xlim=(t0, t1)))
             else:
                 interval = max((t1 - t0) / 100, 1e-6)
-                self._picture("sequence", lambda ax: plot_conversation_bytes(inside, ax))
-                self._picture("throughput", lambda ax: plot_conversation_rate(inside, interval, ax))
+                self._picture("sequence", lambda ax, px: plot_conversation_bytes(inside, ax, pixels=px,
+                                                                                 xlim=(t0, t1)))
+                self._picture("throughput", lambda ax, px: plot_conversation_rate(inside, interval, ax))
                 for graph in ("rtt", "window"):     # UDP has no acknowledgements, no window
                     self._hide(graph)
         except WirelabError as err:
@@ -279,16 +244,9 @@ class Explorer:
         self.redraws += 1
 
     def _picture(self, graph: str, paint) -> None:
-        figure = new_figure(figsize=self.figsize)
-        ax = figure.subplots()
-        with warnings.catch_warnings():          # an empty range: "no artists with labels"
-            warnings.simplefilter("ignore", UserWarning)
-            paint(ax)
-        t0, t1 = self.brush.value
-        ax.set_xlim(t0, t1)
-        ax.set_title(ax.get_title() or f"{graph}", fontsize=10)
+        """``paint(ax, pixels)`` as the graph's picture, over the brush's range."""
         image = self.images[graph]
-        image.value = figure_png(figure, dpi=self.dpi)
+        image.value = self.canvas.png(graph, paint, self.brush.value)
         image.layout.display = None
 
     def _hide(self, graph: str) -> None:

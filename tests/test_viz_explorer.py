@@ -47,6 +47,16 @@ def test_explore_is_exported_and_draws_the_largest_conversation_at_once(lossy):
     assert view.brush.value == (view.brush.min, view.brush.max)    # the brush spans the conversation
 
 
+def test_every_retransmission_is_drawn_one_by_one(lossy):
+    view = wirelab.explore(lossy)
+    red = next(line for line in view.canvas.axes("sequence").get_lines() if line.get_label() == "retransmission")
+    table = lossy.stream(1).sequence_graph()
+    resent = table[table["retransmission"]]
+    assert len(resent) > 0
+    drawn = set(zip(red.get_xdata()[0::3], red.get_ydata()[0::3], red.get_ydata()[1::3]))
+    assert drawn == set(zip(resent["time"], resent["seq"].astype(float), resent["end"]))
+
+
 def test_choosing_a_conversation_redraws_its_graphs(lossy):
     view = wirelab.explore(lossy)
     before = pictures(view)

@@ -60,9 +60,13 @@ class Canvas:
         ax.set_title("")
         return ax
 
+    def axes(self, graph: str):
+        """The Axes the graph's picture was last drawn on (what it draws: ``ax.get_lines()``)."""
+        return self._made[graph][1]
+
     def pixels(self, graph: str) -> tuple[float, float]:
         """The graph's Axes' width and height in the picture's pixels."""
-        box = self._made[graph][1].get_position()
+        box = self.axes(graph).get_position()
         return box.width * self.figsize[0] * self.dpi, box.height * self.figsize[1] * self.dpi
 
     def png(self, graph: str, paint, xlim: tuple[float, float]) -> bytes:

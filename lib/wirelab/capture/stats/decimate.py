@@ -71,14 +71,19 @@ def points(x, y, x0: float, x1: float, n: int, y0: float, y1: float, m: int) -> 
         return np.arange(x.size)
     c, r = columns(x, x0, x1, n), _cells(y, y0, y1, m)
     inside = np.flatnonzero((c >= 0) & (c < n) & (r >= 0) & (r < m))
+    if not inside.size:
+        return inside
     _, first = np.unique(c[inside] * m + r[inside], return_index=True)
-    return np.sort(inside[first])
+    # and the extremes themselves: the data limits (an autoscaled Axes') stay the series'
+    ends = [inside[np.argmin(v[inside])] for v in (x, y)] + [inside[np.argmax(v[inside])] for v in (x, y)]
+    return np.unique(np.r_[inside[first], ends])
 
 
 def bars(x, lo, hi, x0: float, x1: float, n: int, y0: float, y1: float, m: int, *, few: int | None = None):
     """``(x, lo, hi)`` of vertical bars that paint the pixels the bars given paint, on ``n``
     columns over ``x0``..``x1`` by ``m`` rows over ``y0``..``y1``: in each column, bars whose
-    rows overlap or touch merged (in x order when kept whole: ``few`` bars or fewer)."""
+    rows overlap or touch merged, drawn at the first and the last ``x`` of the bars merged (so
+    they span what those spanned); in x order when kept whole (``few`` bars or fewer)."""
     x, lo, hi = (np.asarray(v, np.float64) for v in (x, lo, hi))
     if x.size <= (4 * max(n, 1) if few is None else few):
         return x, lo, hi
@@ -94,7 +99,10 @@ def bars(x, lo, hi, x0: float, x1: float, n: int, y0: float, y1: float, m: int, 
     starts = np.flatnonzero(new)
     low = np.minimum.reduceat(np.minimum(lo, hi)[order], starts)
     high = np.maximum.reduceat(np.maximum(lo, hi)[order], starts)
-    return x[order][starts], low, high
+    xs = x[order]
+    left, right = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
+    two = right > left
+    return np.r_[left, right[two]], np.r_[low, low[two]], np.r_[high, high[two]]
 
 
 class Grid:

@@ -17,7 +17,8 @@ Why ipywidgets and pictures drawn here (README, "Explore a capture"): every redr
 computed in the kernel and the browser gets PNGs and small HTML (a few tens of KB a view,
 ``payload_bytes``), never the packets; it needs no frontend build, so it works alike in
 JupyterLab, VS Code and voila, and no ipympl. Figures are drawn off pyplot
-(``offscreen`` says why: widget callbacks may run on a second thread). The module is
+(``offscreen`` says why: widget callbacks may run on a second thread), made once and redrawn
+in place, with no more points than they have pixels (``canvas``). The module is
 ``explorer``, not ``explore``: a package front may not export a name that is one of its modules.
 """
 from __future__ import annotations
@@ -293,8 +294,9 @@ class Explorer:
         (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
         TCP stream walked, seconds on a million packets) is skipped."""
         kind, stream = self.selector.value
-        f = self.capture.frames
-        rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        f = self.capture.frames                          # (unfiltered: the chosen view's frames are its)
+        rows = self._frames() if self.view is self.capture else \
+            f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
         try:
             self.capture._bytes()
             read = self.capture.read_at                   # (a stretch at a time: resident memory stays low)
@@ -303,21 +305,27 @@ class Explorer:
         start = rows["payload_offset"].to_numpy(np.int64, na_value=-1)
         held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
             (rows["cap_len"].to_numpy(np.int64) > start)
-        first = read(rows["file_offset"].to_numpy(np.int64)[held] + start[held])[:, 0]
+        at = rows["file_offset"].to_numpy(np.int64)[held] + start[held]
+        seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
+        if kind == "tcp" and not (seq < 0).any():        # only each direction's first byte is read
+            return bool(np.isin(read(at[self._lowest_seq(seq, rows["a_to_b"].to_numpy(bool)[held])])[:, 0],
+                                list(HEADER_BY_CODE)).any())
+        first = read(at)[:, 0]
         starts = np.isin(first, list(HEADER_BY_CODE))
         if kind == "udp":
             return self._whole_ppcb_datagram(rows[held], read, first, starts)
-        seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
-        if (seq < 0).any():                              # (no sequence numbers: any byte may start one)
-            return bool(starts.any())
-        side = rows["a_to_b"].to_numpy(bool)[held]
-        for this in (True, False):                       # a direction's bytes begin at its lowest seq
+        return bool(starts.any())                        # (no sequence numbers: any byte may start one)
+
+    @staticmethod
+    def _lowest_seq(seq: np.ndarray, side: np.ndarray) -> np.ndarray:
+        """The segments at each direction's lowest sequence number (modulo 2^32), where its bytes begin."""
+        lowest = []
+        for this in (True, False):
             mine = np.flatnonzero(side == this)
             if mine.size:
                 relative = (seq[mine] - seq[mine[0]] + 2 ** 31) % 2 ** 32 - 2 ** 31
-                if starts[mine[relative == relative.min()]].any():
-                    return True
-        return False
+                lowest.append(mine[relative == relative.min()])
+        return np.concatenate(lowest) if lowest else np.zeros(0, np.int64)
 
     @staticmethod
     def _whole_ppcb_datagram(rows: pd.DataFrame, read, first: np.ndarray, starts: np.ndarray) -> bool:

@@ -57,6 +57,19 @@ def test_every_retransmission_is_drawn_one_by_one(lossy):
     assert drawn == set(zip(resent["time"], resent["seq"].astype(float), resent["end"]))
 
 
+def test_a_redraw_reuses_each_figure_and_leaves_nothing_of_the_last_one(lossy):
+    view = wirelab.explore(lossy)
+    ax = view.canvas.axes("window")
+    first = [(line.get_label(), line.get_color()) for line in ax.get_lines()]
+    view.selector.value = ("tcp", 0)
+    low, high = view.brush.min, view.brush.max
+    view.brush.value = (low, (low + high) / 2)
+    view.selector.value = ("tcp", 1)
+    assert view.canvas.axes("window") is ax and view.redraws == 4
+    assert [(line.get_label(), line.get_color()) for line in ax.get_lines()] == first    # colours from C0 again
+    assert ax.get_xlim() == view.brush.value and ax.get_title() == "TCP stream 1: window"
+
+
 def test_choosing_a_conversation_redraws_its_graphs(lossy):
     view = wirelab.explore(lossy)
     before = pictures(view)

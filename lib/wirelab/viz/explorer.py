@@ -294,7 +294,7 @@ class Explorer:
         (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
         TCP stream walked, seconds on a million packets) is skipped."""
         kind, stream = self.selector.value
-        f = self.capture.frames                          # (unfiltered: the chosen view's frames are its)
+        f = self.capture.frames                          # (the whole capture's rows: the chosen view's if unfiltered)
         rows = self._frames() if self.view is self.capture else \
             f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
         try:

@@ -27,8 +27,11 @@ __all__ = ["Canvas", "plot_conversation_bytes", "plot_conversation_rate"]
 
 #: the Axes' margins in inches (left, bottom, right, top): the y label and tick labels of
 #: up to 6 characters, the x tick labels and label, the title
-MARGINS = (0.8, 0.46, 0.12, 0.26)
+MARGINS = (0.82, 0.46, 0.12, 0.26)
 LABEL_SIZE = 9
+#: where the axis labels sit, in inches from the Axes (x label's top, y label's right): past
+#: the tick (3.5 pt), its pad (3.5 pt) and a 10 pt tick label, 6 characters wide on the y axis
+LABELS_AT = (19 / 72, 46 / 72)
 
 
 class Canvas:
@@ -51,6 +54,12 @@ class Canvas:
             ax = figure.add_axes((left / width, bottom / height, 1 - (left + right) / width,
                                   1 - (bottom + top) / height))
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
+            # the labels and the title placed once: matplotlib otherwise measures every tick
+            # label again at each draw to move them clear (a fifth of a picture's time)
+            wide, high = width - left - right, height - bottom - top
+            ax.xaxis.set_label_coords(0.5, -LABELS_AT[0] / high)
+            ax.yaxis.set_label_coords(-LABELS_AT[1] / wide, 0.5)
+            ax.set_title("", y=1.0)
             self._made[graph] = figure, ax
             return ax
         ax = self._made[graph][1]

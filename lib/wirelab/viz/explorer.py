@@ -53,25 +53,31 @@ def explore(source, *, dpi: float = 72, figsize=(5.6, 2.8)) -> "Explorer":
 
 class _Range:
     """A ``StreamGraphs`` seen through the brush: its tables cut to ``[t0, t1]`` (computed on
-    the whole stream first, so a moving average or an RTT is the stream's, not the cut's)."""
+    the whole stream first, so a moving average or an RTT is the stream's, not the cut's, and
+    kept: a brush cuts them again, ``tables``)."""
 
-    def __init__(self, graphs, t0: float, t1: float):
-        self.graphs, self.stream, self.t0, self.t1 = graphs, graphs.stream, t0, t1
+    def __init__(self, graphs, t0: float, t1: float, tables: dict):
+        self.graphs, self.stream, self.t0, self.t1, self._tables = graphs, graphs.stream, t0, t1, tables
 
-    def _cut(self, table: pd.DataFrame) -> pd.DataFrame:
-        return table[(table["time"] >= self.t0) & (table["time"] <= self.t1)]
+    def _cut(self, name: str, **kwargs) -> pd.DataFrame:
+        key = (name, *sorted(kwargs.items()))
+        if key not in self._tables:
+            self._tables[key] = getattr(self.graphs, name)(**kwargs)
+        table = self._tables[key]
+        t = table["time"].to_numpy()
+        return table[(t >= self.t0) & (t <= self.t1)]
 
     def sequence_graph(self):
-        return self._cut(self.graphs.sequence_graph())
+        return self._cut("sequence_graph")
 
     def throughput(self, **kwargs):
-        return self._cut(self.graphs.throughput(**kwargs))
+        return self._cut("throughput", **kwargs)
 
     def rtt(self):
-        return self._cut(self.graphs.rtt())
+        return self._cut("rtt")
 
     def window(self):
-        return self._cut(self.graphs.window())
+        return self._cut("window")
 
 
 class Explorer:
@@ -211,8 +217,17 @@ class Explorer:
             kind, stream = self.selector.value
             f = self.view.frames
             self._chosen_view = self.view.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
-            self._chosen_key = key
+            self._chosen_key, self._graphs = key, None
         return self._chosen_view
+
+    def _stream_graphs(self) -> _Range:
+        """The chosen TCP conversation's graphs over the brush's range (its tables made once a choice)."""
+        chosen = self._chosen()
+        if self._graphs is None:
+            self._graphs = chosen.stream(self.selector.value[1]), {}
+        graphs, tables = self._graphs
+        t0, t1 = self.brush.value
+        return _Range(graphs, t0, t1, tables)
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -227,7 +242,7 @@ class Explorer:
                               f"{int(inside['frame_len'].sum()):,} B between {t0:.4f} s and {t1:.4f} s")
         try:
             if kind == "tcp":
-                cut = _Range(self._chosen().stream(stream), t0, t1)
+                cut = self._stream_graphs()
                 for graph in GRAPHS:
                     self._picture(graph, lambda ax, px, g=graph: draw(cut, g, ax, pixels=px, xlim=(t0, t1)))
             else:

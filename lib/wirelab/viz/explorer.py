@@ -212,7 +212,7 @@ class Explorer:
         """The view narrowed to the chosen conversation, made once per choice: every redraw (a
         brush) works on its frames, not the capture's million (and its TCP flags are its own
         only, ``Capture.flags``)."""
-        key = (id(self.view), self.selector.value)
+        key = (self.view, self.selector.value)   # (the view itself, not its id: a freed view's id is reused)
         if getattr(self, "_chosen_key", None) != key:
             kind, stream = self.selector.value
             f = self.view.frames

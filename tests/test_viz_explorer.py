@@ -12,7 +12,8 @@ import pytest
 
 import wirelab
 from wirelab.viz import explore as explore_from_viz
-from wirelab.viz.explorer import GRAPHS, Explorer, plot_conversation_bytes, plot_conversation_rate
+from wirelab.viz.canvas import plot_conversation_bytes, plot_conversation_rate
+from wirelab.viz.explorer import GRAPHS, Explorer
 
 CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 LOSSY = CAPTURES / "tcp-10mbit-loss2.pcapng"
@@ -44,6 +45,29 @@ def test_explore_is_exported_and_draws_the_largest_conversation_at_once(lossy):
     assert "Expert information" in view.expert.value and "Previous segment(s) not captured" in view.expert.value
     assert view.ladder.value == ""                                 # iperf3, not PPCB
     assert view.brush.value == (view.brush.min, view.brush.max)    # the brush spans the conversation
+
+
+def test_every_retransmission_is_drawn_one_by_one(lossy):
+    view = wirelab.explore(lossy)
+    red = next(line for line in view.canvas.axes("sequence").get_lines() if line.get_label() == "retransmission")
+    table = lossy.stream(1).sequence_graph()
+    resent = table[table["retransmission"]]
+    assert len(resent) > 0
+    drawn = set(zip(red.get_xdata()[0::3], red.get_ydata()[0::3], red.get_ydata()[1::3]))
+    assert drawn == set(zip(resent["time"], resent["seq"].astype(float), resent["end"]))
+
+
+def test_a_redraw_reuses_each_figure_and_leaves_nothing_of_the_last_one(lossy):
+    view = wirelab.explore(lossy)
+    ax = view.canvas.axes("window")
+    first = [(line.get_label(), line.get_color()) for line in ax.get_lines()]
+    view.selector.value = ("tcp", 0)
+    low, high = view.brush.min, view.brush.max
+    view.brush.value = (low, (low + high) / 2)
+    view.selector.value = ("tcp", 1)
+    assert view.canvas.axes("window") is ax and view.redraws == 4
+    assert [(line.get_label(), line.get_color()) for line in ax.get_lines()] == first    # colours from C0 again
+    assert ax.get_xlim() == view.brush.value and ax.get_title() == "TCP stream 1: window"
 
 
 def test_choosing_a_conversation_redraws_its_graphs(lossy):

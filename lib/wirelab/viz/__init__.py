@@ -26,8 +26,8 @@ _EXPORTS = {
     "plot_offered_load": "offered_load", "plot_transmission": "offered_load",
     "plot_against_document": "reference", "plot_streams": "reference", "plot_clock_fit": "reference",
     "ladder_text": "ladder", "ladder_svg": "ladder",
-    "explore": "explorer", "Explorer": "explorer", "plot_conversation_bytes": "explorer",
-    "plot_conversation_rate": "explorer",
+    "explore": "explorer", "Explorer": "explorer", "plot_conversation_bytes": "canvas",
+    "plot_conversation_rate": "canvas",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -17,12 +17,12 @@ Why ipywidgets and pictures drawn here (README, "Explore a capture"): every redr
 computed in the kernel and the browser gets PNGs and small HTML (a few tens of KB a view,
 ``payload_bytes``), never the packets; it needs no frontend build, so it works alike in
 JupyterLab, VS Code and voila, and no ipympl. Figures are drawn off pyplot
-(``offscreen`` says why: widget callbacks may run on a second thread). The module is
+(``offscreen`` says why: widget callbacks may run on a second thread), made once and redrawn
+in place, with no more points than they have pixels (``canvas``). The module is
 ``explorer``, not ``explore``: a package front may not export a name that is one of its modules.
 """
 from __future__ import annotations
 
-import warnings
 from functools import cached_property
 from html import escape
 
@@ -34,9 +34,9 @@ from ..capture.ladder import ladder_svg
 from ..capture.stats.stream_plot import draw
 from ..errors import WirelabError
 from ..wire.ppcb import CODES, DATA_HEADER, HEADER_BY_CODE, OFFSETS
-from .offscreen import figure_png, new_figure
+from .canvas import Canvas, plot_conversation_bytes, plot_conversation_rate
 
-__all__ = ["explore", "Explorer", "plot_conversation_bytes", "plot_conversation_rate"]
+__all__ = ["explore", "Explorer"]
 
 GRAPHS = ("sequence", "throughput", "rtt", "window")
 MAX_CONVERSATIONS = 200            # the list's rows: the largest by bytes (the browser gets their labels)
@@ -51,63 +51,33 @@ def explore(source, *, dpi: float = 72, figsize=(5.6, 2.8)) -> "Explorer":
     return Explorer(capture, dpi=dpi, figsize=figsize)
 
 
-def plot_conversation_bytes(frames: pd.DataFrame, ax=None):
-    """Bytes sent so far in each direction of one conversation (``frames``: its rows of a
-    ``Capture``'s frames), a step per frame; returns the Axes."""
-    if ax is None:
-        import matplotlib.pyplot as plt          # start-up: only to draw
-        _, ax = plt.subplots(figsize=(8, 4))
-    for forward, label in ((True, "A → B"), (False, "B → A")):
-        side = frames[frames["a_to_b"].to_numpy(bool) == forward]
-        if len(side):
-            ax.step(side["time_relative"], side["frame_len"].cumsum(), where="post", label=label)
-    ax.set_xlabel("time since the capture's first frame (s)")
-    ax.set_ylabel("bytes sent (frames)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best")
-    return ax
-
-
-def plot_conversation_rate(frames: pd.DataFrame, interval: float, ax=None):
-    """Each direction's rate (frame bits per ``interval``, Wireshark's I/O graph) of one
-    conversation's ``frames``; returns the Axes."""
-    if ax is None:
-        import matplotlib.pyplot as plt          # start-up: only to draw
-        _, ax = plt.subplots(figsize=(8, 4))
-    t = frames["time_relative"].to_numpy(np.float64)
-    if t.size:
-        edges = np.arange(np.floor(t.min() / interval), np.floor(t.max() / interval) + 2) * interval
-        for forward, label in ((True, "A → B"), (False, "B → A")):
-            side = frames["a_to_b"].to_numpy(bool) == forward
-            bits, _ = np.histogram(t[side], edges, weights=frames["frame_len"].to_numpy(np.float64)[side] * 8)
-            ax.step(edges[:-1], bits / interval / 1e6, where="post", label=label)
-        ax.legend(loc="best")
-    ax.set_xlabel("time since the capture's first frame (s)")
-    ax.set_ylabel(f"Mbit/s ({interval * 1e3:.3g} ms bins)")
-    return ax
-
-
 class _Range:
     """A ``StreamGraphs`` seen through the brush: its tables cut to ``[t0, t1]`` (computed on
-    the whole stream first, so a moving average or an RTT is the stream's, not the cut's)."""
+    the whole stream first, so a moving average or an RTT is the stream's, not the cut's, and
+    kept: a brush cuts them again, ``tables``)."""
 
-    def __init__(self, graphs, t0: float, t1: float):
-        self.graphs, self.stream, self.t0, self.t1 = graphs, graphs.stream, t0, t1
+    def __init__(self, graphs, t0: float, t1: float, tables: dict):
+        self.graphs, self.stream, self.t0, self.t1, self._tables = graphs, graphs.stream, t0, t1, tables
 
-    def _cut(self, table: pd.DataFrame) -> pd.DataFrame:
-        return table[(table["time"] >= self.t0) & (table["time"] <= self.t1)]
+    def _cut(self, name: str, **kwargs) -> pd.DataFrame:
+        key = (name, *sorted(kwargs.items()))
+        if key not in self._tables:
+            self._tables[key] = getattr(self.graphs, name)(**kwargs)
+        table = self._tables[key]
+        t = table["time"].to_numpy()
+        return table[(t >= self.t0) & (t <= self.t1)]
 
     def sequence_graph(self):
-        return self._cut(self.graphs.sequence_graph())
+        return self._cut("sequence_graph")
 
     def throughput(self, **kwargs):
-        return self._cut(self.graphs.throughput(**kwargs))
+        return self._cut("throughput", **kwargs)
 
     def rtt(self):
-        return self._cut(self.graphs.rtt())
+        return self._cut("rtt")
 
     def window(self):
-        return self._cut(self.graphs.window())
+        return self._cut("window")
 
 
 class Explorer:
@@ -120,6 +90,7 @@ class Explorer:
 
         wide = {"description_width": "90px"}
         self.capture, self.view, self.dpi, self.figsize = capture, capture, dpi, figsize
+        self.canvas = Canvas(figsize=figsize, dpi=dpi)
         self.redraws = 0
         self._quiet = False
         end = float(capture.frames["time_relative"].max()) if len(capture) else 1.0
@@ -241,13 +212,22 @@ class Explorer:
         """The view narrowed to the chosen conversation, made once per choice: every redraw (a
         brush) works on its frames, not the capture's million (and its TCP flags are its own
         only, ``Capture.flags``)."""
-        key = (id(self.view), self.selector.value)
+        key = (self.view, self.selector.value)   # (the view itself, not its id: a freed view's id is reused)
         if getattr(self, "_chosen_key", None) != key:
             kind, stream = self.selector.value
             f = self.view.frames
             self._chosen_view = self.view.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
-            self._chosen_key = key
+            self._chosen_key, self._graphs = key, None
         return self._chosen_view
+
+    def _stream_graphs(self) -> _Range:
+        """The chosen TCP conversation's graphs over the brush's range (its tables made once a choice)."""
+        chosen = self._chosen()
+        if self._graphs is None:
+            self._graphs = chosen.stream(self.selector.value[1]), {}
+        graphs, tables = self._graphs
+        t0, t1 = self.brush.value
+        return _Range(graphs, t0, t1, tables)
 
     # -- drawing ------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -262,13 +242,14 @@ class Explorer:
                               f"{int(inside['frame_len'].sum()):,} B between {t0:.4f} s and {t1:.4f} s")
         try:
             if kind == "tcp":
-                cut = _Range(self._chosen().stream(stream), t0, t1)
+                cut = self._stream_graphs()
                 for graph in GRAPHS:
-                    self._picture(graph, lambda ax, g=graph: draw(cut, g, ax))
+                    self._picture(graph, lambda ax, px, g=graph: draw(cut, g, ax, pixels=px, xlim=(t0, t1)))
             else:
                 interval = max((t1 - t0) / 100, 1e-6)
-                self._picture("sequence", lambda ax: plot_conversation_bytes(inside, ax))
-                self._picture("throughput", lambda ax: plot_conversation_rate(inside, interval, ax))
+                self._picture("sequence", lambda ax, px: plot_conversation_bytes(inside, ax, pixels=px,
+                                                                                 xlim=(t0, t1)))
+                self._picture("throughput", lambda ax, px: plot_conversation_rate(inside, interval, ax))
                 for graph in ("rtt", "window"):     # UDP has no acknowledgements, no window
                     self._hide(graph)
         except WirelabError as err:
@@ -279,16 +260,9 @@ class Explorer:
         self.redraws += 1
 
     def _picture(self, graph: str, paint) -> None:
-        figure = new_figure(figsize=self.figsize)
-        ax = figure.subplots()
-        with warnings.catch_warnings():          # an empty range: "no artists with labels"
-            warnings.simplefilter("ignore", UserWarning)
-            paint(ax)
-        t0, t1 = self.brush.value
-        ax.set_xlim(t0, t1)
-        ax.set_title(ax.get_title() or f"{graph}", fontsize=10)
+        """``paint(ax, pixels)`` as the graph's picture, over the brush's range."""
         image = self.images[graph]
-        image.value = figure_png(figure, dpi=self.dpi)
+        image.value = self.canvas.png(graph, paint, self.brush.value)
         image.layout.display = None
 
     def _hide(self, graph: str) -> None:
@@ -335,8 +309,9 @@ class Explorer:
         (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
         TCP stream walked, seconds on a million packets) is skipped."""
         kind, stream = self.selector.value
-        f = self.capture.frames
-        rows = f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        f = self.capture.frames                          # (the whole capture's rows: the chosen view's if unfiltered)
+        rows = self._frames() if self.view is self.capture else \
+            f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
         try:
             self.capture._bytes()
             read = self.capture.read_at                   # (a stretch at a time: resident memory stays low)
@@ -345,21 +320,27 @@ class Explorer:
         start = rows["payload_offset"].to_numpy(np.int64, na_value=-1)
         held = (start >= 0) & (rows["payload_len"].to_numpy(np.int64, na_value=0) > 0) & \
             (rows["cap_len"].to_numpy(np.int64) > start)
-        first = read(rows["file_offset"].to_numpy(np.int64)[held] + start[held])[:, 0]
+        at = rows["file_offset"].to_numpy(np.int64)[held] + start[held]
+        seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
+        if kind == "tcp" and not (seq < 0).any():        # only each direction's first byte is read
+            return bool(np.isin(read(at[self._lowest_seq(seq, rows["a_to_b"].to_numpy(bool)[held])])[:, 0],
+                                list(HEADER_BY_CODE)).any())
+        first = read(at)[:, 0]
         starts = np.isin(first, list(HEADER_BY_CODE))
         if kind == "udp":
             return self._whole_ppcb_datagram(rows[held], read, first, starts)
-        seq = rows["tcp_seq"].to_numpy(np.int64, na_value=-1)[held]
-        if (seq < 0).any():                              # (no sequence numbers: any byte may start one)
-            return bool(starts.any())
-        side = rows["a_to_b"].to_numpy(bool)[held]
-        for this in (True, False):                       # a direction's bytes begin at its lowest seq
+        return bool(starts.any())                        # (no sequence numbers: any byte may start one)
+
+    @staticmethod
+    def _lowest_seq(seq: np.ndarray, side: np.ndarray) -> np.ndarray:
+        """The segments at each direction's lowest sequence number (modulo 2^32), where its bytes begin."""
+        lowest = []
+        for this in (True, False):
             mine = np.flatnonzero(side == this)
             if mine.size:
                 relative = (seq[mine] - seq[mine[0]] + 2 ** 31) % 2 ** 32 - 2 ** 31
-                if starts[mine[relative == relative.min()]].any():
-                    return True
-        return False
+                lowest.append(mine[relative == relative.min()])
+        return np.concatenate(lowest) if lowest else np.zeros(0, np.int64)
 
     @staticmethod
     def _whole_ppcb_datagram(rows: pd.DataFrame, read, first: np.ndarray, starts: np.ndarray) -> bool:

@@ -3,13 +3,15 @@
 For ``wirelab analyze --graph ... --png FILE`` and for scripts: drawn on a
 matplotlib ``Figure`` of its own with the Agg canvas (no display, no pyplot state, no
 global style touched), so it runs on a server without a screen. The stream graphs
-are ``stream_plot``'s; the I/O graph is ``Capture.io_graph``'s table as steps.
+are ``stream_plot``'s; the I/O graph is ``Capture.io_graph``'s table as steps (each pixel
+column's extremes: ``decimate``).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from ...errors import UsageError
+from .decimate import Grid
 
 __all__ = ["GRAPHS", "save_graph"]
 
@@ -36,7 +38,8 @@ def save_graph(capture, graph: str, path, *, stream: int | None = None, interval
     ax = fig.add_subplot()
     if graph == "io":
         table = capture.io_graph(interval, y=y)
-        ax.step(table["time"], table[y], where="post", label=f"{y} per {interval:g} s")
+        grid = Grid(ax, times=[table["time"].to_numpy()])   # (1 µs bins: no more points than pixels)
+        ax.step(*grid.line(table["time"], table[y]), where="post", label=f"{y} per {interval:g} s")
         ax.set_xlabel("time since the capture's first frame (s)")
         ax.set_ylabel(y)
         ax.set_title(f"I/O graph: {capture.source.name}")

@@ -138,6 +138,7 @@ class StreamGraphs:
         return out[d | a].reset_index(drop=True)
 
     def plot(self, graph: str = "sequence", ax=None, **kwargs):
-        """Draw ``graph`` ("sequence", "throughput", "rtt" or "window") on ``ax``; returns the Axes."""
+        """Draw ``graph`` ("sequence", "throughput", "rtt" or "window") on ``ax``; returns the Axes.
+        No more points than the Axes has pixels are drawn (``stream_plot``), every point with ``full=True``."""
         from . import stream_plot                       # start-up: matplotlib only to draw
         return stream_plot.draw(self, graph, ax, **kwargs)

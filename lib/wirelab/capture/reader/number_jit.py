@@ -44,7 +44,7 @@ def _slot(k1, k2, bits):
 @njit
 def number(src, dst, proto, sport, dport, flags, seq, tcp):
     """Per frame: conversation (-1: none), whether it goes A → B; and each conversation's first
-    frame. ``src``/``dst`` are address codes (< 2**31), ``proto`` protocol codes (``tcp`` is
+    frame. ``src``/``dst`` are address codes (< 2**32: a key packs two), ``proto`` protocol codes (``tcp`` is
     TCP's), ports 0 to 65535; any of them -1 (missing): the frame is in no conversation."""
     n = src.size
     conv = np.full(n, -1, np.int64)

@@ -1,0 +1,132 @@
+"""A capture as the reader's columns with its conversations numbered: the frames' DataFrame made only when asked for.
+
+``open_capture`` reads a file into numpy columns (``reader.part.Part``) and numbers its
+conversations on them at once (``conversation_numbers``). Statistics › Conversations of TCP
+and UDP are then sums over those columns (``conversation_table``), with no DataFrame
+between: on a 1M-frame capture, building the DataFrame (address texts, categories, nullable
+integers) and reading its columns back into numpy cost more than reading the file.
+``frame()`` builds the frames' table when a statistic needs it (every other one does): the
+table ``read_capture`` gives plus ``conversation_ids``' columns, the same values.
+
+The numbering's keys: an IPv4 address is its own key (no coding of two million addresses);
+a capture with IPv6 codes its addresses as ``read_capture`` does; a protocol's key is its IP
+protocol number (``PROTOCOLS`` names them). Any one-to-one keys give the same numbers
+(``conversation_numbers``). IP fragments need the frames' table (``transport_frames``: their
+datagrams are reassembled): ``conversations`` then answers None and the caller uses it.
+tests/test_capture_numbered.py compares both ways on every committed and public capture.
+"""
+from __future__ import annotations
+
+import ipaddress
+
+import numpy as np
+import pandas as pd
+
+from ..conversations import conversation_numbers
+from ..reader.columns import first_time, frame_addresses, frame_from_part
+from ..reader.formats import IP_PROTO
+from ..reader.frames import INTS, Frames
+from ..reader.part import Part
+from .conversations import conversation_table
+
+__all__ = ["Numbered", "PROTOCOLS"]
+
+#: a protocol key (its IP protocol number) → its name, as ``read_capture``'s ``proto``
+PROTOCOLS = [IP_PROTO.get(p, f"ip-proto-{p}") for p in range(256)]
+_NUMBER = {"tcp": PROTOCOLS.index("tcp"), "udp": PROTOCOLS.index("udp")}
+
+
+class Numbered:
+    """The reader's columns (``part``, ``info``) and per frame ``conv``, ``a_to_b``, ``stream``
+    (``conversation_ids``' columns)."""
+
+    def __init__(self, part: Part, info: dict):
+        self.part, self.info = part, info
+        self.keys, self._names = _keys(part, info)
+        self.conv, self.a_to_b, self.stream = conversation_numbers(self.keys)
+
+    def __len__(self) -> int:
+        return int(self.part["time"].size)
+
+    def frame(self) -> pd.DataFrame:
+        """``read_capture``'s table of the frames plus ``conv``, ``a_to_b``, ``stream``."""
+        df = frame_from_part(self.part, self.info)
+        ids = pd.DataFrame({"conv": self.conv, "a_to_b": self.a_to_b, "stream": self.stream}, index=df.index)
+        return pd.concat([df, ids], axis=1)
+
+    def conversations(self, kind: str) -> pd.DataFrame | None:
+        """Statistics › Conversations of ``kind`` ("tcp", "udp"), as ``Capture.conversations``
+        gives them from the frames' table; None when a frame is an IP fragment (see above)."""
+        part, f = self.part, self.keys
+        if (f.more_frags.any() or (f.frag_offset > 0).any()) or kind not in _NUMBER:
+            return None
+        pick = (f.proto == _NUMBER[kind]) & (self.stream >= 0)
+        if kind == "tcp":            # (the snaplen cut the header: Wireshark's tap leaves it out)
+            pick &= ~(f.payload_offset > f.cap_len)
+        if (pick & (f.sport < 0)).any():
+            return None
+        start = first_time(part)
+        time = part["time"] - (np.nan if start is None else start)
+        table = conversation_table(self.stream, self.a_to_b, f.src, f.dst, f.sport, f.dport, part["frame_len"],
+                                   time, pick=pick)
+        if len(table):
+            table["address_a"], table["address_b"] = self._text(table["address_a"]), self._text(table["address_b"])
+        return table
+
+    def _text(self, keys: pd.Series) -> np.ndarray:
+        """The address texts of these keys (made once per distinct address)."""
+        keys = keys.to_numpy(np.int64)
+        if self._names is not None:
+            return np.asarray(self._names, dtype=object)[keys]
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        text = np.array([str(ipaddress.IPv4Address(int(k))) for k in distinct], dtype=object)
+        return text[inverse.reshape(-1)]
+
+
+def _keys(part: Part, info: dict) -> tuple[Frames, list[str] | None]:
+    """The columns as ``Frames`` of keys (see the module docstring), and the address texts the
+    address keys index (None: the keys are IPv4 addresses)."""
+    six = part.get("src6") is not None and bool(part["src6_ok"].any() or part["dst6_ok"].any())
+    if six:                               # (codes, as read_capture's categories)
+        src, dst = frame_addresses(part)
+        names = [str(v) for v in src.categories]
+        src, dst = src.codes.astype(np.int64), dst.codes.astype(np.int64)
+    else:
+        names = None
+        src, dst = (_missing(part[name].astype(np.int64), part[name + "_ok"]) for name in ("src4", "dst4"))
+    proto = _missing(part["ip_proto"].astype(np.int64), part["ip_proto_ok"])
+    return Frames(time=part["time"], src=src, dst=dst, addresses=[], proto=proto, protocols=PROTOCOLS,
+                  more_frags=part["more_frags"] & part["more_frags_ok"], l3=part["l3"], ints=_Ints(part),
+                  info=info), names
+
+
+def _missing(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``values`` (int64, a copy of the reader's) with -1 where ``ok`` is not."""
+    if not ok.all():
+        values[~ok] = -1
+    return values
+
+
+class _Ints(dict):
+    """The reader's integer columns (``INTS``) as int64, -1 where missing, each made when first
+    asked for (the numbering reads a few of the twenty)."""
+
+    def __init__(self, part: Part):
+        super().__init__()
+        self._part = part
+
+    def __missing__(self, name: str) -> np.ndarray:
+        if name not in INTS:
+            raise KeyError(name)
+        values, ok = self._part[name].astype(np.int64, copy=False), self._part.get(name + "_ok")
+        self[name] = value = values if ok is None or ok.all() else np.where(ok, values, -1)
+        return value
+
+    def __contains__(self, name) -> bool:
+        return name in INTS
+
+    def __iter__(self):
+        return iter(INTS)
+
+    def items(self):
+        return [(name, self[name]) for name in INTS]

@@ -18,6 +18,7 @@ tests/test_capture_numbered.py compares both ways on every committed and public 
 from __future__ import annotations
 
 import ipaddress
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from ..reader.columns import first_time, frame_addresses, frame_from_part
 from ..reader.formats import IP_PROTO
 from ..reader.frames import INTS, Frames
 from ..reader.part import Part
-from .conversations import conversation_table
+from .conversations import conversation_sums, conversation_table
 
 __all__ = ["Numbered", "PROTOCOLS"]
 
@@ -57,21 +58,36 @@ class Numbered:
     def conversations(self, kind: str) -> pd.DataFrame | None:
         """Statistics › Conversations of ``kind`` ("tcp", "udp"), as ``Capture.conversations``
         gives them from the frames' table; None when a frame is an IP fragment (see above)."""
-        part, f = self.part, self.keys
-        if (f.more_frags.any() or (f.frag_offset > 0).any()) or kind not in _NUMBER:
+        if self._sums is None or kind not in _NUMBER:
             return None
-        pick = (f.proto == _NUMBER[kind]) & (self.stream >= 0)
-        if kind == "tcp":            # (the snaplen cut the header: Wireshark's tap leaves it out)
-            pick &= ~(f.payload_offset > f.cap_len)
-        if (pick & (f.sport < 0)).any():
-            return None
-        start = first_time(part)
-        time = part["time"] - (np.nan if start is None else start)
-        table = conversation_table(self.stream, self.a_to_b, f.src, f.dst, f.sport, f.dport, part["frame_len"],
-                                   time, pick=pick)
+        f, (first, packets, sizes, start, end) = self.keys, self._sums
+        mine = np.flatnonzero(f.proto[first] == _NUMBER[kind])
+        rows = first[mine]                     # (in order of ``conv``: of ``stream`` too)
+        sums = self.stream[rows], rows, packets[mine], sizes[mine], start[mine], end[mine]
+        table = conversation_table(None, self.a_to_b, f.src, f.dst, f.sport, f.dport, None, None, sums=sums)
         if len(table):
             table["address_a"], table["address_b"] = self._text(table["address_a"]), self._text(table["address_b"])
         return table
+
+    @cached_property
+    def _sums(self) -> tuple | None:
+        """Per conversation (``conv``) of the frames Wireshark's TCP and UDP taps count, both kinds
+        in one pass: its first such frame, packets and bytes each way, first and last time since
+        the capture's first frame; None when the frames' table must answer (see above)."""
+        f = self.keys
+        if f.more_frags.any() or (f.frag_offset > 0).any():
+            return None
+        tcp = f.proto == _NUMBER["tcp"]
+        pick = (tcp | (f.proto == _NUMBER["udp"])) & (self.conv >= 0)
+        pick &= ~(tcp & (f.payload_offset > f.cap_len))     # (the snaplen cut the header: not tapped)
+        if (pick & (f.sport < 0)).any():
+            return None
+        _, first, packets, sizes, start, end = conversation_sums(self.conv, self.a_to_b, self.part["frame_len"],
+                                                                 self.part["time"], pick)
+        # (relative after the sums: t - t0 rounds monotonically, so min(t) - t0 == min(t - t0))
+        t0 = first_time(self.part)
+        t0 = np.nan if t0 is None else t0
+        return first, packets, sizes, start - t0, end - t0
 
     def _text(self, keys: pd.Series) -> np.ndarray:
         """The address texts of these keys (made once per distinct address)."""

@@ -91,7 +91,13 @@ class Capture:
             frames = pd.concat([_shared_addresses(frames), conversation_ids(frames)], axis=1)
         if frames is not None:
             self.frames = frames
-        self.source, self._has_bytes, self._root, self._numbered = source, has_bytes, root or self, numbered
+        # (the whole capture; None: this one. Not ``self``: a reference to itself would keep a
+        # dropped capture's frames until the garbage collector's next full pass)
+        self.source, self._has_bytes, self._whole, self._numbered = source, has_bytes, root, numbered
+
+    @property
+    def _root(self) -> "Capture":
+        return self if self._whole is None else self._whole
 
     @classmethod
     def read(cls, path: Path) -> "Capture":

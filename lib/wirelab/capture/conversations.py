@@ -238,7 +238,8 @@ def conversation_numbers(f: Frames, *, later_fragments: bool = True) -> tuple[np
     way is "forward" flips for every frame of a pair alike; ``stats/numbered.py`` gives raw
     IPv4 addresses and IP protocol numbers)."""
     conv, a_to_b, begins = _conversations(f, later_fragments)
-    stream = np.where(conv >= 0, streams_of(f, begins)[np.maximum(conv, 0)], -1) if begins.size else conv
+    # (one gather: conversation -1, none, reads the -1 appended last)
+    stream = np.append(streams_of(f, begins), -1)[conv] if begins.size else conv
     return conv, a_to_b, stream
 
 

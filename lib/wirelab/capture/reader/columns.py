@@ -85,8 +85,11 @@ def _protocols(part: Part) -> pd.Categorical:
 
 def first_time(part: Part) -> float | None:
     """The time of the part's first frame that has one (a pcapng simple packet block has none)."""
-    known = np.flatnonzero(~np.isnan(part["time"]))
-    return float(part["time"][known[0]]) if known.size else None
+    time = part["time"]
+    if time.size and not np.isnan(time[0]):           # (nearly always: no pass over the frames)
+        return float(time[0])
+    known = np.flatnonzero(~np.isnan(time))
+    return float(time[known[0]]) if known.size else None
 
 
 def frame_from_part(part: Part, info: dict | None = None, *, first_frame: int = 1,

@@ -28,7 +28,7 @@ import numpy as np
 
 from .jit_build import njit
 
-__all__ = ["number", "tally", "warm_up_steps"]
+__all__ = ["number", "tally", "tapped", "warm_up_steps"]
 
 _MIX1, _MIX2 = -7046029254386353131, 0x27D4EB2F165667C5     # odd 64-bit constants (Fibonacci, xxHash's)
 
@@ -161,6 +161,21 @@ def tally(ids, a_to_b, frame_len, time, pick, size):
     return first, packets, sizes, start, end
 
 
+@njit
+def tapped(conv, proto, payload_offset, cap_len, sport, tcp, udp):
+    """Per frame: counted by Wireshark's TCP or UDP conversation tap (in a conversation, TCP
+    (``tcp``) or UDP (``udp``), and a TCP header the snaplen left whole: ``payload_offset`` ≤
+    ``cap_len``); and whether a counted frame has no ports (-1). One pass: ``stats.numbered``."""
+    pick = np.empty(conv.size, np.bool_)
+    portless = False
+    for i in range(conv.size):
+        p = proto[i]
+        keep = conv[i] >= 0 and (p == udp or (p == tcp and not payload_offset[i] > cap_len[i]))
+        pick[i] = keep
+        portless |= keep and sport[i] < 0
+    return pick, portless
+
+
 def warm_up_steps() -> list:
     """One call with the argument types ``conversations`` gives (int64 arrays, an int), so that
     loading compiles it (or reads it from the cache) and no later call compiles it again."""
@@ -170,4 +185,6 @@ def warm_up_steps() -> list:
 
     def sums():
         tally(np.zeros(3, np.int64), np.ones(3, np.bool_), np.ones(3, np.int64), np.zeros(3), np.ones(3, np.bool_), 1)
+        a = np.zeros(3, np.int64)
+        tapped(a, a, a, a, a, 6, 17)
     return [step, sums]

@@ -8,13 +8,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from capture_paths import reader_path  # noqa: F401 - a fixture: numpy, then the compiled kernels
+import capture_paths
 from wirelab.capture import open_capture, read_capture
 from wirelab.capture.stats.opened import Capture
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted([*ROOT.glob("captures/*.pcap*"), *ROOT.glob("tests/data/*.pcap*"),
                 *(ROOT / "tests" / "data" / "public").glob("*.pcap*")])
+reader_path = capture_paths.reader_path      # a fixture: the numpy and the compiled reader
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

@@ -39,7 +39,7 @@ from .reader.frames import Frames
 if TYPE_CHECKING:        # pandas only in annotations here; the functions import it when called (start-up)
     import pandas as pd
 
-__all__ = ["conversation_ids", "conversation_numbers", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
+__all__ = ["conversation_ids", "conversation_numbers", "streams_of", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
            "first_seen_ids", "reused_ports"]
 
 #: The flow table's columns, in order.

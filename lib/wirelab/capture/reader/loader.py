@@ -93,9 +93,12 @@ def read_capture(source, *, chunk_packets: int | None = None):
     return frame_from_part(*read_part(source))
 
 
-def read_part(source) -> tuple[Part, dict]:
+def read_part(source, *, then=None) -> tuple[Part, dict]:
     """The whole capture as numpy columns (``part.Part``) and its file-level facts, without
-    pandas: ``read_capture`` makes its DataFrame of them, ``frames.Frames`` its arrays."""
+    pandas: ``read_capture`` makes its DataFrame of them, ``frames.Frames`` its arrays.
+    ``then(columns, start, stop)``, if given, is called once rows ``start`` to ``stop`` of the
+    columns so far are decoded, window after window in file order, beside the next window's
+    walk (``stats.numbered`` numbers conversations there)."""
     if is_file_object(source) and not _is_plain_file(source):
         source = _buffer(source)                 # a stream, BytesIO, a file read into: read it all
     state = ReadState.open(source, WHOLE_FILE_WINDOW)
@@ -117,18 +120,25 @@ def read_part(source) -> tuple[Part, dict]:
             if out is None or need > out["time"].size:     # room for the rest of the file, estimated
                 out = grow(out, at, need + int(rest * scan.offsets.size / max(fb.n, 1) * 1.05) + 64)
             if rest == 0 and background is None:         # one window: no thread to decode beside
-                decode_into(out, at, fb, state.reader, scan, base)
+                _decode(then, out, at, fb, state.reader, scan, base)
             else:
                 if background is None:
                     # a thread only when there is a next window to scan (start-up: a small capture)
                     from concurrent.futures import ThreadPoolExecutor
                     background = stack.enter_context(ThreadPoolExecutor(1))
-                decoding = background.submit(decode_into, out, at, fb, state.reader, scan, base)
+                decoding = background.submit(_decode, then, out, at, fb, state.reader, scan, base)
             at += scan.offsets.size
             del fb
         if decoding is not None:
             decoding.result()
     return shrink(out or allocate(0), at), state.info(at)
+
+
+def _decode(then, out: Part, at: int, *args) -> None:
+    """``decode_into`` from row ``at``, then ``then`` of those rows (``read_part``)."""
+    count = decode_into(out, at, *args)
+    if then is not None:
+        then(out, at, at + count)
 
 
 def _is_plain_file(f) -> bool:

@@ -22,7 +22,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ..conversations import conversation_numbers
+from ..conversations import conversation_numbers, streams_of
 from ..reader.columns import first_time, frame_addresses, frame_from_part
 from ..reader.formats import IP_PROTO
 from ..reader.frames import INTS, Frames
@@ -30,7 +30,7 @@ from ..reader.jit import numbering
 from ..reader.part import Part
 from .conversations import conversation_sums, conversation_table
 
-__all__ = ["Numbered", "PROTOCOLS"]
+__all__ = ["Numbered", "Early", "PROTOCOLS"]
 
 #: a protocol key (its IP protocol number) → its name, as ``read_capture``'s ``proto``
 PROTOCOLS = [IP_PROTO.get(p, f"ip-proto-{p}") for p in range(256)]
@@ -41,10 +41,17 @@ class Numbered:
     """The reader's columns (``part``, ``info``) and per frame ``conv``, ``a_to_b``, ``stream``
     (``conversation_ids``' columns)."""
 
-    def __init__(self, part: Part, info: dict):
+    def __init__(self, part: Part, info: dict, *, early: "Early | None" = None):
         self.part, self.info = part, info
-        self.keys, self._names = _keys(part, info)
-        self.conv, self.a_to_b, self.stream = conversation_numbers(self.keys)
+        if early is not None and early.whole(part):          # numbered while the file was read
+            self.keys, self._names = early.frames(part, info), None
+            n = len(self)
+            self.conv, self.a_to_b = early.columns["conv"][:n], early.columns["a_to_b"][:n]
+            begins = early.numbering.first_frames()
+            self.stream = np.append(streams_of(self.keys, begins), -1)[self.conv] if begins.size else self.conv
+        else:
+            self.keys, self._names = _keys(part, info)
+            self.conv, self.a_to_b, self.stream = conversation_numbers(self.keys)
 
     def __len__(self) -> int:
         return int(self.part["time"].size)
@@ -110,6 +117,62 @@ class Numbered:
         text = np.array([f"{k >> 24}.{(k >> 16) & 255}.{(k >> 8) & 255}.{k & 255}" for k in distinct.tolist()],
                         dtype=object)
         return text[inverse.reshape(-1)]
+
+
+class Early:
+    """Conversations numbered window by window as the reader decodes them (``read_part``'s
+    ``then``, beside the walk of the next window): where the compiled numbering is loaded and
+    the capture is IPv4 without later fragments (keys known window by window; else ``off``,
+    and ``Numbered`` numbers the capture once read). The same keys and the same loop
+    (``number_jit.Numbering``): the same numbers."""
+    #: the key columns (``number``'s arguments) and the reader's column each is made of
+    KEYS = {"src": "src4", "dst": "dst4", "proto": "ip_proto", "sport": "sport", "dport": "dport",
+            "tcp_flags": "tcp_flags", "tcp_seq": "tcp_seq"}
+
+    def __init__(self):
+        self.columns: dict[str, np.ndarray] = {}
+        self.numbering, self.off, self.stop = None, False, 0
+
+    def __call__(self, part: Part, start: int, stop: int) -> None:
+        if self.off:
+            return
+        window = slice(start, stop)
+        compiled = numbering(part["time"].size)
+        later = (part["frag_offset"][window] > 0) & part["frag_offset_ok"][window]
+        six = part["src6"] is not None and bool(part["src6_ok"][window].any() or part["dst6_ok"][window].any())
+        if compiled is None or start != self.stop or later.any() or six:
+            self.off, self.columns, self.numbering = True, {}, None
+            return
+        self.numbering = self.numbering or compiled.Numbering(_NUMBER["tcp"])
+        size = part["time"].size                # (room for the whole capture, as the reader has)
+        for name in (*self.KEYS, "conv", "a_to_b"):
+            have = self.columns.get(name)
+            if have is None or have.size < size:
+                self.columns[name] = np.empty(size, dtype=bool if name == "a_to_b" else np.int64)
+                if have is not None:
+                    self.columns[name][:start] = have[:start]
+        for name, source in self.KEYS.items():
+            target, ok = self.columns[name][window], part[source + "_ok"][window]
+            target[...] = part[source][window]
+            if not ok.all():
+                np.copyto(target, -1, where=~ok)
+        c = self.columns
+        self.numbering.feed(*(c[name][:stop] for name in self.KEYS), c["conv"][:stop], c["a_to_b"][:stop])
+        self.stop = stop
+
+    def whole(self, part: Part) -> bool:
+        """Every frame of ``part`` numbered here."""
+        return not self.off and self.numbering is not None and self.stop == part["time"].size
+
+    def frames(self, part: Part, info: dict) -> Frames:
+        """The key columns as ``_keys`` gives them (IPv4 addresses as keys)."""
+        n = part["time"].size
+        c = {name: values[:n] for name, values in self.columns.items()}
+        ints = _Ints(part)
+        ints.update({name: c[name] for name in ("sport", "dport", "tcp_flags", "tcp_seq")})
+        return Frames(time=part["time"], src=c["src"], dst=c["dst"], addresses=[], proto=c["proto"],
+                      protocols=PROTOCOLS, more_frags=part["more_frags"] & part["more_frags_ok"], l3=part["l3"],
+                      ints=ints, info=info)
 
 
 def _keys(part: Part, info: dict) -> tuple[Frames, list[str] | None]:

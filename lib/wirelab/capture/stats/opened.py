@@ -45,7 +45,7 @@ from .follow import Followed, follow_tcp
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 from .io import io_table
 from .losses import handshakes, loss_places
-from .numbered import Numbered
+from .numbered import Early, Numbered
 from .stream_flags import StreamFlags
 from .stream_graphs import StreamGraphs
 from ..tcp_sequence import tcp_analysis
@@ -103,7 +103,8 @@ class Capture:
     def read(cls, path: Path) -> "Capture":
         """A capture file, its conversations numbered on the reader's columns and its frames'
         table made when first asked for (``stats.numbered``: the conversation table needs none)."""
-        return cls(None, path, numbered=Numbered(*read_part(path)))
+        early = Early()              # (numbering each window beside the walk of the next)
+        return cls(None, path, numbered=Numbered(*read_part(path, then=early), early=early))
 
     @cached_property
     def frames(self) -> pd.DataFrame:

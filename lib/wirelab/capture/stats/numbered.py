@@ -128,6 +128,9 @@ class Early:
     #: the key columns (``number``'s arguments) and the reader's column each is made of
     KEYS = {"src": "src4", "dst": "dst4", "proto": "ip_proto", "sport": "sport", "dport": "dport",
             "tcp_flags": "tcp_flags", "tcp_seq": "tcp_seq"}
+    #: the reader's int64 columns that are keys as they are, once -1 is written where they have
+    #: no value (what is there is no value of any other reader: ``name + "_ok"`` hides it)
+    IN_PLACE = ("sport", "dport", "tcp_flags", "tcp_seq")
 
     def __init__(self):
         self.columns: dict[str, np.ndarray] = {}
@@ -145,15 +148,18 @@ class Early:
             return
         self.numbering = self.numbering or compiled.Numbering(_NUMBER["tcp"])
         size = part["time"].size                # (room for the whole capture, as the reader has)
-        for name in (*self.KEYS, "conv", "a_to_b"):
+        for name in ("src", "dst", "proto", "conv", "a_to_b"):
             have = self.columns.get(name)
             if have is None or have.size < size:
                 self.columns[name] = np.empty(size, dtype=bool if name == "a_to_b" else np.int64)
                 if have is not None:
                     self.columns[name][:start] = have[:start]
         for name, source in self.KEYS.items():
+            if name in self.IN_PLACE:
+                self.columns[name] = part[source]
             target, ok = self.columns[name][window], part[source + "_ok"][window]
-            target[...] = part[source][window]
+            if name not in self.IN_PLACE:
+                target[...] = part[source][window]
             if not ok.all():
                 np.copyto(target, -1, where=~ok)
         c = self.columns

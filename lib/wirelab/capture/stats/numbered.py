@@ -47,14 +47,19 @@ class Numbered:
             self.keys, self._names = early.frames(part, info), None
             n = len(self)
             self.conv, self.a_to_b = early.columns["conv"][:n], early.columns["a_to_b"][:n]
-            begins = early.numbering.first_frames()
-            self.stream = np.append(streams_of(self.keys, begins), -1)[self.conv] if begins.size else self.conv
+            # (each conversation's stream number; per frame only when the frames' table is made)
+            self._streams = streams_of(self.keys, early.numbering.first_frames())
         else:
             self.keys, self._names = _keys(part, info)
             self.conv, self.a_to_b, self.stream = conversation_numbers(self.keys)
 
     def __len__(self) -> int:
         return int(self.part["time"].size)
+
+    @cached_property
+    def stream(self) -> np.ndarray:
+        """Per frame: its conversation's number among those of its protocol (-1: none)."""
+        return np.append(self._streams, -1)[self.conv] if self._streams.size else self.conv
 
     def frame(self) -> pd.DataFrame:
         """``read_capture``'s table of the frames plus ``conv``, ``a_to_b``, ``stream``."""
@@ -70,7 +75,8 @@ class Numbered:
         f, (first, packets, sizes, start, end) = self.keys, self._sums
         mine = np.flatnonzero(f.proto[first] == _NUMBER[kind])
         rows = first[mine]                     # (in order of ``conv``: of ``stream`` too)
-        sums = self.stream[rows], rows, packets[mine], sizes[mine], start[mine], end[mine]
+        numbers = self.stream[rows] if "stream" in self.__dict__ else self._streams[self.conv[rows]]
+        sums = numbers, rows, packets[mine], sizes[mine], start[mine], end[mine]
         table = conversation_table(None, self.a_to_b, f.src, f.dst, f.sport, f.dport, None, None, sums=sums)
         if len(table):
             table["address_a"], table["address_b"] = self._text(table["address_a"]), self._text(table["address_b"])

@@ -115,6 +115,7 @@ def read_part(source, *, then=None) -> tuple[Part, dict]:
         stack.callback(state.close)              # (last: after the thread decoding beside has ended)
         background = None
         done = None               # the rows last decoded beside, their ``then`` still to run
+        rows = at, at             # (the rows of the window decoding beside)
         while (item := next(found, None)) is not None:
             fb, base, scan = item
             del item              # (no reference to a window outlives its decode: two are mapped at most)

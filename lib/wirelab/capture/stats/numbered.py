@@ -1,7 +1,8 @@
 """A capture as the reader's columns with its conversations numbered: the frames' DataFrame made only when asked for.
 
 ``open_capture`` reads a file into numpy columns (``reader.part.Part``) and numbers its
-conversations on them at once (``conversation_numbers``). Statistics › Conversations of TCP
+conversations on them: window by window while the reader reads the next one (``Early``,
+``number_jit.Numbering``), or once read (``conversation_numbers``). Statistics › Conversations of TCP
 and UDP are then sums over those columns (``conversation_table``), with no DataFrame
 between: on a 1M-frame capture, building the DataFrame (address texts, categories, nullable
 integers) and reading its columns back into numpy cost more than reading the file.

@@ -39,7 +39,7 @@ from .reader.frames import Frames
 if TYPE_CHECKING:        # pandas only in annotations here; the functions import it when called (start-up)
     import pandas as pd
 
-__all__ = ["conversation_ids", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
+__all__ = ["conversation_ids", "conversation_numbers", "streams_of", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
            "first_seen_ids", "reused_ports"]
 
 #: The flow table's columns, in order.
@@ -133,7 +133,8 @@ def _compiled(f: Frames):
     from .reader.jit import numbering            # (numba only when it pays: start-up)
 
     compiled = numbering(len(f))
-    if compiled is None or not len(f) or max(f.src.max(), f.dst.max()) >= 2 ** 31 or f.proto.max() >= 2 ** 31:
+    # (address keys below 2**32: raw IPv4 addresses fit, ``stats/numbered.py`` gives them so)
+    if compiled is None or not len(f) or max(f.src.max(), f.dst.max()) >= 2 ** 32 or f.proto.max() >= 2 ** 31:
         return None
     return compiled
 
@@ -227,10 +228,19 @@ def conversation_ids(df, *, later_fragments: bool = True):
     as a DataFrame with ``df``'s index (``conversations_of``)."""
     import pandas as pd                                 # (start-up: analyze reads no DataFrame)
 
-    f = Frames.of(df)
-    conv, a_to_b, begins = _conversations(f, later_fragments)
-    stream = np.where(conv >= 0, streams_of(f, begins)[np.maximum(conv, 0)], -1) if begins.size else conv
+    conv, a_to_b, stream = conversation_numbers(Frames.of(df), later_fragments=later_fragments)
     return pd.DataFrame({"conv": conv, "a_to_b": a_to_b, "stream": stream}, index=df.index)
+
+
+def conversation_numbers(f: Frames, *, later_fragments: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``conversation_ids``' three columns (``conv``, ``a_to_b``, ``stream``) of ``f``'s frames as
+    arrays. Any one-to-one codes of the addresses and protocols give the same numbers (which
+    way is "forward" flips for every frame of a pair alike; ``stats/numbered.py`` gives raw
+    IPv4 addresses and IP protocol numbers)."""
+    conv, a_to_b, begins = _conversations(f, later_fragments)
+    # (one gather: conversation -1, none, reads the -1 appended last)
+    stream = np.append(streams_of(f, begins), -1)[conv] if begins.size else conv
+    return conv, a_to_b, stream
 
 
 def flow_table(f: Frames, *, min_packets: int = 1, later_fragments: bool = True) -> dict:

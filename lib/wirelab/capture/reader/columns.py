@@ -18,7 +18,7 @@ from .part import Part
 from .dissect import L3_NAMES
 from .formats import IP_PROTO
 
-__all__ = ["COLUMNS", "INT_COLUMNS", "frame_from_part"]
+__all__ = ["COLUMNS", "INT_COLUMNS", "frame_from_part", "frame_addresses", "first_time"]
 
 #: integer columns in the order they appear
 INT_COLUMNS = ["sport", "dport", "ip_len", "ttl", "frag_offset", "ip_id", "tcp_seq", "tcp_ack",
@@ -34,7 +34,7 @@ def _int(values: np.ndarray, ok: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(values.astype(np.int64, copy=False), ~ok)
 
 
-def _addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
+def frame_addresses(part: Part) -> tuple[pd.Categorical, pd.Categorical]:
     """src and dst as categoricals sharing one set of address strings."""
     s4, s4ok, d4, d4ok = part["src4"], part["src4_ok"], part["dst4"], part["dst4_ok"]
     src = np.full(s4.size, -1, dtype=np.int64)
@@ -85,8 +85,11 @@ def _protocols(part: Part) -> pd.Categorical:
 
 def first_time(part: Part) -> float | None:
     """The time of the part's first frame that has one (a pcapng simple packet block has none)."""
-    known = np.flatnonzero(~np.isnan(part["time"]))
-    return float(part["time"][known[0]]) if known.size else None
+    time = part["time"]
+    if time.size and not np.isnan(time[0]):           # (nearly always: no pass over the frames)
+        return float(time[0])
+    known = np.flatnonzero(~np.isnan(time))
+    return float(time[known[0]]) if known.size else None
 
 
 def frame_from_part(part: Part, info: dict | None = None, *, first_frame: int = 1,
@@ -94,7 +97,7 @@ def frame_from_part(part: Part, info: dict | None = None, *, first_frame: int = 
     """Columns from ``decode`` → the DataFrame (``info`` goes to ``df.attrs["capture"]``);
     ``first_frame``: the number of the part's first frame, ``start``: the file's first time
     (None: the part's own, it starts the file)."""
-    src, dst = _addresses(part)
+    src, dst = frame_addresses(part)
     start = first_time(part) if start is None else start
     data = {"frame": np.arange(first_frame, first_frame + part["time"].size, dtype=np.int64),
             "time": part["time"], "time_relative": part["time"] - (np.nan if start is None else start),

@@ -84,10 +84,10 @@ class ReadState:
     note_lists: list[list[str]] = field(default_factory=list)
 
     @classmethod
-    def open(cls, source, window_bytes: int = WINDOW_BYTES) -> "ReadState":
+    def open(cls, source, window_bytes: int = WINDOW_BYTES, first: int | None = None) -> "ReadState":
         """Open ``source`` (path, bytes or binary file object) and its reader, by magic number;
         ``CaptureError`` when it is no capture."""
-        windows = Windows(source, window_bytes)
+        windows = Windows(source, window_bytes, first)
         try:
             return cls(open_reader(windows.head()), windows)
         except BaseException:

@@ -28,7 +28,7 @@ import numpy as np
 
 from .jit_build import njit
 
-__all__ = ["number", "tally", "warm_up_steps"]
+__all__ = ["number", "Numbering", "tally", "tapped", "warm_up_steps"]
 
 _MIX1, _MIX2 = -7046029254386353131, 0x27D4EB2F165667C5     # odd 64-bit constants (Fibonacci, xxHash's)
 
@@ -44,7 +44,7 @@ def _slot(k1, k2, bits):
 @njit
 def number(src, dst, proto, sport, dport, flags, seq, tcp):
     """Per frame: conversation (-1: none), whether it goes A → B; and each conversation's first
-    frame. ``src``/``dst`` are address codes (< 2**31), ``proto`` protocol codes (``tcp`` is
+    frame. ``src``/``dst`` are address codes (< 2**32: a key packs two), ``proto`` protocol codes (``tcp`` is
     TCP's), ports 0 to 65535; any of them -1 (missing): the frame is in no conversation."""
     n = src.size
     conv = np.full(n, -1, np.int64)
@@ -68,6 +68,49 @@ def number(src, dst, proto, sport, dport, flags, seq, tcp):
         keys1, keys2, slots = _rehash(keys1, keys2, slots, bits)
         g_conv, g_base, g_has = _grow(g_conv), _grow(g_base), _grow(g_has)
         g_has[groups:] = False
+
+
+class Numbering:
+    """``number`` fed a stretch of frames at a time, in order (``feed``): the state its loop
+    carries (the hash table, each group's conversation and base sequence numbers) kept between
+    calls, so that a capture is numbered window by window while the reader reads the next one.
+    The same ``_run``, ``_rehash`` and ``_grow``: the same numbers."""
+
+    def __init__(self, tcp: int, bits: int = 10):
+        self.tcp, self.bits, self.at, self.groups, self.convs = tcp, bits, 0, 0, 0
+        self.keys1, self.keys2 = np.empty(1 << bits, np.int64), np.empty(1 << bits, np.int64)
+        self.slots = np.full(1 << bits, -1, np.int64)
+        self.g_conv = np.empty(1 << (bits - 1), np.int64)
+        self.g_base, self.g_has = np.empty((1 << (bits - 1), 2), np.int64), np.zeros((1 << (bits - 1), 2), np.bool_)
+        self.begins, self.c_fw = np.empty(1024, np.int64), np.empty(1024, np.bool_)
+
+    def feed(self, src, dst, proto, sport, dport, flags, seq, conv, a_to_b) -> None:
+        """Number the frames from where the last call stopped to the end of these arrays (the
+        capture's columns from its first frame on, int64; ``conv``/``a_to_b`` written there)."""
+        n = src.size
+        if self.begins.size < n:               # (room for a conversation per frame, as ``number``)
+            self.begins, self.c_fw = _grow_to(self.begins, n), _grow_to(self.c_fw, n)
+        while True:
+            self.at, self.groups, self.convs = _run(
+                self.at, self.groups, self.convs, self.bits, src, dst, proto, sport, dport, flags, seq, self.tcp,
+                conv, a_to_b, self.begins, self.c_fw, self.keys1, self.keys2, self.slots, self.g_conv,
+                self.g_base, self.g_has)
+            if self.at >= n:
+                return
+            self.bits += 1
+            self.keys1, self.keys2, self.slots = _rehash(self.keys1, self.keys2, self.slots, self.bits)
+            self.g_conv, self.g_base, self.g_has = _grow(self.g_conv), _grow(self.g_base), _grow(self.g_has)
+            self.g_has[self.groups:] = False
+
+    def first_frames(self) -> np.ndarray:
+        """Each conversation's first frame (``number``'s third answer)."""
+        return self.begins[:self.convs].copy()
+
+
+def _grow_to(a: np.ndarray, n: int) -> np.ndarray:
+    out = np.empty(max(n, 2 * a.size), a.dtype)
+    out[:a.size] = a
+    return out
 
 
 @njit
@@ -161,6 +204,21 @@ def tally(ids, a_to_b, frame_len, time, pick, size):
     return first, packets, sizes, start, end
 
 
+@njit
+def tapped(conv, proto, payload_offset, cap_len, sport, tcp, udp):
+    """Per frame: counted by Wireshark's TCP or UDP conversation tap (in a conversation, TCP
+    (``tcp``) or UDP (``udp``), and a TCP header the snaplen left whole: ``payload_offset`` ≤
+    ``cap_len``); and whether a counted frame has no ports (-1). One pass: ``stats.numbered``."""
+    pick = np.empty(conv.size, np.bool_)
+    portless = False
+    for i in range(conv.size):
+        p = proto[i]
+        keep = conv[i] >= 0 and (p == udp or (p == tcp and not payload_offset[i] > cap_len[i]))
+        pick[i] = keep
+        portless |= keep and sport[i] < 0
+    return pick, portless
+
+
 def warm_up_steps() -> list:
     """One call with the argument types ``conversations`` gives (int64 arrays, an int), so that
     loading compiles it (or reads it from the cache) and no later call compiles it again."""
@@ -168,6 +226,15 @@ def warm_up_steps() -> list:
         a = np.array([0, 1, 0, -1], dtype=np.int64)
         number(a, a[::-1].copy(), np.zeros(4, np.int64), a + 2, a + 3, np.full(4, 2, np.int64), a, 0)
 
+    def fed():                                   # (600 five-tuples: the table grows once)
+        a = np.arange(600, dtype=np.int64)
+        numbering, conv, a_to_b = Numbering(0), np.empty(600, np.int64), np.empty(600, np.bool_)
+        for stop in (300, 600):
+            numbering.feed(a[:stop], a[:stop] + 1, np.zeros(stop, np.int64), a[:stop], a[:stop],
+                           np.full(stop, 2, np.int64), a[:stop], conv[:stop], a_to_b[:stop])
+
     def sums():
         tally(np.zeros(3, np.int64), np.ones(3, np.bool_), np.ones(3, np.int64), np.zeros(3), np.ones(3, np.bool_), 1)
-    return [step, sums]
+        a = np.zeros(3, np.int64)
+        tapped(a, a, a, a, a, 6, 17)
+    return [step, fed, sums]

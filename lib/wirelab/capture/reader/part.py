@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Part", "ADDRESS6", "allocate", "grow", "shrink"]
+__all__ = ["Part", "ADDRESS6", "ZEROED", "allocate", "grow", "shrink"]
 
 Part = dict
 #: columns of 16 bytes per packet (IPv6 addresses): allocated only when a capture has IPv6
@@ -20,17 +20,22 @@ _RECORD = {"time": np.float64, "frame_len": np.int64, "cap_len": np.int64, "link
 #: columns as narrow as their values (a flag; addresses and protocol numbers, which become
 #: categories): fewer bytes to write than int64
 _NARROW = {"more_frags": bool, "ip_proto": np.uint8, "src4": np.uint32, "dst4": np.uint32}
+#: columns allocated as zeros (a fresh page of zeros costs nothing until written): the usual
+#: packet has none of these, and ``decode_jit`` leaves their zeros (value 0, and missing
+#: except ``frag_offset``, which is 0 and read) as they are
+ZEROED = ("vlan", "frag_offset", "tcp_mss", "tcp_wscale")
 _DISSECTED = ["vlan", "ip_len", "ttl", "ip_id", "frag_offset", "more_frags", "ip_proto", "src4", "dst4",
               "sport", "dport", "tcp_seq", "tcp_ack", "tcp_flags", "tcp_win", "tcp_hdr_len", "tcp_opts_len",
               "payload_len", "payload_offset", "tcp_mss", "tcp_wscale"]
 
 
 def allocate(n: int) -> Part:
-    """Empty columns for ``n`` packets."""
+    """Empty columns for ``n`` packets (``ZEROED``'s and the IPv6 masks zeros)."""
     out: Part = {name: np.empty(n, dtype=dtype) for name, dtype in _RECORD.items()}
     for name in _DISSECTED:
-        out[name] = np.empty(n, dtype=_NARROW.get(name, np.int64))
-        out[name + "_ok"] = np.empty(n, dtype=bool)
+        make = np.zeros if name in ZEROED else np.empty
+        out[name] = make(n, dtype=_NARROW.get(name, np.int64))
+        out[name + "_ok"] = make(n, dtype=bool)
     for name in ADDRESS6:
         out[name], out[name + "_ok"] = None, np.zeros(n, dtype=bool)
     return out

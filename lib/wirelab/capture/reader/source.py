@@ -54,9 +54,11 @@ class Windows:
     """Iterate with ``for base, data, final in windows``; after each window call
     ``resume_at(offset)`` with the file offset the next window must start at."""
 
-    def __init__(self, source, size: int = WINDOW_BYTES):
+    def __init__(self, source, size: int = WINDOW_BYTES, first: int | None = None):
         self.file, self._close, self._memory = _open(source)
         self.size = max(int(size), 1024)
+        #: a mapped file's first window, if smaller (``loader.FIRST_WINDOW``)
+        self.first = None if first is None else max(int(first), 1024)
         self._buffer = None
         self._resume: int | None = 0
 
@@ -106,10 +108,10 @@ class Windows:
 
     def _mapped(self, size: int):
         """Windows as memory maps of the file itself: no copy, nothing to allocate."""
-        base = 0
+        base, span = 0, self.first or self.size
         while base < size or base == 0:
             first = base - base % mmap.ALLOCATIONGRANULARITY
-            length = min(size - first, self.size + (base - first))
+            length = min(size - first, span + (base - first))
             if length <= 0:
                 yield base, memoryview(b""), True
                 return
@@ -126,8 +128,8 @@ class Windows:
             if final or resume is None or resume < base or resume > first + length:
                 return
             if resume == base:                     # one record longer than the window: a bigger one
-                self.size *= 2
-            base = resume
+                self.size = max(self.size, 2 * span)
+            base, span = resume, self.size
 
     def _windows(self):
         buf = self._buffer = mmap.mmap(-1, self.size)

@@ -74,7 +74,9 @@ def _plausible(buf, p, fmt, big, ticks, biggest, first_ts):
         if p + 16 > n or _u32(buf, p + _FRAC, big) >= ticks:
             return False
         incl, orig = _u32(buf, p + _INCL, big), _u32(buf, p + _ORIG, big)
-        return incl <= orig and incl <= biggest and abs(_u32(buf, p + _SEC, big) - first_ts) < TEN_YEARS
+        # (a frame of no bytes is no record, as numpy's ``screen`` says: else zeros in a payload,
+        # in a capture whose clock starts at 0, seed chains that walk nowhere 16 bytes a step)
+        return 0 < orig and incl <= orig and incl <= biggest and abs(_u32(buf, p + _SEC, big) - first_ts) < TEN_YEARS
     if p + 8 > n or _u32(buf, p, big) - 2 > 4:      # (block types 2 to 6: packets, names, statistics)
         return False
     length = _u32(buf, p + _LENGTH, big)

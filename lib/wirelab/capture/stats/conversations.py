@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..conversations import first_seen_ids
 
-__all__ = ["COLUMNS", "ENDPOINT_COLUMNS", "conversation_table", "pair_ids", "endpoint_table"]
+__all__ = ["COLUMNS", "ENDPOINT_COLUMNS", "conversation_table", "conversation_sums", "pair_ids", "endpoint_table"]
 
 COLUMNS = ["stream", "address_a", "port_a", "address_b", "port_b", "packets", "bytes", "packets_a_to_b",
            "bytes_a_to_b", "packets_b_to_a", "bytes_b_to_a", "rel_start", "duration", "bps_a_to_b",
@@ -37,14 +37,31 @@ def pair_ids(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids, forward == forward[first][ids] if first.size else forward
 
 
+def conversation_sums(ids: np.ndarray, a_to_b: np.ndarray, frame_len: np.ndarray, time: np.ndarray,
+                      pick: np.ndarray) -> tuple:
+    """Per conversation number in ``ids`` of the frames ``pick`` selects: the numbers (sorted), the
+    frame where each first appears (an index into the frames given), packets and bytes each way
+    ([:, 0] A → B), first and last time (NaN left out): ``conversation_table``'s ``sums``."""
+    ids = np.asarray(ids)
+    sums = _compiled_sums(ids, a_to_b, frame_len, time, pick)
+    if sums is None:                        # numpy: the frames counted, then their sums
+        rows = np.flatnonzero(pick)
+        numbers, first, *rest = _numpy_sums(ids[rows], a_to_b[rows], frame_len[rows], time[rows])
+        sums = (numbers, rows[first], *rest)
+    return sums
+
+
 def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dport, frame_len: np.ndarray,
-                       time_relative: np.ndarray, *, names=None, pick: np.ndarray | None = None) -> pd.DataFrame:
+                       time_relative: np.ndarray, *, names=None, pick: np.ndarray | None = None,
+                       sums: tuple | None = None) -> pd.DataFrame:
     """One row per conversation number in ``ids`` (per frame; the frames given are those counted,
     or those ``pick`` selects) in ``COLUMNS`` (``sport``/``dport`` None: no ports). ``src``/``dst``
     label each frame's ends, or are codes into ``names`` (text made for the table's rows only,
-    not for every frame)."""
-    ids = np.asarray(ids)
-    sums = _compiled_sums(ids, a_to_b, frame_len, time_relative, pick)
+    not for every frame). ``sums``: ``conversation_sums`` of them, if at hand (``ids``,
+    ``frame_len`` and ``time_relative`` are then not read)."""
+    if sums is None:
+        ids = np.asarray(ids)
+        sums = _compiled_sums(ids, a_to_b, frame_len, time_relative, pick)
     if sums is None:                        # numpy: the frames counted, then their sums
         if pick is not None:
             ids, a_to_b, frame_len, time_relative = ids[pick], a_to_b[pick], frame_len[pick], time_relative[pick]

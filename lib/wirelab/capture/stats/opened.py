@@ -34,13 +34,14 @@ import pandas as pd
 
 from ...errors import CaptureError, SetupError, UsageError
 from ..conversations import conversation_ids
-from ..reader.loader import read_capture
+from ..reader.loader import read_part
 from ..reader.frames import Frames
 from .conversations import conversation_table, endpoint_table, pair_ids
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 # Here only what the first read needs (open_capture, conversations: issue 33's fresh process
 # in <= 0.3 s); each other menu imports its module on first use, the DuckDB twins, PPCB
 # decoding and dumpcap's module only for a folder, a flow graph or a live capture.
+from .numbered import Early, Numbered
 
 if TYPE_CHECKING:
     from .follow import Followed
@@ -68,7 +69,7 @@ def open_capture(path) -> "Capture":
                                "give a .pcap/.pcapng file, or a folder written by wirelab.capture.convert")
         with open_dataset(path) as ds:
             return Capture(ds.frame(), path, has_bytes=False)
-    return Capture(read_capture(path), path)
+    return Capture.read(path)
 
 
 @dataclass
@@ -85,13 +86,35 @@ class Capture:
     """A capture's frames (``frames``: ``read_capture``'s table plus ``conv``, ``a_to_b``,
     ``stream``) and the statistics of them (see the module docstring)."""
 
-    def __init__(self, frames: pd.DataFrame, source: Path, *, has_bytes: bool = True, root: "Capture | None" = None):
-        if root is None:
+    def __init__(self, frames: pd.DataFrame | None, source: Path, *, has_bytes: bool = True,
+                 root: "Capture | None" = None, numbered: Numbered | None = None):
+        if root is None and frames is not None:
             frames = pd.concat([_shared_addresses(frames), conversation_ids(frames)], axis=1)
-        self.frames, self.source, self._has_bytes, self._root = frames, source, has_bytes, root or self
+        if frames is not None:
+            self.frames = frames
+        # (the whole capture; None: this one. Not ``self``: a reference to itself would keep a
+        # dropped capture's frames until the garbage collector's next full pass)
+        self.source, self._has_bytes, self._whole, self._numbered = source, has_bytes, root, numbered
+
+    @property
+    def _root(self) -> "Capture":
+        return self if self._whole is None else self._whole
+
+    @classmethod
+    def read(cls, path: Path) -> "Capture":
+        """A capture file, its conversations numbered on the reader's columns and its frames'
+        table made when first asked for (``stats.numbered``: the conversation table needs none)."""
+        early = Early()              # (numbering each window beside the walk of the next)
+        return cls(None, path, numbered=Numbered(*read_part(path, then=early), early=early))
+
+    @cached_property
+    def frames(self) -> pd.DataFrame:
+        """``read_capture``'s table plus ``conv``, ``a_to_b``, ``stream`` (made when first used)."""
+        frames, self._numbered = self._numbered.frame(), None       # (its columns now the table's)
+        return frames
 
     def __len__(self) -> int:
-        return len(self.frames)
+        return len(self._numbered) if self._numbered is not None else len(self.frames)
 
     def __repr__(self) -> str:
         narrowed = "" if self._root is self else f" (of {len(self._root)})"
@@ -164,6 +187,8 @@ class Capture:
     # -- Statistics ---------------------------------------------------------------------------
     def conversations(self, kind: str = "tcp") -> pd.DataFrame:
         """Statistics › Conversations of ``kind`` ("tcp", "udp", "ip", "ipv6", "eth")."""
+        if self._numbered is not None and (table := self._numbered.conversations(kind)) is not None:
+            return table
         f = self.frames
         time = f["time_relative"].to_numpy(np.float64)
         size = f["frame_len"].to_numpy(np.int64)

@@ -1,0 +1,62 @@
+"""``open_capture`` numbers conversations on the reader's columns and makes the frames' table
+only when asked (``stats.numbered``): both must equal the eager way, the frames' DataFrame
+first (``read_capture`` + ``conversation_ids``), on every committed and public capture."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import capture_paths
+from wirelab.capture import open_capture, read_capture
+from wirelab.capture.stats.opened import Capture
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = sorted([*ROOT.glob("captures/*.pcap*"), *ROOT.glob("tests/data/*.pcap*"),
+                *(ROOT / "tests" / "data" / "public").glob("*.pcap*")])
+reader_path = capture_paths.reader_path      # a fixture: the numpy and the compiled reader
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_lazy_capture_equals_the_eager_one(path, reader_path):
+    """(numbered by the compiled kernel too: its keys are raw IPv4 addresses, up to 2**32)"""
+    eager = Capture(read_capture(path), path)
+    lazy = open_capture(path)
+    assert lazy._numbered is not None and "frames" not in lazy.__dict__      # nothing built yet
+    assert len(lazy) == len(eager)
+    for kind in ("tcp", "udp"):          # from the columns (or, with IP fragments, the frames)
+        pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+    pd.testing.assert_frame_equal(lazy.frames, eager.frames)
+    assert lazy._numbered is None                       # the columns are the table's now
+    for kind in ("tcp", "udp", "ip"):
+        pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+
+
+def test_the_columns_answer_without_the_frames_where_there_are_no_fragments():
+    cap = open_capture(ROOT / "captures" / "tcp-10mbit-loss2.pcapng")
+    assert len(cap.conversations("tcp")) and len(cap.conversations("udp")) == 0
+    assert "frames" not in cap.__dict__
+
+
+@pytest.mark.parametrize("name", ["captures/tcp-10mbit-loss2.pcapng", "captures/udp-5mbit-loss2.pcapng",
+                                  "tests/data/public/http-parallel-loss-client.pcapng",
+                                  "tests/data/public/tcp-port-reuse.pcapng"])
+def test_numbering_window_by_window_while_reading_gives_the_same_numbers(name, monkeypatch):
+    """``stats.numbered.Early``: conversations numbered as each window of the file is decoded
+    (windows of 4 KiB here: several; the table of five-tuples carried from one to the next)."""
+    import wirelab.capture.reader.loader as loader
+    from wirelab.capture.stats import numbered
+
+    path = ROOT / name
+    capture_paths.use_path("compiled", monkeypatch)
+    monkeypatch.setattr(loader, "WHOLE_FILE_WINDOW", 4 << 10)
+    windows, early = [], numbered.Early()
+    part, info = loader.read_part(path, then=lambda *a: windows.append(a[1:]) or early(*a))
+    assert len(windows) > 1 and early.whole(part)
+    lazy, eager = numbered.Numbered(part, info, early=early), Capture(read_capture(path), path)
+    for column in ("conv", "a_to_b", "stream"):
+        np.testing.assert_array_equal(getattr(lazy, column), eager.frames[column].to_numpy())
+    for kind in ("tcp", "udp"):
+        pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))

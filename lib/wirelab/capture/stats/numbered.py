@@ -68,6 +68,29 @@ class Numbered:
         ids = pd.DataFrame({"conv": self.conv, "a_to_b": self.a_to_b, "stream": self.stream}, index=df.index)
         return pd.concat([df, ids], axis=1)
 
+    def rows(self, positions: np.ndarray) -> pd.DataFrame:
+        """``frame()``'s rows ``positions`` (ascending), made of those rows of the columns only: the
+        same values, index and frame numbers (the categories of ``src``, ``dst``, ``proto``: the
+        values these rows hold). One conversation's table without the million rows' (``explore``)."""
+        part = {name: None if values is None else values[positions] for name, values in self.part.items()}
+        df = frame_from_part(part, self.info, start=first_time(self.part))
+        df["frame"] = positions + 1
+        df.index = pd.Index(positions)
+        ids = {"conv": self.conv[positions], "a_to_b": self.a_to_b[positions], "stream": self.stream[positions]}
+        return pd.concat([df, pd.DataFrame(ids, index=df.index)], axis=1)
+
+    def positions(self, kind: str, stream: int) -> np.ndarray | None:
+        """The rows of ``kind``'s ("tcp", "udp") conversation ``stream``; None for another kind."""
+        if kind not in _NUMBER:
+            return None
+        return np.flatnonzero((self.keys.proto == _NUMBER[kind]) & (self.stream == stream))
+
+    def last_time(self) -> float:
+        """The frames' latest ``time_relative`` (NaN: none has a time), as the table's ``max()``
+        (t - t0 rounds monotonically: max(t) - t0 == max(t - t0))."""
+        t0 = first_time(self.part)
+        return float(np.fmax.reduce(self.part["time"], initial=np.nan) - t0) if t0 is not None else np.nan
+
     def conversations(self, kind: str) -> pd.DataFrame | None:
         """Statistics › Conversations of ``kind`` ("tcp", "udp"), as ``Capture.conversations``
         gives them from the frames' table; None when a frame is an IP fragment (see above)."""

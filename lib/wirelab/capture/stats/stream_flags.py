@@ -10,13 +10,22 @@ one conversation of it, what the explorer draws, takes a fraction of that
 (``tests/test_capture_open.py`` checks the two give the same flags on every stream of
 the committed and public captures).
 
-``StreamFlags(frames)`` keeps what it computed, per stream; ``at(positions)`` gives the
-flags of those rows of ``frames``, or None when their streams hold so many frames that
-the whole analysis is as cheap (the caller runs it then, once).
+The whole capture's part is the numbering the capture already holds (``Capture`` numbers
+its conversations when opened, ``stats.numbered``): ``tcp_analysis`` numbers them as
+``conversations_of(later_fragments=False)``, which is that numbering wherever no frame
+is a later IP fragment (their ports are then given to no frame: the two ways are one).
+A capture with later fragments is numbered again here, as ``tcp_analysis`` does. What
+is kept per frame: the numbers, each frame's TCP stream and the reused-ports SYNs (a
+few bytes a frame; not the reader's columns).
+
+``StreamFlags.of(numbered or frames)`` keeps what it computed, per stream; ``at(positions,
+index, frames_at)`` gives the flags of those rows of the capture, or None when their
+streams hold so many frames that the whole analysis is as cheap (the caller runs it then,
+once).
 """
 from __future__ import annotations
 
-from functools import cached_property
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -34,53 +43,56 @@ WHOLE_SHARE = 0.25
 
 
 class StreamFlags:
-    """The flags of the frames of some TCP streams of ``frames`` (a ``Capture``'s, with ``stream``)."""
+    """The flags of the frames of some TCP streams of a capture, whose frames' keys (``keys``:
+    ``Frames``, not kept), conversation numbers and TCP streams (``stream``) are given."""
 
-    def __init__(self, frames: pd.DataFrame):
-        self.frames = frames
+    def __init__(self, keys: Frames, conv: np.ndarray, a_to_b: np.ndarray, stream: np.ndarray):
+        tcp = keys.protocol("tcp")
+        self._tcp_stream = np.where(tcp, stream, -1)         # per frame: its TCP stream, -1: none
+        if (keys.frag_offset > 0).any():                     # (see the module docstring)
+            conv, a_to_b = conversations_of(keys, later_fragments=False)
+        self._conv, self._a_to_b = conv, a_to_b
+        self._reused = reused_ports(keys, conv) & tcp
         self._done: dict[int, tuple[np.ndarray, pd.DataFrame]] = {}     # stream → (rows, its flags)
 
-    @cached_property
-    def _tcp_stream(self) -> np.ndarray:
-        """Per frame: its TCP stream, -1 for any other frame."""
-        f = self.frames
-        return np.where((f["proto"] == "tcp").to_numpy(), f["stream"].to_numpy(np.int64), -1)
+    @classmethod
+    def of(cls, source) -> "StreamFlags":
+        """Of a ``Capture``'s frames' table (``read_capture``'s plus ``conv``, ``a_to_b``,
+        ``stream``) or of its ``Numbered`` columns (the table not made)."""
+        if isinstance(source, pd.DataFrame):
+            return cls(Frames.of(source), source["conv"].to_numpy(np.int64), source["a_to_b"].to_numpy(bool),
+                       source["stream"].to_numpy(np.int64))
+        return cls(source.keys, source.conv, source.a_to_b, source.stream)
 
-    @cached_property
-    def _whole(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What only the whole capture knows: ``tcp_analysis``' own conversation numbers and
-        directions (later fragments left out) and the SYNs that reuse an earlier one's ports."""
-        f = Frames.of(self.frames)
-        conv, a_to_b = conversations_of(f, later_fragments=False)
-        return conv, a_to_b, reused_ports(f, conv) & f.protocol("tcp")
-
-    def at(self, positions: np.ndarray) -> pd.DataFrame | None:
-        """The flags (``tcp_analysis(expert=True)``'s columns) of the rows ``positions`` of the
-        frames, or None: analyse the whole capture."""
+    def at(self, positions: np.ndarray, index: pd.Index,
+           frames_at: Callable[[np.ndarray], pd.DataFrame]) -> pd.DataFrame | None:
+        """The flags (``tcp_analysis(expert=True)``'s columns, ``index`` theirs) of the capture's
+        rows ``positions``, or None: analyse the whole capture. ``frames_at(rows)``: the frames'
+        table of those rows of the capture (what a stream not yet analysed is analysed on)."""
         stream = self._tcp_stream
         wanted = np.unique(stream[positions])
         wanted = wanted[wanted >= 0]
         missing = [int(s) for s in wanted if int(s) not in self._done]
         if missing:
-            rows = np.flatnonzero(np.isin(stream, missing))
+            rows = np.flatnonzero(stream == missing[0]) if len(missing) == 1 else \
+                np.flatnonzero(np.isin(stream, missing))
             if rows.size > WHOLE_SHARE * stream.size:
                 return None
-            self._analyse(rows)
-        return self._assemble(positions, wanted)
+            self._analyse(rows, frames_at(rows))
+        return self._assemble(positions, wanted, index)
 
-    def _analyse(self, rows: np.ndarray) -> None:
-        flags = tcp_analysis(self.frames.iloc[rows], expert=True).reset_index(drop=True)
-        conv, a_to_b, reused = self._whole
-        flags["reused_ports"], flags["conv"], flags["a_to_b"] = reused[rows], conv[rows], a_to_b[rows]
+    def _analyse(self, rows: np.ndarray, frames: pd.DataFrame) -> None:
+        flags = tcp_analysis(frames, expert=True).reset_index(drop=True)
+        flags["reused_ports"], flags["conv"], flags["a_to_b"] = self._reused[rows], self._conv[rows], \
+            self._a_to_b[rows]
         mine = self._tcp_stream[rows]
         for s in np.unique(mine):
             keep = mine == s
             self._done[int(s)] = rows[keep], flags[keep]
 
-    def _assemble(self, positions: np.ndarray, wanted: np.ndarray) -> pd.DataFrame:
-        conv, a_to_b, _ = self._whole
+    def _assemble(self, positions: np.ndarray, wanted: np.ndarray, index: pd.Index) -> pd.DataFrame:
         out = {name: np.zeros(positions.size, dtype=np.int64 if name == "dupack_num" else bool) for name in COLUMNS}
-        out["conv"], out["a_to_b"] = conv[positions], a_to_b[positions]
+        out["conv"], out["a_to_b"] = self._conv[positions], self._a_to_b[positions]
         stream = self._tcp_stream[positions]
         for s in wanted:
             rows, flags = self._done[int(s)]
@@ -88,4 +100,4 @@ class StreamFlags:
             at = np.searchsorted(rows, positions[here])
             for name in COLUMNS[:-2]:
                 out[name][here] = flags[name].to_numpy()[at]
-        return pd.DataFrame(out, index=self.frames.index[positions])
+        return pd.DataFrame(out, index=index)

@@ -47,12 +47,11 @@ class StreamFlags:
     ``Frames``, not kept), conversation numbers and TCP streams (``stream``) are given."""
 
     def __init__(self, keys: Frames, conv: np.ndarray, a_to_b: np.ndarray, stream: np.ndarray):
-        tcp = keys.protocol("tcp")
-        self._tcp_stream = np.where(tcp, stream, -1)         # per frame: its TCP stream, -1: none
+        self._tcp, self._stream = keys.protocol("tcp"), stream
         if (keys.frag_offset > 0).any():                     # (see the module docstring)
             conv, a_to_b = conversations_of(keys, later_fragments=False)
         self._conv, self._a_to_b = conv, a_to_b
-        self._reused = reused_ports(keys, conv) & tcp
+        self._reused = _reused_rows(keys, conv, self._tcp)
         self._done: dict[int, tuple[np.ndarray, pd.DataFrame]] = {}     # stream → (rows, its flags)
 
     @classmethod
@@ -69,13 +68,12 @@ class StreamFlags:
         """The flags (``tcp_analysis(expert=True)``'s columns, ``index`` theirs) of the capture's
         rows ``positions``, or None: analyse the whole capture. ``frames_at(rows)``: the frames'
         table of those rows of the capture (what a stream not yet analysed is analysed on)."""
-        stream = self._tcp_stream
-        wanted = np.unique(stream[positions])
+        stream, tcp = self._stream, self._tcp
+        wanted = np.unique(stream[positions][tcp[positions]])
         wanted = wanted[wanted >= 0]
         missing = [int(s) for s in wanted if int(s) not in self._done]
         if missing:
-            rows = np.flatnonzero(stream == missing[0]) if len(missing) == 1 else \
-                np.flatnonzero(np.isin(stream, missing))
+            rows = np.flatnonzero(((stream == missing[0]) if len(missing) == 1 else np.isin(stream, missing)) & tcp)
             if rows.size > WHOLE_SHARE * stream.size:
                 return None
             self._analyse(rows, frames_at(rows))
@@ -83,9 +81,9 @@ class StreamFlags:
 
     def _analyse(self, rows: np.ndarray, frames: pd.DataFrame) -> None:
         flags = tcp_analysis(frames, expert=True).reset_index(drop=True)
-        flags["reused_ports"], flags["conv"], flags["a_to_b"] = self._reused[rows], self._conv[rows], \
+        flags["reused_ports"], flags["conv"], flags["a_to_b"] = np.isin(rows, self._reused), self._conv[rows], \
             self._a_to_b[rows]
-        mine = self._tcp_stream[rows]
+        mine = self._stream[rows]                            # (TCP frames only)
         for s in np.unique(mine):
             keep = mine == s
             self._done[int(s)] = rows[keep], flags[keep]
@@ -93,7 +91,7 @@ class StreamFlags:
     def _assemble(self, positions: np.ndarray, wanted: np.ndarray, index: pd.Index) -> pd.DataFrame:
         out = {name: np.zeros(positions.size, dtype=np.int64 if name == "dupack_num" else bool) for name in COLUMNS}
         out["conv"], out["a_to_b"] = self._conv[positions], self._a_to_b[positions]
-        stream = self._tcp_stream[positions]
+        stream = np.where(self._tcp[positions], self._stream[positions], -1)
         for s in wanted:
             rows, flags = self._done[int(s)]
             here = np.flatnonzero(stream == s)
@@ -101,3 +99,17 @@ class StreamFlags:
             for name in COLUMNS[:-2]:
                 out[name][here] = flags[name].to_numpy()[at]
         return pd.DataFrame(out, index=index)
+
+
+def _reused_rows(keys: Frames, conv: np.ndarray, tcp: np.ndarray) -> np.ndarray:
+    """The TCP frames ``reused_ports`` marks (the SYNs that began a conversation on ports an
+    earlier one used), found among each conversation's first frame only: where the numbering
+    is in order of first frame (as ``conversations_of`` numbers), each first frame is where the
+    running maximum of ``conv`` grows (no pass over the million frames but that one)."""
+    begins = np.flatnonzero(np.diff(np.maximum.accumulate(conv), prepend=-1) > 0) if conv.size else conv
+    if not np.array_equal(conv[begins], np.arange(begins.size)):        # (another order: every frame)
+        return np.flatnonzero(reused_ports(keys, conv) & tcp)
+    some = Frames(time=keys.time[begins], src=keys.src[begins], dst=keys.dst[begins], addresses=[],
+                  proto=keys.proto[begins], protocols=keys.protocols, more_frags=keys.more_frags[begins],
+                  l3=keys.l3[begins], ints={"sport": keys.sport[begins], "dport": keys.dport[begins]})
+    return begins[reused_ports(some, np.arange(begins.size)) & tcp[begins]]

@@ -131,14 +131,10 @@ class Capture:
         filtered capture of a few conversations, only theirs are analysed: ``stream_flags``)."""
         root = self._root
         if "_all_flags" not in root.__dict__:
-            # (while the whole table is not made, these rows were made of the reader's: their
-            # index is their row numbers, ``_conversation``)
+            # (rows made of the reader's columns, ``_conversation``: their index is their row numbers)
             at = self.frames.index.to_numpy(np.int64) if root._numbered is not None else \
                 root.frames.index.get_indexer(self.frames.index)
-
-            def frames_at(rows):                    # (these frames, when they are those rows: no copy)
-                return self.frames if np.array_equal(rows, at) else root._frames_at(rows)
-            some = root._stream_flags.at(at, self.frames.index, frames_at)
+            some = root._stream_flags.at(at, self.frames, root._frames_at)
             if some is not None:
                 return some
         return root._all_flags.loc[self.frames.index]
@@ -153,8 +149,8 @@ class Capture:
         return self._numbered.rows(rows) if self._numbered is not None else self.frames.iloc[rows]
 
     def _conversation(self, kind: str, stream: int) -> "Capture":
-        """``filter`` to ``kind``'s ("tcp", "udp") conversation ``stream``: the explorer's view of one.
-        While the whole table is not made, its rows are made of the reader's columns alone."""
+        """``filter`` to ``kind``'s conversation ``stream`` (made of the reader's columns while
+        the whole table is not: the explorer's view of one)."""
         positions = self._numbered.positions(kind, stream) if self._numbered is not None else None
         if positions is None:
             f = self.frames
@@ -163,8 +159,7 @@ class Capture:
 
     def _last_time(self) -> float:
         """The latest ``time_relative`` of these frames (NaN: none)."""
-        return self._numbered.last_time() if self._numbered is not None else \
-            float(self.frames["time_relative"].max())
+        return self._numbered.last_time() if self._numbered is not None else float(self.frames["time_relative"].max())
 
     @cached_property
     def _buffer(self):

@@ -64,11 +64,12 @@ class StreamFlags:
             return cls(Frames.of(source), source["conv"].to_numpy(np.int64), source["a_to_b"].to_numpy(bool))
         return cls(source.keys, source.conv, source.a_to_b, source.begins)
 
-    def at(self, positions: np.ndarray, index: pd.Index,
+    def at(self, positions: np.ndarray, frames: pd.DataFrame,
            frames_at: Callable[[np.ndarray], pd.DataFrame]) -> pd.DataFrame | None:
-        """The flags (``tcp_analysis(expert=True)``'s columns, ``index`` theirs) of the capture's
-        rows ``positions``, or None: analyse the whole capture. ``frames_at(rows)``: the frames'
-        table of those rows of the capture (what a stream not yet analysed is analysed on)."""
+        """The flags (``tcp_analysis(expert=True)``'s columns, index ``frames``') of the capture's
+        rows ``positions`` (``frames``: their table), or None: analyse the whole capture.
+        ``frames_at(rows)``: the table of other rows (a stream not yet analysed is analysed on
+        its rows: ``frames`` when they are those, no copy)."""
         group, tcp = self._group, self._tcp
         wanted = np.unique(group[positions][tcp[positions]])
         wanted = wanted[wanted >= 0]
@@ -77,8 +78,8 @@ class StreamFlags:
             rows = np.flatnonzero(((group == missing[0]) if len(missing) == 1 else np.isin(group, missing)) & tcp)
             if rows.size > WHOLE_SHARE * group.size:
                 return None
-            self._analyse(rows, frames_at(rows))
-        return self._assemble(positions, wanted, index)
+            self._analyse(rows, frames if np.array_equal(rows, positions) else frames_at(rows))
+        return self._assemble(positions, wanted, frames.index)
 
     def _analyse(self, rows: np.ndarray, frames: pd.DataFrame) -> None:
         flags = tcp_analysis(frames, expert=True).reset_index(drop=True)

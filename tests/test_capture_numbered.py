@@ -28,10 +28,27 @@ def test_the_lazy_capture_equals_the_eager_one(path, reader_path):
     assert len(lazy) == len(eager)
     for kind in ("tcp", "udp"):          # from the columns (or, with IP fragments, the frames)
         pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+    _one_conversation_equals_the_filtered_frames(open_capture(path), eager)
     pd.testing.assert_frame_equal(lazy.frames, eager.frames)
     assert lazy._numbered is None                       # the columns are the table's now
     for kind in ("tcp", "udp", "ip"):
         pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+
+
+def _one_conversation_equals_the_filtered_frames(lazy: Capture, eager: Capture) -> None:
+    """``_conversation``'s rows, made of the reader's columns (the explorer's view of one
+    conversation), hold ``filter``'s rows of the whole table: values, index, frame numbers (the
+    address and protocol categories: the values there); and the latest time is the table's."""
+    text = {"src": object, "dst": object, "proto": object}
+    f = eager.frames
+    np.testing.assert_equal(lazy._last_time(), eager._last_time())        # (NaN: no frame has a time)
+    for kind in ("tcp", "udp"):
+        for stream in sorted(set(f["stream"][f["proto"] == kind]))[:3]:
+            ours = lazy._conversation(kind, stream)
+            theirs = eager.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
+            assert ours._root is lazy and len(ours) == len(theirs) > 0
+            pd.testing.assert_frame_equal(ours.frames.astype(text), theirs.frames.astype(text))
+    assert "frames" not in lazy.__dict__
 
 
 def test_the_columns_answer_without_the_frames_where_there_are_no_fragments():

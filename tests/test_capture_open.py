@@ -351,6 +351,12 @@ def test_the_flags_of_a_few_streams_are_those_of_the_whole_capture(path, opened,
     for s in streams[:3]:
         pd.testing.assert_frame_equal(fresh.stream(s).sequence_graph(), whole.stream(s).sequence_graph())
     assert "_all_flags" not in fresh.__dict__
+    lazy = open_capture(path)               # (no frames' table: one stream's rows of the reader's columns)
+    for s in streams:
+        mine = lazy._conversation("tcp", s)
+        pd.testing.assert_frame_equal(mine.flags(), every.loc[mine.frames.index])
+    pd.testing.assert_frame_equal(mine.expert(), whole.filter(whole.frames.index.isin(mine.frames.index)).expert())
+    assert "frames" not in lazy.__dict__ and "_all_flags" not in lazy.__dict__
 
 
 def test_read_at_gives_the_bytes_at_those_offsets_a_stretch_at_a_time(monkeypatch):

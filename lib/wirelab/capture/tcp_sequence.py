@@ -200,23 +200,36 @@ def _acked_unseen(ab: np.ndarray, state: dict, rows: np.ndarray) -> np.ndarray:
     """Wireshark's TCP_A_ACK_LOST_PACKET for one conversation's segments (``rows``, in order;
     ``ab``: their directions; ``state``: ``_direction``'s per side), epan/dissectors/packet-tcp.c
     (4.0): ``maxseqtobeacked`` per side, 0 while unset."""
-    # (a loop frame by frame: Python lists, not numpy scalars, ~4x as fast; a side's ``rows``
-    # are ``rows[ab]`` in order, so a side's i-th frame is its i-th in ``rows``)
-    has_ack, acks, seqs, ends = ({side: s[name].tolist() for side, s in state.items()}
-                                 for name in ("has_ack", "ack", "seq", "end"))
-    taken, mark, nextseq = {True: 0, False: 0}, {True: 0, False: 0}, {True: 0, False: 0}
+    # (a loop frame by frame, over Python lists, each side's state in its own local: ~3x as
+    # fast as numpy scalars or dicts. A side's ``rows`` are ``rows[ab]`` in order, so its
+    # columns go back into frame order by ``ab``)
+    columns = []
+    for name in ("has_ack", "ack", "seq", "end"):
+        values = np.zeros(rows.size, dtype=state[next(iter(state))][name].dtype)
+        for side, s in state.items():
+            values[ab == side] = s[name]
+        columns.append(values.tolist())
+    hits = []
+    mark_a = mark_b = next_a = next_b = 0        # (A: the side ``ab`` True; B: the other)
+    for n, (a_side, has_ack, ack, seq, end) in enumerate(zip(ab.tolist(), *columns)):
+        if a_side:
+            if has_ack and mark_b and ack > mark_b:
+                hits.append(n)
+                mark_b = next_b
+            if end > next_a or not next_a:
+                next_a = end
+            if seq == mark_a or not mark_a:
+                mark_a = next_a
+        else:
+            if has_ack and mark_a and ack > mark_a:
+                hits.append(n)
+                mark_a = next_a
+            if end > next_b or not next_b:
+                next_b = end
+            if seq == mark_b or not mark_b:
+                mark_b = next_b
     out = np.zeros(rows.size, dtype=bool)
-    for n, side in enumerate(ab.tolist()):
-        i = taken[side]
-        taken[side] = i + 1
-        if has_ack[side][i] and mark[not side] and acks[side][i] > mark[not side]:
-            out[n] = True
-            mark[not side] = nextseq[not side]
-        seq, end = seqs[side][i], ends[side][i]
-        if end > nextseq[side] or not nextseq[side]:
-            nextseq[side] = end
-        if seq == mark[side] or not mark[side]:
-            mark[side] = nextseq[side]
+    out[hits] = True
     return out
 
 

@@ -93,7 +93,7 @@ class Explorer:
         self.canvas = Canvas(figsize=figsize, dpi=dpi)
         self.redraws = 0
         self._quiet = False
-        end = float(capture.frames["time_relative"].max()) if len(capture) else 1.0
+        end = capture._last_time() if len(capture) else 1.0      # (no table of every frame for it)
         self.filter_box = w.Text(description="filter", continuous_update=False, style=wide,
                                  placeholder="a display filter, e.g. tcp.analysis.retransmission (Enter)",
                                  layout=w.Layout(width="70%"))
@@ -214,9 +214,7 @@ class Explorer:
         only, ``Capture.flags``)."""
         key = (self.view, self.selector.value)   # (the view itself, not its id: a freed view's id is reused)
         if getattr(self, "_chosen_key", None) != key:
-            kind, stream = self.selector.value
-            f = self.view.frames
-            self._chosen_view = self.view.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
+            self._chosen_view = self.view._conversation(*self.selector.value)
             self._chosen_key, self._graphs = key, None
         return self._chosen_view
 
@@ -309,9 +307,8 @@ class Explorer:
         (``ppcb_reader``) finds no PPCB packet in it, and reading the whole capture as PPCB (every
         TCP stream walked, seconds on a million packets) is skipped."""
         kind, stream = self.selector.value
-        f = self.capture.frames                          # (the whole capture's rows: the chosen view's if unfiltered)
-        rows = self._frames() if self.view is self.capture else \
-            f[(f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy()]
+        # (the whole capture's rows: the chosen view's if unfiltered)
+        rows = self._frames() if self.view is self.capture else self.capture._conversation(kind, stream).frames
         try:
             self.capture._bytes()
             read = self.capture.read_at                   # (a stretch at a time: resident memory stays low)

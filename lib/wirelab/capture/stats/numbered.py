@@ -48,11 +48,14 @@ class Numbered:
             self.keys, self._names = early.frames(part, info), None
             n = len(self)
             self.conv, self.a_to_b = early.columns["conv"][:n], early.columns["a_to_b"][:n]
-            # (each conversation's stream number; per frame only when the frames' table is made)
-            self._streams = streams_of(self.keys, early.numbering.first_frames())
+            # (each conversation's first frame and stream number; per frame only when the
+            # frames' table is made)
+            self.begins = early.numbering.first_frames()
+            self._streams = streams_of(self.keys, self.begins)
         else:
             self.keys, self._names = _keys(part, info)
             self.conv, self.a_to_b, self.stream = conversation_numbers(self.keys)
+            self.begins = None
 
     def __len__(self) -> int:
         return int(self.part["time"].size)
@@ -60,13 +63,45 @@ class Numbered:
     @cached_property
     def stream(self) -> np.ndarray:
         """Per frame: its conversation's number among those of its protocol (-1: none)."""
-        return np.append(self._streams, -1)[self.conv] if self._streams.size else self.conv
+        return self._stream_at(slice(None))
+
+    def _stream_at(self, rows) -> np.ndarray:
+        """``stream`` of the frames ``rows`` (made of ``conv`` unless made for every frame)."""
+        if "stream" in self.__dict__:
+            return self.stream[rows]
+        return np.append(self._streams, -1)[self.conv[rows]] if self._streams.size else self.conv[rows]
 
     def frame(self) -> pd.DataFrame:
         """``read_capture``'s table of the frames plus ``conv``, ``a_to_b``, ``stream``."""
         df = frame_from_part(self.part, self.info)
         ids = pd.DataFrame({"conv": self.conv, "a_to_b": self.a_to_b, "stream": self.stream}, index=df.index)
         return pd.concat([df, ids], axis=1)
+
+    def rows(self, positions: np.ndarray) -> pd.DataFrame:
+        """``frame()``'s rows ``positions`` (ascending), made of those rows of the columns only: the
+        same values, index and frame numbers (the categories of ``src``, ``dst``, ``proto``: the
+        values these rows hold). One conversation's table without the million rows' (``explore``)."""
+        part = {name: None if values is None else values[positions] for name, values in self.part.items()}
+        df = frame_from_part(part, self.info, start=first_time(self.part))
+        df["frame"] = positions + 1
+        df.index = pd.Index(positions)
+        ids = {"conv": self.conv[positions], "a_to_b": self.a_to_b[positions], "stream": self._stream_at(positions)}
+        return pd.concat([df, pd.DataFrame(ids, index=df.index)], axis=1)
+
+    def positions(self, kind: str, stream: int) -> np.ndarray | None:
+        """The rows of ``kind``'s ("tcp", "udp") conversation ``stream``; None for another kind."""
+        if kind not in _NUMBER:
+            return None
+        if self.begins is not None:      # (its conversation's frames: no stream number per frame made)
+            conv = np.flatnonzero((self._streams == stream) & (self.keys.proto[self.begins] == _NUMBER[kind]))
+            return np.flatnonzero(self.conv == conv[0]) if conv.size else np.zeros(0, dtype=np.int64)
+        return np.flatnonzero((self.keys.proto == _NUMBER[kind]) & (self.stream == stream))
+
+    def last_time(self) -> float:
+        """The frames' latest ``time_relative`` (NaN: none has a time), as the table's ``max()``
+        (t - t0 rounds monotonically: max(t) - t0 == max(t - t0))."""
+        t0 = first_time(self.part)
+        return float(np.fmax.reduce(self.part["time"], initial=np.nan) - t0) if t0 is not None else np.nan
 
     def conversations(self, kind: str) -> pd.DataFrame | None:
         """Statistics › Conversations of ``kind`` ("tcp", "udp"), as ``Capture.conversations``

@@ -131,7 +131,10 @@ class Capture:
         filtered capture of a few conversations, only theirs are analysed: ``stream_flags``)."""
         root = self._root
         if "_all_flags" not in root.__dict__:
-            some = root._stream_flags.at(root.frames.index.get_indexer(self.frames.index))
+            # (rows made of the reader's columns, ``_conversation``: their index is their row numbers)
+            at = self.frames.index.to_numpy(np.int64) if root._numbered is not None else \
+                root.frames.index.get_indexer(self.frames.index)
+            some = root._stream_flags.at(at, self.frames, root._frames_at)
             if some is not None:
                 return some
         return root._all_flags.loc[self.frames.index]
@@ -139,7 +142,24 @@ class Capture:
     @cached_property
     def _stream_flags(self) -> StreamFlags:
         from .stream_flags import StreamFlags       # (start-up: a menu's module on first use)
-        return StreamFlags(self.frames)
+        return StreamFlags.of(self._numbered if self._numbered is not None else self.frames)
+
+    def _frames_at(self, rows: np.ndarray) -> pd.DataFrame:
+        """The frames' table's rows ``rows`` (from the reader's columns while the table is not made)."""
+        return self._numbered.rows(rows) if self._numbered is not None else self.frames.iloc[rows]
+
+    def _conversation(self, kind: str, stream: int) -> "Capture":
+        """``filter`` to ``kind``'s conversation ``stream`` (made of the reader's columns while
+        the whole table is not: the explorer's view of one)."""
+        positions = self._numbered.positions(kind, stream) if self._numbered is not None else None
+        if positions is None:
+            f = self.frames
+            return self.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
+        return Capture(self._numbered.rows(positions), self.source, has_bytes=self._has_bytes, root=self)
+
+    def _last_time(self) -> float:
+        """The latest ``time_relative`` of these frames (NaN: none)."""
+        return self._numbered.last_time() if self._numbered is not None else float(self.frames["time_relative"].max())
 
     @cached_property
     def _buffer(self):

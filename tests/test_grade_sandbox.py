@@ -378,3 +378,22 @@ def test_a_probe_that_fails_on_a_busy_kernel_is_tried_again_and_a_failure_is_not
         assert jail.bwrap_version() == "bubblewrap 0.8.0" and jail.bwrap_problem() is None
     finally:
         jail._bwrap_works.cache_clear()                  # the next test probes the real bwrap
+
+
+@pytest.mark.root
+def test_a_testbed_an_interrupted_worker_left_is_removed_by_the_class_grader():
+    from wirelab.grade.classroom import _remove_workers_testbeds
+    from wirelab.link.netns import list_namespaces
+    worker = subprocess.Popen([sys.executable, "-c", "pass"])      # a worker that has ended
+    worker.wait(10)
+    left = [f"wl-gtest-{worker.pid}-{host}" for host in ("a", "b")]
+    other = f"wl-gtest-{worker.pid + 1}-a"                           # another owner's: not ours to remove
+    for ns in left + [other]:
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        _remove_workers_testbeds([worker.pid])
+        present = set(list_namespaces())
+        assert not present & set(left) and other in present
+    finally:
+        for ns in left + [other]:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -44,7 +44,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..experiment.progress import progress_bar
 from ..experiment.status import failure
-from ..link.cleanup import interrupt_once
+from ..link.cleanup import interrupt_once, remove, testbeds
 from .catalogue import Catalogue
 from .jail import Policy, require_sandbox
 from .outcome import Graded, Outcome
@@ -136,17 +136,31 @@ def grade_class(submissions: list[tuple[str, Path]], catalogue: Catalogue, repor
                     plan.record(lost_submission(name, source, catalogue, failure(err)), lost=True)
                 bar.update()
         except KeyboardInterrupt:            # workers clean up their testbeds and uids, then stop
-            for process in list(getattr(pool, "_processes", {}).values()):
+            workers = [process.pid for process in list(getattr(pool, "_processes", {}).values())]
+            for pid in workers:
                 try:
-                    os.kill(process.pid, signal.SIGINT)
+                    os.kill(pid, signal.SIGINT)
                 except ProcessLookupError:
                     pass
             pool.shutdown(wait=True, cancel_futures=True)
+            _remove_workers_testbeds(workers)
             keep_graded(plan)
             raise
         finally:
             bar.close()
     return plan.results()
+
+
+def _remove_workers_testbeds(workers: list[int]) -> None:
+    """After the workers ended: any testbed one of them still owns. A worker interrupted while it
+    built a testbed can end before its own cleanup knew of the namespace being made (CI once:
+    wl-g61001-0-8144-a and -b left after Ctrl-C with --jobs 2)."""
+    left = [entry for entry in testbeds().values() if entry.get("owner") in workers and not entry["alive"]]
+    for entry in left:
+        remove(entry)
+    if left:
+        print(f"wirelab: removed {len(left)} testbed(s) an interrupted worker left: "
+              f"{', '.join(e['id'] for e in left)}", file=sys.stderr)
 
 
 def keep_graded(plan: Resume) -> None:

@@ -94,9 +94,23 @@ class Frames:
                    more_frags=part["more_frags"] & part["more_frags_ok"], l3=part["l3"], ints=ints, info=info)
 
 
-class _Columns(dict):
-    """A DataFrame's integer columns (``INTS``) as int64 arrays, -1 where missing, each made when
-    first asked for: most analyses need a few of the twenty (on 1M frames each costs a copy)."""
+class LazyInts(dict):
+    """The integer columns (``INTS``) as int64 arrays, -1 where missing, each made by
+    ``__missing__`` when first asked for: most analyses need a few of the twenty (on 1M frames
+    each costs a copy). Of a DataFrame here; of the reader's columns in stats/numbered.py."""
+
+    def __contains__(self, name) -> bool:
+        return name in INTS
+
+    def __iter__(self):
+        return iter(INTS)
+
+    def items(self):
+        return [(name, self[name]) for name in INTS]
+
+
+class _Columns(LazyInts):
+    """A DataFrame's integer columns."""
 
     def __init__(self, df):
         super().__init__()
@@ -113,15 +127,6 @@ class _Columns(dict):
             value = column.to_numpy(np.int64, na_value=-1) if column.hasnans else column.to_numpy(np.int64)
         self[name] = value
         return value
-
-    def __contains__(self, name) -> bool:
-        return name in INTS
-
-    def __iter__(self):
-        return iter(INTS)
-
-    def items(self):
-        return [(name, self[name]) for name in INTS]
 
 
 def _categories(df, names: list[str]) -> tuple[list[np.ndarray], list[str]]:

@@ -26,7 +26,7 @@ import pandas as pd
 from ..conversations import conversation_numbers, streams_of
 from ..reader.columns import first_time, frame_addresses, frame_from_part
 from ..reader.formats import IP_PROTO
-from ..reader.frames import INTS, Frames
+from ..reader.frames import INTS, Frames, LazyInts
 from ..reader.jit import numbering
 from ..reader.part import Part
 from .conversations import conversation_sums, conversation_table
@@ -247,7 +247,7 @@ def _missing(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return values
 
 
-class _Ints(dict):
+class _Ints(LazyInts):
     """The reader's integer columns (``INTS``) as int64, -1 where missing, each made when first
     asked for (the numbering reads a few of the twenty)."""
 
@@ -261,12 +261,3 @@ class _Ints(dict):
         values, ok = self._part[name].astype(np.int64, copy=False), self._part.get(name + "_ok")
         self[name] = value = values if ok is None or ok.all() else np.where(ok, values, -1)
         return value
-
-    def __contains__(self, name) -> bool:
-        return name in INTS
-
-    def __iter__(self):
-        return iter(INTS)
-
-    def items(self):
-        return [(name, self[name]) for name in INTS]

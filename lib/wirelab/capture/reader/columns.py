@@ -108,7 +108,7 @@ def frame_from_part(part: Part, info: dict | None = None, *, first_frame: int = 
         data[name] = _int(part[name], part[name + "_ok"])
     data["more_frags"] = pd.arrays.BooleanArray(part["more_frags"], ~part["more_frags_ok"])
     for name in ("linktype", "iface", "file_offset"):
-        data[name] = part[name]
+        data[name] = part[name].astype(np.int64, copy=False)      # (int32 in the reader: part.py)
     df = pd.DataFrame({c: data[c] for c in COLUMNS}, copy=False)
     if info is not None:
         df.attrs["capture"] = info

@@ -115,10 +115,10 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     tso = ip_len < _IP_HEADER                  # TSO/GSO: total length 0, the frame's length instead
     if tso.any():
         ip_len[tso] = frame_len[tso] - l3off
-    _bits(w0, 16, 0xFFFF, col("ip_id"))
+    col("ip_id")[:] = _bits(w0, 16, 0xFFFF)              # (narrow columns, part.NARROW: assigned)
     col("frag_offset")[:] = 0
     np.not_equal(w0 & 0x2000, 0, out=col("more_frags"))
-    _bits(w1, 56, 0xFF, col("ttl"))
+    col("ttl")[:] = _bits(w1, 56, 0xFF)
     col("ip_proto")[:] = _bits(w1, 48, 0xFF)
     col("src4")[:] = w1 & 0xFFFFFFFF
     col("dst4")[:] = _bits(w2, 32, 0xFFFFFFFF)
@@ -126,14 +126,14 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     _bits(w2, 16, 0xFFFF, col("sport"))
     np.bitwise_and(w2, 0xFFFF, out=col("dport"))
     _bits(w3, 32, 0xFFFFFFFF, col("tcp_seq", tcp))
-    np.bitwise_and(w3, 0xFFFFFFFF, out=col("tcp_ack", tcp))
+    col("tcp_ack", tcp)[:] = w3 & 0xFFFFFFFF
     flags = _bits(w4, 16, 0x01FF, col("tcp_flags", tcp))
-    np.bitwise_and(w4, 0xFFFF, out=col("tcp_win", tcp))
-    hdr_len = out["tcp_hdr_len"][rows]
-    np.multiply(_bits(w4, 28, 0xF), 4, out=hdr_len)
+    col("tcp_win", tcp)[:] = w4 & 0xFFFF
+    hdr_len = _bits(w4, 28, 0xF) * 4
+    out["tcp_hdr_len"][rows] = hdr_len
     hdr_ok = tcp & (hdr_len >= _TCP_HEADER)
     out["tcp_hdr_len_ok"][rows] = hdr_ok
-    np.subtract(hdr_len, _TCP_HEADER, out=col("tcp_opts_len", hdr_ok))
+    col("tcp_opts_len", hdr_ok)[:] = hdr_len - _TCP_HEADER
     l4_hdr = np.where(tcp, hdr_len, UDP["header"])
     payload = out["payload_len"][rows]
     np.subtract(ip_len - _IP_HEADER, l4_hdr, out=payload)

@@ -28,6 +28,11 @@ def test_the_lazy_capture_equals_the_eager_one(path, reader_path):
     assert len(lazy) == len(eager)
     for kind in ("tcp", "udp"):          # from the columns (or, with IP fragments, the frames)
         pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+    built = "frames" in lazy.__dict__       # (IP fragments: the conversations needed the table)
+    span = np.nan_to_num(eager._last_time()) or 1.0
+    for interval, y in ((span / 7, "packets"), (span / 997, "bytes")):
+        pd.testing.assert_frame_equal(lazy.io_graph(interval, y=y), eager.io_graph(interval, y=y))
+    assert ("frames" in lazy.__dict__) == built     # (the I/O graph of all frames: two columns, no table)
     _one_conversation_equals_the_filtered_frames(open_capture(path), eager)
     pd.testing.assert_frame_equal(lazy.frames, eager.frames)
     assert lazy._numbered is None                       # the columns are the table's now

@@ -280,6 +280,36 @@ def test_io_graph_equals_tsharks_io_stat(opened):
 
 
 @needs_tshark
+@pytest.mark.parametrize("name", ["captures/two-interfaces.pcapng", "captures/udp-fragments.pcapng"])
+def test_io_graph_of_all_frames_is_wiresharks_from_the_columns(name):
+    """Of the reader's columns, no frames' table made: each frame in the bin of tshark's own
+    ``frame.time_relative``, a frame timed before the first in none (Wireshark's I/O Graph:
+    ui/io_graph_item.c). Where time never goes back, that is ``tshark -z io,stat``'s table too;
+    two-interfaces.pcapng's second interface starts 1.8 µs before the first, and io,stat
+    counts a frame whose time goes back in the interval it has reached (its 2nd and 3rd
+    intervals hold 2 and 51 frames where the times say 4 and 30)."""
+    from tshark_stats import io_stat, tshark
+    path = ROOT / name
+    text = tshark(path, "-T", "fields", "-e", "frame.time_relative", "-e", "frame.len", quiet=False)
+    times, sizes = np.array([[float(v) for v in line.split("\t")] for line in text.splitlines()]).T
+    monotone = bool((np.diff(times) >= 0).all())
+    assert monotone == (name != "captures/two-interfaces.pcapng")
+    for interval in (0.01, 0.0005):
+        cap = open_capture(path)
+        packets, nbytes = cap.io_graph(interval), cap.io_graph(interval, y="bytes")
+        assert "frames" not in cap.__dict__
+        keep = times >= 0
+        bins = np.floor(times[keep] / interval).astype(np.int64)
+        np.testing.assert_array_equal(packets["packets"], np.bincount(bins, minlength=len(packets)))
+        np.testing.assert_array_equal(nbytes["bytes"], np.bincount(bins, sizes[keep], minlength=len(packets)))
+        assert packets["packets"].sum() == keep.sum() == len(cap) - (name == "captures/two-interfaces.pcapng")
+        if monotone:
+            ours = list(zip(packets["packets"].tolist(), nbytes["bytes"].tolist()))
+            theirs = io_stat(path, interval, "")
+            assert ours == theirs[:len(ours)] and not any(f for f, _ in theirs[len(ours):])
+
+
+@needs_tshark
 def test_bytes_in_flight_equal_tsharks_without_loss(opened):
     from tshark_stats import tshark
     path = ROOT / "tests/data/tcp-bigendian.pcap"

@@ -39,7 +39,7 @@ from .reader.frames import Frames
 if TYPE_CHECKING:        # pandas only in annotations here; the functions import it when called (start-up)
     import pandas as pd
 
-__all__ = ["conversation_ids", "conversation_numbers", "streams_of", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
+__all__ = ["conversation_ids", "conversation_numbers", "streams_of", "ranks_by_protocol", "flows", "io_graph", "conversations_of", "flow_table", "FLOW_COLUMNS",
            "first_seen_ids", "reused_ports"]
 
 #: The flow table's columns, in order.
@@ -213,7 +213,12 @@ def _ports_of_later_fragments(f: Frames, sport: np.ndarray, dport: np.ndarray):
 def streams_of(f: Frames, begins: np.ndarray) -> np.ndarray:
     """Per conversation (numbered in order of first packet, beginning at frames ``begins``): its
     number among the conversations of its own protocol (Wireshark's ``tcp.stream``, ``udp.stream``)."""
-    proto = f.proto[begins]
+    return ranks_by_protocol(f.proto[begins])
+
+
+def ranks_by_protocol(proto: np.ndarray) -> np.ndarray:
+    """``streams_of`` given each conversation's protocol (in order of first packet)."""
+    proto = np.asarray(proto, dtype=np.int64)
     order = np.argsort(proto, kind="stable")                # by protocol, each in order of appearance
     group_start = np.flatnonzero(np.diff(proto[order], prepend=-2))
     rank = np.arange(order.size) - np.repeat(group_start, np.diff(np.append(group_start, order.size)))

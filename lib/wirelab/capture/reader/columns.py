@@ -101,7 +101,7 @@ def frame_from_part(part: Part, info: dict | None = None, *, first_frame: int = 
     start = first_time(part) if start is None else start
     data = {"frame": np.arange(first_frame, first_frame + part["time"].size, dtype=np.int64),
             "time": part["time"], "time_relative": part["time"] - (np.nan if start is None else start),
-            "frame_len": part["frame_len"], "cap_len": part["cap_len"],
+            "frame_len": part["frame_len"].astype(np.int64), "cap_len": part["cap_len"].astype(np.int64),
             "l3": pd.Categorical.from_codes(part["l3"], categories=L3_NAMES),      # (int8 codes as they are)
             "src": src, "dst": dst, "proto": _protocols(part)}
     for name in INT_COLUMNS:

@@ -212,8 +212,8 @@ def _compiled_block(decode_jit, out: Part, rows: slice, fb: FileBytes, reader, s
     if misfits.size:
         h = Headers(fb, offsets[misfits], reader.lead(scan, block))
         at = rows.start + misfits
-        h.cap_len = out["cap_len"][at]
-        _store(out, at, dissect(h, out["linktype"][at], out["frame_len"][at]), lock)
+        h.cap_len = out["cap_len"][at].astype(np.int64)          # (32 bits in ``out``: part.py)
+        _store(out, at, dissect(h, out["linktype"][at], out["frame_len"][at].astype(np.int64)), lock)
     return True
 
 

@@ -111,11 +111,13 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     out["src6_ok"][rows] = False
     out["dst6_ok"][rows] = False
     # ---- IPv4 (20 bytes, no options)
-    ip_len = _bits(w0, 32, 0xFFFF, col("ip_len"))
+    # (the columns are narrow, part.NARROW: computed in int64, then assigned)
+    ip_len = _bits(w0, 32, 0xFFFF)
     tso = ip_len < _IP_HEADER                  # TSO/GSO: total length 0, the frame's length instead
     if tso.any():
-        ip_len[tso] = frame_len[tso] - l3off
-    col("ip_id")[:] = _bits(w0, 16, 0xFFFF)              # (narrow columns, part.NARROW: assigned)
+        ip_len[tso] = frame_len[tso].astype(np.int64) - l3off
+    col("ip_len")[:] = ip_len
+    col("ip_id")[:] = _bits(w0, 16, 0xFFFF)
     col("frag_offset")[:] = 0
     np.not_equal(w0 & 0x2000, 0, out=col("more_frags"))
     col("ttl")[:] = _bits(w1, 56, 0xFF)
@@ -123,11 +125,12 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     col("src4")[:] = w1 & 0xFFFFFFFF
     col("dst4")[:] = _bits(w2, 32, 0xFFFFFFFF)
     # ---- TCP or UDP, right after the IP header
-    _bits(w2, 16, 0xFFFF, col("sport"))
-    np.bitwise_and(w2, 0xFFFF, out=col("dport"))
-    _bits(w3, 32, 0xFFFFFFFF, col("tcp_seq", tcp))
+    col("sport")[:] = _bits(w2, 16, 0xFFFF)
+    col("dport")[:] = w2 & 0xFFFF
+    col("tcp_seq", tcp)[:] = _bits(w3, 32, 0xFFFFFFFF)
     col("tcp_ack", tcp)[:] = w3 & 0xFFFFFFFF
-    flags = _bits(w4, 16, 0x01FF, col("tcp_flags", tcp))
+    flags = _bits(w4, 16, 0x01FF)
+    col("tcp_flags", tcp)[:] = flags
     col("tcp_win", tcp)[:] = w4 & 0xFFFF
     hdr_len = _bits(w4, 28, 0xF) * 4
     out["tcp_hdr_len"][rows] = hdr_len
@@ -135,11 +138,11 @@ def decode_fast(out: dict, rows: slice, h: Headers, linktype: np.ndarray,
     out["tcp_hdr_len_ok"][rows] = hdr_ok
     col("tcp_opts_len", hdr_ok)[:] = hdr_len - _TCP_HEADER
     l4_hdr = np.where(tcp, hdr_len, UDP["header"])
-    payload = out["payload_len"][rows]
-    np.subtract(ip_len - _IP_HEADER, l4_hdr, out=payload)
+    payload = ip_len - _IP_HEADER - l4_hdr
+    out["payload_len"][rows] = payload
     payload_ok = (ip_len >= _IP_HEADER) & (payload >= 0) & (hdr_ok | ~tcp)
     out["payload_len_ok"][rows] = payload_ok
-    np.add(l4_hdr, t - h._lead_const, out=col("payload_offset", payload_ok))
+    col("payload_offset", payload_ok)[:] = l4_hdr + (t - h._lead_const)
     syn = hdr_ok & ((flags & 0x02) != 0)
     if syn.any():
         for name, (value, ok) in _syn_options(h, np.full(n, l3off + _IP_HEADER), syn, hdr_len).items():

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit_build import njit
+from .part import allocate
 
 __all__ = ["number", "Numbering", "tally", "tapped", "warm_up_steps"]
 
@@ -47,6 +48,7 @@ def number(src, dst, proto, sport, dport, flags, seq, tcp):
     frame. ``src``/``dst`` are address codes (< 2**32: a key packs two), ``proto`` protocol codes (``tcp`` is
     TCP's), ports 0 to 65535; any of them -1 (missing): the frame is in no conversation."""
     n = src.size
+    oks = (src >= 0, dst >= 0, proto >= 0, sport >= 0, dport >= 0, flags >= 0, seq >= 0)
     conv = np.full(n, -1, np.int64)
     a_to_b = np.zeros(n, np.bool_)
     begins = np.empty(n, np.int64)                     # a conversation's first frame
@@ -60,8 +62,8 @@ def number(src, dst, proto, sport, dport, flags, seq, tcp):
     while True:
         # (the loop runs in ``_run`` until the table is half full: arrays that never change
         # inside a loop keep it fast, 3x as fast as growing them in it)
-        at, groups, convs = _run(at, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, tcp, conv,
-                                 a_to_b, begins, c_fw, keys1, keys2, slots, g_conv, g_base, g_has)
+        at, groups, convs = _run(at, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, oks, tcp,
+                                 conv, a_to_b, begins, c_fw, keys1, keys2, slots, g_conv, g_base, g_has)
         if at >= n:
             return conv, a_to_b, begins[:convs].copy()
         bits += 1                                      # twice the slots, every five-tuple again
@@ -84,15 +86,16 @@ class Numbering:
         self.g_base, self.g_has = np.empty((1 << (bits - 1), 2), np.int64), np.zeros((1 << (bits - 1), 2), np.bool_)
         self.begins, self.c_fw = np.empty(1024, np.int64), np.empty(1024, np.bool_)
 
-    def feed(self, src, dst, proto, sport, dport, flags, seq, conv, a_to_b) -> None:
+    def feed(self, src, dst, proto, sport, dport, flags, seq, oks, conv, a_to_b) -> None:
         """Number the frames from where the last call stopped to the end of these arrays (the
-        capture's columns from its first frame on, int64; ``conv``/``a_to_b`` written there)."""
+        capture's columns from its first frame on, as the reader has them: ``oks``, each one's
+        ``_ok``; ``conv``/``a_to_b`` written there)."""
         n = src.size
         if self.begins.size < n:               # (room for a conversation per frame, as ``number``)
             self.begins, self.c_fw = _grow_to(self.begins, n), _grow_to(self.c_fw, n)
         while True:
             self.at, self.groups, self.convs = _run(
-                self.at, self.groups, self.convs, self.bits, src, dst, proto, sport, dport, flags, seq, self.tcp,
+                self.at, self.groups, self.convs, self.bits, src, dst, proto, sport, dport, flags, seq, oks, self.tcp,
                 conv, a_to_b, self.begins, self.c_fw, self.keys1, self.keys2, self.slots, self.g_conv,
                 self.g_base, self.g_has)
             if self.at >= n:
@@ -114,16 +117,21 @@ def _grow_to(a: np.ndarray, n: int) -> np.ndarray:
 
 
 @njit
-def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, tcp, conv, a_to_b, begins, c_fw,
+def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, oks, tcp, conv, a_to_b, begins, c_fw,
          keys1, keys2, slots, g_conv, g_base, g_has):
     """``number``'s loop from frame ``i`` to the end, or to the first new five-tuple that would
-    fill the table more than half: (where it stopped, groups, conversations)."""
+    fill the table more than half: (where it stopped, groups, conversations). ``oks``: where
+    each of the seven columns has a value (the reader's narrow columns are read as they are,
+    no int64 copy with -1 for missing: a sixth of the bytes)."""
     n, mask = src.size, (1 << bits) - 1
+    s_ok, d_ok, p_ok, sp_ok, dp_ok, fl_ok, sq_ok = oks
     while i < n:
-        s, d, p, sp, dp = src[i], dst[i], proto[i], sport[i], dport[i]
-        if s < 0 or d < 0 or p < 0 or sp < 0 or dp < 0:
+        if not (s_ok[i] and d_ok[i] and p_ok[i] and sp_ok[i] and dp_ok[i]):
             i += 1
             continue
+        s, d, p, sp, dp = np.int64(src[i]), np.int64(dst[i]), np.int64(proto[i]), np.int64(sport[i]), np.int64(dport[i])
+        fl = np.int64(flags[i]) if fl_ok[i] else np.int64(-1)
+        sq = np.int64(seq[i]) if sq_ok[i] else np.int64(-1)
         fw = s < d or (s == d and sp <= dp)
         side = 0 if fw else 1
         if fw:
@@ -140,8 +148,8 @@ def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, tcp,
                 return i, groups, convs                # (``number`` grows the table)
             g, groups, new = groups, groups + 1, True
             slots[at], keys1[at], keys2[at] = g, k1, k2
-        elif p == tcp and flags[i] >= 0 and (flags[i] & 0x12) == 0x02 and g_has[g, side] \
-                and seq[i] != g_base[g, side]:         # a SYN reusing the ports: a new conversation
+        elif p == tcp and fl >= 0 and (fl & 0x12) == 0x02 and g_has[g, side] \
+                and sq != g_base[g, side]:             # a SYN reusing the ports: a new conversation
             new = True
             g_has[g, 0] = g_has[g, 1] = False
         if new:
@@ -150,7 +158,7 @@ def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, tcp,
         c = g_conv[g]
         if not g_has[g, side]:                         # this direction's first frame here
             g_has[g, side] = True
-            g_base[g, side] = seq[i] if (flags[i] & 0x02) != 0 else (seq[i] - 1) & 0xFFFFFFFF
+            g_base[g, side] = sq if (fl & 0x02) != 0 else (sq - 1) & 0xFFFFFFFF
         conv[i] = c
         a_to_b[i] = fw == c_fw[c]
         i += 1
@@ -205,36 +213,47 @@ def tally(ids, a_to_b, frame_len, time, pick, size):
 
 
 @njit
-def tapped(conv, proto, payload_offset, cap_len, sport, tcp, udp):
+def tapped(conv, proto, payload_offset, payload_ok, cap_len, sport_ok, tcp, udp):
     """Per frame: counted by Wireshark's TCP or UDP conversation tap (in a conversation, TCP
     (``tcp``) or UDP (``udp``), and a TCP header the snaplen left whole: ``payload_offset`` ≤
-    ``cap_len``); and whether a counted frame has no ports (-1). One pass: ``stats.numbered``."""
+    ``cap_len`` where it was read); and whether a counted frame has no ports. The reader's
+    columns as they are (``proto`` has a value in every conversation's frame). One pass:
+    ``stats.numbered``."""
     pick = np.empty(conv.size, np.bool_)
     portless = False
     for i in range(conv.size):
-        p = proto[i]
-        keep = conv[i] >= 0 and (p == udp or (p == tcp and not payload_offset[i] > cap_len[i]))
+        p = np.int64(proto[i])
+        cut = payload_ok[i] and np.int64(payload_offset[i]) > np.int64(cap_len[i])
+        keep = conv[i] >= 0 and (p == udp or (p == tcp and not cut))
         pick[i] = keep
-        portless |= keep and sport[i] < 0
+        portless |= keep and not sport_ok[i]
     return pick, portless
 
 
 def warm_up_steps() -> list:
-    """One call with the argument types ``conversations`` gives (int64 arrays, an int), so that
-    loading compiles it (or reads it from the cache) and no later call compiles it again."""
+    """Calls with the argument types the callers give (``conversations``: int64 arrays, an int;
+    ``stats.numbered``: the reader's columns, ``part.allocate``'s types), so that loading
+    compiles them (or reads them from the cache) and no later call compiles them again."""
     def step():
         a = np.array([0, 1, 0, -1], dtype=np.int64)
         number(a, a[::-1].copy(), np.zeros(4, np.int64), a + 2, a + 3, np.full(4, 2, np.int64), a, 0)
 
     def fed():                                   # (600 five-tuples: the table grows once)
-        a = np.arange(600, dtype=np.int64)
+        part = allocate(600)
+        names = ("src4", "dst4", "ip_proto", "sport", "dport", "tcp_flags", "tcp_seq")
+        for name in names:                       # (600 sources: 600 five-tuples)
+            part[name][:] = np.arange(600) if name == "src4" else np.arange(600) % 250
+            part[name + "_ok"][:] = True
         numbering, conv, a_to_b = Numbering(0), np.empty(600, np.int64), np.empty(600, np.bool_)
         for stop in (300, 600):
-            numbering.feed(a[:stop], a[:stop] + 1, np.zeros(stop, np.int64), a[:stop], a[:stop],
-                           np.full(stop, 2, np.int64), a[:stop], conv[:stop], a_to_b[:stop])
+            numbering.feed(*(part[name][:stop] for name in names),
+                           tuple(part[name + "_ok"][:stop] for name in names), conv[:stop], a_to_b[:stop])
+        return part, conv, a_to_b
 
     def sums():
+        part, conv, a_to_b = fed()
+        pick, _ = tapped(conv, part["ip_proto"], part["payload_offset"], part["payload_offset_ok"],
+                         part["cap_len"], part["sport_ok"], 6, 17)
+        tally(conv, a_to_b, part["frame_len"], part["time"], pick, int(conv.max()) + 1)
         tally(np.zeros(3, np.int64), np.ones(3, np.bool_), np.ones(3, np.int64), np.zeros(3), np.ones(3, np.bool_), 1)
-        a = np.zeros(3, np.int64)
-        tapped(a, a, a, a, a, 6, 17)
     return [step, fed, sums]

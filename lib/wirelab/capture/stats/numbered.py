@@ -23,7 +23,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ..conversations import conversation_numbers, streams_of
+from ..conversations import conversation_numbers, ranks_by_protocol
 from ..reader.columns import first_time, frame_addresses, frame_from_part
 from ..reader.formats import IP_PROTO
 from ..reader.frames import INTS, Frames, LazyInts
@@ -31,7 +31,7 @@ from ..reader.jit import numbering
 from ..reader.part import Part
 from .conversations import conversation_sums, conversation_table
 
-__all__ = ["Numbered", "Early", "PROTOCOLS"]
+__all__ = ["Numbered", "Early", "PartKeys", "PROTOCOLS"]
 
 #: a protocol key (its IP protocol number) → its name, as ``read_capture``'s ``proto``
 PROTOCOLS = [IP_PROTO.get(p, f"ip-proto-{p}") for p in range(256)]
@@ -51,7 +51,7 @@ class Numbered:
             # (each conversation's first frame and stream number; per frame only when the
             # frames' table is made)
             self.begins = early.numbering.first_frames()
-            self._streams = streams_of(self.keys, self.begins)
+            self._streams = ranks_by_protocol(_at(self.keys, "proto", self.begins))
         else:
             self.keys, self._names = _keys(part, info)
             self.conv, self.a_to_b, self.stream = conversation_numbers(self.keys)
@@ -93,7 +93,7 @@ class Numbered:
         if kind not in _NUMBER:
             return None
         if self.begins is not None:      # (its conversation's frames: no stream number per frame made)
-            conv = np.flatnonzero((self._streams == stream) & (self.keys.proto[self.begins] == _NUMBER[kind]))
+            conv = np.flatnonzero((self._streams == stream) & (_at(self.keys, "proto", self.begins) == _NUMBER[kind]))
             return np.flatnonzero(self.conv == conv[0]) if conv.size else np.zeros(0, dtype=np.int64)
         return np.flatnonzero((self.keys.proto == _NUMBER[kind]) & (self.stream == stream))
 
@@ -103,17 +103,26 @@ class Numbered:
         t0 = first_time(self.part)
         return float(np.fmax.reduce(self.part["time"], initial=np.nan) - t0) if t0 is not None else np.nan
 
+    def record_columns(self) -> dict[str, np.ndarray]:
+        """``time_relative`` and ``frame_len`` of every frame, as ``frame()`` has them (the I/O
+        graph of all frames needs no more)."""
+        t0 = first_time(self.part)
+        return {"time_relative": self.part["time"] - (np.nan if t0 is None else t0),
+                "frame_len": self.part["frame_len"]}
+
     def conversations(self, kind: str) -> pd.DataFrame | None:
         """Statistics › Conversations of ``kind`` ("tcp", "udp"), as ``Capture.conversations``
         gives them from the frames' table; None when a frame is an IP fragment (see above)."""
         if self._sums is None or kind not in _NUMBER:
             return None
         f, (first, packets, sizes, start, end) = self.keys, self._sums
-        mine = np.flatnonzero(f.proto[first] == _NUMBER[kind])
+        mine = np.flatnonzero(_at(f, "proto", first) == _NUMBER[kind])
         rows = first[mine]                     # (in order of ``conv``: of ``stream`` too)
         numbers = self.stream[rows] if "stream" in self.__dict__ else self._streams[self.conv[rows]]
-        sums = numbers, rows, packets[mine], sizes[mine], start[mine], end[mine]
-        table = conversation_table(None, self.a_to_b, f.src, f.dst, f.sport, f.dport, None, None, sums=sums)
+        # (the table's rows' ends only: ``sums``' first frames as positions in them)
+        ends = [_at(f, name, rows) for name in ("src", "dst", "sport", "dport")]
+        sums = numbers, np.arange(rows.size), packets[mine], sizes[mine], start[mine], end[mine]
+        table = conversation_table(None, self.a_to_b[rows], *ends, None, None, sums=sums)
         if len(table):
             table["address_a"], table["address_b"] = self._text(table["address_a"]), self._text(table["address_b"])
         return table
@@ -124,11 +133,13 @@ class Numbered:
         in one pass: its first such frame, packets and bytes each way, first and last time since
         the capture's first frame; None when the frames' table must answer (see above)."""
         f, part = self.keys, self.part
-        if f.more_frags.any() or (f.frag_offset > 0).any():
+        if (part["more_frags"] & part["more_frags_ok"]).any() or \
+                ((part["frag_offset"] > 0) & part["frag_offset_ok"]).any():
             return None
         compiled = numbering(len(self))
         if compiled is not None:            # (the same in one pass each: reader/number_jit.py)
-            pick, portless = compiled.tapped(self.conv, f.proto, f.payload_offset, f.cap_len, f.sport,
+            pick, portless = compiled.tapped(self.conv, part["ip_proto"], part["payload_offset"],
+                                             part["payload_offset_ok"], part["cap_len"], part["sport_ok"],
                                              _NUMBER["tcp"], _NUMBER["udp"])
             size = int(self.conv.max(initial=-1)) + 1
             first, packets, sizes, start, end = compiled.tally(self.conv, self.a_to_b, part["frame_len"],
@@ -170,9 +181,6 @@ class Early:
     #: the key columns (``number``'s arguments) and the reader's column each is made of
     KEYS = {"src": "src4", "dst": "dst4", "proto": "ip_proto", "sport": "sport", "dport": "dport",
             "tcp_flags": "tcp_flags", "tcp_seq": "tcp_seq"}
-    #: the reader's int64 columns that are keys as they are, once -1 is written where they have
-    #: no value (what is there is no value of any other reader: ``name + "_ok"`` hides it)
-    IN_PLACE = ("sport", "dport", "tcp_flags", "tcp_seq")
 
     def __init__(self):
         self.columns: dict[str, np.ndarray] = {}
@@ -190,22 +198,16 @@ class Early:
             return
         self.numbering = self.numbering or compiled.Numbering(_NUMBER["tcp"])
         size = part["time"].size                # (room for the whole capture, as the reader has)
-        for name in ("src", "dst", "proto", "conv", "a_to_b"):
+        for name in ("conv", "a_to_b"):
             have = self.columns.get(name)
             if have is None or have.size < size:
                 self.columns[name] = np.empty(size, dtype=bool if name == "a_to_b" else np.int64)
                 if have is not None:
                     self.columns[name][:start] = have[:start]
-        for name, source in self.KEYS.items():
-            if name in self.IN_PLACE:
-                self.columns[name] = part[source]
-            target, ok = self.columns[name][window], part[source + "_ok"][window]
-            if name not in self.IN_PLACE:
-                target[...] = part[source][window]
-            if not ok.all():
-                np.copyto(target, -1, where=~ok)
-        c = self.columns
-        self.numbering.feed(*(c[name][:stop] for name in self.KEYS), c["conv"][:stop], c["a_to_b"][:stop])
+        # (the reader's columns as they are, with their ``_ok``: no int64 copy of any)
+        keys = [part[source][:stop] for source in self.KEYS.values()]
+        oks = tuple(part[source + "_ok"][:stop] for source in self.KEYS.values())
+        self.numbering.feed(*keys, oks, self.columns["conv"][:stop], self.columns["a_to_b"][:stop])
         self.stop = stop
 
     def whole(self, part: Part) -> bool:
@@ -213,14 +215,46 @@ class Early:
         return not self.off and self.numbering is not None and self.stop == part["time"].size
 
     def frames(self, part: Part, info: dict) -> Frames:
-        """The key columns as ``_keys`` gives them (IPv4 addresses as keys)."""
-        n = part["time"].size
-        c = {name: values[:n] for name, values in self.columns.items()}
-        ints = _Ints(part)
-        ints.update({name: c[name] for name in ("sport", "dport", "tcp_flags", "tcp_seq")})
-        return Frames(time=part["time"], src=c["src"], dst=c["dst"], addresses=[], proto=c["proto"],
-                      protocols=PROTOCOLS, more_frags=part["more_frags"] & part["more_frags_ok"], l3=part["l3"],
-                      ints=ints, info=info)
+        """The key columns as ``_keys`` gives them (IPv4 addresses as keys), each made when first
+        asked for (``PartKeys``)."""
+        return PartKeys(part, info)
+
+
+class PartKeys(Frames):
+    """``Frames`` of the reader's columns with ``_keys``' values (IPv4 addresses and IP protocol
+    numbers as keys), each column made when first asked for: the conversation table reads a few
+    rows of them (``at``), not a million-frame int64 copy of each."""
+    SOURCES = {"src": "src4", "dst": "dst4", "proto": "ip_proto"}
+
+    def __init__(self, part: Part, info: dict):
+        # (not the dataclass's: ``src``, ``dst``, ``proto`` and ``more_frags`` come from ``__getattr__``)
+        self.__dict__.update(time=part["time"], addresses=[], protocols=PROTOCOLS, l3=part["l3"],
+                             ints=_Ints(part), info=info, _part=part)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        part = self.__dict__["_part"]
+        if name in PartKeys.SOURCES:
+            source = PartKeys.SOURCES[name]
+            value = _missing(part[source].astype(np.int64), part[source + "_ok"])
+        elif name == "more_frags":
+            value = part["more_frags"] & part["more_frags_ok"]
+        else:
+            return super().__getattr__(name)
+        self.__dict__[name] = value
+        return value
+
+    def at(self, name: str, rows: np.ndarray) -> np.ndarray:
+        """Column ``name`` (a key or an integer column) at ``rows``, int64 and -1 where missing,
+        read from the reader's columns there."""
+        source = PartKeys.SOURCES.get(name, name)
+        part = self.__dict__["_part"]
+        values, ok = part[source][rows].astype(np.int64), part.get(source + "_ok")
+        return values if ok is None else np.where(ok[rows], values, -1)
+
+
+def _at(f: Frames, name: str, rows: np.ndarray) -> np.ndarray:
+    """``getattr(f, name)[rows]``, without making the column where ``f`` can read those rows alone."""
+    return f.at(name, rows) if isinstance(f, PartKeys) else getattr(f, name)[rows]
 
 
 def _keys(part: Part, info: dict) -> tuple[Frames, list[str] | None]:

@@ -280,6 +280,8 @@ class Capture:
         """Statistics › I/O Graph: ``y`` ("packets", "bytes", "bits") per ``interval`` seconds of the
         frames ``filter`` keeps (a display filter, a boolean mask, or None: all)."""
         from .io import io_table                    # (start-up: a menu's module on first use)
+        if filter is None and self._numbered is not None:       # (all frames: two columns, no table made)
+            return io_table(self._numbered.record_columns(), interval, y)
         mask = None if filter is None else self._mask(filter)
         return io_table(self.frames, interval, y, mask)
 

@@ -28,11 +28,15 @@ def io_table(frames, interval: float, y: str = "packets", mask=None) -> pd.DataF
         raise UsageError(f"unknown y {y!r}", f"use one of {', '.join(Y)}")
     if not interval > 0:
         raise UsageError(f"interval must be positive, not {interval}", "e.g. 0.001 (seconds)")
-    t = np.asarray(frames["time_relative"], dtype=np.float64)
-    keep = ~np.isnan(t) if mask is None else np.asarray(mask, dtype=bool) & ~np.isnan(t)
-    keep &= t >= 0                   # (a frame timed before the first: in no bin, see above)
-    bins = np.floor(t[keep] / interval).astype(np.int64)
+    bins = np.divide(np.asarray(frames["time_relative"], dtype=np.float64), interval)
+    np.floor(bins, out=bins)
+    # (NaN, no time, and a frame timed before the first, see above: in no bin)
+    keep = bins >= 0 if mask is None else np.asarray(mask, dtype=bool) & (bins >= 0)
+    whole = bool(keep.all())                   # (the usual capture: no copy of the kept frames)
+    bins = bins.astype(np.int64) if whole else bins[keep].astype(np.int64)
     n = int(bins.max()) + 1 if bins.size else 0
-    weights = None if y == "packets" else np.asarray(frames["frame_len"], dtype=np.float64)[keep] * (8 if y == "bits" else 1)
+    weights = None if y == "packets" else np.asarray(frames["frame_len"], dtype=np.float64)
+    if weights is not None:
+        weights = (weights if whole else weights[keep]) * (8 if y == "bits" else 1)
     return pd.DataFrame({"time": np.arange(n) * interval,
                          y: np.bincount(bins, weights=weights, minlength=n).astype(np.int64)})

@@ -11,6 +11,8 @@ import pytest
 
 import capture_paths
 from wirelab.capture import open_capture, read_capture
+from wirelab.capture.reader.loader import read_part
+from wirelab.capture.reader.records import read_records
 from wirelab.capture.stats.opened import Capture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +25,7 @@ reader_path = capture_paths.reader_path      # a fixture: the numpy and the comp
 def test_the_lazy_capture_equals_the_eager_one(path, reader_path):
     """(numbered by the compiled kernel too: its keys are raw IPv4 addresses, up to 2**32)"""
     eager = Capture(read_capture(path), path)
+    _the_io_graph_of_a_file_not_read_is_the_frames(path, eager)
     lazy = open_capture(path)
     assert lazy._numbered is not None and "frames" not in lazy.__dict__      # nothing built yet
     assert len(lazy) == len(eager)
@@ -38,6 +41,26 @@ def test_the_lazy_capture_equals_the_eager_one(path, reader_path):
     assert lazy._numbered is None                       # the columns are the table's now
     for kind in ("tcp", "udp", "ip"):
         pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_record_headers_alone_give_the_whole_reads_times_and_lengths(path, reader_path):
+    records, (part, _) = read_records(path), read_part(path)
+    np.testing.assert_array_equal(records["time"], part["time"])          # (NaN where SPBs have none)
+    np.testing.assert_array_equal(records["frame_len"], part["frame_len"])
+    assert records["frame_len"].dtype == part["frame_len"].dtype
+
+
+def _the_io_graph_of_a_file_not_read_is_the_frames(path: Path, eager: Capture) -> None:
+    """``open_capture`` reads nothing until asked; the I/O graph of all frames, asked first, reads
+    the record headers only (``reader/records.py``): the same bins as the frames' table's."""
+    unread = open_capture(path)
+    assert unread._unread and unread.__dict__["_columns"] is None
+    span = np.nan_to_num(eager._last_time()) or 1.0
+    for interval, y in ((span / 7, "packets"), (span / 997, "bytes"), (span / 13, "bits")):
+        pd.testing.assert_frame_equal(unread.io_graph(interval, y=y), eager.io_graph(interval, y=y))
+    assert unread._unread and "_records" in unread.__dict__
+    assert len(unread) == len(eager) and not unread._unread        # (read now: its length asked)
 
 
 def _one_conversation_equals_the_filtered_frames(lazy: Capture, eager: Capture) -> None:

@@ -232,6 +232,23 @@ def test_a_dataset_folder_opens_too(tmp_path):
         open_capture(tmp_path)
 
 
+def test_what_is_no_capture_is_said_at_open_though_the_file_is_read_at_first_use(tmp_path):
+    """``open_capture`` reads a file when a statistic first asks (the I/O graph of all frames:
+    its record headers only), but a path that is no capture fails at once, as before."""
+    text = tmp_path / "notes.txt"
+    text.write_text("not a capture\n")
+    for path, why in ((text, "not a pcap or pcapng file"), (tmp_path / "missing.pcap", "no capture file"),
+                      (tmp_path / "empty.pcap", "starts with empty")):
+        if path.name == "empty.pcap":
+            path.write_bytes(b"")
+        with pytest.raises(CaptureError, match=why):
+            open_capture(path)
+    cap = open_capture(ROOT / "captures/tcp-10mbit-loss2.pcapng")
+    assert cap._unread
+    cap.conversations("tcp")
+    assert not cap._unread and cap._numbered is not None
+
+
 def test_open_capture_is_exported_at_the_top():
     assert wirelab.open_capture is open_capture and "open_capture" in wirelab.__all__
 

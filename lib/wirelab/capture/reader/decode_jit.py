@@ -25,7 +25,7 @@ from .formats import AF_FAMILY, BLOCK, EPB, ETHERTYPE, IPV4, LINK_HEADER, PCAP_R
 from .jit_build import PCAP, PCAPNG, njit, prefetch as _prefetch
 from .part import allocate
 
-__all__ = ["params", "usual", "warm_up_steps"]
+__all__ = ["params", "usual", "records", "warm_up_steps"]
 
 _ETHERTYPE, _AF, _IP = 0, 1, 2
 # the tables of formats.py as numbers (numba reads a module's int constants, not its dicts)
@@ -189,6 +189,27 @@ def decode(buf, offs, lengths, fmt, big, ticks, ts_offset, base, lead, linktype0
     return undescribed
 
 
+@njit
+def records(buf, offs, fmt, big, ticks, ts_offset, time, frame_len):
+    """``decode``'s record fields ``time`` and ``frame_len`` alone, by the same reads and sums
+    (``reader/records.py``: the I/O graph of all frames needs no more)."""
+    for i in range(offs.size):
+        if i + AHEAD < offs.size:
+            _prefetch(buf, offs[i + AHEAD])
+        off = offs[i]
+        if fmt == PCAP:
+            frame_len[i] = _get(buf, off + _ORIG, 4, big)
+            time[i] = np.float64(_get(buf, off + _SEC, 4, big)) + np.float64(_get(buf, off + _FRAC, 4, big)) / ticks
+        else:
+            frame_len[i] = _get(buf, off + _WIRE, 4, big)
+            ts = (np.uint64(_get(buf, off + _TS_HIGH, 4, big)) << np.uint64(32)) \
+                | np.uint64(_get(buf, off + _TS_LOW, 4, big))
+            t = np.float64(ts) / ticks
+            if ts_offset != 0:
+                t += np.float64(ts_offset)
+            time[i] = t
+
+
 def params(reader, scan, pick: slice):
     """The kernel's description of a block's records (format, byte order, clock, where the packet
     starts, link type), or None when the block is not of the usual kind (numpy reads it)."""
@@ -245,5 +266,8 @@ def warm_up_steps(walk_jit) -> list:
         def decode(buf=buf, walk=walk, described=described):
             offs = walk()
             usual(allocate(offs.size), slice(0, offs.size), buf, offs, np.full(offs.size, blen), 0, described)
+            part = allocate(offs.size)
+            records(buf, offs, described[0], described[1], float(described[2]), int(described[3]), part["time"],
+                    part["frame_len"])
         steps += [walk, decode]
     return steps

@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..conversations import first_seen_ids
 
-__all__ = ["COLUMNS", "ENDPOINT_COLUMNS", "conversation_table", "conversation_sums", "pair_ids", "endpoint_table"]
+__all__ = ["COLUMNS", "ENDPOINT_COLUMNS", "conversation_table", "conversation_sums", "pair_ids", "endpoint_table",
+           "shared_addresses", "address_names", "mac_text"]
 
 COLUMNS = ["stream", "address_a", "port_a", "address_b", "port_b", "packets", "bytes", "packets_a_to_b",
            "bytes_a_to_b", "packets_b_to_a", "bytes_b_to_a", "rel_start", "duration", "bps_a_to_b",
@@ -172,3 +173,26 @@ def endpoint_table(conversations: pd.DataFrame) -> pd.DataFrame:
     out = both.groupby(keys, sort=False, dropna=False).sum().reset_index()
     return out.sort_values("bytes", ascending=False, kind="stable").reset_index(drop=True)[
         [c for c in ENDPOINT_COLUMNS if c in out]]
+
+
+def shared_addresses(f: pd.DataFrame) -> pd.DataFrame:
+    """``src`` and ``dst`` as categories of one set of addresses (as ``read_capture`` gives them;
+    a dataset's parts may not), so codes compare across the two."""
+    src, dst = f["src"], f["dst"]
+    if isinstance(src.dtype, pd.CategoricalDtype) and isinstance(dst.dtype, pd.CategoricalDtype) and \
+            src.cat.categories.equals(dst.cat.categories):
+        return f
+    both = pd.CategoricalDtype(pd.Index(pd.concat([src.astype(object), dst.astype(object)]).dropna().unique()))
+    return f.assign(src=src.astype(object).astype(both), dst=dst.astype(object).astype(both))
+
+
+def address_names(f: pd.DataFrame) -> np.ndarray:
+    """The address texts ``src``/``dst``'s codes point into (``read_capture`` shares them)."""
+    return np.asarray(f["src"].cat.categories.astype(str), dtype=object)
+
+
+def mac_text(values: np.ndarray) -> np.ndarray:
+    """48-bit integers as "aa:bb:cc:dd:ee:ff" (once per distinct address)."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    text = np.array([":".join(f"{(int(v) >> s) & 0xFF:02x}" for s in range(40, -8, -8)) for v in distinct], dtype=object)
+    return text[inverse.reshape(-1)]

@@ -34,9 +34,12 @@ import pandas as pd
 
 from ...errors import CaptureError, SetupError, UsageError
 from ..conversations import conversation_ids
+from ..reader.columns import first_time
+from ..reader.decode import ReadState
 from ..reader.loader import read_part
+from ..reader.records import read_records
 from ..reader.frames import Frames
-from .conversations import conversation_table, endpoint_table, pair_ids
+from .conversations import conversation_table, endpoint_table, mac_text, pair_ids, shared_addresses, address_names
 from .hierarchy import protocol_hierarchy, tcp_header_cut, transport_frames, unreassembled
 # Here only what the first read needs (open_capture, conversations: issue 33's fresh process
 # in <= 0.3 s); each other menu imports its module on first use, the DuckDB twins, PPCB
@@ -56,11 +59,12 @@ READ_STRETCH = 64 << 20
 
 
 def open_capture(path) -> "Capture":
-    """A pcap/pcapng file, a parquet dataset folder (``convert``) or a ``LiveCapture`` (its file
-    as it stands now, running or stopped: open it again to see more) as a ``Capture``."""
+    """A pcap/pcapng file (read when first used), a parquet dataset folder (``convert``) or a
+    ``LiveCapture`` (its file as it stands now, running or stopped: open it again to see more)."""
     if not isinstance(path, (str, os.PathLike)):
         from ..tools.live import LiveCapture        # (start-up: dumpcap's module only for what may be one)
-        path = path.path if isinstance(path, LiveCapture) else path
+        if isinstance(path, LiveCapture):
+            return Capture(None, Path(path.path), numbered=Capture.read(Path(path.path))._numbered)
     path = Path(path)
     if path.is_dir():
         from ..sql.dataset import INFO, open_dataset    # (start-up: the parquet room only for a folder)
@@ -87,14 +91,14 @@ class Capture:
     ``stream``) and the statistics of them (see the module docstring)."""
 
     def __init__(self, frames: pd.DataFrame | None, source: Path, *, has_bytes: bool = True,
-                 root: "Capture | None" = None, numbered: Numbered | None = None):
+                 root: "Capture | None" = None, numbered: Numbered | None = None, unread: bool = False):
         if root is None and frames is not None:
-            frames = pd.concat([_shared_addresses(frames), conversation_ids(frames)], axis=1)
+            frames = pd.concat([shared_addresses(frames), conversation_ids(frames)], axis=1)
         if frames is not None:
             self.frames = frames
         # (the whole capture; None: this one. Not ``self``: a reference to itself would keep a
         # dropped capture's frames until the garbage collector's next full pass)
-        self.source, self._has_bytes, self._whole, self._numbered = source, has_bytes, root, numbered
+        self.source, self._has_bytes, self._whole, self._unread, self._numbered = source, has_bytes, root, unread, numbered
 
     @property
     def _root(self) -> "Capture":
@@ -102,10 +106,31 @@ class Capture:
 
     @classmethod
     def read(cls, path: Path) -> "Capture":
-        """A capture file, its conversations numbered on the reader's columns and its frames'
-        table made when first asked for (``stats.numbered``: the conversation table needs none)."""
-        early = Early()              # (numbering each window beside the walk of the next)
-        return cls(None, path, numbered=Numbered(*read_part(path, then=early), early=early))
+        """A capture file, read when first used (``CaptureError`` now when it is no capture): its
+        conversations numbered on the reader's columns, its frames' table made when first asked
+        for (``stats.numbered``); the I/O graph of all frames, first, reads the record headers."""
+        ReadState.open(path).close()        # (no capture, no file: the error now, not at first use)
+        return cls(None, path, unread=True)
+
+    @property
+    def _numbered(self) -> Numbered | None:
+        """The reader's columns, numbered, read on first use (None: the frames' table is made)."""
+        if self._unread:
+            self._unread = False
+            early = Early()              # (numbering each window beside the walk of the next)
+            self._columns = Numbered(*read_part(self.source, then=early), early=early)
+        return self._columns
+
+    @_numbered.setter
+    def _numbered(self, numbered: Numbered | None) -> None:
+        self._columns = numbered
+
+    @cached_property
+    def _records(self) -> dict[str, np.ndarray]:
+        """Every frame's ``time_relative`` and ``frame_len``, from the record headers alone."""
+        records = read_records(self.source)
+        t0 = np.nan if (first := first_time(records)) is None else first
+        return {"time_relative": records["time"] - t0, "frame_len": records["frame_len"]}
 
     @cached_property
     def frames(self) -> pd.DataFrame:
@@ -157,8 +182,7 @@ class Capture:
             return self.filter((f["proto"] == kind).to_numpy() & (f["stream"] == stream).to_numpy())
         return Capture(self._numbered.rows(positions), self.source, has_bytes=self._has_bytes, root=self)
 
-    def _last_time(self) -> float:
-        """The latest ``time_relative`` of these frames (NaN: none)."""
+    def _last_time(self) -> float:          # (the latest ``time_relative`` of these frames; NaN: none)
         return self._numbered.last_time() if self._numbered is not None else float(self.frames["time_relative"].max())
 
     @cached_property
@@ -173,11 +197,10 @@ class Capture:
         return self._root._buffer
 
     def read_at(self, offsets, width: int = 1) -> np.ndarray:
-        """``width`` bytes of the file at each of ``offsets`` (file positions), as an n × width
-        array. Read through the file's map a stretch of ``READ_STRETCH`` bytes at a time, each
-        stretch's pages let go once read (``MADV_DONTNEED``; the page cache keeps them): bytes
-        scattered over a large file would otherwise leave the whole file resident in this
-        process (the kernel maps 64 kB around every page it faults in)."""
+        """``width`` bytes of the file at each of ``offsets`` (file positions), as an n × width array,
+        a stretch of ``READ_STRETCH`` bytes of the map at a time, each one's pages let go once read
+        (``MADV_DONTNEED``; the page cache keeps them: scattered bytes would otherwise leave the
+        whole file resident here, as the kernel maps 64 kB around every page it faults in)."""
         buffer = self._bytes()
         u8, offsets = np.frombuffer(buffer, dtype=np.uint8), np.asarray(offsets, dtype=np.int64)
         out = np.zeros((offsets.size, width), dtype=np.uint8)
@@ -221,7 +244,7 @@ class Capture:
             stream, ab = f["stream"].to_numpy(np.int64), f["a_to_b"].to_numpy(bool)
             src, dst = f["src"].cat.codes.to_numpy(), f["dst"].cat.codes.to_numpy()
             if not (pick & (sport < 0)).any():      # (the frames counted, picked as they are counted)
-                return conversation_table(stream, ab, src, dst, sport, dport, size, time, names=_names(f), pick=pick)
+                return conversation_table(stream, ab, src, dst, sport, dport, size, time, names=address_names(f), pick=pick)
             sport, dport, stream, ab = sport[pick], dport[pick], stream[pick], ab[pick]
             lacking = sport < 0         # a last fragment: its datagram's ports, from the first fragment
             ported = f[mine & f["sport"].notna().to_numpy()].groupby(["stream", "a_to_b"])[["sport", "dport"]].first()
@@ -229,19 +252,19 @@ class Capture:
             sport[lacking] = found["sport"].to_numpy(np.int64, na_value=-1)
             dport[lacking] = found["dport"].to_numpy(np.int64, na_value=-1)
             return conversation_table(stream, ab, src[pick], dst[pick],
-                                      sport, dport, size[pick], time[pick], names=_names(f))
+                                      sport, dport, size[pick], time[pick], names=address_names(f))
         if kind in ("ip", "ipv6"):
             pick = (f["l3"] == ("ipv4" if kind == "ip" else "ipv6")).to_numpy() & f["src"].notna().to_numpy()
             if kind == "ipv6":          # (Wireshark's IPv6 tap leaves out what it cannot reassemble)
                 pick &= ~unreassembled(f)
             src, dst = f["src"].cat.codes.to_numpy()[pick], f["dst"].cat.codes.to_numpy()[pick]
             ids, ab = pair_ids(src.astype(np.int64), dst.astype(np.int64))
-            return conversation_table(ids, ab, src, dst, None, None, size[pick], time[pick], names=_names(f))
+            return conversation_table(ids, ab, src, dst, None, None, size[pick], time[pick], names=address_names(f))
         if kind == "eth":
             pick = (f["linktype"] == 1).to_numpy()
             src, dst = self._macs(pick)
             ids, ab = pair_ids(src, dst)
-            return conversation_table(ids, ab, _mac_text(src), _mac_text(dst), None, None, size[pick], time[pick])
+            return conversation_table(ids, ab, mac_text(src), mac_text(dst), None, None, size[pick], time[pick])
         raise UsageError(f"unknown conversation kind {kind!r}", f"use one of {', '.join(KINDS)}")
 
     def _macs(self, pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -280,6 +303,8 @@ class Capture:
         """Statistics › I/O Graph: ``y`` ("packets", "bytes", "bits") per ``interval`` seconds of the
         frames ``filter`` keeps (a display filter, a boolean mask, or None: all)."""
         from .io import io_table                    # (start-up: a menu's module on first use)
+        if filter is None and self._unread:             # (all frames of a file not read: the record headers)
+            return io_table(self._records, interval, y)
         if filter is None and self._numbered is not None:       # (all frames: two columns, no table made)
             return io_table(self._numbered.record_columns(), interval, y)
         mask = None if filter is None else self._mask(filter)
@@ -372,26 +397,3 @@ class Capture:
         mask = np.asarray(compiled.mask(root, self._root._all_flags, streams=root[["conv", "a_to_b", "stream"]],
                                         ppcb=ppcb), dtype=bool)
         return mask if root is self.frames else mask[root.index.get_indexer(self.frames.index)]
-
-
-def _shared_addresses(f: pd.DataFrame) -> pd.DataFrame:
-    """``src`` and ``dst`` as categories of one set of addresses (as ``read_capture`` gives them;
-    a dataset's parts may not), so codes compare across the two."""
-    src, dst = f["src"], f["dst"]
-    if isinstance(src.dtype, pd.CategoricalDtype) and isinstance(dst.dtype, pd.CategoricalDtype) and \
-            src.cat.categories.equals(dst.cat.categories):
-        return f
-    both = pd.CategoricalDtype(pd.Index(pd.concat([src.astype(object), dst.astype(object)]).dropna().unique()))
-    return f.assign(src=src.astype(object).astype(both), dst=dst.astype(object).astype(both))
-
-
-def _names(f: pd.DataFrame) -> np.ndarray:
-    """The address texts ``src``/``dst``'s codes point into (``read_capture`` shares them)."""
-    return np.asarray(f["src"].cat.categories.astype(str), dtype=object)
-
-
-def _mac_text(values: np.ndarray) -> np.ndarray:
-    """48-bit integers as "aa:bb:cc:dd:ee:ff" (once per distinct address)."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    text = np.array([":".join(f"{(int(v) >> s) & 0xFF:02x}" for s in range(40, -8, -8)) for v in distinct], dtype=object)
-    return text[inverse.reshape(-1)]

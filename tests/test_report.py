@@ -137,3 +137,41 @@ def test_a_notebook_showing_a_widget_runs_to_its_end(tmp_path):
     nbformat.write(nb, tmp_path / "w.ipynb")
     out = execute_notebook(tmp_path / "w.ipynb", tmp_path / "out.ipynb", timeout_s=120)
     assert printed(out) == "after the widget\n"
+
+
+def test_an_output_widgets_contents_are_kept_for_the_report_and_never_sent_to_the_kernel(tmp_path):
+    """``wirelab report``'s engine (``report_engine``: nbclient's stand-in for an Output widget
+    sent its state on the kernel's shell socket at every output, and a cell's reply could be
+    missed: 160-278 s for 60 cells that take 2-5 s) keeps what the widget shows for the static
+    report and sends nothing to the kernel."""
+    from wirelab import report
+    from wirelab.report_engine import KeptOutput
+
+    class NoShell:
+        def send(self, msg):
+            raise AssertionError(f"sent to the kernel: {msg['msg_type']}")
+
+    class Client:
+        shell_channel = NoShell()
+
+    widget = KeptOutput("c1", {"outputs": []}, Client(), executor=None)
+    message = {"msg_type": "stream", "parent_header": {"msg_id": "m"}, "content": {"name": "stdout", "text": "a\n"},
+               "header": {"msg_type": "stream"}}
+    widget.output([], message, None, 0)
+    widget.clear_output([], {"parent_header": {}, "content": {"wait": False}}, 0)
+    widget.output([], message, None, 0)
+    assert [o["text"] for o in widget.outputs] == ["a\n"]
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import ipywidgets as w\nfrom IPython.display import display\n"
+                                          "out = w.Output()\ndisplay(out)"),
+                *[nbformat.v4.new_code_cell(f"with out:\n    for i in range(20):\n        print({k}, i, flush=True)")
+                  for k in range(5)]]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "out.ipynb")
+    done = nbformat.read(str(report.execute_notebook(tmp_path / "out.ipynb", tmp_path / "done.ipynb", timeout_s=120)),
+                         as_version=4)
+    state = done.metadata["widgets"][report.WIDGET_STATE]["state"]
+    shown = [m for m in state.values() if m["model_name"] == "OutputModel"][0]["state"]["outputs"]
+    text = "".join(o["text"] for o in shown)
+    assert all(f"{k} {i}\n" in text for k in range(5) for i in range(20))

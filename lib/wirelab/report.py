@@ -32,6 +32,7 @@ def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = 
     """Execute ``notebook`` with ``QUICK`` into ``output``; ``parameters`` (names of its
     parameters cell) are set after its quick-mode cell, so they win over quick mode's values."""
     import papermill  # heavy: imported only when a notebook is run
+    from .report_engine import register_engine      # (papermill's engine: heavy, as above)
 
     notebook, output = Path(notebook), Path(output)
     if not notebook.is_file():
@@ -41,7 +42,7 @@ def execute_notebook(notebook: str | Path, output: str | Path, *, quick: bool = 
     try:
         papermill.execute_notebook(nb, str(output), cwd=str(cwd or notebook.parent), kernel_name="python3",
                                    execution_timeout=timeout_s, progress_bar=False,
-                                   request_save_on_cell_execute=False)
+                                   request_save_on_cell_execute=False, engine_name=register_engine())
     except papermill.PapermillExecutionError as err:
         raise WirelabError(f"{notebook.name} failed in cell {err.exec_count}: {err.ename}: {err.evalue}",
                            f"open {output} to see the failing cell") from None

@@ -13,8 +13,9 @@ memory (``ru_maxrss``) is its own and not this process's, which wrote the file:
   (a started kernel opening a capture: best of ``--repeat``), and ``io_graph`` alone on the
   opened capture (a notebook redrawing at another interval), each against ``tshark -q -z
   io,stat,0.0001``, ratio tshark ÷ wirelab;
-- one ``explore()`` view: built (the largest conversation drawn), another conversation
-  chosen, a time range brushed: each step's seconds and ``payload_bytes()``;
+- one ``explore()`` view of a capture read (``open_capture`` reads on first use): built (the
+  largest conversation drawn), another conversation chosen, a time range brushed: each
+  step's seconds and ``payload_bytes()``;
 - peak memory against the file's size: "data" is what the conversation table's run
   allocates at most at once (``tracemalloc``, which numpy reports to: the columns, the
   tables), "RSS" a process's peak resident size (``ru_maxrss``), which also counts
@@ -105,6 +106,7 @@ def child(task: str, path: Path, repeat: int) -> dict:
         out["warm"] = warm
     elif task == "explore":
         cap = wirelab.open_capture(path)
+        len(cap)                                 # (read now: open_capture reads on first use)
         start = time.perf_counter()
         view = wirelab.explore(cap)
         out["build"] = (time.perf_counter() - start, view.payload_bytes())

@@ -249,6 +249,29 @@ def test_what_is_no_capture_is_said_at_open_though_the_file_is_read_at_first_use
     assert not cap._unread and cap._numbered is not None
 
 
+def test_threads_asking_an_unread_capture_at_once_share_one_read(monkeypatch):
+    """(the explorer's callbacks and a user's threads may ask together: one read, never half a one)"""
+    import threading
+    from wirelab.capture.stats import opened as module
+    reads, real = [], module.read_part
+    monkeypatch.setattr(module, "read_part", lambda *a, **k: reads.append(1) or real(*a, **k))
+    cap = open_capture(ROOT / "captures/tcp-10mbit-loss2.pcapng")
+    start, tables = threading.Barrier(8), []
+
+    def ask():
+        start.wait(timeout=30)
+        tables.append(cap.conversations("tcp"))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(reads) == 1 and len(tables) == 8
+    for table in tables[1:]:
+        pd.testing.assert_frame_equal(table, tables[0])
+
+
 def test_open_capture_is_exported_at_the_top():
     assert wirelab.open_capture is open_capture and "open_capture" in wirelab.__all__
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
 KINDS = ("tcp", "udp", "ip", "ipv6", "eth")
+_READING = threading.RLock()
 #: ``read_at``'s stretch of the file (what it keeps mapped at most)
 READ_STRETCH = 64 << 20
 
@@ -106,9 +108,8 @@ class Capture:
 
     @classmethod
     def read(cls, path: Path) -> "Capture":
-        """A capture file, read when first used (``CaptureError`` now when it is no capture): its
-        conversations numbered on the reader's columns, its frames' table made when first asked
-        for (``stats.numbered``); the I/O graph of all frames, first, reads the record headers."""
+        """A capture file, read when first used (``CaptureError`` now if it is none), numbered on the
+        reader's columns (``stats.numbered``); the I/O graph of all frames, first, reads the headers."""
         ReadState.open(path).close()        # (no capture, no file: the error now, not at first use)
         return cls(None, path, unread=True)
 
@@ -116,9 +117,10 @@ class Capture:
     def _numbered(self) -> Numbered | None:
         """The reader's columns, numbered, read on first use (None: the frames' table is made)."""
         if self._unread:
-            self._unread = False
-            early = Early()              # (numbering each window beside the walk of the next)
-            self._columns = Numbered(*read_part(self.source, then=early), early=early)
+            with _READING:               # (a thread asking meanwhile waits: one read, never half a one)
+                if self._unread:
+                    early = Early()      # (numbering each window beside the walk of the next)
+                    self._columns, self._unread = Numbered(*read_part(self.source, then=early), early=early), False
         return self._columns
 
     @_numbered.setter
@@ -193,14 +195,13 @@ class Capture:
         with open(self.source, "rb") as f:
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
-    def _bytes(self):
+    def _bytes(self):                   # (the file's map, the whole capture's)
         return self._root._buffer
 
     def read_at(self, offsets, width: int = 1) -> np.ndarray:
-        """``width`` bytes of the file at each of ``offsets`` (file positions), as an n × width array,
-        a stretch of ``READ_STRETCH`` bytes of the map at a time, each one's pages let go once read
-        (``MADV_DONTNEED``; the page cache keeps them: scattered bytes would otherwise leave the
-        whole file resident here, as the kernel maps 64 kB around every page it faults in)."""
+        """``width`` bytes of the file at each of ``offsets`` (file positions), an n × width array, read
+        a ``READ_STRETCH`` of the map at a time, each one's pages let go once read (``MADV_DONTNEED``:
+        else scattered bytes leave the whole file resident, 64 kB mapped around every page faulted)."""
         buffer = self._bytes()
         u8, offsets = np.frombuffer(buffer, dtype=np.uint8), np.asarray(offsets, dtype=np.int64)
         out = np.zeros((offsets.size, width), dtype=np.uint8)

@@ -43,6 +43,25 @@ def test_the_lazy_capture_equals_the_eager_one(path, reader_path):
         pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
 
 
+def test_frames_in_no_conversation_are_numbered_so_while_reading(tmp_path, reader_path):
+    """ICMP and ARP among UDP datagrams: no ports, in no conversation (-1), the same both ways
+    (the compiled numbering left such a frame's number unwritten: garbage, then an IndexError)."""
+    import struct
+    udp = bytes(12) + b"\x08\x00" + bytes.fromhex("4500001c000100004011000001020304050607080001000200080000")
+    icmp = bytes(12) + b"\x08\x00" + bytes.fromhex("4500001c000100004001000001020304050607080800000000000000")
+    arp = bytes(12) + b"\x08\x06" + bytes(28)
+    data = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    for i, frame in enumerate([udp, icmp, arp, udp] * 3):
+        data += struct.pack("<IIII", 10, i, len(frame), len(frame)) + frame
+    path = tmp_path / "mixed.pcap"
+    path.write_bytes(data)
+    eager, lazy = Capture(read_capture(path), path), open_capture(path)
+    for kind in ("tcp", "udp"):
+        pd.testing.assert_frame_equal(lazy.conversations(kind), eager.conversations(kind))
+    pd.testing.assert_frame_equal(lazy.frames, eager.frames)
+    assert (lazy.frames["conv"] == -1).sum() == 6
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_record_headers_alone_give_the_whole_reads_times_and_lengths(path, reader_path):
     records, (part, _) = read_records(path), read_part(path)

@@ -127,6 +127,7 @@ def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, oks,
     s_ok, d_ok, p_ok, sp_ok, dp_ok, fl_ok, sq_ok = oks
     while i < n:
         if not (s_ok[i] and d_ok[i] and p_ok[i] and sp_ok[i] and dp_ok[i]):
+            conv[i], a_to_b[i] = -1, False             # (in no conversation: ARP, ICMP, a later fragment)
             i += 1
             continue
         s, d, p, sp, dp = np.int64(src[i]), np.int64(dst[i]), np.int64(proto[i]), np.int64(sport[i]), np.int64(dport[i])

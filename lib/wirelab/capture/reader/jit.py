@@ -176,7 +176,7 @@ def _load():
     _state["why_not"] = result.get("why_not")
     if loaded is not None:
         _state["compiled"] = any(sum(k.stats.cache_misses.values()) for k in (loaded[0].walk, loaded[1].decode,
-                                                                           loaded[2].number))
+                                                                           loaded[2]._run))
     return loaded
 
 

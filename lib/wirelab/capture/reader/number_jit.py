@@ -42,41 +42,23 @@ def _slot(k1, k2, bits):
     return (h >> (64 - bits)) & ((1 << bits) - 1)
 
 
-@njit
 def number(src, dst, proto, sport, dport, flags, seq, tcp):
     """Per frame: conversation (-1: none), whether it goes A → B; and each conversation's first
     frame. ``src``/``dst`` are address codes (< 2**32: a key packs two), ``proto`` protocol codes (``tcp`` is
-    TCP's), ports 0 to 65535; any of them -1 (missing): the frame is in no conversation."""
-    n = src.size
-    oks = (src >= 0, dst >= 0, proto >= 0, sport >= 0, dport >= 0, flags >= 0, seq >= 0)
-    conv = np.full(n, -1, np.int64)
-    a_to_b = np.zeros(n, np.bool_)
-    begins = np.empty(n, np.int64)                     # a conversation's first frame
-    c_fw = np.empty(n, np.bool_)                       # and whether that frame goes lower → higher
-    bits = 10
-    keys1, keys2, slots = np.empty(1 << bits, np.int64), np.empty(1 << bits, np.int64), np.full(1 << bits, -1, np.int64)
-    g_conv = np.empty(1 << (bits - 1), np.int64)       # a group's (five-tuple's) current conversation
-    g_base = np.empty((1 << (bits - 1), 2), np.int64)  # each direction's base sequence number there
-    g_has = np.zeros((1 << (bits - 1), 2), np.bool_)
-    at = groups = convs = 0
-    while True:
-        # (the loop runs in ``_run`` until the table is half full: arrays that never change
-        # inside a loop keep it fast, 3x as fast as growing them in it)
-        at, groups, convs = _run(at, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, oks, tcp,
-                                 conv, a_to_b, begins, c_fw, keys1, keys2, slots, g_conv, g_base, g_has)
-        if at >= n:
-            return conv, a_to_b, begins[:convs].copy()
-        bits += 1                                      # twice the slots, every five-tuple again
-        keys1, keys2, slots = _rehash(keys1, keys2, slots, bits)
-        g_conv, g_base, g_has = _grow(g_conv), _grow(g_base), _grow(g_has)
-        g_has[groups:] = False
+    TCP's), ports 0 to 65535; any of them -1 (missing): the frame is in no conversation.
+    ``Numbering`` fed every frame at once."""
+    n, numbering = src.size, Numbering(tcp)
+    conv, a_to_b = np.empty(n, np.int64), np.empty(n, np.bool_)
+    oks = tuple(np.ascontiguousarray(c >= 0) for c in (src, dst, proto, sport, dport, flags, seq))
+    numbering.feed(src, dst, proto, sport, dport, flags, seq, oks, conv, a_to_b)
+    return conv, a_to_b, numbering.first_frames()
 
 
 class Numbering:
-    """``number`` fed a stretch of frames at a time, in order (``feed``): the state its loop
+    """The numbering fed a stretch of frames at a time, in order (``feed``): the state its loop
     carries (the hash table, each group's conversation and base sequence numbers) kept between
-    calls, so that a capture is numbered window by window while the reader reads the next one.
-    The same ``_run``, ``_rehash`` and ``_grow``: the same numbers."""
+    calls, so that a capture is numbered window by window while the reader reads the next one
+    (``number`` feeds all frames at once: the same numbers)."""
 
     def __init__(self, tcp: int, bits: int = 10):
         self.tcp, self.bits, self.at, self.groups, self.convs = tcp, bits, 0, 0, 0
@@ -91,9 +73,11 @@ class Numbering:
         capture's columns from its first frame on, as the reader has them: ``oks``, each one's
         ``_ok``; ``conv``/``a_to_b`` written there)."""
         n = src.size
-        if self.begins.size < n:               # (room for a conversation per frame, as ``number``)
+        if self.begins.size < n:               # (room for a conversation per frame)
             self.begins, self.c_fw = _grow_to(self.begins, n), _grow_to(self.c_fw, n)
         while True:
+            # (``_run`` loops until the table is half full: arrays that never change inside a
+            # loop keep it fast, 3x as fast as growing them in it)
             self.at, self.groups, self.convs = _run(
                 self.at, self.groups, self.convs, self.bits, src, dst, proto, sport, dport, flags, seq, oks, self.tcp,
                 conv, a_to_b, self.begins, self.c_fw, self.keys1, self.keys2, self.slots, self.g_conv,
@@ -120,7 +104,7 @@ def _grow_to(a: np.ndarray, n: int) -> np.ndarray:
 def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, oks, tcp, conv, a_to_b, begins, c_fw,
          keys1, keys2, slots, g_conv, g_base, g_has):
     """``number``'s loop from frame ``i`` to the end, or to the first new five-tuple that would
-    fill the table more than half: (where it stopped, groups, conversations). ``oks``: where
+    fill the table more than half (``Numbering.feed`` grows it): (where it stopped, groups, conversations). ``oks``: where
     each of the seven columns has a value (the reader's narrow columns are read as they are,
     no int64 copy with -1 for missing: a sixth of the bytes)."""
     n, mask = src.size, (1 << bits) - 1
@@ -146,7 +130,7 @@ def _run(i, groups, convs, bits, src, dst, proto, sport, dport, flags, seq, oks,
         new = False
         if g < 0:                                      # a five-tuple not seen before
             if 2 * (groups + 1) > mask + 1:
-                return i, groups, convs                # (``number`` grows the table)
+                return i, groups, convs                # (``feed`` grows the table)
             g, groups, new = groups, groups + 1, True
             slots[at], keys1[at], keys2[at] = g, k1, k2
         elif p == tcp and fl >= 0 and (fl & 0x12) == 0x02 and g_has[g, side] \

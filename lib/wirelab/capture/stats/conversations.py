@@ -61,14 +61,8 @@ def conversation_table(ids: np.ndarray, a_to_b: np.ndarray, src, dst, sport, dpo
     not for every frame). ``sums``: ``conversation_sums`` of them, if at hand (``ids``,
     ``frame_len`` and ``time_relative`` are then not read)."""
     if sums is None:
-        ids = np.asarray(ids)
-        sums = _compiled_sums(ids, a_to_b, frame_len, time_relative, pick)
-    if sums is None:                        # numpy: the frames counted, then their sums
-        if pick is not None:
-            ids, a_to_b, frame_len, time_relative = ids[pick], a_to_b[pick], frame_len[pick], time_relative[pick]
-            src, dst = np.asarray(src)[pick], np.asarray(dst)[pick]
-            sport, dport = (None, None) if sport is None else (sport[pick], dport[pick])
-        sums = _numpy_sums(ids, a_to_b, frame_len, time_relative)
+        sums = conversation_sums(ids, a_to_b, frame_len, time_relative,
+                                 np.ones(len(a_to_b), dtype=bool) if pick is None else pick)
     numbers, first, packets, sizes, start, end = sums
     if not numbers.size:
         return pd.DataFrame(columns=COLUMNS if sport is not None else [c for c in COLUMNS if "port" not in c])

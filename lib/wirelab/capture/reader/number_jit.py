@@ -49,7 +49,7 @@ def number(src, dst, proto, sport, dport, flags, seq, tcp):
     ``Numbering`` fed every frame at once."""
     n, numbering = src.size, Numbering(tcp)
     conv, a_to_b = np.empty(n, np.int64), np.empty(n, np.bool_)
-    oks = tuple(np.ascontiguousarray(c >= 0) for c in (src, dst, proto, sport, dport, flags, seq))
+    oks = tuple(c >= 0 for c in (src, dst, proto, sport, dport, flags, seq))
     numbering.feed(src, dst, proto, sport, dport, flags, seq, oks, conv, a_to_b)
     return conv, a_to_b, numbering.first_frames()
 

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["open_capture", "Capture", "FlowGraph", "KINDS"]
 
 KINDS = ("tcp", "udp", "ip", "ipv6", "eth")
-_READING = threading.RLock()
+_READING = threading.Lock()
 #: ``read_at``'s stretch of the file (what it keeps mapped at most)
 READ_STRETCH = 64 << 20
 

@@ -27,6 +27,7 @@ def test_the_sender_ends_with_markers_and_the_receiver_counts_them(server):
                      end_markers=3, end_marker_gap_s=0.3)
     assert result.ok, (result.error, result.receiver_error)
     assert result.metadata["end_markers_sent"] == 3 and result.metadata["end_markers_received"] == 3
+    assert result.metadata["end_marker_numbers"] == "0 1 2"   # no queue between them: all, in order
     # the first marker arrives after the last record, and the gaps make the session last longer
     assert result.metadata["end_marker_first_s"] >= result.receiver_end_time_s
     assert result.completion_s >= 2 * 0.3

@@ -51,5 +51,6 @@ def fold_report(result: Result, report: dict, same_clock: bool, fit: ClockFit | 
         result.metadata["delays_sampled"] = True
     if "end_markers" in report:          # nttcp's: how many arrived, the first one's time
         result.metadata.update(end_markers_received=report["end_markers"],
-                               end_marker_first_s=report.get("end_marker_first_s"))
+                               end_marker_first_s=report.get("end_marker_first_s"),
+                               end_marker_numbers=report.get("end_marker_numbers"))
     result.ok = result.error is None and result.receiver_error is None

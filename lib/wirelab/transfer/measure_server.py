@@ -225,7 +225,7 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
     records = array("Q")          # seq, send_ns, receive_ns, size per record; tallied at the end
     if progress is not None:
         progress.count = _running_total(records)
-    markers: list[int] = []       # nttcp's end markers: when each arrived (ns)
+    markers: list[tuple[int, int]] = []   # nttcp's end markers: (its number, when it arrived, ns)
     sent = None
     # nttcp's end markers leave gaps of their own in the traffic: the silence allowed covers them
     silence_s = max(2 * max_wait, _number(hello.get("end_marker_gap_s")) + max_wait)
@@ -264,7 +264,7 @@ def serve_measure_udp(sock: socket.socket, hello_raw: bytes, client, *, max_wait
                 sock.sendto(_echo_reply(memoryview(buf)[:n], now_ns), client)
                 meter.call()
             elif kind == END_MARK and n == END_MARK_HDR.size:
-                markers.append(now_ns)
+                markers.append((END_MARK_HDR.unpack_from(buf)[1], now_ns))
             elif kind == END and n >= END_HDR.size:
                 sent = END_HDR.unpack_from(buf)[1]
             elif kind == MAGIC:                       # our HELLO_ACK was lost
@@ -296,7 +296,9 @@ def _udp_report(tally: Tally, records: array, meter, sock, *, error, drops, sent
     if sent is not None:
         report["lost"] = max(sent - tally.unique, 0)
     if markers is not None:
-        report.update(end_markers=len(markers), end_marker_first_s=markers[0] / 1e9 if markers else None)
+        # which ones: the first, sent just after the last record, meets a queue the records filled
+        report.update(end_markers=len(markers), end_marker_first_s=markers[0][1] / 1e9 if markers else None,
+                      end_marker_numbers=" ".join(str(number) for number, _ in markers))
     return report
 
 

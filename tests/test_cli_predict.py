@@ -76,7 +76,7 @@ def test_cc_and_size_show_the_transfer_time(capsys):
     assert "RFC 9438" in out and "steady-state goodput" in out and "size / data time" in out
     data = predict_json("--rate", "10mbit", "--rtt", "40ms", "--cc", "bbr", "--size", "50KB")
     t = data["transfer"]
-    assert data["cc"] == "bbr" and t["binding"] == "slow_start" and t["total_s"] > t["data_time_s"] > 0
+    assert data["cc"] == "bbr" and t["binding"] == "startup" and t["total_s"] > t["data_time_s"] > 0
     assert set(t["setup"]) == {"handshake", "conn"} and set(t["final"]) == {"rcvd"}
     assert data["goodput_bps"] == pytest.approx(8 * 50_000 / t["data_time_s"])
 

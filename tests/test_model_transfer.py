@@ -102,6 +102,9 @@ def test_transfer_time_at_least_link_time_plus_handshake(cc, size, rtt, loss):
 @given(st.sampled_from(["cubic", "bbr", None]), maybe(1e-5, 0.2), st.integers(1, 12), maybe(1e-6, 0.05))
 def test_goodput_rises_with_size_toward_the_steady_state(cc, rtt, rounds, loss):
     assume(rtt > 0 or loss == 0 or cc is not None)
+    # BBR's first 10 segments leave unpaced (tcp_output.c) and its next 20 paced over most of a round
+    # (model.bbr_startup): at a long RTT 30 segments go slower per byte than 10; from there on it rises
+    assume(cc != "bbr" or rounds >= 2)
     # whole slow-start rounds: 10, 30, 70 … segments (between them an extra segment can cost a round)
     def at(rounds):
         return tcp(1448 * 10 * (2 ** rounds - 1), rtt, cc=cc)

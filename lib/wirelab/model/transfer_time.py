@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from .congestion import ALPHA, BETA, SteadyState
+from .bbr_startup import bbr_startup_queue, bbr_startup_send
 from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
@@ -181,7 +182,8 @@ def tcp_transfer(size_bytes: int, rate_bps: float, *, eta: float, mss_bytes: int
     std_s = None                                           # one run's spread, where derived
     notes = list(steady.notes)
     if loss <= 0 or (steady.cc == "bbr" and recovery != "linux"):
-        _unstopped_slow_start(s, data, notes)
+        queue = None if queue_bytes is None else queue_bytes * eta / mss_bytes    # wire bytes mss/η each
+        _unstopped_slow_start(s, data, notes, steady.cc, queue)
     elif recovery == "linux" and (steady.cc in BETA or steady.cc == "bbr"):
         extras, std_s = _linux_runs(s, steady, eta=eta, mss_bytes=mss_bytes, rto=rto, queue_bytes=queue_bytes,
                                     data=data, notes=notes)
@@ -204,13 +206,26 @@ def _tcp_exchange(rate_bps: float, header_bytes: int, rtt_s: float, loss: float,
     return setup, final
 
 
-def _unstopped_slow_start(s: _Segments, data: dict, notes: list) -> None:
+def _unstopped_slow_start(s: _Segments, data: dict, notes: list, cc: str, queue: float | None) -> None:
     """The data phase when no loss stops slow start: loss-free, or BBR without Linux's rules
-    (its startup does not stop at a random loss)."""
-    start = slow_start_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap)
+    (its startup does not stop at a random loss). BBR's start-up paces (``bbr_startup``): its
+    idle is ``startup``, and what a window cap adds to it ``window``."""
     _add(data, "link", s.n * s.segment / (1.0 - s.resent))
-    _add(data, "slow_start", start.idle - start.window_idle)
-    _add(data, "window", start.window_idle)
+    if cc == "bbr":
+        paced = bbr_startup_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap)
+        free = paced if s.cap is None else bbr_startup_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw)
+        _add(data, "startup", float(min(free.idle, paced.idle)))
+        _add(data, "window", float(max(paced.idle - free.idle, 0.0)))
+        notes.append("BBR's start-up paced at 2.885× its delivery rate, segment by segment (Linux tcp_bbr.c, "
+                     "tcp_rate.c; model.bbr_startup)")
+        peak = bbr_startup_queue(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap)
+        if queue is not None and peak > queue + 1:
+            notes.append(f"BBR's start-up queues up to {peak:.0f} segments at the bottleneck, whose queue holds "
+                         f"{queue:.0f}: the drops that follow are not modelled (optimistic)")
+    else:
+        start = slow_start_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap)
+        _add(data, "slow_start", start.idle - start.window_idle)
+        _add(data, "window", start.window_idle)
     if s.loss > 0:
         # Derived here: earlier losses are repaired under cover of new data (SACK); one in
         # the last flight delays the last byte by a round.

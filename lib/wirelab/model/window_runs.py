@@ -56,6 +56,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .ackclock import delayed_ack_round
+from .bbr_startup import LONGEST, ramp_rounds
 from .congestion import ALPHA, BETA, CUBIC_C
 from .recovery import probe_timeout
 from .window_chain import ssthresh_after_loss
@@ -198,6 +199,8 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
     pto = probe_timeout(base_s)
     active = np.ones(runs, dtype=bool)
     spent = {name: np.zeros(runs) for name in ("link", "slow_start", cc, "window", "loss_recovery")}
+    pace = _Paced(segment_s, base_s, iw, cap, segments if not timed else until / segment_s, runs) \
+        if cc == "bbr" else None
     rounds = 0
     while active.any():
         rounds += 1
@@ -207,12 +210,14 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
         if timed and elapsed.min() >= until:
             break
         cwnd, clocked, rate, sent, lost, overflow = _send(w, phase, left, rng, loss=loss, base_s=base_s,
-                                                          segment_s=segment_s, link=link, top=top)
+                                                          segment_s=segment_s, link=link, top=top,
+                                                          paced=pace.round(link) if pace else None)
         if timed:
             overlap = np.clip(np.minimum(elapsed + base_s, until) - np.maximum(elapsed, window[0]), 0.0, None)
             in_window += (sent - lost) * overlap / base_s
         finished = active & (lost == 0) & (sent >= left - 1e-9)
-        done = np.where(finished, elapsed + sent * segment_s + rtt_s / 2, done)
+        last_at = pace.last_at(left, sent * segment_s) if pace else sent * segment_s   # the file's end in its round
+        done = np.where(finished, elapsed + last_at + rtt_s / 2, done)
         # the last segment of the file's last flight lost: nothing behind it to be SACKed, the probe
         # timeout finds it (RFC 8985 §7.2) instead of the next round
         tail = (sent >= left - 1e-9) & (lost > 0) & (rng.random(runs) < lost / np.maximum(sent, 1.0))
@@ -221,6 +226,7 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
         idle = np.where(going, base_s - sent * segment_s, 0.0)
         at_cap = (cwnd >= math.floor(cap + 1e-9)) if cap is not None else np.zeros(runs, dtype=bool)
         _account(spent, cc, phase, active, going, at_cap, tail, sent * segment_s, idle, pto, base_s)
+        spent["slow_start"] += np.where(finished, last_at - sent * segment_s, 0.0)   # a paced last round's gaps
         left = left - (sent - lost)
         active &= ~finished
         # the window's next round
@@ -232,6 +238,7 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
             hold = (lost > 0) & ~held
             w = np.where(hold, w, np.minimum(w + acked, 2.0 * link + 3.0))
             held = hold
+            pace.advance(~hold)
         else:
             # slow start grows by every segment ACKed; in a round with a loss, only until the loss is
             # seen (a later segment's SACK, RFC 8985 §6): by the segments before the first lost one, at a
@@ -245,18 +252,23 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
                                               cap)
         if cap is not None:
             w = np.minimum(w, cap)
+    if cc == "bbr":                              # BBR's is its paced start-up (bbr_startup), not slow start
+        spent["startup"] = spent.pop("slow_start")
     terms = {name: float(v.mean()) for name, v in spent.items() if v.any()}
     terms["propagation"] = rtt_s / 2
     return done, rounds, terms, in_window
 
 
-def _send(w, phase, left, rng, *, loss, base_s, segment_s, link, top):
+def _send(w, phase, left, rng, *, loss, base_s, segment_s, link, top, paced=None):
     """One round's sending (module docstring): (whole window, the ACK clock's round, segments the
-    round carries, those sent, those lost, whether the flight overflowed the queue)."""
+    round carries, those sent, those lost, whether the flight overflowed the queue). ``paced``:
+    BBR's start-up, (segments this round, its largest flight) where a run is still in it (NaN after)."""
     cwnd = np.floor(w + 1e-9)
     clocked = np.where((phase == CA) | (phase == SEEN_CA), delayed_ack_round(base_s, segment_s, cwnd),
                        base_s + segment_s / 2)
     rate = np.minimum(cwnd * base_s / np.maximum(clocked, cwnd * segment_s), link)
+    if paced is not None:
+        rate = np.where(np.isnan(paced[0]), rate, paced[0])
     sent = np.minimum(rate, left)                 # a rate of segments: no rounding to whole ones
     # each sent segment lost with probability p (a fraction of one counts as one, that often)
     whole = np.floor(sent) + (rng.random(len(w)) < sent - np.floor(sent)) if loss > 0 else sent
@@ -264,9 +276,46 @@ def _send(w, phase, left, rng, *, loss, base_s, segment_s, link, top):
     # a flight beyond the pipe and the queue: the queue drops what does not fit (tail drop); the
     # flight is the window, or what is left of the file when that is less
     flight = np.minimum(cwnd, np.ceil(left - 1e-9))
+    if paced is not None:
+        flight = np.where(np.isnan(paced[1]), flight, paced[1])
     overflow = flight > top + 1e-9
     lost = np.where(overflow, np.minimum(np.maximum(lost, flight - np.floor(top)), sent), lost)
     return cwnd, clocked, rate, sent, lost, overflow
+
+
+class _Paced:
+    """BBR v1's start-up in rounds (``bbr_startup.ramp_rounds``: its pacing rules run without loss)
+    for each run: a run sends its ramp round's segments, its flight the pipe plus the queue that
+    round builds; a round held by packet conservation is sent again; past the ramp the window rules."""
+
+    def __init__(self, segment_s, base_s, iw, cap, segments, runs):
+        self.ramp = ramp_rounds(segment_s, base_s, iw, cap, int(min(math.ceil(segments), LONGEST)))
+        self.segment_s = segment_s
+        self.at = np.zeros(runs, dtype=np.int64)         # each run's ramp round
+
+    def round(self, link):
+        """(segments, flight) this round for runs in the ramp, NaN for the others."""
+        if not len(self.ramp.counts):                   # the initial window fills the pipe
+            return np.full(len(self.at), np.nan), np.full(len(self.at), np.nan)
+        inside = self.at < len(self.ramp.counts)
+        at = np.minimum(self.at, len(self.ramp.counts) - 1)
+        return (np.where(inside, self.ramp.counts[at], np.nan),
+                np.where(inside, link + self.ramp.queued[at], np.nan))
+
+    def last_at(self, left, busy):
+        """When the file's last segment leaves in a round that ends it: its paced place in the ramp
+        round (less the part of a segment the file lacks), else after the round's ``busy`` time."""
+        if not len(self.ramp.counts):
+            return busy
+        inside = self.at < len(self.ramp.counts)
+        at = np.minimum(self.at, len(self.ramp.counts) - 1)
+        whole = np.clip(np.ceil(left - 1e-9), 1, self.ramp.counts[at]).astype(np.int64)
+        paced = self.ramp.within[np.minimum(self.ramp.starts[at] + whole - 1, len(self.ramp.within) - 1)]
+        paced = paced - (whole - np.minimum(left, whole)) * self.segment_s
+        return np.where(inside & np.isfinite(left), np.maximum(paced, busy), busy)
+
+    def advance(self, moving):
+        self.at += moving
 
 
 def _account(spent, cc, phase, active, going, at_cap, tail, busy, idle, pto, base_s) -> None:

@@ -1,0 +1,237 @@
+"""BBR v1's start-up, as Linux runs it: a paced ramp, not slow start's doubling bursts.
+
+Slow start sends each round's window at once and then waits for its ACKs; BBR's STARTUP
+paces. Its pacing rate is 2/ln 2 ≈ 2.885 times the largest delivery rate measured so far,
+and a delivery rate is measured over a round trip that began a round earlier, so the rate
+grows about twofold a round (Cardwell et al., "BBR: Congestion-Based Congestion Control",
+ACM Queue 14(5), 2016: "the smallest gain that doubles the sending rate each round") but
+spread over the round, where slow start's doubling is sent in a burst at its start. A file
+that ends inside start-up therefore ends later than slow start would have it: at 20 Mbit/s
+and 85 ms one way, 247 segments of BBR had left after 4.8 rounds where slow start's
+10 + 20 + 40 + 80 + 160 had left after 4 (a capture, issue 32's grid).
+
+This module runs those rules segment by segment on one bottleneck of ``segment_s`` a
+segment, behind a round trip of ``rtt_s``, no loss; the sources, each rule as written there:
+
+* Linux net/ipv4/tcp_bbr.c (BBR v1): ``bbr_init_pacing_rate_from_rtt`` (2.885 × the initial
+  window / the handshake's RTT), ``bbr_set_pacing_rate`` (2.885 × max bandwidth, 1 % pacing
+  margin, only upward until the pipe is full), ``bbr_set_cwnd`` (the window grows by what
+  each ACK delivers while below 2.885 × bandwidth × min RTT plus three TSO bursts),
+  ``bbr_update_bw`` (a new round when a packet sent after the last round began is ACKed)
+  and ``bbr_check_full_bw_reached`` (three rounds without 25 % more bandwidth end start-up).
+* Linux net/ipv4/tcp_rate.c: a delivery-rate sample is the packets delivered since the
+  acknowledged packet was sent, over the longer of its send phase and its ACK phase; a
+  sample shorter than the min RTT is discarded.
+* Linux net/ipv4/tcp_output.c, ``tcp_update_skb_after_send``: the first 10 segments are
+  not paced ("original sch_fq does not pace first 10 MSS").
+
+Left out, and said where it is used: delayed ACKs (Linux acknowledges at once at the start),
+the hosts' own time, loss (the queue is taken as deep enough: start-up's overshoot, about
+twice the path's BDP in flight, overflows a shallower one). Once start-up has filled the pipe
+(or the window's cap binds with the link busy) the bottleneck stays busy to the end: DRAIN
+keeps its queue until in-flight falls to the BDP, and PROBE_BW's gains cycle around it.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import ModelError
+from .slowstart import SlowStart
+
+__all__ = ["HIGH_GAIN", "PACING_MARGIN", "UNPACED_SEGMENTS", "Ramp", "bbr_departures", "bbr_startup_send",
+           "bbr_startup_queue", "RampRounds", "ramp_rounds"]
+
+#: 2/ln 2, BBR's STARTUP pacing and window gain (tcp_bbr.c: bbr_high_gain = BBR_UNIT * 2885 / 1000 + 1).
+HIGH_GAIN = (256 * 2885 // 1000 + 1) / 256
+#: tcp_bbr.c's bbr_pacing_margin_percent: pace 1 % below the estimate.
+PACING_MARGIN = 0.01
+#: tcp_output.c: the first 10 data segments are sent unpaced.
+UNPACED_SEGMENTS = 10
+#: Segments simulated at most; start-up has ended long before on any path the kit emulates.
+LONGEST = 200_000
+#: tcp_bbr.c: bbr_full_bw_thresh (25 % more) and bbr_full_bw_cnt (3 rounds).
+FULL_BW_GROWTH, FULL_BW_ROUNDS = 1.25, 3
+
+
+def bbr_startup_send(segments: float, segment_s: float, rtt_s: float, *, iw: int = 10,
+                     max_window: float | None = None, mss_bytes: int = 1448) -> SlowStart:
+    """Seconds from the first segment's start on the bottleneck to the last one's end, for
+    ``segments`` (fractional: the last one partial) sent by BBR v1 from its start-up, as
+    ``slow_start_send`` gives them for slow start: send = segments·S/R + idle, where idle is
+    the bottleneck's time without a segment of this flow (this module's docstring: the rules
+    and their sources). ``max_window``: a cap on the window in segments (the receiver's)."""
+    if segments < 0 or not segment_s > 0 or rtt_s < 0 or iw < 1:
+        raise ModelError("BBR's start-up needs segments ≥ 0, S/R > 0, RTT ≥ 0 and IW ≥ 1",
+                         "e.g. 200 segments, 1.2 ms each, RTT 40 ms, IW 10")
+    if segments == 0:
+        return SlowStart(0.0, 0.0)
+    whole = math.ceil(segments - 1e-9)
+    ends = bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, whole).leaves
+    last = ends[whole - 1] if whole <= len(ends) else ends[-1] + (whole - len(ends)) * segment_s
+    send = last - (whole - segments) * segment_s       # the last segment's missing part
+    return SlowStart(send, max(send - segments * segment_s, 0.0))
+
+
+def bbr_startup_queue(segments: float, segment_s: float, rtt_s: float, *, iw: int = 10,
+                      max_window: float | None = None, mss_bytes: int = 1448) -> float:
+    """The most segments of the file's first ``segments`` waiting at the bottleneck during
+    start-up (its overshoot: a queue shallower than this drops some, which the model leaves out)."""
+    whole = max(math.ceil(segments - 1e-9), 1)
+    return float(bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, whole).queued[:whole].max())
+
+
+class Ramp(NamedTuple):
+    """Per segment, in the order sent: when its last bit leaves the bottleneck (from the first
+    one's start) and how many segments it found waiting there; ``full``: start-up filled the
+    pipe at the last one (the bottleneck is busy from there on)."""
+    leaves: np.ndarray
+    queued: np.ndarray
+    full: bool = False
+
+
+@functools.lru_cache(maxsize=64)
+def _departures(segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int, limit: int) -> Ramp:
+    out = _Startup(segment_s, rtt_s, iw, cap, mss_bytes).run(limit)
+    for column in out[:2]:
+        column.flags.writeable = False
+    return out
+
+
+def bbr_departures(segment_s: float, rtt_s: float, iw: int = 10, cap: float | None = None,
+                   mss_bytes: int = 1448, segments: int = LONGEST) -> Ramp:
+    """Each segment's departure from the bottleneck and the queue it met, until start-up has
+    filled the pipe (or ``segments`` have left): after that the bottleneck is busy to the end.
+    Cached per path: a timed run asks for many file sizes."""
+    wanted = min(max(int(segments), 1), LONGEST)
+    # cache by powers of two, so a timed run's many sizes share one simulation
+    return _departures(float(segment_s), float(rtt_s), int(iw), None if cap is None else float(cap),
+                       int(mss_bytes), 1 << max(wanted - 1, 1).bit_length())
+
+
+class _Startup:
+    """One BBR v1 sender in STARTUP, segment by segment (all times in seconds, rates in
+    segments a second). Each segment's ACK returns ``rtt_s`` after it leaves the bottleneck."""
+
+    def __init__(self, segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int):
+        self.segment_s, self.rtt_s, self.cap, self.mss = segment_s, rtt_s, cap, mss_bytes
+        self.min_rtt = max(rtt_s, 1e-6)                    # the handshake's sample: tcp_min_rtt at init
+        self.cwnd = float(iw) if cap is None else min(float(iw), cap)
+        self.pacing = HIGH_GAIN * iw / self.min_rtt * (1 - PACING_MARGIN)   # bbr_init_pacing_rate_from_rtt
+        self.bw = 0.0                                      # max delivery rate (segments/s)
+        self.full_bw, self.full_bw_count, self.full = 0.0, 0, False
+        self.delivered, self.delivered_at = 0, 0.0         # tp->delivered, tp->delivered_mstamp
+        self.first_tx = 0.0                                # tp->first_tx_mstamp
+        self.next_round_delivered = 0
+        self.app_limited = True                            # tcp_init_sock: app_limited = ~0U until an ACK
+
+    def tso_goal(self) -> int:
+        """Segments an skb carries: about 1 ms at the pacing rate, at least 2 (tcp_bbr.c
+        bbr_tso_segs_goal; 1 below 1.2 Mbit/s), at most 127."""
+        least = 1 if self.pacing * self.mss * 8 < 1.2e6 else 2
+        return int(min(max(self.pacing * 1e-3, least), 127))
+
+    def run(self, limit: int) -> Ramp:
+        sent_at = np.zeros(limit)                          # when each segment left the sender
+        snap = np.zeros((limit, 4))                        # its tx.first_tx, .delivered_mstamp, .delivered, app-limited
+        leaves = np.zeros(limit)                           # its last bit leaves the bottleneck
+        queued = np.zeros(limit)                           # segments it found waiting there
+        sent = acked = 0
+        now = wstamp = 0.0                                 # tcp_wstamp_ns: the next paced departure
+        free = 0.0                                         # when the bottleneck is next free
+        while acked < limit:
+            ack_due = leaves[acked] + self.rtt_s if acked < sent else math.inf
+            can_send = sent < limit and sent - acked < self.cwnd
+            send_due = max(now, wstamp) if can_send else math.inf
+            if send_due <= ack_due:
+                now = send_due
+                burst = min(self.tso_goal(), limit - sent, max(int(self.cwnd - (sent - acked)), 1))
+                if sent == acked:                          # nothing in flight: tcp_rate_skb_sent's restart
+                    self.first_tx = self.delivered_at = now
+                for i in range(sent, sent + burst):
+                    sent_at[i] = now
+                    snap[i] = (self.first_tx, self.delivered_at, self.delivered, self.app_limited)
+                    queued[i] = max(free - now, 0.0) / self.segment_s
+                    free = max(free, now) + self.segment_s
+                    leaves[i] = free
+                sent += burst
+                if sent >= UNPACED_SEGMENTS:               # tcp_update_skb_after_send
+                    gap = burst / self.pacing
+                    late = max(now - wstamp, 0.0)          # "take into account OS jitter": up to half back
+                    wstamp = max(wstamp, now) + gap - min(gap / 2, late)
+            else:
+                now = ack_due
+                self._ack(now, sent_at[acked], *snap[acked])
+                acked += 1
+                if self.full and self.cap is None:         # the pipe is full: busy from here on
+                    return Ramp(leaves[:sent], queued[:sent], True)
+        return Ramp(leaves, queued)
+
+    def _ack(self, now: float, sent_at: float, first_tx: float, delivered_at: float, delivered: float,
+             app_limited: float) -> None:
+        """One segment ACKed: tcp_rate_gen's sample, then bbr_main (bandwidth and rounds, full
+        pipe, pacing rate, window)."""
+        self.delivered += 1
+        self.delivered_at = now
+        self.app_limited = False
+        interval = max(sent_at - first_tx, now - delivered_at)
+        self.first_tx = sent_at
+        if interval >= self.min_rtt:                       # else tcp_rate_gen marks the sample invalid
+            round_start = delivered >= self.next_round_delivered
+            if round_start:
+                self.next_round_delivered = self.delivered
+            self.bw = max(self.bw, (self.delivered - delivered) / interval)
+            if round_start and not app_limited and not self.full:
+                if self.bw >= self.full_bw * FULL_BW_GROWTH:
+                    self.full_bw, self.full_bw_count = self.bw, 0
+                else:
+                    self.full_bw_count += 1
+                    self.full = self.full_bw_count >= FULL_BW_ROUNDS
+        if not self.full:
+            self.pacing = max(self.pacing, HIGH_GAIN * self.bw * (1 - PACING_MARGIN))
+        target = math.ceil(self.bw * self.min_rtt * HIGH_GAIN) + 3 * self.tso_goal()
+        target += target % 2                               # bbr_quantization_budget: round up to even
+        if self.cwnd < target or self.delivered < 10:
+            self.cwnd += 1
+        if self.cap is not None:
+            self.cwnd = min(self.cwnd, self.cap)
+
+
+class RampRounds(NamedTuple):
+    """The paced ramp cut into rounds of ``round_s`` (from the first segment's start): segments
+    leaving the bottleneck in each round, each one's time within its round (flat, round by round
+    from ``starts``), and the most segments queued at the bottleneck in each round."""
+    counts: np.ndarray
+    starts: np.ndarray
+    within: np.ndarray
+    queued: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def ramp_rounds(segment_s: float, round_s: float, iw: int = 10, cap: float | None = None,
+                segments: int = LONGEST, mss_bytes: int = 1448) -> RampRounds:
+    """``bbr_departures`` as ``window_runs`` counts time, in rounds of ``round_s`` (S/R + RTT +
+    ACK/R: a segment's ACK returns ``round_s − segment_s`` after it leaves), up to the round in
+    first round that carries the link's worth (the pipe is full from there on)."""
+    # twice the file: a run at loss sends its resent segments too
+    ramp = bbr_departures(segment_s, round_s - segment_s, iw, cap, mss_bytes, 2 * segments)
+    index = np.floor((ramp.leaves - 1e-12) / round_s).astype(np.int64)
+    if index[-1] > 0:                                # the last round is cut short where the sim stopped
+        keep = index < index[-1]
+        ramp, index = Ramp(ramp.leaves[keep], ramp.queued[keep], ramp.full), index[keep]
+    counts = np.bincount(index)
+    # from the first round that carries the link's worth the pipe is full: the window's rules take over
+    at_link = np.flatnonzero(counts >= math.floor(round_s / segment_s + 1e-9))
+    if at_link.size:
+        keep = index < at_link[0]
+        ramp, index, counts = Ramp(ramp.leaves[keep], ramp.queued[keep], True), index[keep], counts[:at_link[0]]
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    queued = np.zeros(len(counts))
+    np.maximum.at(queued, index, ramp.queued)
+    within = ramp.leaves - index * round_s
+    for column in (counts, starts, within, queued):
+        column.flags.writeable = False
+    return RampRounds(counts, starts, within, queued)

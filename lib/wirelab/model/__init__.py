@@ -4,7 +4,8 @@ Read in this order: ``headers`` (what each layer adds, with the sizes of
 ``wirelab.wire``), ``packetization`` (``efficiency``: payload / bytes on the wire,
 fragmentation), ``tcp`` (link, window and loss
 limits), ``congestion`` (steady state by congestion control: Reno, CUBIC,
-BBR), ``slowstart`` (initial window, slow start, the first loss),
+BBR), ``slowstart`` (initial window, slow start, the first loss), ``bbr_startup``
+(BBR's paced start-up, as Linux runs it),
 ``recovery`` (RACK-TLP, the window's way down), ``ackclock`` (the round with
 delayed ACKs), ``window_chain`` (a timed run at random loss: the window's
 distribution round by round), ``stopwait`` (UDPR), ``transfer_time`` (a whole
@@ -25,7 +26,7 @@ _EXPORTS = {
     "CONGESTION_CONTROLS": "congestion", "SteadyState": "congestion", "cubic": "congestion",
     "cubic_average_window": "congestion", "steady_state": "congestion",
     "handshake_time": "slowstart", "initial_window": "slowstart", "kurose_ross_latency": "slowstart",
-    "slow_start_send": "slowstart",
+    "slow_start_send": "slowstart", "bbr_startup_send": "bbr_startup",
     "StopAndWait": "stopwait", "stop_and_wait": "stopwait", "UdprTransfer": "stopwait",
     "udpr_transfer": "stopwait", "acc_wire_bytes": "stopwait", "ACC_WIRE_BYTES": "stopwait",
     "TransferTime": "transfer_time", "tcp_transfer": "transfer_time",

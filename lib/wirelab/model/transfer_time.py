@@ -20,8 +20,9 @@ The time is split three ways, each by cause (seconds):
              left, β·E[W_ss], by α segments per round: derived here) and
              ``propagation`` (the last byte's one-way delay). With a named loss-based cc
              (Reno, CUBIC) at loss: Linux's rules run by run (``window_runs``), the idle
-             after slow start named by the cc (``reno``, ``cubic``). BBR: startup runs on
-             through random loss; a loss in the last flight costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
+             after slow start named by the cc (``reno``, ``cubic``). BBR: ``startup``, its paced
+             start-up (``bbr_startup``: Linux's rules segment by segment), runs on through random
+             loss; a loss in the last flight costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
              ``timeouts`` (MAX_WAIT).
   ``final``  last byte delivered → RCVD at the client: ``rcvd``.
 
@@ -278,7 +279,8 @@ def _beyond_simulated(s: _Segments, steady: SteadyState, simulated: int, mss_byt
 def _runs_note(cc: str, runs) -> str:
     """What the run-by-run simulation modelled for ``cc``, and one run's 90 % range."""
     return (f"Linux's rules run by run ({len(runs.data_times_s)} seeded runs, model.window_runs: "
-            "IW10 slow start" + (", HyStart" if cc == "cubic" else "")
+            + ("BBR's paced start-up (model.bbr_startup)" if cc == "bbr" else "IW10 slow start")
+            + (", HyStart" if cc == "cubic" else "")
             + (", SACK/RACK-TLP, packet conservation's round, no cut" if cc == "bbr" else
                ", SACK/RACK-TLP, PRR's recovery round, "
                + ("CUBIC's curve and W_est" if cc == "cubic" else "Reno's AIMD"))

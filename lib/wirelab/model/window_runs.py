@@ -31,9 +31,11 @@ each rule cited):
   the window a round (tcp_cubic.c); after HyStart W_max is the window itself (K = 0);
 * a flight (the window, or what is left of the file) beyond the pipe plus the bottleneck's queue
   overflows it: a loss (tail drop);
-* BBR v1 (Cardwell et al., ACM Queue 2016; Linux tcp_bbr.c): no cut on random loss; start-up grows
-  by what was ACKed up to cwnd_gain·BDP, except in the first round of each recovery episode (packet
-  conservation: the window held), an episode lasting about a round.
+* BBR v1 (Cardwell et al., ACM Queue 2016; Linux tcp_bbr.c): no cut on random loss; start-up is
+  paced (``bbr_startup``: its rules run without loss, cut into rounds), each round sending its ramp
+  round's segments until one carries the link's worth, except the first round of each recovery
+  episode (packet conservation: the round is sent again), an episode lasting about a round; after
+  the ramp the flight is cwnd_gain·BDP (2, +3 quanta).
 
 A file's *data time* is from its first segment sent to its last delivered: the rounds before
 the last, then the last flight's segments at S/R each and the one-way delay. Its mean, spread

@@ -54,3 +54,23 @@ def test_a_bbr_file_follows_the_paced_ramp(tmp_path, rate_bps, delay_s, size):
     bursts = slow_start_send(file_segments, segment, rtt).send - segment
     assert times[-1] == pytest.approx(paced, rel=0.05)
     assert abs(times[-1] - paced) < abs(times[-1] - bursts)
+
+
+@pytest.mark.parametrize("size", [600_000, 900_000])
+def test_a_queue_too_shallow_for_the_overshoot_drops_what_the_model_drops(tmp_path, size):
+    # 10 Mbit/s, 80 ms one way, a queue of 40 frames: the start-up's overshoot (about twice the BDP
+    # of 132 segments) overflows it; 600 kB ends soon after (the resent segments cost time), 900 kB
+    # long after (they take the link time the dropped ones did not: no cost)
+    queue = 40
+    exp = Experiment("bbr-overflow", proto="tcp", cc="bbr", size=f"{size}B", rate="10mbit", delay="80ms",
+                     queue=queue, reps=1, backend="auto")
+    row = run(exp, out=tmp_path, progress=False).iloc[0]
+    assert row["status"] == "ok", row["error"]
+    segment, rtt = 8 * (MSS + 66) / 10e6, 0.160 + 8 * 66 / 10e6
+    segments = int(np.ceil(size * 1.021 / MSS))                  # PPCB's 21 B a 1000 B chunk
+    modelled = bbr_departures(segment, rtt, 10, None, MSS, segments, queue=float(queue)).dropped
+    measured = row["link_counters_a->b_dropped_queue"]
+    assert modelled > 0 and measured > 0
+    assert abs(measured - modelled) <= max(8, 0.35 * modelled), (measured, modelled)
+    assert row["goodput_bps"] / row["pred_goodput_bps"] == pytest.approx(1.0, abs=0.06)
+    assert "dropped there and resent" in row["pred_note"]

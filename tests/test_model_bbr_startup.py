@@ -82,8 +82,28 @@ def test_a_bbr_file_prediction_names_the_paced_start_up_and_a_shallow_queue():
     assert "startup" in p.transfer.data and "slow_start" not in p.transfer.data
     assert p.transfer.total_s > cubic.transfer.total_s
     assert any("tcp_bbr.c" in note for note in p.transfer.notes)
-    shallow = predict("tcp", 20e6, rtt_s=0.170, cc="bbr", size=2_000_000, mtu=1500, queue_bytes=100 * 1514)
-    assert any("not modelled" in note and "queue" in note for note in shallow.transfer.notes)
+    shallow = predict("tcp", 20e6, rtt_s=0.170, cc="bbr", size=1_160_000, mtu=1500, queue_bytes=62 * 1514)
+    deep = predict("tcp", 20e6, rtt_s=0.170, cc="bbr", size=1_160_000, mtu=1500, queue_bytes=1000 * 1514)
+    assert any("dropped there and resent" in note for note in shallow.transfer.notes)
+    assert shallow.transfer.data["queue_overflow"] > 0 and "queue_overflow" not in deep.transfer.data
+    assert shallow.transfer.total_s > deep.transfer.total_s
+
+
+def test_a_queue_the_overshoot_overflows_drops_the_excess_and_every_segment_still_arrives():
+    s, rtt, segments = SEGMENT_20MBIT, 0.170, 800
+    free = bbr_departures(s, rtt, segments=segments)
+    shallow = bbr_departures(s, rtt, segments=segments, queue=60)
+    assert free.dropped == 0 and shallow.dropped > 0
+    assert len(shallow.leaves) == segments and np.all(np.isfinite(shallow.leaves))
+    assert np.all(np.diff(shallow.leaves) >= 0)                 # "the first n have all arrived" only grows
+    # drops near the file's end cost time: found a round later and resent behind the queue (drops
+    # with much of the file still to send cost nothing: the resent segments take the link's time
+    # the dropped ones did not)
+    assert bbr_startup_send(segments, s, rtt, queue=60).send > bbr_startup_send(segments, s, rtt).send + rtt
+    # a queue deep enough for the overshoot drops nothing and changes nothing
+    deep = bbr_departures(s, rtt, segments=segments, queue=10_000)
+    assert deep.dropped == 0 and bbr_startup_send(segments, s, rtt, queue=10_000).send == pytest.approx(
+        bbr_startup_send(segments, s, rtt).send)
 
 
 @pytest.mark.parametrize("rtt", [0.01, 0.125, 0.17])

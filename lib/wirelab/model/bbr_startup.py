@@ -58,7 +58,7 @@ FULL_BW_GROWTH, FULL_BW_ROUNDS = 1.25, 3
 
 
 def bbr_startup_send(segments: float, segment_s: float, rtt_s: float, *, iw: int = 10,
-                     max_window: float | None = None, mss_bytes: int = 1448) -> SlowStart:
+                     max_window: float | None = None, mss_bytes: int = 1448, queue: float | None = None) -> SlowStart:
     """Seconds from the first segment's start on the bottleneck to the last one's end, for
     ``segments`` (fractional: the last one partial) sent by BBR v1 from its start-up, as
     ``slow_start_send`` gives them for slow start: send = segments·S/R + idle, where idle is
@@ -70,7 +70,7 @@ def bbr_startup_send(segments: float, segment_s: float, rtt_s: float, *, iw: int
     if segments == 0:
         return SlowStart(0.0, 0.0)
     whole = math.ceil(segments - 1e-9)
-    ends = bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, whole).leaves
+    ends = bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, whole, queue).leaves
     last = ends[whole - 1] if whole <= len(ends) else ends[-1] + (whole - len(ends)) * segment_s
     send = last - (whole - segments) * segment_s       # the last segment's missing part
     return SlowStart(send, max(send - segments * segment_s, 0.0))
@@ -91,32 +91,38 @@ class Ramp(NamedTuple):
     leaves: np.ndarray
     queued: np.ndarray
     full: bool = False
+    dropped: int = 0
 
 
 @functools.lru_cache(maxsize=64)
-def _departures(segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int, limit: int) -> Ramp:
-    out = _Startup(segment_s, rtt_s, iw, cap, mss_bytes).run(limit)
+def _departures(segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int, limit: int,
+                queue: float | None) -> Ramp:
+    out = _Startup(segment_s, rtt_s, iw, cap, mss_bytes, queue).run(limit)
     for column in out[:2]:
         column.flags.writeable = False
     return out
 
 
 def bbr_departures(segment_s: float, rtt_s: float, iw: int = 10, cap: float | None = None,
-                   mss_bytes: int = 1448, segments: int = LONGEST) -> Ramp:
+                   mss_bytes: int = 1448, segments: int = LONGEST, queue: float | None = None) -> Ramp:
     """Each segment's departure from the bottleneck and the queue it met, until start-up has
     filled the pipe (or ``segments`` have left): after that the bottleneck is busy to the end.
     Cached per path: a timed run asks for many file sizes."""
     wanted = min(max(int(segments), 1), LONGEST)
-    # cache by powers of two, so a timed run's many sizes share one simulation
+    # without drops the first segments leave alike whatever follows them: cache by powers of two, so a
+    # timed run's many sizes share one simulation; with drops the file's own end matters (a sender
+    # with nothing more to send queues nothing behind its resent segments)
+    limit = 1 << max(wanted - 1, 1).bit_length() if queue is None else wanted
     return _departures(float(segment_s), float(rtt_s), int(iw), None if cap is None else float(cap),
-                       int(mss_bytes), 1 << max(wanted - 1, 1).bit_length())
+                       int(mss_bytes), limit, None if queue is None else float(queue))
 
 
 class _Startup:
     """One BBR v1 sender in STARTUP, segment by segment (all times in seconds, rates in
     segments a second). Each segment's ACK returns ``rtt_s`` after it leaves the bottleneck."""
 
-    def __init__(self, segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int):
+    def __init__(self, segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int,
+                 queue: float | None = None):
         self.segment_s, self.rtt_s, self.cap, self.mss = segment_s, rtt_s, cap, mss_bytes
         self.min_rtt = max(rtt_s, 1e-6)                    # the handshake's sample: tcp_min_rtt at init
         self.cwnd = float(iw) if cap is None else min(float(iw), cap)
@@ -127,6 +133,11 @@ class _Startup:
         self.first_tx = 0.0                                # tp->first_tx_mstamp
         self.next_round_delivered = 0
         self.app_limited = True                            # tcp_init_sock: app_limited = ~0U until an ACK
+        self.queue = queue                                 # segments the bottleneck holds (None: all)
+        self.recovering = self.conserving = False
+        self.prior_cwnd = 0.0
+        self._scanned = 0
+        self.missing: set[int] = set()                    # segments found lost, not yet delivered again
 
     def tso_goal(self) -> int:
         """Segments an skb carries: about 1 ms at the pacing rate, at least 2 (tcp_bbr.c
@@ -135,40 +146,85 @@ class _Startup:
         return int(min(max(self.pacing * 1e-3, least), 127))
 
     def run(self, limit: int) -> Ramp:
-        sent_at = np.zeros(limit)                          # when each segment left the sender
-        snap = np.zeros((limit, 4))                        # its tx.first_tx, .delivered_mstamp, .delivered, app-limited
-        leaves = np.zeros(limit)                           # its last bit leaves the bottleneck
-        queued = np.zeros(limit)                           # segments it found waiting there
-        sent = acked = 0
-        now = wstamp = 0.0                                 # tcp_wstamp_ns: the next paced departure
-        free = 0.0                                         # when the bottleneck is next free
-        while acked < limit:
-            ack_due = leaves[acked] + self.rtt_s if acked < sent else math.inf
-            can_send = sent < limit and sent - acked < self.cwnd
+        """The first ``limit`` segments: when each has arrived whole (its last copy, and every
+        segment before it: what a file of that many segments waits for) and the queue it met."""
+        tx: list[list] = []                                # per transmission: id, sent, snapshot, leaves (None: dropped)
+        done = np.full(limit, np.nan)                      # when each segment's delivered copy left the bottleneck
+        queued = np.zeros(limit)
+        resend: list[int] = []                             # segments marked lost, not yet sent again
+        fresh = acked = lost_out = dropped = 0             # next new segment; transmissions ACKed, found lost, dropped
+        now = wstamp = free = 0.0                          # tcp_wstamp_ns; when the bottleneck is next free
+        arrived_count = 0
+        while arrived_count < limit:
+            while acked < len(tx) and tx[acked][3] is None:
+                acked += 1                                 # a dropped one brings no ACK
+            ack_due = tx[acked][3] + self.rtt_s if acked < len(tx) else math.inf
+            flight = len(tx) - self.delivered - lost_out
+            can_send = (resend or fresh < limit) and flight < self.cwnd
             send_due = max(now, wstamp) if can_send else math.inf
+            if send_due == math.inf and ack_due == math.inf:
+                break                                      # nothing left to happen (a lost tail with no ACK behind)
             if send_due <= ack_due:
                 now = send_due
-                burst = min(self.tso_goal(), limit - sent, max(int(self.cwnd - (sent - acked)), 1))
-                if sent == acked:                          # nothing in flight: tcp_rate_skb_sent's restart
+                burst = min(self.tso_goal(), max(int(self.cwnd - flight), 1), len(resend) or limit - fresh)
+                if flight == 0:                            # nothing in flight: tcp_rate_skb_sent's restart
                     self.first_tx = self.delivered_at = now
-                for i in range(sent, sent + burst):
-                    sent_at[i] = now
-                    snap[i] = (self.first_tx, self.delivered_at, self.delivered, self.app_limited)
-                    queued[i] = max(free - now, 0.0) / self.segment_s
-                    free = max(free, now) + self.segment_s
-                    leaves[i] = free
-                sent += burst
-                if sent >= UNPACED_SEGMENTS:               # tcp_update_skb_after_send
+                for _ in range(burst):
+                    segment = resend.pop(0) if resend else fresh
+                    fresh += segment == fresh
+                    backlog = max(free - now, 0.0) / self.segment_s
+                    if segment < limit and not queued[segment]:
+                        queued[segment] = backlog
+                    arrives = None
+                    if self.queue is None or backlog <= self.queue:
+                        free = max(free, now) + self.segment_s
+                        arrives = free
+                    else:
+                        dropped += 1                       # tail drop at the bottleneck's queue
+                    tx.append([segment, now, (self.first_tx, self.delivered_at, self.delivered, self.app_limited),
+                               arrives])
+                if len(tx) >= UNPACED_SEGMENTS:            # tcp_update_skb_after_send
                     gap = burst / self.pacing
                     late = max(now - wstamp, 0.0)          # "take into account OS jitter": up to half back
                     wstamp = max(wstamp, now) + gap - min(gap / 2, late)
             else:
                 now = ack_due
-                self._ack(now, sent_at[acked], *snap[acked])
+                segment, sent_at, snapshot, arrived = tx[acked]
+                if segment < limit and np.isnan(done[segment]):
+                    done[segment] = arrived
+                    arrived_count += 1
+                self.missing.discard(segment)
+                self._ack(now, sent_at, *snapshot)
+                lost_out += self._detect(tx, acked, resend, lost_out)
+                if self.recovering and not self.missing:   # every loss repaired: tcp_bbr.c restores the window
+                    self.recovering, self.conserving = False, False
+                    self.cwnd = max(self.cwnd, self.prior_cwnd)
                 acked += 1
-                if self.full and self.cap is None:         # the pipe is full: busy from here on
-                    return Ramp(leaves[:sent], queued[:sent], True)
-        return Ramp(leaves, queued)
+                if self.full and self.cap is None and not self.missing:
+                    break                                  # the pipe is full, nothing to repair: busy from here on
+        last = int(np.flatnonzero(~np.isnan(done))[-1]) + 1 if (~np.isnan(done)).any() else 0
+        whole = np.fmax.accumulate(np.nan_to_num(done[:last], nan=np.inf)) if last else done[:0]
+        return Ramp(whole, queued[:last], bool(self.full), dropped)
+
+    def _detect(self, tx, at, resend, lost_out) -> int:
+        """Losses found by this ACK (RACK-TLP, RFC 8985, with Linux's three-segment threshold):
+        a dropped transmission three or more before the one ACKed. The first opens recovery:
+        one round of packet conservation (tcp_bbr.c bbr_set_cwnd_to_recover_or_restore)."""
+        found = 0
+        for k in range(self._scanned, max(at - 2, 0)):
+            if tx[k][3] is None:
+                resend.append(tx[k][0])
+                self.missing.add(tx[k][0])
+                found += 1
+        self._scanned = max(self._scanned, at - 2)
+        if found:
+            self.cwnd = max(self.cwnd - found, 1.0)              # rs->losses
+            if not self.recovering:
+                self.recovering, self.conserving = True, True
+                self.prior_cwnd = self.cwnd + found
+                self.next_round_delivered = self.delivered       # "start round now"
+                self.cwnd = max(len(tx) - self.delivered - lost_out - found + 1, 1.0)
+        return found
 
     def _ack(self, now: float, sent_at: float, first_tx: float, delivered_at: float, delivered: float,
              app_limited: float) -> None:
@@ -183,6 +239,7 @@ class _Startup:
             round_start = delivered >= self.next_round_delivered
             if round_start:
                 self.next_round_delivered = self.delivered
+                self.conserving = False                    # packet conservation lasts a round
             self.bw = max(self.bw, (self.delivered - delivered) / interval)
             if round_start and not app_limited and not self.full:
                 if self.bw >= self.full_bw * FULL_BW_GROWTH:
@@ -194,7 +251,7 @@ class _Startup:
             self.pacing = max(self.pacing, HIGH_GAIN * self.bw * (1 - PACING_MARGIN))
         target = math.ceil(self.bw * self.min_rtt * HIGH_GAIN) + 3 * self.tso_goal()
         target += target % 2                               # bbr_quantization_budget: round up to even
-        if self.cwnd < target or self.delivered < 10:
+        if not self.conserving and (self.cwnd < target or self.delivered < 10):
             self.cwnd += 1
         if self.cap is not None:
             self.cwnd = min(self.cwnd, self.cap)

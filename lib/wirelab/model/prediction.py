@@ -42,6 +42,8 @@ TERM_SOURCES = {
     "link": "η·C, document 002",
     "slow_start": "Kurose & Ross §3.7 from IW (RFC 6928)",
     "startup": "BBR v1's STARTUP, paced: Linux tcp_bbr.c and tcp_rate.c segment by segment (model.bbr_startup)",
+    "queue_overflow": "BBR v1's start-up overshoot tail-dropped at the bottleneck's queue, found by RACK-TLP "
+                      "(RFC 8985) and resent after a round of packet conservation (tcp_bbr.c; model.bbr_startup)",
     "loss_recovery": "Cardwell et al. 2000, eq. 20; with a named cc, RACK-TLP's probe timeout (RFC 8985) and "
                      "the expected RTO (model.recovery)",
     "reno": "Reno's window after slow start, run by run (RFC 5681, RFC 6675, RFC 8985; model.window_runs)",

@@ -25,11 +25,20 @@ segment, behind a round trip of ``rtt_s``, no loss; the sources, each rule as wr
 * Linux net/ipv4/tcp_output.c, ``tcp_update_skb_after_send``: the first 10 segments are
   not paced ("original sch_fq does not pace first 10 MSS").
 
+* With ``queue`` (segments the bottleneck holds): start-up's overshoot, about twice the path's
+  BDP in flight, overflows a shallower queue, which drops what does not fit (tail drop). A drop
+  is found when the third segment sent after it is acknowledged (RACK-TLP, RFC 8985, with
+  Linux's three-segment reordering threshold: its reordering window is 0 once three are SACKed),
+  then sent again first; the first loss opens recovery, one round of packet conservation (the
+  window held at what is in flight, tcp_bbr.c ``bbr_set_cwnd_to_recover_or_restore``), the
+  window restored once every loss is repaired. A sender stops at its file's end: with drops the
+  simulation is of the file's own segments (nothing of a longer file queues behind the resent).
+
 Left out, and said where it is used: delayed ACKs (Linux acknowledges at once at the start),
-the hosts' own time, loss (the queue is taken as deep enough: start-up's overshoot, about
-twice the path's BDP in flight, overflows a shallower one). Once start-up has filled the pipe
-(or the window's cap binds with the link busy) the bottleneck stays busy to the end: DRAIN
-keeps its queue until in-flight falls to the BDP, and PROBE_BW's gains cycle around it.
+the hosts' own time, random loss (``window_runs`` runs it, the ramp round by round). Once
+start-up has filled the pipe with no loss left to repair (or the window's cap binds with the
+link busy) the bottleneck stays busy to the end: DRAIN keeps its queue until in-flight falls to
+the BDP, and PROBE_BW's gains cycle around it.
 """
 from __future__ import annotations
 
@@ -43,7 +52,8 @@ from ..errors import ModelError
 from .slowstart import SlowStart
 
 __all__ = ["HIGH_GAIN", "PACING_MARGIN", "UNPACED_SEGMENTS", "Ramp", "bbr_departures", "bbr_startup_send",
-           "bbr_startup_queue", "RampRounds", "ramp_rounds"]
+           "bbr_startup_queue", "startup_terms", "with_random_loss", "RampRounds",
+           "ramp_rounds"]
 
 #: 2/ln 2, BBR's STARTUP pacing and window gain (tcp_bbr.c: bbr_high_gain = BBR_UNIT * 2885 / 1000 + 1).
 HIGH_GAIN = (256 * 2885 // 1000 + 1) / 256
@@ -63,7 +73,8 @@ def bbr_startup_send(segments: float, segment_s: float, rtt_s: float, *, iw: int
     ``segments`` (fractional: the last one partial) sent by BBR v1 from its start-up, as
     ``slow_start_send`` gives them for slow start: send = segments·S/R + idle, where idle is
     the bottleneck's time without a segment of this flow (this module's docstring: the rules
-    and their sources). ``max_window``: a cap on the window in segments (the receiver's)."""
+    and their sources). ``max_window``: a cap on the window in segments (the receiver's);
+    ``queue``: the segments the bottleneck holds (None: as many as come)."""
     if segments < 0 or not segment_s > 0 or rtt_s < 0 or iw < 1:
         raise ModelError("BBR's start-up needs segments ≥ 0, S/R > 0, RTT ≥ 0 and IW ≥ 1",
                          "e.g. 200 segments, 1.2 ms each, RTT 40 ms, IW 10")
@@ -79,9 +90,52 @@ def bbr_startup_send(segments: float, segment_s: float, rtt_s: float, *, iw: int
 def bbr_startup_queue(segments: float, segment_s: float, rtt_s: float, *, iw: int = 10,
                       max_window: float | None = None, mss_bytes: int = 1448) -> float:
     """The most segments of the file's first ``segments`` waiting at the bottleneck during
-    start-up (its overshoot: a queue shallower than this drops some, which the model leaves out)."""
+    start-up, with a queue that holds them all (its overshoot: a shallower queue drops some)."""
     whole = max(math.ceil(segments - 1e-9), 1)
     return float(bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, whole).queued[:whole].max())
+
+
+def startup_terms(segments: float, segment_s: float, rtt_s: float, *, iw: int = 10,
+                  max_window: float | None = None, queue: float | None = None) -> tuple[dict, list]:
+    """A file's start-up time beyond its transmission, by cause, and what to say of it: ``startup``
+    the paced ramp's idle, ``window`` what a window cap adds, ``queue_overflow`` what a queue too
+    shallow for the overshoot adds (its drops found and resent)."""
+    free = bbr_startup_send(segments, segment_s, rtt_s, iw=iw)
+    capped = free if max_window is None else bbr_startup_send(segments, segment_s, rtt_s, iw=iw,
+                                                              max_window=max_window)
+    peak = bbr_startup_queue(segments, segment_s, rtt_s, iw=iw, max_window=max_window)
+    shallow = queue if queue is not None and peak > queue + 1 else None
+    terms = {"startup": float(free.idle), "window": float(max(capped.idle - free.idle, 0.0))}
+    notes = ["BBR's start-up paced at 2.885× its delivery rate, segment by segment (Linux tcp_bbr.c, "
+             "tcp_rate.c; model.bbr_startup)"]
+    if shallow is not None:
+        whole = math.ceil(segments - 1e-9)
+        full = bbr_startup_send(segments, segment_s, rtt_s, iw=iw, max_window=max_window, queue=shallow)
+        dropped = bbr_departures(segment_s, rtt_s, iw, max_window, segments=whole, queue=shallow).dropped
+        terms["queue_overflow"] = float(max(full.idle - capped.idle, 0.0))
+        notes.append(f"BBR's start-up queues up to {peak:.0f} segments at a bottleneck that holds {shallow:.0f}: "
+                     f"{dropped} dropped there and resent (tail drop, RACK's three segments, a round of packet "
+                     "conservation; model.bbr_startup)")
+    return {name: seconds for name, seconds in terms.items() if seconds > 0}, notes
+
+
+def with_random_loss(runs, calm, segments: float, segment_s: float, rtt_s: float, ack_s: float, *, iw: int,
+                     max_window: float | None, queue: float, notes: list) -> tuple[dict, float]:
+    """BBR at random loss where start-up overflows the bottleneck's queue: the loss-free file as this
+    module runs it, drops and their repair segment by segment, plus what random loss adds in the
+    runs (``runs``: ``window_runs.file_runs`` at that loss, less ``calm()``, the same runs without
+    it; derived here: the two costs add). Returns (the data time's terms but the last byte's way,
+    the shift of one run's time); the runs' own where nothing overflows."""
+    if not bbr_departures(segment_s, rtt_s + ack_s, iw, max_window, segments=math.ceil(segments - 1e-9),
+                          queue=queue).dropped:
+        return runs.terms, 0.0
+    without = calm()
+    terms, said = startup_terms(segments, segment_s, rtt_s + ack_s, iw=iw, max_window=max_window, queue=queue)
+    terms = {"link": segments * segment_s, **terms}
+    loss_free = sum(terms.values()) + rtt_s / 2
+    terms["loss_recovery"] = max(runs.mean_s - without.mean_s, 0.0)
+    notes.extend(said + ["random loss's cost from the runs (at this loss less without it), added to the start-up's"])
+    return terms, loss_free - without.mean_s
 
 
 class Ramp(NamedTuple):

@@ -21,9 +21,8 @@ The time is split three ways, each by cause (seconds):
              ``propagation`` (the last byte's one-way delay). With a named loss-based cc
              (Reno, CUBIC) at loss: Linux's rules run by run (``window_runs``), the idle
              after slow start named by the cc (``reno``, ``cubic``). BBR: ``startup``, its paced
-             start-up (``bbr_startup``: Linux's rules segment by segment), runs on through random
-             loss; a loss in the last flight costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (one RTT per packet),
-             ``timeouts`` (MAX_WAIT).
+             start-up (``bbr_startup``), runs on through random loss; a loss in the last flight
+             costs a round (derived). UDPR: ``link``, ``stop_and_wait`` (an RTT a packet), ``timeouts`` (MAX_WAIT).
   ``final``  last byte delivered → RCVD at the client: ``rcvd``.
 
 What is not modelled, and said in the notes: delayed ACKs of the first segment
@@ -35,10 +34,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 from ..errors import ModelError
 from .congestion import ALPHA, BETA, SteadyState
-from .bbr_startup import bbr_departures, bbr_startup_queue, bbr_startup_send
+from .bbr_startup import startup_terms, with_random_loss
 from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
@@ -213,7 +213,10 @@ def _unstopped_slow_start(s: _Segments, data: dict, notes: list, cc: str, queue:
     idle is ``startup``, and what a window cap adds to it ``window``."""
     _add(data, "link", s.n * s.segment / (1.0 - s.resent))
     if cc == "bbr":
-        _paced_start_up(s, data, notes, queue)
+        terms, said = startup_terms(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap, queue=queue)
+        for name, seconds in terms.items():
+            _add(data, name, seconds)
+        notes.extend(said)
     else:
         start = slow_start_send(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap)
         _add(data, "slow_start", start.idle - start.window_idle)
@@ -224,29 +227,6 @@ def _unstopped_slow_start(s: _Segments, data: dict, notes: list, cc: str, queue:
         flight = min(s.d, math.ceil(1 + s.rtt_s / s.segment))
         _add(data, "loss_recovery", -math.expm1(flight * math.log1p(-s.loss)) * s.round_s)
         notes.append("BBR: a loss in the last flight costs one round (derived, not published)")
-
-
-def _paced_start_up(s: _Segments, data: dict, notes: list, queue: float | None) -> None:
-    """BBR's start-up (``bbr_startup``) by cause: ``startup`` the paced ramp's idle, ``window``
-    what a window cap adds, ``queue_overflow`` what a bottleneck queue too shallow for the ramp's
-    overshoot adds (its drops found and resent)."""
-    rtt = s.rtt_s + s.ack
-    free = bbr_startup_send(s.n, s.segment, rtt, iw=s.iw)
-    capped = free if s.cap is None else bbr_startup_send(s.n, s.segment, rtt, iw=s.iw, max_window=s.cap)
-    peak = bbr_startup_queue(s.n, s.segment, rtt, iw=s.iw, max_window=s.cap)
-    shallow = queue if queue is not None and peak > queue + 1 else None
-    full = capped if shallow is None else bbr_startup_send(s.n, s.segment, rtt, iw=s.iw, max_window=s.cap,
-                                                             queue=shallow)
-    _add(data, "startup", float(free.idle))
-    _add(data, "window", float(max(capped.idle - free.idle, 0.0)))
-    notes.append("BBR's start-up paced at 2.885× its delivery rate, segment by segment (Linux tcp_bbr.c, "
-                 "tcp_rate.c; model.bbr_startup)")
-    if shallow is not None:
-        _add(data, "queue_overflow", float(max(full.idle - capped.idle, 0.0)))
-        dropped = bbr_departures(s.segment, rtt, s.iw, s.cap, segments=math.ceil(s.n - 1e-9), queue=shallow).dropped
-        notes.append(f"BBR's start-up queues up to {peak:.0f} segments at a bottleneck that holds {shallow:.0f}: "
-                     f"{dropped} dropped there and resent (tail drop, RACK's three segments, a round of packet "
-                     "conservation; model.bbr_startup)")
 
 
 def _linux_runs(s: _Segments, steady: SteadyState, *, eta: float, mss_bytes: int, rto: float,
@@ -260,7 +240,10 @@ def _linux_runs(s: _Segments, steady: SteadyState, *, eta: float, mss_bytes: int
                      rtt_s=s.rtt_s, iw=s.iw, queue=queue, cap=s.cap)
     terms, shift = runs.terms, 0.0
     if steady.cc == "bbr" and queue is not None and s.d <= simulated:
-        terms, shift = _overflowing_start_up(s, queue, runs, file_runs, notes)
+        calm = partial(file_runs, segments=simulated, loss=0.0, cc="bbr", segment_s=s.segment, base_s=s.round_s,
+                       rtt_s=s.rtt_s, iw=s.iw, queue=queue, cap=s.cap)
+        terms, shift = with_random_loss(runs, calm, s.n, s.segment, s.rtt_s, s.ack, iw=s.iw, max_window=s.cap,
+                                        queue=queue, notes=notes)
     for name, seconds in terms.items():
         if name != "propagation":
             _add(data, name, seconds)
@@ -277,23 +260,6 @@ def _linux_runs(s: _Segments, steady: SteadyState, *, eta: float, mss_bytes: int
                   data_time_min_s=runs.fastest_s + shift, simulated_runs=len(runs.data_times_s))
     notes.append(_runs_note(steady.cc, runs))
     return extras, std_s
-
-
-def _overflowing_start_up(s: _Segments, queue: float, runs, file_runs, notes: list) -> tuple[dict, float]:
-    """BBR at random loss whose start-up overflows the bottleneck's queue: the loss-free file as
-    ``bbr_startup`` runs it, drops and their repair segment by segment, plus what random loss adds
-    in the runs (the runs at this loss less the same runs without it; derived here: the two costs
-    add). Returns (terms, the shift of one run's time); the runs' own as they are where nothing overflows."""
-    if not bbr_departures(s.segment, s.rtt_s + s.ack, s.iw, s.cap, segments=s.d, queue=queue).dropped:
-        return runs.terms, 0.0
-    calm = file_runs(segments=min(max(s.d, 1), LONGEST_SIMULATED), loss=0.0, cc="bbr", segment_s=s.segment,
-                     base_s=s.round_s, rtt_s=s.rtt_s, iw=s.iw, queue=queue, cap=s.cap)
-    terms = {"link": s.n * s.segment}
-    _paced_start_up(s, terms, notes, queue)
-    loss_free = sum(terms.values()) + s.rtt_s / 2
-    terms["loss_recovery"] = max(runs.mean_s - calm.mean_s, 0.0)
-    notes.append("random loss's cost from the runs (at this loss less without it), added to the start-up's")
-    return terms, loss_free - calm.mean_s
 
 
 def _beyond_simulated(s: _Segments, steady: SteadyState, simulated: int, mss_bytes: int, data: dict,

@@ -38,7 +38,6 @@ from functools import partial
 
 from ..errors import ModelError
 from .congestion import ALPHA, BETA, SteadyState
-from .bbr_startup import startup_terms, with_random_loss
 from .headers import PPCB_HEADER
 from .slowstart import (LINUX_INITIAL_WINDOW, LINUX_SYN_RTO, expected_loss_recovery,
                         expected_segments_before_loss, expected_slow_start_window, handshake_time,
@@ -209,10 +208,10 @@ def _tcp_exchange(rate_bps: float, header_bytes: int, rtt_s: float, loss: float,
 
 def _unstopped_slow_start(s: _Segments, data: dict, notes: list, cc: str, queue: float | None) -> None:
     """The data phase when no loss stops slow start: loss-free, or BBR without Linux's rules
-    (its startup does not stop at a random loss). BBR's start-up paces (``bbr_startup``): its
-    idle is ``startup``, and what a window cap adds to it ``window``."""
+    (its startup does not stop at a random loss; ``bbr_startup.startup_terms``: paced)."""
     _add(data, "link", s.n * s.segment / (1.0 - s.resent))
     if cc == "bbr":
+        from .bbr_startup import startup_terms   # numpy: only when BBR's start-up is predicted
         terms, said = startup_terms(s.n, s.segment, s.rtt_s + s.ack, iw=s.iw, max_window=s.cap, queue=queue)
         for name, seconds in terms.items():
             _add(data, name, seconds)
@@ -240,6 +239,7 @@ def _linux_runs(s: _Segments, steady: SteadyState, *, eta: float, mss_bytes: int
                      rtt_s=s.rtt_s, iw=s.iw, queue=queue, cap=s.cap)
     terms, shift = runs.terms, 0.0
     if steady.cc == "bbr" and queue is not None and s.d <= simulated:
+        from .bbr_startup import with_random_loss    # beside window_runs: numpy already loaded
         calm = partial(file_runs, segments=simulated, loss=0.0, cc="bbr", segment_s=s.segment, base_s=s.round_s,
                        rtt_s=s.rtt_s, iw=s.iw, queue=queue, cap=s.cap)
         terms, shift = with_random_loss(runs, calm, s.n, s.segment, s.rtt_s, s.ack, iw=s.iw, max_window=s.cap,

@@ -185,7 +185,6 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
     in_window = np.zeros(runs)
     rng = np.random.default_rng(seed)
     beta = BETA.get(cc, 0.5)
-    held = np.zeros(runs, dtype=bool)             # BBR: this round held by packet conservation
     link = base_s / segment_s
     top = link + queue if queue is not None else math.inf
     w = np.full(runs, float(iw))
@@ -201,8 +200,7 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
     pto = probe_timeout(base_s)
     active = np.ones(runs, dtype=bool)
     spent = {name: np.zeros(runs) for name in ("link", "slow_start", cc, "window", "loss_recovery")}
-    pace = _Paced(segment_s, base_s, iw, cap, segments if not timed else until / segment_s, runs) \
-        if cc == "bbr" else None
+    pace = _Paced(segment_s, base_s, iw, cap, until / segment_s if timed else segments, runs) if cc == "bbr" else None
     rounds = 0
     while active.any():
         rounds += 1
@@ -234,13 +232,7 @@ def _simulate(segments, window, *, loss, cc, segment_s, base_s, rtt_s, iw, queue
         # the window's next round
         acked = sent - lost
         if cc == "bbr":
-            # BBR v1 (tcp_bbr.c): no cut on loss; the first round of each recovery episode holds the window
-            # (packet conservation, bbr_set_cwnd_to_recover_or_restore), an episode lasting about a round, so
-            # at most every other round; else it grows by what was ACKed up to cwnd_gain·BDP (2, +3 quanta)
-            hold = (lost > 0) & ~held
-            w = np.where(hold, w, np.minimum(w + acked, 2.0 * link + 3.0))
-            held = hold
-            pace.advance(~hold)
+            w = pace.next_window(w, lost, acked, link)
         else:
             # slow start grows by every segment ACKed; in a round with a loss, only until the loss is
             # seen (a later segment's SACK, RFC 8985 §6): by the segments before the first lost one, at a
@@ -294,6 +286,7 @@ class _Paced:
         self.ramp = ramp_rounds(segment_s, base_s, iw, cap, int(min(math.ceil(segments), LONGEST)))
         self.segment_s = segment_s
         self.at = np.zeros(runs, dtype=np.int64)         # each run's ramp round
+        self.held = np.zeros(runs, dtype=bool)           # this round held by packet conservation
 
     def round(self, link):
         """(segments, flight) this round for runs in the ramp, NaN for the others."""
@@ -316,8 +309,15 @@ class _Paced:
         paced = paced - (whole - np.minimum(left, whole)) * self.segment_s
         return np.where(inside & np.isfinite(left), np.maximum(paced, busy), busy)
 
-    def advance(self, moving):
-        self.at += moving
+    def next_window(self, w, lost, acked, link):
+        """BBR v1 (tcp_bbr.c): no cut on loss; the first round of each recovery episode holds the window
+        and repeats its ramp round (packet conservation, bbr_set_cwnd_to_recover_or_restore), an episode
+        lasting about a round, so at most every other round; else the window grows by what was ACKed up
+        to cwnd_gain·BDP (2, +3 quanta) and the ramp moves on."""
+        hold = (lost > 0) & ~self.held
+        self.held = hold
+        self.at += ~hold
+        return np.where(hold, w, np.minimum(w + acked, 2.0 * link + 3.0))
 
 
 def _account(spent, cc, phase, active, going, at_cap, tail, busy, idle, pto, base_s) -> None:

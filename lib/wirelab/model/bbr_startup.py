@@ -27,9 +27,9 @@ segment, behind a round trip of ``rtt_s``, no loss; the sources, each rule as wr
 
 * With ``queue`` (segments the bottleneck holds): start-up's overshoot, about twice the path's
   BDP in flight, overflows a shallower queue, which drops what does not fit (tail drop). A drop
-  is found when the third segment sent after it is acknowledged (RACK-TLP, RFC 8985, with
-  Linux's three-segment reordering threshold: its reordering window is 0 once three are SACKed),
-  then sent again first; the first loss opens recovery, one round of packet conservation (the
+  is found when the third segment sent after it is acknowledged, or in recovery the next one
+  (RACK-TLP, RFC 8985, with Linux's reordering window, tcp_rack_reo_wnd: 0 once three are SACKed
+  or in recovery), then sent again first; the first loss opens recovery, one round of packet conservation (the
   window held at what is in flight, tcp_bbr.c ``bbr_set_cwnd_to_recover_or_restore``), the
   window restored once every loss is repaired. A sender stops at its file's end: with drops the
   simulation is of the file's own segments (nothing of a longer file queues behind the resent).
@@ -81,9 +81,11 @@ def bbr_startup_send(segments: float, segment_s: float, rtt_s: float, *, iw: int
     if segments == 0:
         return SlowStart(0.0, 0.0)
     whole = math.ceil(segments - 1e-9)
-    ends = bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, whole, queue).leaves
+    ends = bbr_departures(segment_s, rtt_s, iw, max_window, mss_bytes, segments, queue).leaves
     last = ends[whole - 1] if whole <= len(ends) else ends[-1] + (whole - len(ends)) * segment_s
-    send = last - (whole - segments) * segment_s       # the last segment's missing part
+    if queue is None:                                   # (with a queue the simulation sent it short)
+        last -= (whole - segments) * segment_s         # the last segment's missing part
+    send = last
     return SlowStart(send, max(send - segments * segment_s, 0.0))
 
 
@@ -111,10 +113,10 @@ def startup_terms(segments: float, segment_s: float, rtt_s: float, *, iw: int = 
     if shallow is not None:
         whole = math.ceil(segments - 1e-9)
         full = bbr_startup_send(segments, segment_s, rtt_s, iw=iw, max_window=max_window, queue=shallow)
-        dropped = bbr_departures(segment_s, rtt_s, iw, max_window, segments=whole, queue=shallow).dropped
+        dropped = bbr_departures(segment_s, rtt_s, iw, max_window, segments=segments, queue=shallow).dropped
         terms["queue_overflow"] = float(max(full.idle - capped.idle, 0.0))
         notes.append(f"BBR's start-up queues up to {peak:.0f} segments at a bottleneck that holds {shallow:.0f}: "
-                     f"{dropped} dropped there and resent (tail drop, RACK's three segments, a round of packet "
+                     f"{dropped} dropped there and resent (tail drop, RACK-TLP, a round of packet "
                      "conservation; model.bbr_startup)")
     return {name: seconds for name, seconds in terms.items() if seconds > 0}, notes
 
@@ -126,7 +128,7 @@ def with_random_loss(runs, calm, segments: float, segment_s: float, rtt_s: float
     runs (``runs``: ``window_runs.file_runs`` at that loss, less ``calm()``, the same runs without
     it; derived here: the two costs add). Returns (the data time's terms but the last byte's way,
     the shift of one run's time); the runs' own where nothing overflows."""
-    if not bbr_departures(segment_s, rtt_s + ack_s, iw, max_window, segments=math.ceil(segments - 1e-9),
+    if not bbr_departures(segment_s, rtt_s + ack_s, iw, max_window, segments=segments,
                           queue=queue).dropped:
         return runs.terms, 0.0
     without = calm()
@@ -150,25 +152,29 @@ class Ramp(NamedTuple):
 
 @functools.lru_cache(maxsize=64)
 def _departures(segment_s: float, rtt_s: float, iw: int, cap: float | None, mss_bytes: int, limit: int,
-                queue: float | None) -> Ramp:
-    out = _Startup(segment_s, rtt_s, iw, cap, mss_bytes, queue).run(limit)
+                queue: float | None, last_size: float) -> Ramp:
+    out = _Startup(segment_s, rtt_s, iw, cap, mss_bytes, queue).run(limit, last_size)
     for column in out[:2]:
         column.flags.writeable = False
     return out
 
 
 def bbr_departures(segment_s: float, rtt_s: float, iw: int = 10, cap: float | None = None,
-                   mss_bytes: int = 1448, segments: int = LONGEST, queue: float | None = None) -> Ramp:
+                   mss_bytes: int = 1448, segments: float = LONGEST, queue: float | None = None) -> Ramp:
     """Each segment's departure from the bottleneck and the queue it met, until start-up has
     filled the pipe (or ``segments`` have left): after that the bottleneck is busy to the end.
     Cached per path: a timed run asks for many file sizes."""
-    wanted = min(max(int(segments), 1), LONGEST)
+    wanted = min(max(math.ceil(segments - 1e-9), 1), LONGEST)
     # without drops the first segments leave alike whatever follows them: cache by powers of two, so a
     # timed run's many sizes share one simulation; with drops the file's own end matters (a sender
-    # with nothing more to send queues nothing behind its resent segments)
-    limit = 1 << max(wanted - 1, 1).bit_length() if queue is None else wanted
+    # with nothing more to send queues nothing behind its resent segments; a short last one fits a
+    # queue a full one would not)
+    if queue is None:
+        limit, last_size = 1 << max(wanted - 1, 1).bit_length(), 1.0
+    else:
+        limit, last_size = wanted, min(max(segments - (wanted - 1), 1e-3), 1.0)
     return _departures(float(segment_s), float(rtt_s), int(iw), None if cap is None else float(cap),
-                       int(mss_bytes), limit, None if queue is None else float(queue))
+                       int(mss_bytes), limit, None if queue is None else float(queue), float(last_size))
 
 
 class _Startup:
@@ -199,7 +205,7 @@ class _Startup:
         least = 1 if self.pacing * self.mss * 8 < 1.2e6 else 2
         return int(min(max(self.pacing * 1e-3, least), 127))
 
-    def run(self, limit: int) -> Ramp:
+    def run(self, limit: int, last_size: float = 1.0) -> Ramp:
         """The first ``limit`` segments: when each has arrived whole (its last copy, and every
         segment before it: what a file of that many segments waits for) and the queue it met."""
         tx: list[list] = []                                # per transmission: id, sent, snapshot, leaves (None: dropped)
@@ -230,8 +236,9 @@ class _Startup:
                     if segment < limit and not queued[segment]:
                         queued[segment] = backlog
                     arrives = None
-                    if self.queue is None or backlog <= self.queue:
-                        free = max(free, now) + self.segment_s
+                    size = last_size if segment == limit - 1 else 1.0
+                    if self.queue is None or backlog + size <= self.queue + 1e-9:   # the link's byte limit
+                        free = max(free, now) + self.segment_s * size
                         arrives = free
                     else:
                         dropped += 1                       # tail drop at the bottleneck's queue
@@ -261,16 +268,18 @@ class _Startup:
         return Ramp(whole, queued[:last], bool(self.full), dropped)
 
     def _detect(self, tx, at, resend, lost_out) -> int:
-        """Losses found by this ACK (RACK-TLP, RFC 8985, with Linux's three-segment threshold):
-        a dropped transmission three or more before the one ACKed. The first opens recovery:
-        one round of packet conservation (tcp_bbr.c bbr_set_cwnd_to_recover_or_restore)."""
+        """Losses found by this ACK (RACK-TLP, RFC 8985, as Linux's tcp_rack_reo_wnd sets its
+        reordering window): before recovery a dropped transmission three or more before the one
+        ACKed (three SACKed above it), in recovery (the window 0) any before it. The first opens
+        recovery: one round of packet conservation (tcp_bbr.c bbr_set_cwnd_to_recover_or_restore)."""
         found = 0
-        for k in range(self._scanned, max(at - 2, 0)):
+        upto = at if self.recovering else max(at - 2, 0)
+        for k in range(self._scanned, upto):
             if tx[k][3] is None:
                 resend.append(tx[k][0])
                 self.missing.add(tx[k][0])
                 found += 1
-        self._scanned = max(self._scanned, at - 2)
+        self._scanned = max(self._scanned, upto)
         if found:
             self.cwnd = max(self.cwnd - found, 1.0)              # rs->losses
             if not self.recovering:

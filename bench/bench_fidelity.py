@@ -37,6 +37,10 @@ interval: the share of single runs inside their 90 % interval (the model's 5-95 
 it simulates runs, ``model.window_runs``; else its mean ± 1.645 σ where it gives a σ), and every
 run against η·C.
 
+``--grid bbr`` draws a fresh grid of BBR files only (sizes 100 kB–5 MB, 4–100 Mbit/s, one-way delays
+20–120 ms, loss 0.1–1 % in 3 of 10, the link's own queue or in 4 of 10 one of 15–100 frames): BBR's
+paced start-up and its overshoot meeting small queues (``model.bbr_startup``).
+
 Run: .venv/bin/python bench/bench_fidelity.py [--reps 3] [--max-reps 15] [--out /tmp/bench-fidelity]
      .venv/bin/python bench/bench_fidelity.py --grid wide [--settings 40] [--seed 1]
      .venv/bin/python bench/bench_fidelity.py --grid random [--settings 40] [--seed N] [--longest 8]
@@ -166,6 +170,27 @@ def random_sweeps(count: int, seed: int, reps: int, longest_s: float, max_reps: 
             for proto, these in sorted(cases.items())}
 
 
+#: The BBR grid's ranges: BBR's start-up (model.bbr_startup), paced, and its overshoot meeting small queues.
+BBR_SIZES_B, BBR_RATES_BPS, BBR_DELAY_S, BBR_LOSS = (100e3, 5e6), (4e6, 100e6), (0.02, 0.12), (0.001, 0.01)
+BBR_QUEUES = (15, 25, 40, 60, 100)
+
+
+def bbr_sweeps(count: int, seed: int, reps: int) -> dict[str, Experiment]:
+    """``count`` BBR files drawn afresh (module docstring, ``--grid bbr``): sizes, rates (log scale) and
+    one-way delays from the ranges above, loss in 3 of 10, the link's own queue or (4 in 10) a small one."""
+    rng = random.Random(seed)
+    log = lambda low, high: math.exp(rng.uniform(math.log(low), math.log(high)))     # noqa: E731
+    cases = []
+    for _ in range(count):
+        case = {"size": f"{int(log(*BBR_SIZES_B))}B", "rate": f"{log(*BBR_RATES_BPS) / 1e6:.2f}mbit",
+                "delay": f"{rng.uniform(*BBR_DELAY_S) * 1e3:.1f}ms", "cc": "bbr",
+                "loss": "0%" if rng.random() < 0.7 else f"{rng.uniform(*BBR_LOSS) * 100:.3f}%"}
+        if rng.random() < 0.4:
+            case["queue"] = rng.choice(BBR_QUEUES)
+        cases.append(case)
+    return {"tcp": Experiment("fidelity-bbr", proto="tcp", reps=reps, cases=cases, shuffle=True)}
+
+
 def run_interval(runs: pd.DataFrame) -> pd.DataFrame:
     """Each measured file run beside its prediction's 90 % interval for one run's data time: the
     model's 5-95 % where it simulates runs, else mean ± 1.645 σ where it gives σ (NaN: none)."""
@@ -225,7 +250,7 @@ def main(argv=None) -> int:
     parser.add_argument("--adaptive", action="store_true",
                         help="random grid: more runs (up to --max-reps) where an interval is wider than ±10 %%")
     parser.add_argument("--budget", type=float, default=900.0, help="random grid, --adaptive: seconds of runs a protocol")
-    parser.add_argument("--grid", choices=("mixed", "issue28", "wide", "random"), default="mixed")
+    parser.add_argument("--grid", choices=("mixed", "issue28", "wide", "random", "bbr"), default="mixed")
     parser.add_argument("--settings", type=int, default=40, help="wide grid: how many settings")
     parser.add_argument("--seed", type=int, default=None,
                         help="wide grid: which settings (default 1); random grid: default a fresh one, printed")
@@ -233,9 +258,10 @@ def main(argv=None) -> int:
                         help="wide grid: draw again a setting predicted to take longer (s a run)")
     args = parser.parse_args(argv)
     if args.seed is None:
-        args.seed = int(time.time()) % 100_000 if args.grid == "random" else 1
-    if args.grid == "random":
-        print(f"random grid: seed {args.seed}, {args.settings} settings, at most {args.longest:g} s a run predicted")
+        args.seed = int(time.time()) % 100_000 if args.grid in ("random", "bbr") else 1
+    if args.grid in ("random", "bbr"):
+        longest = f", at most {args.longest:g} s a run predicted" if args.grid == "random" else ""
+        print(f"{args.grid} grid: seed {args.seed}, {args.settings} settings{longest}")
     out = Path(args.out or tempfile.mkdtemp(prefix="wirelab-bench-fidelity-"))
     load = os.getloadavg()
     print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
@@ -243,7 +269,8 @@ def main(argv=None) -> int:
     groups = {"mixed": lambda: sweeps(args.reps, args.max_reps), "issue28": lambda: issue28_sweeps(args.reps),
               "wide": lambda: wide_sweeps(args.settings, args.seed, args.reps, args.longest),
               "random": lambda: random_sweeps(args.settings, args.seed, args.reps, args.longest,
-                                              args.max_reps if args.adaptive else None, args.budget)}[args.grid]()
+                                              args.max_reps if args.adaptive else None, args.budget),
+              "bbr": lambda: bbr_sweeps(args.settings, args.seed, args.reps)}[args.grid]()
     for group, exp in groups.items():
         if group not in args.only.split(","):
             continue

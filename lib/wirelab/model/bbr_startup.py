@@ -111,7 +111,6 @@ def startup_terms(segments: float, segment_s: float, rtt_s: float, *, iw: int = 
     notes = ["BBR's start-up paced at 2.885× its delivery rate, segment by segment (Linux tcp_bbr.c, "
              "tcp_rate.c; model.bbr_startup)"]
     if shallow is not None:
-        whole = math.ceil(segments - 1e-9)
         full = bbr_startup_send(segments, segment_s, rtt_s, iw=iw, max_window=max_window, queue=shallow)
         dropped = bbr_departures(segment_s, rtt_s, iw, max_window, segments=segments, queue=shallow).dropped
         terms["queue_overflow"] = float(max(full.idle - capped.idle, 0.0))
